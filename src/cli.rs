@@ -1,0 +1,209 @@
+//! Command-line definitions (clap derive): raw arguments only, validated later into a [`crate::plan::Plan`].
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// wirebench: measure how many operations per second and MB/s a network service sustains, and at what latency.
+#[derive(Debug, Parser)]
+#[command(
+    name = "wirebench",
+    version,
+    about,
+    after_help = "Examples:\n  wirebench demo\n  wirebench serve tcp                    # prints tcp://127.0.0.1:PORT\n  wirebench run tcp://127.0.0.1:PORT -c 4 -d 10s --size 64\n  wirebench run tcp://127.0.0.1:11211 --payload 'get k\\r\\n' --until 'END\\r\\n'"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Generate load against a target and report throughput and latency.
+    Run(RunArgs),
+    /// Run a reference server to measure against.
+    #[command(subcommand)]
+    Serve(ServeCommand),
+    /// The built-in study: message rate and KB/s by size, request/response vs server push, on loopback.
+    Demo(DemoArgs),
+}
+
+/// Reference servers, one per protocol.
+#[derive(Debug, Subcommand)]
+pub enum ServeCommand {
+    /// A TCP server that echoes, sinks or sources bytes.
+    Tcp(ServeTcpArgs),
+}
+
+/// What each client connection does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClientMode {
+    /// Request/response on persistent connections.
+    Rr,
+    /// Connect, request, response, close: a new connection for every request.
+    Crr,
+    /// Bulk send to a sink (`wirebench serve tcp --mode sink`): MB/s.
+    Stream,
+    /// Read what the server pushes (`wirebench serve tcp --mode source`): messages/s and MB/s.
+    Source,
+}
+
+/// What the reference server does with a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ServerMode {
+    /// Reply to each request: the same bytes, or `--reply-size` bytes.
+    Echo,
+    /// Read, count and discard.
+    Sink,
+    /// Push `--size`-byte messages as fast as the client takes them.
+    Source,
+}
+
+/// Socket options shared by client and server.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SocketArgs {
+    /// Set TCP_NODELAY (disable Nagle's algorithm). This is the default.
+    #[arg(long, conflicts_with = "no_nodelay")]
+    pub nodelay: bool,
+    /// Leave Nagle's algorithm on (clear TCP_NODELAY), to study its interaction with delayed ACK.
+    #[arg(long)]
+    pub no_nodelay: bool,
+    /// Set SO_SNDBUF to this many bytes (e.g. 64k); switches off the kernel's send-buffer auto-tuning.
+    #[arg(long, value_name = "BYTES")]
+    pub sndbuf: Option<String>,
+    /// Set SO_RCVBUF to this many bytes (e.g. 64k); switches off the kernel's receive-buffer auto-tuning.
+    #[arg(long, value_name = "BYTES")]
+    pub rcvbuf: Option<String>,
+}
+
+/// `wirebench run URL`: the load generator.
+#[derive(Debug, Args)]
+#[command(after_help = "Duration units: ns, us, ms, s, m, h (a bare number is seconds). \
+Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input.")]
+pub struct RunArgs {
+    /// The target, e.g. tcp://127.0.0.1:7000.
+    #[arg(value_name = "URL")]
+    pub target: String,
+
+    /// What each connection does.
+    #[arg(long, value_enum, default_value_t = ClientMode::Rr)]
+    pub mode: ClientMode,
+
+    /// Concurrent connections (closed loop: each waits for its reply before the next request).
+    #[arg(short = 'c', long, default_value_t = 1, value_name = "N")]
+    pub connections: usize,
+
+    /// Worker threads; connections are spread over them [default: the number of CPUs]
+    #[arg(short = 't', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// How long to measure, e.g. 10s [default: 10s, unless --requests is given]
+    #[arg(short = 'd', long, value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// Stop after this many requests in all (split evenly over the connections).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub requests: Option<u64>,
+
+    /// Warm up first, measured but kept out of the statistics: a duration (2s) or a request count (1000).
+    #[arg(long, value_name = "DURATION|COUNT")]
+    pub warmup: Option<String>,
+
+    /// Give up on a request (or a connect) after this long; it counts as a timeout error.
+    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    pub timeout: String,
+
+    /// Requests in flight per connection (rr mode).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub pipeline: usize,
+
+    /// Pause between a reply and the next request on the same connection, e.g. 10ms.
+    #[arg(long, value_name = "DURATION")]
+    pub think: Option<String>,
+
+    /// Request (or stream/source message) size in bytes; uses wirebench framing, so the reference
+    /// server knows the sizes [default: 64]
+    #[arg(short = 's', long, value_name = "BYTES", conflicts_with = "payload")]
+    pub size: Option<String>,
+
+    /// Raw request bytes for third-party servers: TEXT with \r \n \t \xHH escapes, or @FILE.
+    #[arg(long, value_name = "TEXT|@FILE")]
+    pub payload: Option<String>,
+
+    /// Reply size in bytes [default: the request size, i.e. an echo]
+    #[arg(long, value_name = "BYTES", conflicts_with = "until")]
+    pub expect_size: Option<String>,
+
+    /// A reply ends with this delimiter (escapes allowed), e.g. 'END\r\n' for memcached.
+    #[arg(long, value_name = "DELIM")]
+    pub until: Option<String>,
+
+    /// Send --size requests as plain bytes, without the one-line wirebench preamble, to a
+    /// third-party fixed-size echo server.
+    #[arg(long)]
+    pub raw: bool,
+
+    /// Client socket options.
+    #[command(flatten)]
+    pub socket: SocketArgs,
+
+    /// Print the result as JSON (schema: schema/result.v1.json) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No live progress line.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// `wirebench serve tcp`: the reference TCP server.
+#[derive(Debug, Args)]
+pub struct ServeTcpArgs {
+    /// Address to listen on; port 0 picks a free port. The bound address is printed first.
+    #[arg(short = 'l', long, default_value = "127.0.0.1:0", value_name = "ADDR")]
+    pub listen: String,
+
+    /// What to do with each connection.
+    #[arg(long, value_enum, default_value_t = ServerMode::Echo)]
+    pub mode: ServerMode,
+
+    /// Echo mode: reply with this many bytes instead of echoing the request.
+    #[arg(long, value_name = "BYTES")]
+    pub reply_size: Option<String>,
+
+    /// Source mode: message size pushed to clients that do not say (wirebench clients do) [default: 1024]
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<String>,
+
+    /// Framing for plain (non-wirebench) clients: every request is exactly this many bytes.
+    #[arg(long, value_name = "BYTES", conflicts_with = "delimiter")]
+    pub request_size: Option<String>,
+
+    /// Framing for plain clients: a request ends with this delimiter (escapes allowed), e.g. '\n'.
+    #[arg(long, value_name = "DELIM")]
+    pub delimiter: Option<String>,
+
+    /// Service time: wait this long before the first byte of each reply, e.g. 5ms.
+    #[arg(long, value_name = "DURATION")]
+    pub delay: Option<String>,
+
+    /// Refuse (accept and close at once) connections beyond this many open at a time.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// Server threads [default: the number of CPUs]
+    #[arg(short = 't', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Server socket options.
+    #[command(flatten)]
+    pub socket: SocketArgs,
+}
+
+/// `wirebench demo`: the built-in study.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Measuring time for each size and workload.
+    #[arg(long, default_value = "1500ms", value_name = "DURATION")]
+    pub time_per_size: String,
+}

@@ -1,0 +1,1 @@
+//! WHAT one operation is: one file per protocol.

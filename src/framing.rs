@@ -1,0 +1,174 @@
+//! The wirebench framing: one preamble line that lets a client tell the reference server how big
+//! its requests and replies are, so one running server serves a whole size sweep.
+//!
+//! A wirebench client opens each connection with one ASCII line, then sends plain payload:
+//!
+//! ```text
+//! WIREBENCH/1 exchange req=<N> rep=<M>\n   request/response: requests of N bytes, replies of M bytes
+//! WIREBENCH/1 stream req=<N>\n             bulk upload to a sink, counted in N-byte messages
+//! WIREBENCH/1 source msg=<N>\n             the server pushes N-byte messages until the client closes
+//! ```
+//!
+//! N and M lie in 1 ..= 1 GiB; the line is at most [`MAX_PREAMBLE`] bytes. After it, requests
+//! carry no header: payload sizes are exactly what the user asked for, so a 4-byte message is 4
+//! bytes on the wire. A server whose mode does not fit the client's intent (an `exchange` sent to a
+//! sink) answers `WIREBENCH/1 error <why>\n` and closes, so the client can say what is wrong.
+//!
+//! Clients that do not start with [`MAGIC`] are plain clients: the server frames their bytes by
+//! its own `--request-size N` (fixed size), `--delimiter D`, or, by default, echoes bytes as they
+//! arrive (each read counted as one request).
+
+use crate::units::MAX_SIZE;
+
+/// Every preamble starts with these bytes.
+pub const MAGIC: &[u8] = b"WIREBENCH/1 ";
+/// The longest preamble line a server reads before calling the frame bad.
+pub const MAX_PREAMBLE: usize = 256;
+/// What a server's error answer starts with.
+pub const ERROR_PREFIX: &[u8] = b"WIREBENCH/1 error ";
+
+/// What a wirebench client announces about its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preamble {
+    /// Request/response: each request is `request` bytes, each reply `reply` bytes.
+    Exchange {
+        /// Request size in bytes.
+        request: u64,
+        /// Reply size in bytes.
+        reply: u64,
+    },
+    /// Bulk upload of `request`-byte messages to a sink.
+    Stream {
+        /// Message size in bytes.
+        request: u64,
+    },
+    /// The server pushes `message`-byte messages.
+    Source {
+        /// Message size in bytes.
+        message: u64,
+    },
+}
+
+impl Preamble {
+    /// The preamble line, newline included.
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Preamble::Exchange { request, reply } => {
+                format!("WIREBENCH/1 exchange req={request} rep={reply}\n")
+            }
+            Preamble::Stream { request } => format!("WIREBENCH/1 stream req={request}\n"),
+            Preamble::Source { message } => format!("WIREBENCH/1 source msg={message}\n"),
+        }
+        .into_bytes()
+    }
+
+    /// Parses one preamble line (with or without its newline).
+    pub fn parse(line: &[u8]) -> Result<Preamble, String> {
+        let text = std::str::from_utf8(line).map_err(|_| "preamble is not ASCII".to_string())?;
+        let text = text.trim_end_matches('\n').trim_end_matches('\r');
+        let rest = text
+            .strip_prefix("WIREBENCH/1 ")
+            .ok_or_else(|| "preamble does not start with WIREBENCH/1".to_string())?;
+        let mut words = rest.split(' ');
+        let intent = words.next().unwrap_or("");
+        let (mut req, mut rep, mut msg) = (None, None, None);
+        for word in words.filter(|w| !w.is_empty()) {
+            let (key, value) = word
+                .split_once('=')
+                .ok_or_else(|| format!("preamble word '{word}' is not key=value"))?;
+            let n: u64 = value
+                .parse()
+                .map_err(|_| format!("preamble {key}='{value}' is not a number"))?;
+            if n == 0 || n > MAX_SIZE {
+                return Err(format!("preamble {key}={n} is outside 1..=1GiB"));
+            }
+            match key {
+                "req" => req = Some(n),
+                "rep" => rep = Some(n),
+                "msg" => msg = Some(n),
+                _ => {} // unknown keys are ignored, for forward compatibility
+            }
+        }
+        let need = |v: Option<u64>, key: &str| v.ok_or_else(|| format!("preamble lacks {key}="));
+        match intent {
+            "exchange" => Ok(Preamble::Exchange {
+                request: need(req, "req")?,
+                reply: need(rep, "rep")?,
+            }),
+            "stream" => Ok(Preamble::Stream {
+                request: need(req, "req")?,
+            }),
+            "source" => Ok(Preamble::Source {
+                message: need(msg, "msg")?,
+            }),
+            other => Err(format!("preamble intent '{other}' is not exchange, stream or source")),
+        }
+    }
+}
+
+/// What the first bytes of a connection say about its client.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Detect {
+    /// The bytes start with [`MAGIC`]: a wirebench client.
+    Wirebench,
+    /// The bytes cannot be a preamble: a plain client.
+    Plain,
+    /// The bytes so far are a prefix of [`MAGIC`]: read more before deciding.
+    NeedMore,
+}
+
+/// Decides from the first bytes of a connection whether its client speaks wirebench framing.
+pub fn detect(first: &[u8]) -> Detect {
+    let n = first.len().min(MAGIC.len());
+    if first[..n] != MAGIC[..n] {
+        Detect::Plain
+    } else if n == MAGIC.len() {
+        Detect::Wirebench
+    } else {
+        Detect::NeedMore
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        for p in [
+            Preamble::Exchange {
+                request: 4,
+                reply: 65536,
+            },
+            Preamble::Stream { request: 1 << 20 },
+            Preamble::Source { message: 128 },
+        ] {
+            let line = p.encode();
+            assert!(line.len() <= MAX_PREAMBLE);
+            assert_eq!(Preamble::parse(&line), Ok(p));
+        }
+    }
+
+    #[test]
+    fn rejects_bad_lines() {
+        for bad in [
+            &b"WIREBENCH/1 exchange req=4\n"[..],
+            b"WIREBENCH/1 exchange req=0 rep=4\n",
+            b"WIREBENCH/1 exchange req=4 rep=2000000000\n",
+            b"WIREBENCH/1 teleport req=4\n",
+            b"WIREBENCH/1 source msg=x\n",
+            b"HELLO\n",
+        ] {
+            assert!(Preamble::parse(bad).is_err(), "{}", bad.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn detects_clients() {
+        assert_eq!(detect(b"WIRE"), Detect::NeedMore);
+        assert_eq!(detect(b"WIREBENCH/1 exchange"), Detect::Wirebench);
+        assert_eq!(detect(b"get k\r\n"), Detect::Plain);
+        assert_eq!(detect(b"W"), Detect::NeedMore);
+        assert_eq!(detect(b"WX"), Detect::Plain);
+    }
+}

@@ -1,0 +1,39 @@
+//! wirebench: a load generator and study writer for network services.
+//!
+//! It measures how many operations per second and MB/s a service sustains, at what latency
+//! (exact HdrHistogram percentiles, merged across workers, never averaged), and writes the
+//! result as a terminal table or versioned JSON. It ships reference servers to measure against.
+//!
+//! # Layout
+//!
+//! The flow of a run is plan → load model → driver → recorder → summary → reporter:
+//!
+//! - [`cli`]: clap definitions, raw arguments only.
+//! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); usage errors here.
+//! - [`load`]: WHEN to send (closed loop today; rates and ramps plug in here).
+//! - [`driver`]: WHAT one operation is, one file per protocol ([`driver::tcp`]).
+//! - [`engine`]: worker threads, each a single-threaded runtime owning its connections and its
+//!   recorder; deadlines; the collector that merges per-second intervals.
+//! - [`record`]: the per-worker [`record::Recorder`] (histograms, error counters, bytes), `+=`.
+//! - [`summary`]: computed once from the merged recorder; the JSON schema's shape.
+//! - [`report`]: renders a summary (table, JSON) and the live progress line.
+//! - [`serve`]: reference servers, each `run(listener, options, shutdown)`.
+//! - [`framing`]: the one-line preamble that tells the reference server request and reply sizes.
+//! - [`demo`]: the built-in study (message rate and KB/s by size, request/response vs push).
+//! - [`app`]: ties a parsed command line to the above and turns outcomes into exit codes.
+//! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
+
+pub mod app;
+pub mod cli;
+pub mod demo;
+pub mod driver;
+pub mod engine;
+pub mod error;
+pub mod framing;
+pub mod load;
+pub mod plan;
+pub mod record;
+pub mod report;
+pub mod serve;
+pub mod summary;
+pub mod units;

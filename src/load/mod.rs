@@ -1,0 +1,62 @@
+//! WHEN to send: the load models. A model decides when the next operation may start; it knows
+//! nothing of the protocol.
+//!
+//! Today there is the closed loop (each connection waits for its reply, optionally keeping
+//! `pipeline` requests in flight and pausing `think` between them). Open-loop rates, ramps and
+//! searches plug in here as further variants.
+
+use std::time::Duration;
+
+/// When operations are issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadModel {
+    /// Each connection keeps `pipeline` requests in flight and sends the next one as soon as a reply
+    /// arrives (after `think`, if set).
+    Closed {
+        /// Requests in flight per connection.
+        pipeline: usize,
+        /// Pause between a reply and the next request.
+        think: Option<Duration>,
+    },
+}
+
+impl LoadModel {
+    /// Requests a connection may have in flight at once.
+    pub fn in_flight(&self) -> usize {
+        match self {
+            LoadModel::Closed { pipeline, .. } => *pipeline,
+        }
+    }
+
+    /// How long a connection pauses after a reply before sending again.
+    pub fn think(&self) -> Option<Duration> {
+        match self {
+            LoadModel::Closed { think, .. } => *think,
+        }
+    }
+}
+
+/// Splits `total` operations over `parts` connections as evenly as possible; part `i` gets its share.
+///
+/// Static shares make `--requests N` exact with no shared counter on the hot path.
+pub fn share(total: u64, parts: usize, i: usize) -> u64 {
+    let parts = parts as u64;
+    let i = i as u64;
+    total / parts + u64::from(i < total % parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up() {
+        for (total, parts) in [(10u64, 3usize), (1, 4), (0, 2), (1000, 7), (5, 5)] {
+            let sum: u64 = (0..parts).map(|i| share(total, parts, i)).sum();
+            assert_eq!(sum, total, "{total} over {parts}");
+            let max = (0..parts).map(|i| share(total, parts, i)).max().unwrap();
+            let min = (0..parts).map(|i| share(total, parts, i)).min().unwrap();
+            assert!(max - min <= 1);
+        }
+    }
+}

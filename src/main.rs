@@ -1,0 +1,5 @@
+//! The `wirebench` binary: parse, run, exit code.
+
+fn main() -> std::process::ExitCode {
+    wirebench::app::main()
+}

@@ -1,0 +1,440 @@
+//! The validated plan of a run, built once from the command line; nothing downstream sees raw flags.
+
+use crate::cli::{ClientMode, RunArgs, SocketArgs};
+use crate::error::{usage, UsageError};
+use crate::framing::Preamble;
+use crate::load::LoadModel;
+use crate::units::{parse_duration, parse_message_size, unescape};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+/// Request size when neither `--size` nor `--payload` is given.
+pub const DEFAULT_SIZE: usize = 64;
+/// Measuring time when neither `--duration` nor `--requests` is given.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// Everything a run needs, validated.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Where the load goes.
+    pub target: Target,
+    /// What one operation is.
+    pub workload: Workload,
+    /// When operations are issued.
+    pub load: LoadModel,
+    /// Concurrent connections.
+    pub connections: usize,
+    /// Worker threads (never more than connections).
+    pub threads: usize,
+    /// When the measured part of the run ends.
+    pub stop: Stop,
+    /// The warm-up before it, if any.
+    pub warmup: Option<Warmup>,
+    /// Per request (and per connect) time limit.
+    pub timeout: Duration,
+    /// Client socket options.
+    pub socket: SocketOptions,
+}
+
+/// A resolved target.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The URL as the user wrote it.
+    pub url: String,
+    /// The address connected to (the first the name resolved to).
+    pub addr: SocketAddr,
+}
+
+/// What one operation is.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// rr, crr, stream or source.
+    pub mode: ClientMode,
+    /// The request bytes (or the message unit in stream/source).
+    pub request: Request,
+    /// How a reply is recognised (rr and crr).
+    pub reply: Reply,
+}
+
+/// What a request is.
+#[derive(Clone, Debug)]
+pub enum Request {
+    /// `size` synthetic bytes; with `preamble`, announced in wirebench framing.
+    Sized {
+        /// Bytes per request.
+        size: usize,
+        /// Whether each connection starts with the wirebench preamble.
+        preamble: bool,
+    },
+    /// Exact bytes given by the user (`--payload`), sent as they are.
+    Payload(Vec<u8>),
+}
+
+impl Request {
+    /// Bytes per request.
+    pub fn len(&self) -> usize {
+        match self {
+            Request::Sized { size, .. } => *size,
+            Request::Payload(p) => p.len(),
+        }
+    }
+
+    /// True for an empty request (never produced by validation).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// How the end of a reply is found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Exactly this many bytes.
+    Size(usize),
+    /// Everything up to and including this delimiter.
+    Until(Vec<u8>),
+}
+
+impl Workload {
+    /// The preamble each connection opens with, if the request is in wirebench framing.
+    pub fn preamble(&self) -> Option<Preamble> {
+        let Request::Sized {
+            size,
+            preamble: true,
+        } = self.request
+        else {
+            return None;
+        };
+        let size = size as u64;
+        Some(match self.mode {
+            ClientMode::Rr | ClientMode::Crr => Preamble::Exchange {
+                request: size,
+                reply: match &self.reply {
+                    Reply::Size(n) => *n as u64,
+                    Reply::Until(_) => size,
+                },
+            },
+            ClientMode::Stream => Preamble::Stream { request: size },
+            ClientMode::Source => Preamble::Source { message: size },
+        })
+    }
+}
+
+/// When the measured part ends: after a duration, a request count, or whichever comes first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stop {
+    /// Measuring time.
+    pub duration: Option<Duration>,
+    /// Requests in all, over every connection.
+    pub requests: Option<u64>,
+}
+
+/// A warm-up, kept out of the statistics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Warmup {
+    /// For this long.
+    Duration(Duration),
+    /// For this many requests in all.
+    Count(u64),
+}
+
+/// Socket options for the client's (or server's) sockets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SocketOptions {
+    /// TCP_NODELAY on (true) or off.
+    pub nodelay: bool,
+    /// SO_SNDBUF, if set.
+    pub sndbuf: Option<usize>,
+    /// SO_RCVBUF, if set.
+    pub rcvbuf: Option<usize>,
+}
+
+impl TryFrom<&SocketArgs> for SocketOptions {
+    type Error = UsageError;
+
+    fn try_from(a: &SocketArgs) -> Result<Self, UsageError> {
+        let buf = |flag: &str, v: &Option<String>| -> Result<Option<usize>, UsageError> {
+            v.as_deref()
+                .map(|t| parse_message_size(flag, t).map_err(UsageError))
+                .transpose()
+        };
+        Ok(SocketOptions {
+            nodelay: !a.no_nodelay,
+            sndbuf: buf("--sndbuf", &a.sndbuf)?,
+            rcvbuf: buf("--rcvbuf", &a.rcvbuf)?,
+        })
+    }
+}
+
+/// Parses a duration flag into a usage error naming the flag.
+pub fn duration_flag(flag: &str, text: &str) -> Result<Duration, UsageError> {
+    parse_duration(text).map_err(|e| UsageError(format!("{flag}: {e}")))
+}
+
+/// Resolves `tcp://HOST:PORT` into an address; other schemes are usage errors.
+pub fn parse_target(url: &str) -> Result<Target, UsageError> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return usage(format!(
+            "'{url}' is not a URL: write the target as tcp://HOST:PORT, e.g. tcp://127.0.0.1:7000"
+        ));
+    };
+    if scheme != "tcp" {
+        return usage(format!(
+            "unknown scheme '{scheme}' in '{url}': wirebench speaks tcp:// (e.g. tcp://127.0.0.1:7000)"
+        ));
+    }
+    let hostport = rest.trim_end_matches('/');
+    if hostport.rsplit_once(':').is_none_or(|(_, p)| p.parse::<u16>().is_err()) {
+        return usage(format!(
+            "'{url}' lacks a port: write tcp://HOST:PORT, e.g. tcp://127.0.0.1:7000"
+        ));
+    }
+    let addr = hostport
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| {
+            UsageError(format!(
+                "cannot resolve host in '{url}': check the name, or use an address such as 127.0.0.1"
+            ))
+        })?;
+    Ok(Target {
+        url: url.to_string(),
+        addr,
+    })
+}
+
+/// Reads `--payload TEXT` or `--payload @FILE`.
+fn payload(text: &str) -> Result<Vec<u8>, UsageError> {
+    let bytes = match text.strip_prefix('@') {
+        Some(path) => std::fs::read(path).map_err(|e| {
+            UsageError(format!(
+                "--payload @{path}: cannot read the file ({e}): check the path"
+            ))
+        })?,
+        None => unescape(text).map_err(|e| UsageError(format!("--payload: {e}")))?,
+    };
+    if bytes.is_empty() {
+        return usage("--payload is empty: give at least one byte");
+    }
+    if bytes.len() as u64 > crate::units::MAX_SIZE {
+        return usage("--payload is over the 1 GiB limit: use a smaller file");
+    }
+    Ok(bytes)
+}
+
+fn workload(a: &RunArgs) -> Result<Workload, UsageError> {
+    let request = match (&a.size, &a.payload) {
+        (_, Some(p)) => {
+            if a.raw {
+                return usage("--raw applies to --size; --payload is always sent as it is");
+            }
+            Request::Payload(payload(p)?)
+        }
+        (size, None) => Request::Sized {
+            size: match size {
+                Some(s) => parse_message_size("--size", s).map_err(UsageError)?,
+                None => DEFAULT_SIZE,
+            },
+            preamble: !a.raw,
+        },
+    };
+    let reply = match (&a.expect_size, &a.until) {
+        (Some(s), _) => Reply::Size(parse_message_size("--expect-size", s).map_err(UsageError)?),
+        (None, Some(d)) => {
+            let delim = unescape(d).map_err(|e| UsageError(format!("--until: {e}")))?;
+            if delim.is_empty() {
+                return usage("--until is empty: give the bytes that end a reply, e.g. 'END\\r\\n'");
+            }
+            if matches!(request, Request::Sized { preamble: true, .. }) {
+                return usage(
+                    "--until needs --payload or --raw: the reference server's replies to --size requests are sized, not delimited",
+                );
+            }
+            Reply::Until(delim)
+        }
+        (None, None) => Reply::Size(request.len()),
+    };
+    let bulk = matches!(a.mode, ClientMode::Stream | ClientMode::Source);
+    if bulk && (a.expect_size.is_some() || a.until.is_some()) {
+        return usage(format!(
+            "--expect-size and --until apply to request/response; --mode {} has no replies",
+            mode_name(a.mode)
+        ));
+    }
+    if a.mode == ClientMode::Source && a.payload.is_some() {
+        return usage("--mode source reads what the server pushes: use --size for the message size, not --payload");
+    }
+    Ok(Workload {
+        mode: a.mode,
+        request,
+        reply,
+    })
+}
+
+/// The flag spelling of a client mode.
+pub fn mode_name(m: ClientMode) -> &'static str {
+    match m {
+        ClientMode::Rr => "rr",
+        ClientMode::Crr => "crr",
+        ClientMode::Stream => "stream",
+        ClientMode::Source => "source",
+    }
+}
+
+fn warmup(text: &str) -> Result<Warmup, UsageError> {
+    if let Ok(n) = text.parse::<u64>() {
+        if n == 0 {
+            return usage("--warmup 0 warms up nothing: leave it out, or give a count or a duration such as 2s");
+        }
+        return Ok(Warmup::Count(n));
+    }
+    parse_duration(text)
+        .map(Warmup::Duration)
+        .map_err(|_| UsageError(format!(
+            "--warmup '{text}' is neither a request count (1000) nor a duration (2s)"
+        )))
+}
+
+impl TryFrom<&RunArgs> for Plan {
+    type Error = UsageError;
+
+    fn try_from(a: &RunArgs) -> Result<Plan, UsageError> {
+        let workload = workload(a)?;
+        if a.connections == 0 {
+            return usage("--connections 0: give at least one connection, e.g. -c 1");
+        }
+        if a.pipeline == 0 {
+            return usage("--pipeline 0: give at least one request in flight, e.g. --pipeline 1");
+        }
+        if a.pipeline > 1 && workload.mode != ClientMode::Rr {
+            return usage(format!(
+                "--pipeline applies to --mode rr only, not --mode {}",
+                mode_name(workload.mode)
+            ));
+        }
+        let think = a
+            .think
+            .as_deref()
+            .map(|t| duration_flag("--think", t))
+            .transpose()?;
+        if think.is_some() && matches!(workload.mode, ClientMode::Stream | ClientMode::Source) {
+            return usage("--think applies to request/response modes (rr, crr), not to bulk transfer");
+        }
+        let duration = a
+            .duration
+            .as_deref()
+            .map(|t| duration_flag("--duration", t))
+            .transpose()?;
+        if duration == Some(Duration::ZERO) {
+            return usage("--duration 0 measures nothing: give a duration such as 10s");
+        }
+        if a.requests == Some(0) {
+            return usage("--requests 0 measures nothing: give a count such as -n 1000");
+        }
+        if a.requests.is_some() && matches!(workload.mode, ClientMode::Stream | ClientMode::Source) {
+            return usage("--requests counts request/response operations: use --duration with --mode stream or source");
+        }
+        let stop = Stop {
+            duration: duration.or(a.requests.is_none().then_some(DEFAULT_DURATION)),
+            requests: a.requests,
+        };
+        let timeout = duration_flag("--timeout", &a.timeout)?;
+        if timeout.is_zero() {
+            return usage("--timeout 0 would fail every request: give a limit such as 2s");
+        }
+        let warmup = a.warmup.as_deref().map(warmup).transpose()?;
+        if matches!(warmup, Some(Warmup::Count(_)))
+            && matches!(workload.mode, ClientMode::Stream | ClientMode::Source)
+        {
+            return usage("--warmup by count needs request/response: give a duration such as --warmup 1s");
+        }
+        let threads = match a.threads {
+            Some(0) => return usage("--threads 0: give at least one thread"),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+        .min(a.connections);
+        let socket = SocketOptions::try_from(&a.socket)?;
+        let target = parse_target(&a.target)?;
+        Ok(Plan {
+            target,
+            workload,
+            load: LoadModel::Closed {
+                pipeline: a.pipeline,
+                think,
+            },
+            connections: a.connections,
+            threads,
+            stop,
+            warmup,
+            timeout,
+            socket,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn plan(args: &[&str]) -> Result<Plan, UsageError> {
+        let mut argv = vec!["wirebench", "run"];
+        argv.extend_from_slice(args);
+        let Command::Run(run) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        Plan::try_from(&run)
+    }
+
+    #[test]
+    fn defaults() {
+        let p = plan(&["tcp://127.0.0.1:9"]).unwrap();
+        assert_eq!(p.stop.duration, Some(DEFAULT_DURATION));
+        assert_eq!(p.workload.reply, Reply::Size(DEFAULT_SIZE));
+        assert_eq!(
+            p.workload.preamble(),
+            Some(Preamble::Exchange {
+                request: 64,
+                reply: 64
+            })
+        );
+        assert!(p.socket.nodelay);
+        assert_eq!(p.threads, 1);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        for args in [
+            &["udpx://127.0.0.1:9"][..],
+            &["tcp://127.0.0.1"],
+            &["tcp://no-such-host.invalid:9"],
+            &["tcp://127.0.0.1:9", "--size", "0"],
+            &["tcp://127.0.0.1:9", "--size", "2G"],
+            &["tcp://127.0.0.1:9", "-d", "ten"],
+            &["tcp://127.0.0.1:9", "--mode", "stream", "--pipeline", "2"],
+            &["tcp://127.0.0.1:9", "--size", "8", "--until", "\\n"],
+            &["tcp://127.0.0.1:9", "--payload", "@/no/such/file"],
+        ] {
+            let err = plan(args).expect_err(&format!("{args:?}"));
+            assert!(!err.0.contains('\n'), "one line: {}", err.0);
+        }
+    }
+
+    #[test]
+    fn payload_and_until() {
+        let p = plan(&["tcp://127.0.0.1:9", "--payload", "get k\\r\\n", "--until", "END\\r\\n"]).unwrap();
+        assert!(matches!(&p.workload.request, Request::Payload(b) if b == b"get k\r\n"));
+        assert_eq!(p.workload.reply, Reply::Until(b"END\r\n".to_vec()));
+        assert_eq!(p.workload.preamble(), None);
+    }
+
+    #[test]
+    fn warmup_by_count_or_duration() {
+        let p = plan(&["tcp://127.0.0.1:9", "--warmup", "1000"]).unwrap();
+        assert_eq!(p.warmup, Some(Warmup::Count(1000)));
+        let p = plan(&["tcp://127.0.0.1:9", "--warmup", "2s"]).unwrap();
+        assert_eq!(p.warmup, Some(Warmup::Duration(Duration::from_secs(2))));
+    }
+}

@@ -1,0 +1,179 @@
+//! Per-worker recording: histograms, error counters and byte counts, merged exactly with `+=`.
+//!
+//! Each worker owns one [`Recorder`] and never shares it on the hot path. Once a second it ships
+//! what it recorded as an [`Interval`] to the collector, which adds intervals up into the run's
+//! total and its per-second series. Histograms are HdrHistograms (Gil Tene), which add exactly,
+//! so percentiles of the merged total are right; percentiles are never averaged. Nothing is kept
+//! per request, so memory does not grow with the length of a run.
+
+pub mod errors;
+
+pub use errors::{ErrorCounts, ErrorKind, OpError};
+
+use hdrhistogram::Histogram;
+use std::time::Duration;
+
+/// Histogram values are nanoseconds.
+pub const HIST_LOWEST_NS: u64 = 1;
+/// The largest value a histogram tracks exactly: one hour, in nanoseconds.
+pub const HIST_HIGHEST_NS: u64 = 3_600_000_000_000;
+/// Relative precision of every histogram: three significant digits (0.1 %).
+pub const HIST_SIGFIG: u8 = 3;
+
+/// A latency histogram with wirebench's fixed bounds (1 ns .. 1 h, 3 significant digits).
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(HIST_LOWEST_NS, HIST_HIGHEST_NS, HIST_SIGFIG)
+        .expect("constant histogram bounds are valid")
+}
+
+/// Records a duration in nanoseconds; values past one hour count as one hour.
+#[inline]
+pub fn record_duration(hist: &mut Histogram<u64>, d: Duration) {
+    let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    hist.saturating_record(ns.clamp(HIST_LOWEST_NS, HIST_HIGHEST_NS));
+}
+
+/// Everything one worker measured over some span of time.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    /// Operations that completed correctly.
+    pub ok: u64,
+    /// Operations that failed, by kind.
+    pub errors: ErrorCounts,
+    /// Payload bytes written to the target (framing preambles excluded).
+    pub sent_bytes: u64,
+    /// Payload bytes read from the target.
+    pub received_bytes: u64,
+    /// Whole messages moved in bulk modes (stream, source), where there is no per-request latency.
+    pub messages: u64,
+    /// Latency of each ok operation, from its intended start (equal to the actual send in a closed loop).
+    pub latency: Histogram<u64>,
+    /// Service time from the actual send; recorded only when a load model schedules sends
+    /// (open loop), where it differs from `latency`.
+    pub service: Histogram<u64>,
+    /// Time to establish each new connection.
+    pub connect: Histogram<u64>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new()
+    }
+}
+
+impl Recorder {
+    /// An empty recorder.
+    pub fn new() -> Recorder {
+        Recorder {
+            ok: 0,
+            errors: ErrorCounts::default(),
+            sent_bytes: 0,
+            received_bytes: 0,
+            messages: 0,
+            latency: new_histogram(),
+            service: new_histogram(),
+            connect: new_histogram(),
+        }
+    }
+
+    /// Counts one successful operation and its latency.
+    #[inline]
+    pub fn ok(&mut self, latency: Duration) {
+        self.ok += 1;
+        record_duration(&mut self.latency, latency);
+    }
+
+    /// Counts one failed operation.
+    pub fn error(&mut self, err: OpError) {
+        self.errors.add(err);
+    }
+
+    /// Records the time a connection took to establish.
+    #[inline]
+    pub fn connected(&mut self, took: Duration) {
+        record_duration(&mut self.connect, took);
+    }
+
+    /// True when nothing at all was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.ok == 0
+            && self.errors.total() == 0
+            && self.sent_bytes == 0
+            && self.received_bytes == 0
+            && self.connect.is_empty()
+    }
+}
+
+impl std::ops::AddAssign<&Recorder> for Recorder {
+    fn add_assign(&mut self, other: &Recorder) {
+        self.ok += other.ok;
+        self.errors += &other.errors;
+        self.sent_bytes += other.sent_bytes;
+        self.received_bytes += other.received_bytes;
+        self.messages += other.messages;
+        // Same bounds everywhere, so adding cannot fail.
+        self.latency.add(&other.latency).expect("same histogram bounds");
+        self.service.add(&other.service).expect("same histogram bounds");
+        self.connect.add(&other.connect).expect("same histogram bounds");
+    }
+}
+
+/// Which part of a run an interval belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Measured but kept out of the statistics.
+    Warmup,
+    /// Counted in the statistics.
+    Measure,
+}
+
+/// What one worker recorded during one second of the run, shipped to the collector.
+#[derive(Debug)]
+pub struct Interval {
+    /// Whole seconds since the start of the run (warm-up included) when the interval began.
+    pub second: u64,
+    /// Warm-up or measured.
+    pub phase: Phase,
+    /// The measurements.
+    pub rec: Recorder,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Merging per-worker histograms equals one histogram of all values.
+        #[test]
+        fn merged_workers_equal_one_histogram(
+            workers in proptest::collection::vec(
+                proptest::collection::vec(1u64..HIST_HIGHEST_NS, 0..200), 1..8)
+        ) {
+            let mut merged = Recorder::new();
+            let mut single = new_histogram();
+            for values in &workers {
+                let mut w = Recorder::new();
+                for &v in values {
+                    w.ok(Duration::from_nanos(v));
+                    single.record(v).unwrap();
+                }
+                merged += &w;
+            }
+            prop_assert_eq!(merged.ok, single.len());
+            prop_assert_eq!(&merged.latency, &single);
+            for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                prop_assert_eq!(merged.latency.value_at_quantile(q), single.value_at_quantile(q));
+            }
+            prop_assert_eq!(merged.latency.mean(), single.mean());
+        }
+    }
+
+    #[test]
+    fn long_values_saturate_at_one_hour() {
+        let mut r = Recorder::new();
+        r.ok(Duration::from_secs(7200));
+        assert_eq!(r.latency.len(), 1);
+        assert!(r.latency.max() >= HIST_HIGHEST_NS / 1001 * 1000);
+    }
+}

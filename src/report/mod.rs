@@ -1,0 +1,1 @@
+//! Reporters: each renders a [`crate::summary::Summary`] to a writer.

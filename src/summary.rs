@@ -1,0 +1,352 @@
+//! The summary of a run, computed once from the merged recorder and rendered by every reporter.
+//!
+//! Field names here are the JSON schema (`schema/result.v1.json`); change them only with the
+//! schema version.
+
+use crate::record::{Recorder, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIG};
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer as _, V2Serializer};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::time::Duration;
+
+/// The schema identifier written into every JSON result.
+pub const SCHEMA: &str = "wirebench.result/1";
+
+/// One run, summarised.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Always [`SCHEMA`].
+    pub schema: &'static str,
+    /// The wirebench version that measured.
+    pub wirebench_version: &'static str,
+    /// When the measured part began, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// The target URL as given.
+    pub target: String,
+    /// `tcp`.
+    pub protocol: &'static str,
+    /// `rr`, `crr`, `stream` or `source`.
+    pub mode: &'static str,
+    /// The settings that shaped the load.
+    pub config: Config,
+    /// Measured time in seconds (warm-up excluded).
+    pub duration_s: f64,
+    /// Operations that completed correctly.
+    pub ok: u64,
+    /// Failed operations.
+    pub errors: ErrorSummary,
+    /// Rates over the measured time.
+    pub throughput: Throughput,
+    /// Latency of ok operations (from the intended start); absent in bulk modes.
+    pub latency: Option<Distribution>,
+    /// Service time from the actual send; present only in open-loop runs, where it differs.
+    pub service_time: Option<Distribution>,
+    /// Connection set-up time; present when connections were made.
+    pub connect: Option<Distribution>,
+    /// The warm-up, reported on its own and kept out of everything above.
+    pub warmup: Option<Warmup>,
+    /// One entry per second of the measured part.
+    pub series: Vec<SeriesPoint>,
+    /// What the generator itself used.
+    pub generator: Generator,
+    /// Diagnoses and caveats, in plain words.
+    pub notes: Vec<String>,
+}
+
+/// The run's settings, echoed into the result so it can be read alone.
+#[derive(Clone, Debug, Serialize)]
+pub struct Config {
+    /// Concurrent connections.
+    pub connections: usize,
+    /// Worker threads.
+    pub threads: usize,
+    /// Requests in flight per connection.
+    pub pipeline: usize,
+    /// Pause between requests per connection, seconds.
+    pub think_s: Option<f64>,
+    /// Bytes per request (or message).
+    pub request_bytes: usize,
+    /// Bytes per reply, when replies are sized.
+    pub reply_bytes: Option<usize>,
+    /// Reply delimiter (escaped), when replies are delimited.
+    pub reply_until: Option<String>,
+    /// Whether connections open with the wirebench preamble.
+    pub preamble: bool,
+    /// Requested measuring time, seconds.
+    pub duration_s: Option<f64>,
+    /// Requested request count.
+    pub requests: Option<u64>,
+    /// Per-request time limit, seconds.
+    pub timeout_s: f64,
+    /// TCP_NODELAY on the client's sockets.
+    pub nodelay: bool,
+    /// SO_SNDBUF, if set.
+    pub sndbuf: Option<usize>,
+    /// SO_RCVBUF, if set.
+    pub rcvbuf: Option<usize>,
+}
+
+/// Errors by kind.
+#[derive(Clone, Debug, Serialize)]
+pub struct ErrorSummary {
+    /// All failed operations.
+    pub total: u64,
+    /// One entry per kind that occurred.
+    pub by_kind: Vec<ErrorEntry>,
+}
+
+/// One kind of error.
+#[derive(Clone, Debug, Serialize)]
+pub struct ErrorEntry {
+    /// refused, reset, timeout, short_reply, mismatch, port_exhausted, other.
+    pub kind: &'static str,
+    /// How many.
+    pub count: u64,
+    /// The first message of this kind.
+    pub sample: String,
+}
+
+/// Rates over the measured time. MB is 10^6 bytes; Gbit is 10^9 bits.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Throughput {
+    /// Ok operations per second.
+    pub ops_per_s: f64,
+    /// Messages per second (bulk modes: bytes moved / message size; otherwise ok operations).
+    pub messages_per_s: f64,
+    /// Payload bytes sent.
+    pub sent_bytes: u64,
+    /// Payload bytes received.
+    pub received_bytes: u64,
+    /// Payload MB/s sent.
+    pub sent_mb_per_s: f64,
+    /// Payload MB/s received.
+    pub received_mb_per_s: f64,
+    /// Payload Gbit/s, both directions added.
+    pub gbit_per_s: f64,
+}
+
+/// A latency distribution: the figures, in microseconds, and the whole histogram.
+#[derive(Clone, Debug, Serialize)]
+pub struct Distribution {
+    /// Samples.
+    pub count: u64,
+    /// Smallest, µs.
+    pub min_us: f64,
+    /// Mean, µs.
+    pub mean_us: f64,
+    /// Standard deviation, µs.
+    pub stddev_us: f64,
+    /// Median, µs.
+    pub p50_us: f64,
+    /// 90th percentile, µs.
+    pub p90_us: f64,
+    /// 95th percentile, µs.
+    pub p95_us: f64,
+    /// 99th percentile, µs.
+    pub p99_us: f64,
+    /// 99.9th percentile, µs.
+    pub p999_us: f64,
+    /// Largest, µs.
+    pub max_us: f64,
+    /// The whole histogram, so results can be merged later.
+    pub histogram: EncodedHistogram,
+}
+
+/// An HdrHistogram in V2 serialization, base64-encoded.
+#[derive(Clone, Debug, Serialize)]
+pub struct EncodedHistogram {
+    /// `hdrhistogram-v2+base64`.
+    pub encoding: &'static str,
+    /// The unit of recorded values: `ns`.
+    pub unit: &'static str,
+    /// Lowest discernible value.
+    pub lowest: u64,
+    /// Highest trackable value.
+    pub highest: u64,
+    /// Significant digits.
+    pub significant_digits: u8,
+    /// The serialized histogram.
+    pub data: String,
+}
+
+/// The warm-up's own line.
+#[derive(Clone, Debug, Serialize)]
+pub struct Warmup {
+    /// Warm-up time, seconds.
+    pub duration_s: f64,
+    /// Ok operations during warm-up.
+    pub ok: u64,
+    /// Failed operations during warm-up.
+    pub errors: u64,
+    /// Median latency during warm-up, µs.
+    pub p50_us: Option<f64>,
+}
+
+/// One second of the measured part.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeriesPoint {
+    /// Seconds since the measured part began.
+    pub second: u64,
+    /// Ok operations in this second.
+    pub ok: u64,
+    /// Failed operations in this second.
+    pub errors: u64,
+    /// Payload bytes sent in this second.
+    pub sent_bytes: u64,
+    /// Payload bytes received in this second.
+    pub received_bytes: u64,
+    /// Median latency of this second, µs (exact, from the merged histogram of the second).
+    pub p50_us: Option<f64>,
+    /// 99th percentile of this second, µs.
+    pub p99_us: Option<f64>,
+    /// Largest latency of this second, µs.
+    pub max_us: Option<f64>,
+}
+
+/// The generator's own resource use, to tell whether it, not the target, was the bottleneck.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Generator {
+    /// Worker threads.
+    pub threads: usize,
+    /// User CPU seconds.
+    pub cpu_user_s: f64,
+    /// System CPU seconds.
+    pub cpu_sys_s: f64,
+    /// (user + sys) / (elapsed × threads), in percent.
+    pub cpu_percent_of_threads: f64,
+    /// Peak resident set size of the process, KiB.
+    pub peak_rss_kib: u64,
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+impl Distribution {
+    /// Summarises a histogram of nanoseconds; `None` when it is empty.
+    pub fn of(h: &Histogram<u64>) -> Option<Distribution> {
+        if h.is_empty() {
+            return None;
+        }
+        let q = |p: f64| us(h.value_at_quantile(p));
+        Some(Distribution {
+            count: h.len(),
+            min_us: us(h.min()),
+            mean_us: h.mean() / 1000.0,
+            stddev_us: h.stdev() / 1000.0,
+            p50_us: q(0.50),
+            p90_us: q(0.90),
+            p95_us: q(0.95),
+            p99_us: q(0.99),
+            p999_us: q(0.999),
+            max_us: us(h.max()),
+            histogram: EncodedHistogram::of(h),
+        })
+    }
+}
+
+impl EncodedHistogram {
+    /// Serializes a histogram (V2, uncompressed) and base64-encodes it.
+    pub fn of(h: &Histogram<u64>) -> EncodedHistogram {
+        let mut buf = Vec::new();
+        V2Serializer::new()
+            .serialize(h, &mut buf)
+            .expect("serializing to memory cannot fail");
+        EncodedHistogram {
+            encoding: "hdrhistogram-v2+base64",
+            unit: "ns",
+            lowest: HIST_LOWEST_NS,
+            highest: HIST_HIGHEST_NS,
+            significant_digits: HIST_SIGFIG,
+            data: base64::engine::general_purpose::STANDARD.encode(buf),
+        }
+    }
+
+    /// Decodes the histogram again (used to merge stored results, and by tests).
+    pub fn decode(&self) -> Result<Histogram<u64>, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.data)
+            .map_err(|e| format!("histogram is not base64: {e}"))?;
+        hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("histogram does not decode: {e:?}"))
+    }
+}
+
+impl SeriesPoint {
+    /// One second's point from what was recorded in it.
+    pub fn of(second: u64, rec: &Recorder) -> SeriesPoint {
+        let pick = |f: &dyn Fn(&Histogram<u64>) -> u64| {
+            (!rec.latency.is_empty()).then(|| us(f(&rec.latency)))
+        };
+        SeriesPoint {
+            second,
+            ok: rec.ok,
+            errors: rec.errors.total(),
+            sent_bytes: rec.sent_bytes,
+            received_bytes: rec.received_bytes,
+            p50_us: pick(&|h| h.value_at_quantile(0.5)),
+            p99_us: pick(&|h| h.value_at_quantile(0.99)),
+            max_us: pick(&|h| h.max()),
+        }
+    }
+}
+
+impl Throughput {
+    /// Rates of what `rec` holds over `elapsed`; `message_bytes` converts bulk bytes to messages.
+    pub fn of(rec: &Recorder, elapsed: Duration, message_bytes: Option<usize>) -> Throughput {
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let messages = match message_bytes {
+            Some(_) => rec.messages,
+            None => rec.ok,
+        };
+        Throughput {
+            ops_per_s: rec.ok as f64 / secs,
+            messages_per_s: messages as f64 / secs,
+            sent_bytes: rec.sent_bytes,
+            received_bytes: rec.received_bytes,
+            sent_mb_per_s: rec.sent_bytes as f64 / secs / 1e6,
+            received_mb_per_s: rec.received_bytes as f64 / secs / 1e6,
+            gbit_per_s: (rec.sent_bytes + rec.received_bytes) as f64 * 8.0 / secs / 1e9,
+        }
+    }
+}
+
+impl ErrorSummary {
+    /// Errors of a recorder, by kind.
+    pub fn of(rec: &Recorder) -> ErrorSummary {
+        ErrorSummary {
+            total: rec.errors.total(),
+            by_kind: rec
+                .errors
+                .iter()
+                .map(|(kind, count, sample)| ErrorEntry {
+                    kind: kind.name(),
+                    count,
+                    sample: sample.to_string(),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::new_histogram;
+
+    #[test]
+    fn histogram_round_trips_through_base64() {
+        let mut h = new_histogram();
+        for v in [1_000u64, 7_400, 95_000, 40_000_000] {
+            h.record(v).unwrap();
+        }
+        let enc = EncodedHistogram::of(&h);
+        assert_eq!(enc.decode().unwrap(), h);
+        let d = Distribution::of(&h).unwrap();
+        assert_eq!(d.count, 4);
+        assert!((d.min_us - 1.0).abs() < 0.01);
+        assert!(d.max_us >= 39_990.0);
+    }
+}

@@ -1,0 +1,197 @@
+//! Parsing and printing of the units users type: durations, byte sizes, escaped payloads.
+//!
+//! Every parser returns a message that says what was wrong *and* what would be right, because
+//! these messages end up verbatim on the one line a usage error prints.
+
+use std::time::Duration;
+
+/// The largest request, reply or message size wirebench accepts (1 GiB).
+pub const MAX_SIZE: u64 = 1 << 30;
+
+/// Parses a duration such as `10s`, `500ms`, `250us`, `2m`, `1h` or `1.5s`; a bare number is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number.parse().map_err(|_| {
+        format!("'{text}' is not a duration: write a number with a unit, e.g. 10s, 500ms, 250us, 2m")
+    })?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "ns" => 1e-9,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "'{text}' has an unknown duration unit '{other}': use ns, us, ms, s, m or h"
+            ))
+        }
+    };
+    let secs = value * scale;
+    if !secs.is_finite() || secs > 365.0 * 86400.0 {
+        return Err(format!("'{text}' is too long a duration: use at most a year"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses a byte size such as `64`, `4k`, `64KiB`, `1M`, `1GiB` (binary multiples, as iperf3 does).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: u64 = number.parse().map_err(|_| {
+        format!("'{text}' is not a byte size: write a whole number, optionally with k, M or G (e.g. 64, 4k, 1M)")
+    })?;
+    let scale: u64 = match unit.trim() {
+        "" | "B" | "b" => 1,
+        "k" | "K" | "KB" | "KiB" | "kB" => 1 << 10,
+        "m" | "M" | "MB" | "MiB" => 1 << 20,
+        "g" | "G" | "GB" | "GiB" => 1 << 30,
+        other => {
+            return Err(format!(
+                "'{text}' has an unknown size unit '{other}': use k, M or G (binary multiples)"
+            ))
+        }
+    };
+    value
+        .checked_mul(scale)
+        .ok_or_else(|| format!("'{text}' is too large: the limit is 1 GiB"))
+}
+
+/// Parses a size that must lie in 1 ..= 1 GiB; `what` names the flag in the message.
+pub fn parse_message_size(what: &str, text: &str) -> Result<usize, String> {
+    let n = parse_size(text).map_err(|e| format!("{what}: {e}"))?;
+    if n == 0 {
+        return Err(format!("{what} must be at least 1 byte, got '{text}'"));
+    }
+    if n > MAX_SIZE {
+        return Err(format!(
+            "{what} '{text}' is over the 1 GiB limit: use a smaller size"
+        ));
+    }
+    Ok(n as usize)
+}
+
+/// Expands `\r`, `\n`, `\t`, `\0`, `\\` and `\xHH` escapes, as a user types them in a shell.
+pub fn unescape(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        let esc = bytes.get(i + 1).copied();
+        let (byte, used) = match esc {
+            Some(b'r') => (b'\r', 2),
+            Some(b'n') => (b'\n', 2),
+            Some(b't') => (b'\t', 2),
+            Some(b'0') => (0, 2),
+            Some(b'\\') => (b'\\', 2),
+            Some(b'x') => {
+                let hex = text.get(i + 2..i + 4).unwrap_or("");
+                let v = u8::from_str_radix(hex, 16).map_err(|_| {
+                    format!("'{text}' has a bad \\x escape: write two hex digits, e.g. \\x0a")
+                })?;
+                (v, 4)
+            }
+            _ => {
+                return Err(format!(
+                    "'{text}' has an unknown escape: use \\r, \\n, \\t, \\0, \\\\ or \\xHH"
+                ))
+            }
+        };
+        out.push(byte);
+        i += used;
+    }
+    Ok(out)
+}
+
+/// Shows bytes as text with escapes, for messages and reports.
+pub fn escape(bytes: &[u8]) -> String {
+    bytes.escape_ascii().to_string()
+}
+
+/// Formats a duration given in microseconds compactly: `812ns`, `7.4µs`, `12.3ms`, `1.50s`.
+pub fn format_us(us: f64) -> String {
+    if us < 1.0 {
+        format!("{:.0}ns", us * 1000.0)
+    } else if us < 1000.0 {
+        format!("{us:.1}µs")
+    } else if us < 1_000_000.0 {
+        format!("{:.2}ms", us / 1000.0)
+    } else {
+        format!("{:.2}s", us / 1e6)
+    }
+}
+
+/// Formats a count with thousands separators: `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let cases = [
+            ("10s", Duration::from_secs(10)),
+            ("10", Duration::from_secs(10)),
+            ("500ms", Duration::from_millis(500)),
+            ("250us", Duration::from_micros(250)),
+            ("2m", Duration::from_secs(120)),
+            ("1.5s", Duration::from_millis(1500)),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_duration(text).unwrap(), want, "{text}");
+        }
+        for bad in ["", "abc", "10x", "-1s", "1..2s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64").unwrap(), 64);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("64KiB").unwrap(), 65536);
+        assert_eq!(parse_size("1G").unwrap(), 1 << 30);
+        assert!(parse_size("1.5k").is_err());
+        assert!(parse_message_size("--size", "0").is_err());
+        assert!(parse_message_size("--size", "2G").is_err());
+        assert_eq!(parse_message_size("--size", "1G").unwrap(), 1 << 30);
+    }
+
+    #[test]
+    fn escapes() {
+        assert_eq!(unescape(r"get k\r\n").unwrap(), b"get k\r\n");
+        assert_eq!(unescape(r"\x41\\").unwrap(), b"A\\");
+        assert!(unescape(r"\q").is_err());
+        assert!(unescape(r"\x4").is_err());
+        assert_eq!(escape(b"END\r\n"), "END\\r\\n");
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(12), "12");
+        assert_eq!(format_us(7.42), "7.4µs");
+        assert_eq!(format_us(12_345.0), "12.35ms");
+    }
+}

@@ -78,8 +78,10 @@ pub struct SocketArgs {
 
 /// `wirebench run URL`: the load generator.
 #[derive(Debug, Args)]
-#[command(after_help = "Duration units: ns, us, ms, s, m, h (a bare number is seconds). \
-Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input.")]
+#[command(
+    after_help = "Duration units: ns, us, ms, s, m, h (a bare number is seconds). \
+Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input."
+)]
 pub struct RunArgs {
     /// The target, e.g. tcp://127.0.0.1:7000.
     #[arg(value_name = "URL")]

@@ -101,7 +101,9 @@ impl Preamble {
             "source" => Ok(Preamble::Source {
                 message: need(msg, "msg")?,
             }),
-            other => Err(format!("preamble intent '{other}' is not exchange, stream or source")),
+            other => Err(format!(
+                "preamble intent '{other}' is not exchange, stream or source"
+            )),
         }
     }
 }

@@ -19,6 +19,7 @@
 //! - [`report`]: renders a summary (table, JSON) and the live progress line.
 //! - [`serve`]: reference servers, each `run(listener, options, shutdown)`.
 //! - [`framing`]: the one-line preamble that tells the reference server request and reply sizes.
+//! - [`diagnose`]: notes that name what a summary shows (port exhaustion, slow outliers, a saturated generator).
 //! - [`demo`]: the built-in study (message rate and KB/s by size, request/response vs push).
 //! - [`app`]: ties a parsed command line to the above and turns outcomes into exit codes.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
@@ -26,6 +27,7 @@
 pub mod app;
 pub mod cli;
 pub mod demo;
+pub mod diagnose;
 pub mod driver;
 pub mod engine;
 pub mod error;

@@ -183,7 +183,10 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
         ));
     }
     let hostport = rest.trim_end_matches('/');
-    if hostport.rsplit_once(':').is_none_or(|(_, p)| p.parse::<u16>().is_err()) {
+    if hostport
+        .rsplit_once(':')
+        .is_none_or(|(_, p)| p.parse::<u16>().is_err())
+    {
         return usage(format!(
             "'{url}' lacks a port: write tcp://HOST:PORT, e.g. tcp://127.0.0.1:7000"
         ));
@@ -243,7 +246,9 @@ fn workload(a: &RunArgs) -> Result<Workload, UsageError> {
         (None, Some(d)) => {
             let delim = unescape(d).map_err(|e| UsageError(format!("--until: {e}")))?;
             if delim.is_empty() {
-                return usage("--until is empty: give the bytes that end a reply, e.g. 'END\\r\\n'");
+                return usage(
+                    "--until is empty: give the bytes that end a reply, e.g. 'END\\r\\n'",
+                );
             }
             if matches!(request, Request::Sized { preamble: true, .. }) {
                 return usage(
@@ -288,11 +293,11 @@ fn warmup(text: &str) -> Result<Warmup, UsageError> {
         }
         return Ok(Warmup::Count(n));
     }
-    parse_duration(text)
-        .map(Warmup::Duration)
-        .map_err(|_| UsageError(format!(
+    parse_duration(text).map(Warmup::Duration).map_err(|_| {
+        UsageError(format!(
             "--warmup '{text}' is neither a request count (1000) nor a duration (2s)"
-        )))
+        ))
+    })
 }
 
 impl TryFrom<&RunArgs> for Plan {
@@ -318,7 +323,9 @@ impl TryFrom<&RunArgs> for Plan {
             .map(|t| duration_flag("--think", t))
             .transpose()?;
         if think.is_some() && matches!(workload.mode, ClientMode::Stream | ClientMode::Source) {
-            return usage("--think applies to request/response modes (rr, crr), not to bulk transfer");
+            return usage(
+                "--think applies to request/response modes (rr, crr), not to bulk transfer",
+            );
         }
         let duration = a
             .duration
@@ -331,7 +338,8 @@ impl TryFrom<&RunArgs> for Plan {
         if a.requests == Some(0) {
             return usage("--requests 0 measures nothing: give a count such as -n 1000");
         }
-        if a.requests.is_some() && matches!(workload.mode, ClientMode::Stream | ClientMode::Source) {
+        if a.requests.is_some() && matches!(workload.mode, ClientMode::Stream | ClientMode::Source)
+        {
             return usage("--requests counts request/response operations: use --duration with --mode stream or source");
         }
         let stop = Stop {
@@ -346,7 +354,9 @@ impl TryFrom<&RunArgs> for Plan {
         if matches!(warmup, Some(Warmup::Count(_)))
             && matches!(workload.mode, ClientMode::Stream | ClientMode::Source)
         {
-            return usage("--warmup by count needs request/response: give a duration such as --warmup 1s");
+            return usage(
+                "--warmup by count needs request/response: give a duration such as --warmup 1s",
+            );
         }
         let threads = match a.threads {
             Some(0) => return usage("--threads 0: give at least one thread"),
@@ -424,7 +434,14 @@ mod tests {
 
     #[test]
     fn payload_and_until() {
-        let p = plan(&["tcp://127.0.0.1:9", "--payload", "get k\\r\\n", "--until", "END\\r\\n"]).unwrap();
+        let p = plan(&[
+            "tcp://127.0.0.1:9",
+            "--payload",
+            "get k\\r\\n",
+            "--until",
+            "END\\r\\n",
+        ])
+        .unwrap();
         assert!(matches!(&p.workload.request, Request::Payload(b) if b == b"get k\r\n"));
         assert_eq!(p.workload.reply, Reply::Until(b"END\r\n".to_vec()));
         assert_eq!(p.workload.preamble(), None);

@@ -16,7 +16,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let value: f64 = number.parse().map_err(|_| {
-        format!("'{text}' is not a duration: write a number with a unit, e.g. 10s, 500ms, 250us, 2m")
+        format!(
+            "'{text}' is not a duration: write a number with a unit, e.g. 10s, 500ms, 250us, 2m"
+        )
     })?;
     let scale = match unit.trim() {
         "" | "s" | "sec" | "secs" => 1.0,
@@ -33,7 +35,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     };
     let secs = value * scale;
     if !secs.is_finite() || secs > 365.0 * 86400.0 {
-        return Err(format!("'{text}' is too long a duration: use at most a year"));
+        return Err(format!(
+            "'{text}' is too long a duration: use at most a year"
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }

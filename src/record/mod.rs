@@ -112,9 +112,15 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.received_bytes += other.received_bytes;
         self.messages += other.messages;
         // Same bounds everywhere, so adding cannot fail.
-        self.latency.add(&other.latency).expect("same histogram bounds");
-        self.service.add(&other.service).expect("same histogram bounds");
-        self.connect.add(&other.connect).expect("same histogram bounds");
+        self.latency
+            .add(&other.latency)
+            .expect("same histogram bounds");
+        self.service
+            .add(&other.service)
+            .expect("same histogram bounds");
+        self.connect
+            .add(&other.connect)
+            .expect("same histogram bounds");
     }
 }
 

@@ -1,1 +1,13 @@
 //! Reporters: each renders a [`crate::summary::Summary`] to a writer.
+//!
+//! - [`table`]: the human-readable terminal report (comfy-table, no colours).
+//! - [`json`]: the versioned machine-readable result, described by `schema/result.v1.json`.
+//! - [`progress`]: the live one-line progress display on stderr while a run is going.
+//!
+//! Reporters only format: every figure they show is already in the summary, so the table and
+//! the JSON never disagree.
+
+mod format;
+pub mod json;
+pub mod progress;
+pub mod table;

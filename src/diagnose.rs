@@ -1,0 +1,53 @@
+//! Diagnosis: plain-word notes on what a summary shows, with the evidence and the fix.
+
+use crate::summary::Summary;
+
+/// CPU share of its threads above which the generator itself may be the bottleneck.
+const SATURATED_PERCENT: f64 = 90.0;
+
+/// The notes for a summary, most important first.
+pub fn notes(s: &Summary) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(e) = s.errors.by_kind.iter().find(|e| e.kind == "port_exhausted") {
+        notes.push(port_exhaustion(e.count));
+    }
+    if let Some(l) = &s.latency {
+        // The Flash study's lesson: a few slow requests can put the mean far above p95.
+        if l.count >= 20 && l.mean_us > l.p95_us {
+            notes.push(format!(
+                "the mean ({:.1} µs) is above p95 ({:.1} µs): a few slow requests (max {:.1} µs) dominate the mean; judge by the percentiles",
+                l.mean_us, l.p95_us, l.max_us
+            ));
+        }
+    }
+    if s.generator.cpu_percent_of_threads >= SATURATED_PERCENT {
+        notes.push(format!(
+            "the generator used {:.0}% of its {} thread(s): it may be the bottleneck, so these figures may describe the client; add --threads or connections, or run it on another machine",
+            s.generator.cpu_percent_of_threads, s.generator.threads
+        ));
+    }
+    notes
+}
+
+/// Names ephemeral-port exhaustion, with this machine's port range and the ways out.
+fn port_exhaustion(count: u64) -> String {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| {
+            let mut it = t.split_whitespace().filter_map(|w| w.parse::<u64>().ok());
+            Some((it.next()?, it.next()?))
+        });
+    let (range_text, rate) = match range {
+        Some((lo, hi)) => {
+            let ports = hi.saturating_sub(lo) + 1;
+            (
+                format!("{lo}-{hi} ({ports} ports)"),
+                format!("about {} new connections/s", ports / 60),
+            )
+        }
+        None => ("unknown".into(), "a few hundred new connections/s".into()),
+    };
+    format!(
+        "local port exhaustion: {count} connects failed with EADDRNOTAVAIL. Each connection the client closes holds its port in TIME_WAIT for 60 s; net.ipv4.ip_local_port_range is {range_text}, so {rate} to one destination is the ceiling. Use persistent connections (--mode rr), widen the port range, or set net.ipv4.tcp_tw_reuse=1"
+    )
+}

@@ -1,0 +1,496 @@
+//! TCP: what one operation is. A [`TcpDriver`] opens [`TcpConn`]s with the plan's socket options;
+//! a connection queues requests, writes them, and parses replies (sized or delimited), checking
+//! echoed bytes. It knows nothing of rates, deadlines or phases: that is the engine's business.
+
+use crate::plan::{Reply, Request, SocketOptions, Workload};
+use crate::record::{ErrorKind, OpError};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+/// Period of the synthetic request pattern, and the largest request built in one piece.
+const PATTERN_LEN: usize = 64 * 1024;
+/// Read buffer size; also the unit of bulk writes (as iperf3's default 128 KiB).
+const IO_CHUNK: usize = 128 * 1024;
+
+/// Opens connections to one target and knows the shape of its requests and replies.
+#[derive(Clone, Debug)]
+pub struct TcpDriver {
+    addr: SocketAddr,
+    socket: SocketOptions,
+    preamble: Option<Vec<u8>>,
+    request: Template,
+    reply: Reply,
+    /// Sized requests answered by a same-sized reply are echoes: their bytes are checked.
+    verify_echo: bool,
+}
+
+/// Request bytes: synthetic (pattern with the sequence number in front) or the user's payload.
+#[derive(Clone, Debug)]
+enum Template {
+    /// `size` bytes: the first 8 (or fewer) carry the sequence number, the rest follow `pattern`.
+    Synthetic { size: usize, pattern: Vec<u8> },
+    /// Exact bytes.
+    Payload(Vec<u8>),
+}
+
+impl Template {
+    fn len(&self) -> usize {
+        match self {
+            Template::Synthetic { size, .. } => *size,
+            Template::Payload(p) => p.len(),
+        }
+    }
+}
+
+/// The pattern byte at offset `p` of every synthetic request (period [`PATTERN_LEN`]).
+fn pattern_byte(p: usize) -> u8 {
+    b'a' + (p % 26) as u8
+}
+
+impl TcpDriver {
+    /// A driver for `workload` against `addr`.
+    pub fn new(addr: SocketAddr, workload: &Workload, socket: SocketOptions) -> TcpDriver {
+        let request = match &workload.request {
+            Request::Sized { size, .. } => Template::Synthetic {
+                size: *size,
+                pattern: (0..PATTERN_LEN.min(*size).max(8))
+                    .map(pattern_byte)
+                    .collect(),
+            },
+            Request::Payload(p) => Template::Payload(p.clone()),
+        };
+        let verify_echo = matches!(
+            (&workload.request, &workload.reply),
+            (Request::Sized { size, .. }, Reply::Size(r)) if size == r
+        );
+        TcpDriver {
+            addr,
+            socket,
+            preamble: workload.preamble().map(|p| p.encode()),
+            request,
+            reply: workload.reply.clone(),
+            verify_echo,
+        }
+    }
+
+    /// Bytes per request (or per bulk message).
+    pub fn request_len(&self) -> usize {
+        self.request.len()
+    }
+
+    /// Connects within `timeout`; returns the connection and how long the handshake took.
+    pub async fn connect(&self, timeout: Duration) -> Result<(TcpConn, Duration), OpError> {
+        let started = Instant::now();
+        let socket = match self.addr {
+            SocketAddr::V4(_) => TcpSocket::new_v4(),
+            SocketAddr::V6(_) => TcpSocket::new_v6(),
+        }
+        .map_err(|e| OpError::io("socket", &e))?;
+        // Buffer sizes must be set before connect to take part in window scaling.
+        if let Some(n) = self.socket.sndbuf {
+            socket
+                .set_send_buffer_size(n as u32)
+                .map_err(|e| OpError::io("SO_SNDBUF", &e))?;
+        }
+        if let Some(n) = self.socket.rcvbuf {
+            socket
+                .set_recv_buffer_size(n as u32)
+                .map_err(|e| OpError::io("SO_RCVBUF", &e))?;
+        }
+        let stream = match tokio::time::timeout(timeout, socket.connect(self.addr)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(OpError::io(&format!("connect {}", self.addr), &e)),
+            Err(_) => {
+                return Err(OpError::new(
+                    ErrorKind::Timeout,
+                    format!("connect {}: no answer within {timeout:?}", self.addr),
+                ))
+            }
+        };
+        let took = started.elapsed();
+        stream
+            .set_nodelay(self.socket.nodelay)
+            .map_err(|e| OpError::io("TCP_NODELAY", &e))?;
+        let conn = TcpConn {
+            stream,
+            shape: self.clone_shape(),
+            out: self.preamble.clone().unwrap_or_default(),
+            out_pos: 0,
+            payload_out: 0,
+            inbuf: vec![0; IO_CHUNK].into_boxed_slice(),
+            in_flight: VecDeque::new(),
+            reply_pos: 0,
+            delim_matched: 0,
+            completed: Vec::new(),
+            bulk: Vec::new(),
+            bulk_pos: 0,
+        };
+        Ok((conn, took))
+    }
+
+    fn clone_shape(&self) -> Shape {
+        Shape {
+            request: self.request.clone(),
+            reply: self.reply.clone(),
+            verify_echo: self.verify_echo,
+            delim_fail: match &self.reply {
+                Reply::Until(d) => kmp_failure(d),
+                Reply::Size(_) => Vec::new(),
+            },
+        }
+    }
+}
+
+/// What a connection needs to know to build requests and parse replies.
+#[derive(Debug)]
+struct Shape {
+    request: Template,
+    reply: Reply,
+    verify_echo: bool,
+    /// KMP failure table of the reply delimiter, so delimiters split across reads are found.
+    delim_fail: Vec<usize>,
+}
+
+/// One open connection: queued output, requests in flight, and the reply parser's state.
+///
+/// Every method is cancel-safe between awaits: progress is kept in the struct, so a caller may
+/// drop a pending `flush` or `read` at a deadline and carry on later.
+#[derive(Debug)]
+pub struct TcpConn {
+    stream: TcpStream,
+    shape: Shape,
+    out: Vec<u8>,
+    out_pos: usize,
+    /// Payload bytes queued in `out` (the preamble is not payload).
+    payload_out: usize,
+    inbuf: Box<[u8]>,
+    /// (sequence number, send time) of each request awaiting its reply, oldest first.
+    in_flight: VecDeque<(u64, Instant)>,
+    /// Bytes of the oldest reply received so far (sized replies).
+    reply_pos: usize,
+    /// Delimiter bytes matched so far (delimited replies).
+    delim_matched: usize,
+    /// Send times of the replies completed by the last `read`.
+    completed: Vec<Instant>,
+    /// Stream mode's send buffer: whole messages, written round and round.
+    bulk: Vec<u8>,
+    bulk_pos: usize,
+}
+
+/// What one `read` brought.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadOutcome {
+    /// Payload bytes read.
+    pub bytes: usize,
+    /// Replies completed (their send times are in [`TcpConn::completed`]).
+    pub replies: usize,
+}
+
+impl TcpConn {
+    /// Requests sent whose replies have not fully arrived.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// When the oldest request in flight was sent.
+    pub fn oldest_sent(&self) -> Option<Instant> {
+        self.in_flight.front().map(|&(_, t)| t)
+    }
+
+    /// Send times of the replies completed by the last [`TcpConn::read`].
+    pub fn completed(&self) -> &[Instant] {
+        &self.completed
+    }
+
+    /// Queues request `seq`, counted as sent at `sent`; [`TcpConn::flush`] writes it.
+    pub fn queue(&mut self, seq: u64, sent: Instant) {
+        if self.out_pos == self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+        }
+        match &self.shape.request {
+            Template::Payload(p) => self.out.extend_from_slice(p),
+            Template::Synthetic { size, pattern } => {
+                let start = self.out.len();
+                let mut left = *size;
+                while left > 0 {
+                    let n = left.min(pattern.len());
+                    self.out.extend_from_slice(&pattern[..n]);
+                    left -= n;
+                }
+                let head = size.min(&8);
+                self.out[start..start + head].copy_from_slice(&seq.to_le_bytes()[..*head]);
+            }
+        }
+        self.payload_out += self.shape.request.len();
+        self.in_flight.push_back((seq, sent));
+    }
+
+    /// Writes everything queued; returns the payload bytes written.
+    pub async fn flush(&mut self) -> Result<usize, OpError> {
+        while self.out_pos < self.out.len() {
+            let n = self
+                .stream
+                .write(&self.out[self.out_pos..])
+                .await
+                .map_err(|e| OpError::io("write request", &e))?;
+            if n == 0 {
+                return Err(OpError::new(
+                    ErrorKind::Reset,
+                    "write request: connection closed",
+                ));
+            }
+            self.out_pos += n;
+        }
+        Ok(std::mem::take(&mut self.payload_out))
+    }
+
+    /// Reads once and parses what came; completed replies' send times go to [`TcpConn::completed`].
+    pub async fn read(&mut self) -> Result<ReadOutcome, OpError> {
+        self.completed.clear();
+        let n = self
+            .stream
+            .read(&mut self.inbuf)
+            .await
+            .map_err(|e| OpError::io("read reply", &e))?;
+        if n == 0 {
+            return Err(self.closed_early());
+        }
+        let replies = self.parse(n)?;
+        Ok(ReadOutcome { bytes: n, replies })
+    }
+
+    fn closed_early(&self) -> OpError {
+        if self.in_flight.is_empty() {
+            return OpError::new(ErrorKind::ShortReply, "the server closed the connection");
+        }
+        OpError::new(
+            ErrorKind::ShortReply,
+            format!(
+                "the server closed the connection after {} bytes of a reply",
+                self.reply_pos
+            ),
+        )
+    }
+
+    /// Parses `n` fresh bytes in `inbuf`; returns the number of replies they complete.
+    fn parse(&mut self, n: usize) -> Result<usize, OpError> {
+        if self.in_flight.is_empty() {
+            return Err(self.unexpected(0, n));
+        }
+        let mut at = 0;
+        let before = self.completed.len();
+        while at < n {
+            let Some(&(seq, sent)) = self.in_flight.front() else {
+                return Err(self.unexpected(at, n));
+            };
+            let (used, done) = match &self.shape.reply {
+                Reply::Size(size) => self.take_sized(*size, seq, at, n)?,
+                Reply::Until(_) => self.take_delimited(at, n),
+            };
+            at += used;
+            if done {
+                self.in_flight.pop_front();
+                self.completed.push(sent);
+            }
+        }
+        Ok(self.completed.len() - before)
+    }
+
+    fn take_sized(
+        &mut self,
+        size: usize,
+        seq: u64,
+        at: usize,
+        n: usize,
+    ) -> Result<(usize, bool), OpError> {
+        let take = (size - self.reply_pos).min(n - at);
+        if self.shape.verify_echo && !self.echo_matches(seq, at, take) {
+            return Err(self.mismatch(seq, at, n));
+        }
+        self.reply_pos += take;
+        let done = self.reply_pos == size;
+        if done {
+            self.reply_pos = 0;
+        }
+        Ok((take, done))
+    }
+
+    /// Whether `inbuf[at..at+len]` equals bytes `reply_pos..` of request `seq`.
+    fn echo_matches(&self, seq: u64, at: usize, len: usize) -> bool {
+        let Template::Synthetic { size, pattern } = &self.shape.request else {
+            return true;
+        };
+        let data = &self.inbuf[at..at + len];
+        let head = (*size).min(8);
+        let seq_bytes = seq.to_le_bytes();
+        let mut p = self.reply_pos;
+        let mut d = data;
+        while p < head && !d.is_empty() {
+            if d[0] != seq_bytes[p] {
+                return false;
+            }
+            p += 1;
+            d = &d[1..];
+        }
+        while !d.is_empty() {
+            let off = p % pattern.len();
+            let k = (pattern.len() - off).min(d.len());
+            if d[..k] != pattern[off..off + k] {
+                return false;
+            }
+            p += k;
+            d = &d[k..];
+        }
+        true
+    }
+
+    fn take_delimited(&mut self, at: usize, n: usize) -> (usize, bool) {
+        let Reply::Until(delim) = &self.shape.reply else {
+            unreachable!("take_delimited is called for delimited replies only")
+        };
+        for (i, &b) in self.inbuf[at..n].iter().enumerate() {
+            let mut m = self.delim_matched;
+            while m > 0 && delim[m] != b {
+                m = self.shape.delim_fail[m - 1];
+            }
+            if delim[m] == b {
+                m += 1;
+            }
+            if m == delim.len() {
+                self.delim_matched = 0;
+                self.reply_pos = 0;
+                return (i + 1, true);
+            }
+            self.delim_matched = m;
+        }
+        self.reply_pos += n - at;
+        (n - at, false)
+    }
+
+    fn unexpected(&self, at: usize, n: usize) -> OpError {
+        let shown = &self.inbuf[at..n.min(at + 80)];
+        if shown.starts_with(crate::framing::ERROR_PREFIX) {
+            let line = shown.split(|&b| b == b'\n').next().unwrap_or(shown);
+            return OpError::new(
+                ErrorKind::Mismatch,
+                String::from_utf8_lossy(line).into_owned(),
+            );
+        }
+        OpError::new(
+            ErrorKind::Mismatch,
+            format!(
+                "{} bytes arrived with no request in flight: \"{}\" (is the reply larger than --expect-size?)",
+                n - at,
+                shown.escape_ascii()
+            ),
+        )
+    }
+
+    fn mismatch(&self, seq: u64, at: usize, n: usize) -> OpError {
+        let shown = &self.inbuf[at..n.min(at + 80)];
+        if self.reply_pos == 0 && shown.starts_with(crate::framing::ERROR_PREFIX) {
+            let line = shown.split(|&b| b == b'\n').next().unwrap_or(shown);
+            return OpError::new(
+                ErrorKind::Mismatch,
+                String::from_utf8_lossy(line).into_owned(),
+            );
+        }
+        OpError::new(
+            ErrorKind::Mismatch,
+            format!(
+                "reply to request {seq} differs from the request at byte {}: the echo is not byte-exact",
+                self.reply_pos
+            ),
+        )
+    }
+
+    /// Writes bulk payload (stream mode) from a buffer of whole messages, about [`IO_CHUNK`]
+    /// bytes a call; returns the payload bytes written by this call.
+    pub async fn send_bulk(&mut self) -> Result<usize, OpError> {
+        if self.bulk.is_empty() {
+            let unit = self.shape.request.len();
+            let len = if unit >= IO_CHUNK {
+                IO_CHUNK
+            } else {
+                IO_CHUNK / unit * unit
+            };
+            self.bulk = (0..len).map(pattern_byte).collect();
+        }
+        let n = self
+            .stream
+            .write(&self.bulk[self.bulk_pos..])
+            .await
+            .map_err(|e| OpError::io("write", &e))?;
+        if n == 0 {
+            return Err(OpError::new(ErrorKind::Reset, "write: connection closed"));
+        }
+        self.bulk_pos = (self.bulk_pos + n) % self.bulk.len();
+        Ok(n)
+    }
+
+    /// Reads bulk payload (source mode); returns the bytes read.
+    pub async fn recv_bulk(&mut self) -> Result<usize, OpError> {
+        let n = self
+            .stream
+            .read(&mut self.inbuf)
+            .await
+            .map_err(|e| OpError::io("read", &e))?;
+        if n == 0 {
+            return Err(OpError::new(
+                ErrorKind::ShortReply,
+                "the server closed the connection",
+            ));
+        }
+        if n >= crate::framing::ERROR_PREFIX.len()
+            && self.inbuf.starts_with(crate::framing::ERROR_PREFIX)
+        {
+            let line = self.inbuf[..n]
+                .split(|&b| b == b'\n')
+                .next()
+                .unwrap_or_default();
+            return Err(OpError::new(
+                ErrorKind::Mismatch,
+                String::from_utf8_lossy(line).into_owned(),
+            ));
+        }
+        Ok(n)
+    }
+
+    /// Sends the preamble, if any, before bulk transfer begins.
+    pub async fn start_bulk(&mut self) -> Result<(), OpError> {
+        self.flush().await.map(|_| ())
+    }
+}
+
+/// The KMP failure function of `pattern`: for each prefix, the length of its longest proper
+/// prefix that is also a suffix.
+fn kmp_failure(pattern: &[u8]) -> Vec<usize> {
+    let mut fail = vec![0; pattern.len()];
+    let mut k = 0;
+    for i in 1..pattern.len() {
+        while k > 0 && pattern[i] != pattern[k] {
+            k = fail[k - 1];
+        }
+        if pattern[i] == pattern[k] {
+            k += 1;
+        }
+        fail[i] = k;
+    }
+    fail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kmp_table() {
+        assert_eq!(kmp_failure(b"END\r\n"), vec![0, 0, 0, 0, 0]);
+        assert_eq!(kmp_failure(b"aab"), vec![0, 1, 0]);
+        assert_eq!(kmp_failure(b"abab"), vec![0, 0, 1, 2]);
+    }
+}

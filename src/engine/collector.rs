@@ -1,0 +1,130 @@
+//! The collector: adds up the workers' intervals into the run's totals, builds the exact
+//! per-second series (a second is closed once every worker has moved past it), and drives the
+//! live progress line. Memory stays bounded: only seconds still open are held.
+
+use super::usage::CpuTimes;
+use super::worker::Msg;
+use crate::record::{Phase, Recorder};
+use crate::report::progress::{Progress, Snapshot};
+use crate::summary::SeriesPoint;
+use std::collections::BTreeMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// What the collector gathered by the end of a run.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// The measured part, all workers.
+    pub total: Recorder,
+    /// The warm-up, all workers.
+    pub warm: Recorder,
+    /// One point per second of the measured part.
+    pub series: Vec<SeriesPoint>,
+    /// Worker CPU time over the measured part.
+    pub cpu: CpuTimes,
+}
+
+struct Collector {
+    /// The latest second each worker has shipped (None: nothing yet); finished workers are None
+    /// in `open_workers`.
+    shipped: Vec<Option<u64>>,
+    finished: Vec<bool>,
+    pending: BTreeMap<u64, Recorder>,
+    out: Collected,
+    progress: Progress,
+    t0: Instant,
+}
+
+impl Collector {
+    fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Interval { worker, interval } => match interval.phase {
+                Phase::Warmup => {
+                    self.out.warm += &interval.rec;
+                    self.show_warmup();
+                }
+                Phase::Measure => {
+                    *self.pending.entry(interval.second).or_default() += &interval.rec;
+                    self.shipped[worker] = Some(interval.second);
+                    self.close_ready();
+                }
+            },
+            Msg::Done { worker, cpu } => {
+                self.finished[worker] = true;
+                self.out.cpu += cpu;
+                self.close_ready();
+            }
+        }
+    }
+
+    /// Closes every pending second that no worker can add to any more.
+    fn close_ready(&mut self) {
+        let floor = self
+            .shipped
+            .iter()
+            .zip(&self.finished)
+            .filter(|(_, &done)| !done)
+            .map(|(s, _)| s.map_or(-1, |s| s as i64))
+            .min();
+        while let Some((&second, _)) = self.pending.first_key_value() {
+            if floor.is_some_and(|f| second as i64 > f) {
+                break;
+            }
+            let rec = self.pending.remove(&second).expect("first key exists");
+            self.close(second, rec);
+        }
+    }
+
+    fn close(&mut self, second: u64, rec: Recorder) {
+        let point = SeriesPoint::of(second, &rec);
+        self.out.total += &rec;
+        let p99 = (!self.out.total.latency.is_empty())
+            .then(|| self.out.total.latency.value_at_quantile(0.99) as f64 / 1000.0);
+        self.progress.show(&Snapshot {
+            elapsed: Duration::from_secs(second + 1),
+            warmup: false,
+            ok: self.out.total.ok,
+            ops_per_s: point.ok as f64,
+            p99_us: p99,
+            errors: self.out.total.errors.total(),
+        });
+        self.out.series.push(point);
+    }
+
+    fn show_warmup(&mut self) {
+        let elapsed = self.t0.elapsed();
+        self.progress.show(&Snapshot {
+            elapsed,
+            warmup: true,
+            ok: self.out.warm.ok,
+            ops_per_s: self.out.warm.ok as f64 / elapsed.as_secs_f64().max(1e-3),
+            p99_us: None,
+            errors: self.out.warm.errors.total(),
+        });
+    }
+}
+
+/// Receives from `workers` workers until they have all finished, and returns the totals.
+pub fn collect(rx: Receiver<Msg>, workers: usize, progress: Progress, t0: Instant) -> Collected {
+    let mut c = Collector {
+        shipped: vec![None; workers],
+        finished: vec![false; workers],
+        pending: BTreeMap::new(),
+        out: Collected::default(),
+        progress,
+        t0,
+    };
+    loop {
+        match rx.recv_timeout(Duration::from_millis(500)) {
+            Ok(msg) => c.handle(msg),
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let rest = std::mem::take(&mut c.pending);
+    for (second, rec) in rest {
+        c.close(second, rec);
+    }
+    c.progress.finish();
+    c.out
+}

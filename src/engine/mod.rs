@@ -1,0 +1,197 @@
+//! The engine: workers = load model × driver, deadlines, shutdown, and the collector.
+//!
+//! `plan.threads` worker threads each run a single-threaded runtime that owns its share of the
+//! connections and its own recorder (a shared-nothing design: no locks or shared atomics on the
+//! hot path). Workers ship per-second intervals to the collector on the calling thread, which
+//! merges them exactly. A run ends at its deadline whatever the target does: requests still in
+//! flight then are dropped uncounted.
+
+mod collector;
+mod conn;
+mod timeline;
+pub mod usage;
+mod worker;
+
+use crate::cli::{ClientMode, RunArgs};
+use crate::error::UsageError;
+use crate::plan::{mode_name, Plan, Reply};
+use crate::report::progress::Progress;
+use crate::summary::{self, Distribution, ErrorSummary, Summary, Throughput};
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+pub use collector::Collected;
+
+/// `wirebench run`: validate, check the target answers, run, report, exit code.
+pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let plan = Plan::try_from(args)?;
+    preflight(&plan)?;
+    let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
+    let summary = execute(&plan, progress)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        crate::report::json::write(&summary, &mut out)?;
+    } else {
+        crate::report::table::write(&summary, &mut out)?;
+    }
+    out.flush()?;
+    Ok(exit_code(&summary))
+}
+
+/// 0 when every operation succeeded (and something was measured), 1 otherwise.
+pub fn exit_code(s: &Summary) -> ExitCode {
+    let bulk = s.throughput.sent_bytes + s.throughput.received_bytes > 0 && s.latency.is_none();
+    if s.errors.total > 0 || (s.ok == 0 && !bulk) {
+        ExitCode::from(crate::app::EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Connects once before the load starts, so a target that is not there is bad input (exit 2)
+/// with a message saying what to do, not a run full of errors.
+pub fn preflight(plan: &Plan) -> Result<(), UsageError> {
+    let addr = plan.target.addr;
+    match std::net::TcpStream::connect_timeout(&addr, plan.timeout) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(UsageError(format!(
+            "connection refused by {addr}: nothing listens there; start a server (e.g. wirebench serve tcp) or check the port"
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(UsageError(format!(
+            "no answer from {addr} within {:?}: check the address, or raise --timeout",
+            plan.timeout
+        ))),
+        Err(e) => Err(UsageError(format!(
+            "cannot connect to {addr}: {e}; check the address"
+        ))),
+    }
+}
+
+/// Runs `plan` to completion and summarises it.
+pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
+    let plan = Arc::new(plan.clone());
+    let timeline = Arc::new(timeline::Timeline::new(&plan));
+    let (tx, rx) = mpsc::channel();
+    let mut handles = Vec::with_capacity(plan.threads);
+    for w in 0..plan.threads {
+        let spec = worker::WorkerSpec {
+            worker: w,
+            connections: (w..plan.connections).step_by(plan.threads).collect(),
+            plan: plan.clone(),
+            timeline: timeline.clone(),
+            tx: tx.clone(),
+        };
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("wirebench-{w}"))
+                .spawn(move || worker::run(spec))?,
+        );
+    }
+    drop(tx);
+    let collected = collector::collect(rx, plan.threads, progress, timeline.t0);
+    for h in handles {
+        h.join()
+            .map_err(|_| anyhow::anyhow!("a worker thread panicked"))??;
+    }
+    let end = Instant::now();
+    let start = timeline.measure_start().unwrap_or(end);
+    let stop = timeline.deadline(start).map_or(end, |d| d.min(end));
+    let measured = stop.saturating_duration_since(start);
+    let started_unix_ms = (SystemTime::now() - end.saturating_duration_since(start))
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let warm_for = start.saturating_duration_since(timeline.t0);
+    Ok(summarize(
+        &plan,
+        collected,
+        measured,
+        warm_for,
+        started_unix_ms,
+    ))
+}
+
+/// Builds the summary of a finished run.
+fn summarize(
+    plan: &Plan,
+    mut c: Collected,
+    measured: Duration,
+    warm_for: Duration,
+    started_unix_ms: u64,
+) -> Summary {
+    let unit = plan.workload.request.len();
+    let bulk = match plan.workload.mode {
+        ClientMode::Stream => Some(c.total.sent_bytes),
+        ClientMode::Source => Some(c.total.received_bytes),
+        _ => None,
+    };
+    if let Some(bytes) = bulk {
+        c.total.messages = bytes / unit as u64;
+    }
+    let cpu_s = (c.cpu.user + c.cpu.sys).as_secs_f64();
+    let mut s = Summary {
+        schema: summary::SCHEMA,
+        wirebench_version: env!("CARGO_PKG_VERSION"),
+        started_unix_ms,
+        target: plan.target.url.clone(),
+        protocol: "tcp",
+        mode: mode_name(plan.workload.mode),
+        config: config(plan),
+        duration_s: measured.as_secs_f64(),
+        ok: c.total.ok,
+        errors: ErrorSummary::of(&c.total),
+        throughput: Throughput::of(&c.total, measured, bulk.map(|_| unit)),
+        latency: Distribution::of(&c.total.latency),
+        service_time: Distribution::of(&c.total.service),
+        connect: Distribution::of(&c.total.connect),
+        warmup: plan.warmup.map(|_| summary::Warmup {
+            duration_s: warm_for.as_secs_f64(),
+            ok: c.warm.ok,
+            errors: c.warm.errors.total(),
+            p50_us: (!c.warm.latency.is_empty())
+                .then(|| c.warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
+        }),
+        series: c.series,
+        generator: summary::Generator {
+            threads: plan.threads,
+            cpu_user_s: c.cpu.user.as_secs_f64(),
+            cpu_sys_s: c.cpu.sys.as_secs_f64(),
+            cpu_percent_of_threads: 100.0 * cpu_s
+                / (measured.as_secs_f64() * plan.threads as f64).max(1e-9),
+            peak_rss_kib: usage::peak_rss_kib(),
+        },
+        notes: Vec::new(),
+    };
+    s.notes = crate::diagnose::notes(&s);
+    s
+}
+
+fn config(plan: &Plan) -> summary::Config {
+    summary::Config {
+        connections: plan.connections,
+        threads: plan.threads,
+        pipeline: plan.load.in_flight(),
+        think_s: plan.load.think().map(|d| d.as_secs_f64()),
+        request_bytes: plan.workload.request.len(),
+        reply_bytes: match &plan.workload.reply {
+            Reply::Size(n)
+                if !matches!(plan.workload.mode, ClientMode::Stream | ClientMode::Source) =>
+            {
+                Some(*n)
+            }
+            _ => None,
+        },
+        reply_until: match &plan.workload.reply {
+            Reply::Until(d) => Some(crate::units::escape(d)),
+            Reply::Size(_) => None,
+        },
+        preamble: plan.workload.preamble().is_some(),
+        duration_s: plan.stop.duration.map(|d| d.as_secs_f64()),
+        requests: plan.stop.requests,
+        timeout_s: plan.timeout.as_secs_f64(),
+        nodelay: plan.socket.nodelay,
+        sndbuf: plan.socket.sndbuf,
+        rcvbuf: plan.socket.rcvbuf,
+    }
+}

@@ -1,0 +1,74 @@
+//! The phases of a run in time: warm-up, then the measured part, which ends at a deadline or
+//! when the request quota is used up.
+//!
+//! A warm-up by duration ends at a known instant. A warm-up by count ends when the last
+//! connection has done its share: connections that finish early wait at a gate, so the measured
+//! part starts at one instant for every worker and the per-second series lines up.
+
+use crate::plan::{Plan, Warmup};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Shared by all workers: when the run began and when measuring starts.
+#[derive(Debug)]
+pub struct Timeline {
+    /// When the run (warm-up included) began.
+    pub t0: Instant,
+    /// Measuring time, if the run is bounded by time.
+    pub duration: Option<Duration>,
+    /// Connections still warming up (warm-up by count).
+    remaining: AtomicUsize,
+    start: watch::Sender<Option<Instant>>,
+}
+
+impl Timeline {
+    /// The timeline of `plan`, beginning now.
+    pub fn new(plan: &Plan) -> Timeline {
+        let t0 = Instant::now();
+        let start = match plan.warmup {
+            None => Some(t0),
+            Some(Warmup::Duration(w)) => Some(t0 + w),
+            Some(Warmup::Count(_)) => None,
+        };
+        Timeline {
+            t0,
+            duration: plan.stop.duration,
+            remaining: AtomicUsize::new(plan.connections),
+            start: watch::channel(start).0,
+        }
+    }
+
+    /// When measuring starts, if that is known yet.
+    pub fn measure_start(&self) -> Option<Instant> {
+        *self.start.borrow()
+    }
+
+    /// Waits until the measuring start is known, and returns it.
+    pub async fn wait_measure_start(&self) -> Instant {
+        let mut rx = self.start.subscribe();
+        let start = *rx
+            .wait_for(Option::is_some)
+            .await
+            .expect("the timeline outlives its workers");
+        start.expect("waited for Some")
+    }
+
+    /// A connection has done its warm-up share; the last one to arrive starts the measured part.
+    pub fn arrive(&self) {
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.start.send_replace(Some(Instant::now()));
+        }
+    }
+
+    /// When the measured part ends, given its start (None: ends by request count only).
+    pub fn deadline(&self, start: Instant) -> Option<Instant> {
+        self.duration.map(|d| start + d)
+    }
+
+    /// The last whole second of the series, so stragglers past the deadline fold into it.
+    pub fn last_second(&self) -> Option<u64> {
+        self.duration
+            .map(|d| (d.as_secs_f64().ceil() as u64).saturating_sub(1))
+    }
+}

@@ -1,0 +1,248 @@
+//! One worker: an OS thread running a single-threaded runtime that owns its connections and its
+//! recorder. Nothing on the hot path is shared with other workers; once a second the worker
+//! ships what it recorded to the collector as an [`Interval`].
+
+use super::conn;
+use super::timeline::Timeline;
+use super::usage::{thread_cpu, CpuTimes};
+use crate::driver::tcp::TcpDriver;
+use crate::plan::Plan;
+use crate::record::{Interval, OpError, Phase, Recorder};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a worker tells the collector.
+#[derive(Debug)]
+pub enum Msg {
+    /// One second (or the warm-up) of measurements.
+    Interval {
+        /// Which worker.
+        worker: usize,
+        /// The measurements (boxed: a recorder is large, a `Done` is small).
+        interval: Box<Interval>,
+    },
+    /// The worker has finished; its CPU time over the measured part.
+    Done {
+        /// Which worker.
+        worker: usize,
+        /// CPU used by the worker's thread while measuring.
+        cpu: CpuTimes,
+    },
+}
+
+/// The worker's recorder: warm-up and the current second, shipped as they complete.
+#[derive(Debug)]
+pub struct WorkerRec {
+    worker: usize,
+    tx: Sender<Msg>,
+    warm: Recorder,
+    cur: Recorder,
+    start: Option<Instant>,
+    second: u64,
+    next_boundary: Option<Instant>,
+    last_second: Option<u64>,
+    cpu_at_start: Option<CpuTimes>,
+}
+
+impl WorkerRec {
+    fn new(worker: usize, tx: Sender<Msg>, timeline: &Timeline) -> WorkerRec {
+        let mut rec = WorkerRec {
+            worker,
+            tx,
+            warm: Recorder::new(),
+            cur: Recorder::new(),
+            start: None,
+            second: 0,
+            next_boundary: None,
+            last_second: timeline.last_second(),
+            cpu_at_start: None,
+        };
+        if let Some(start) = timeline.measure_start() {
+            rec.start = Some(start);
+            rec.next_boundary = Some(start + Duration::from_secs(1));
+        }
+        rec
+    }
+
+    /// Measuring has started at `start`: ship the warm-up and note the CPU used so far.
+    pub fn mark_start(&mut self, start: Instant) {
+        if self.cpu_at_start.is_some() {
+            return;
+        }
+        self.cpu_at_start = Some(thread_cpu());
+        self.start = Some(start);
+        self.next_boundary = Some(start + Duration::from_secs(1));
+        let warm = std::mem::take(&mut self.warm);
+        self.ship(0, Phase::Warmup, warm);
+    }
+
+    fn ship(&mut self, second: u64, phase: Phase, rec: Recorder) {
+        if rec.is_empty() && phase == Phase::Warmup {
+            return;
+        }
+        // The collector outlives every worker; a failed send means it is gone and the run is over.
+        let _ = self.tx.send(Msg::Interval {
+            worker: self.worker,
+            interval: Box::new(Interval { second, phase, rec }),
+        });
+    }
+
+    /// Ships the current second if `now` has passed its end.
+    pub fn rotate(&mut self, now: Instant) {
+        let (Some(start), Some(boundary)) = (self.start, self.next_boundary) else {
+            return;
+        };
+        if now < boundary {
+            return;
+        }
+        let mut second = (now - start).as_secs();
+        if let Some(last) = self.last_second {
+            second = second.min(last);
+        }
+        if second == self.second {
+            // Past the last second: keep folding stragglers into it.
+            self.next_boundary = Some(now + Duration::from_secs(3600));
+            return;
+        }
+        let done = std::mem::take(&mut self.cur);
+        let shipped = self.second;
+        self.second = second;
+        self.next_boundary = Some(start + Duration::from_secs(second + 1));
+        self.ship(shipped, Phase::Measure, done);
+    }
+
+    /// The recorder for an event at `at` (measured if at or after the start).
+    fn slot(&mut self, at: Instant, now: Instant) -> &mut Recorder {
+        match self.start {
+            Some(start) if at >= start => {
+                self.rotate(now);
+                &mut self.cur
+            }
+            _ => &mut self.warm,
+        }
+    }
+
+    /// A reply to a request sent at `sent` arrived at `now`.
+    #[inline]
+    pub fn ok(&mut self, sent: Instant, now: Instant) {
+        self.slot(sent, now).ok(now - sent);
+    }
+
+    /// `n` operations failed with `err`, the oldest sent at `sent`.
+    pub fn error(&mut self, sent: Instant, now: Instant, err: OpError, n: usize) {
+        let slot = self.slot(sent, now);
+        let kind = err.kind;
+        slot.error(err);
+        for _ in 1..n {
+            slot.error(OpError::new(kind, String::new()));
+        }
+    }
+
+    /// Payload bytes written at `now`.
+    #[inline]
+    pub fn sent(&mut self, now: Instant, bytes: usize) {
+        self.slot(now, now).sent_bytes += bytes as u64;
+    }
+
+    /// Payload bytes read at `now`.
+    #[inline]
+    pub fn received(&mut self, now: Instant, bytes: usize) {
+        self.slot(now, now).received_bytes += bytes as u64;
+    }
+
+    /// A connection started at `began` took `took` to establish.
+    pub fn connected(&mut self, began: Instant, now: Instant, took: Duration) {
+        self.slot(began, now).connected(took);
+    }
+
+    /// Ships whatever is left and reports the worker's CPU time.
+    fn finish(&mut self) {
+        let cpu = self
+            .cpu_at_start
+            .map_or(CpuTimes::default(), |c| thread_cpu() - c);
+        let warm = std::mem::take(&mut self.warm);
+        self.ship(0, Phase::Warmup, warm);
+        let cur = std::mem::take(&mut self.cur);
+        let second = self.second;
+        self.ship(second, Phase::Measure, cur);
+        let _ = self.tx.send(Msg::Done {
+            worker: self.worker,
+            cpu,
+        });
+    }
+}
+
+/// Everything a worker thread needs.
+pub struct WorkerSpec {
+    /// Worker index.
+    pub worker: usize,
+    /// Global indices of the connections this worker owns.
+    pub connections: Vec<usize>,
+    /// The run's plan.
+    pub plan: Arc<Plan>,
+    /// The run's phases.
+    pub timeline: Arc<Timeline>,
+    /// Where intervals go.
+    pub tx: Sender<Msg>,
+}
+
+/// Runs one worker to completion on the calling thread.
+pub fn run(spec: WorkerSpec) -> std::io::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    let rec = Rc::new(RefCell::new(WorkerRec::new(
+        spec.worker,
+        spec.tx,
+        &spec.timeline,
+    )));
+    let driver = Rc::new(TcpDriver::new(
+        spec.plan.target.addr,
+        &spec.plan.workload,
+        spec.plan.socket,
+    ));
+    local.block_on(&rt, async {
+        let ticker = tokio::task::spawn_local(tick(rec.clone(), spec.timeline.clone()));
+        let mut own = spec.connections.iter().map(|&index| conn::Ctx {
+            index,
+            plan: spec.plan.clone(),
+            timeline: spec.timeline.clone(),
+            rec: rec.clone(),
+            driver: driver.clone(),
+        });
+        // The first connection runs in this future itself, sparing the one-connection ping-pong
+        // a task switch per reply; the others are tasks on the same thread.
+        let first = own.next();
+        let others: Vec<_> = own
+            .map(|ctx| tokio::task::spawn_local(conn::run(ctx)))
+            .collect();
+        if let Some(ctx) = first {
+            conn::run(ctx).await;
+        }
+        for task in others {
+            let _ = task.await;
+        }
+        ticker.abort();
+    });
+    rec.borrow_mut().finish();
+    Ok(())
+}
+
+/// Ships each second on time even when no reply arrives (a stalled target).
+async fn tick(rec: Rc<RefCell<WorkerRec>>, timeline: Arc<Timeline>) {
+    let start = timeline.wait_measure_start().await;
+    tokio::time::sleep_until(start.into()).await;
+    rec.borrow_mut().mark_start(start);
+    loop {
+        let next = rec.borrow().next_boundary;
+        match next {
+            Some(b) => tokio::time::sleep_until(b.into()).await,
+            None => return,
+        }
+        rec.borrow_mut().rotate(Instant::now());
+    }
+}

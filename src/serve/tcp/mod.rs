@@ -1,0 +1,365 @@
+//! The reference TCP server: echo, sink or source, for wirebench clients (which announce their
+//! sizes in a preamble, see [`crate::framing`]) and plain clients alike.
+//!
+//! # Design
+//!
+//! `threads` OS threads each run a single-threaded tokio runtime with its own handle on the one
+//! listening socket; whichever thread accepts a connection serves it to the end, so a connection
+//! never migrates and its counters stay on one thread's cache lines (see `stats`). A connection
+//! (see `conn`) reads into a fixed 64 KiB buffer and answers each read with one write, however
+//! many pipelined requests the read held; it never buffers a whole request, so memory per
+//! connection is bounded whatever a client sends.
+//!
+//! Shutdown stops every thread's accept loop; dropping the runtime then ends its connection tasks
+//! at once. Connection tasks deliberately do not watch the shutdown themselves: polling a shared
+//! watch on every wake-up would take a cross-thread lock per request.
+
+mod command;
+mod conn;
+mod filler;
+mod framer;
+mod stats;
+mod transfer;
+
+pub use command::main;
+pub use stats::ServerStats;
+
+use crate::cli::ServerMode;
+use crate::plan::SocketOptions;
+use crate::serve::Shutdown;
+use filler::Filler;
+use framer::Framer;
+use socket2::SockRef;
+use stats::{CounterSet, Tally};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+
+/// Message size pushed to plain clients in source mode when none is configured.
+pub const DEFAULT_SOURCE_SIZE: usize = 1024;
+
+/// How long a thread backs off after a failed accept (e.g. out of file descriptors), so it does
+/// not spin while the condition lasts.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// What the server does and how.
+#[derive(Clone, Debug)]
+pub struct TcpServerOptions {
+    /// Echo, sink or source. A wirebench client whose intent does not fit is told so and closed.
+    pub mode: ServerMode,
+    /// Echo mode, plain clients: reply to each request with this many bytes instead of echoing
+    /// it. Wirebench clients announce their own reply size.
+    pub reply_size: Option<usize>,
+    /// Source mode, plain clients: size of the pushed messages. Wirebench clients announce theirs.
+    pub source_size: usize,
+    /// How requests of plain clients are framed.
+    pub plain: PlainFraming,
+    /// Service time: wait this long before the first byte of each reply (each pushed message in
+    /// source mode). Requests on one connection are served in order, so K pipelined requests take
+    /// K times as long.
+    pub delay: Option<Duration>,
+    /// Options applied to every accepted socket (and SO_RCVBUF to the listener).
+    pub socket: SocketOptions,
+    /// Connections beyond this many open at a time are accepted and closed at once.
+    pub max_connections: Option<usize>,
+    /// Server threads, each with its own runtime (at least 1).
+    pub threads: usize,
+}
+
+impl Default for TcpServerOptions {
+    fn default() -> Self {
+        TcpServerOptions {
+            mode: ServerMode::Echo,
+            reply_size: None,
+            source_size: DEFAULT_SOURCE_SIZE,
+            plain: PlainFraming::Stream,
+            delay: None,
+            socket: SocketOptions {
+                nodelay: true,
+                ..SocketOptions::default()
+            },
+            max_connections: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// How the server frames the requests of a plain (non-wirebench) client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlainFraming {
+    /// No framing: every read is one request, echoed as it arrives.
+    Stream,
+    /// Every request is exactly this many bytes.
+    Fixed(usize),
+    /// A request ends with these bytes; a request over 1 MiB is a bad frame.
+    Delimiter(Vec<u8>),
+}
+
+/// What every connection of one server shares, read-only except for the admission count.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    options: TcpServerOptions,
+    /// Plain clients' replies when `reply_size` is set (ending with the delimiter, if any).
+    plain_reply: Option<Filler>,
+    /// Plain clients' pushed messages in source mode.
+    plain_source: Filler,
+    /// Connections open now, over all threads; only kept when `max_connections` is set, so an
+    /// unlimited server touches no shared counter per connection.
+    admitted: AtomicUsize,
+}
+
+impl Shared {
+    fn new(options: TcpServerOptions) -> io::Result<Shared> {
+        let invalid = |what: &str| Err(io::Error::new(io::ErrorKind::InvalidInput, what));
+        if options.reply_size == Some(0) || options.source_size == 0 {
+            return invalid("reply and message sizes must be at least 1 byte");
+        }
+        let tail: &[u8] = match &options.plain {
+            PlainFraming::Fixed(0) => return invalid("fixed request size must be at least 1 byte"),
+            PlainFraming::Delimiter(d) if d.is_empty() => return invalid("empty delimiter"),
+            PlainFraming::Delimiter(d) => d,
+            _ => &[],
+        };
+        Ok(Shared {
+            plain_reply: options.reply_size.map(|n| Filler::tailed(n, tail)),
+            plain_source: Filler::tailed(options.source_size, tail),
+            admitted: AtomicUsize::new(0),
+            options,
+        })
+    }
+
+    /// A fresh framer for a plain client.
+    fn plain_framer(&self) -> Framer {
+        match &self.options.plain {
+            PlainFraming::Stream => Framer::PerRead,
+            PlainFraming::Fixed(n) => Framer::sized(*n as u64),
+            PlainFraming::Delimiter(d) => Framer::delimited(d),
+        }
+    }
+}
+
+/// Serves `listener` until `shutdown` is triggered, then returns the final counters.
+///
+/// The listener must be bound and listening; it is switched to non-blocking mode here. Fails
+/// only if the server cannot start (bad options, no threads or runtimes); per-connection errors
+/// just end that connection.
+pub fn run(
+    listener: std::net::TcpListener,
+    options: TcpServerOptions,
+    shutdown: Shutdown,
+) -> io::Result<ServerStats> {
+    let counters = CounterSet::new(options.threads);
+    serve(listener, options, shutdown, counters.clone())?;
+    Ok(counters.snapshot())
+}
+
+/// A server running on a background thread (see [`spawn`]). Dropping it stops the server too.
+#[derive(Debug)]
+pub struct ServerHandle {
+    /// The address the server listens on.
+    pub addr: SocketAddr,
+    shutdown: Shutdown,
+    counters: Arc<CounterSet>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl ServerHandle {
+    /// The counters so far, while the server runs.
+    pub fn stats(&self) -> ServerStats {
+        self.counters.snapshot()
+    }
+
+    /// Stops the server, waits for its threads and returns the final counters.
+    pub fn stop(mut self) -> ServerStats {
+        self.finish();
+        self.counters.snapshot()
+    }
+
+    fn finish(&mut self) {
+        self.shutdown.trigger();
+        if let Some(thread) = self.thread.take() {
+            // The server's own errors can only be start-up errors, which leave the counters at
+            // zero; the caller sees that in the stats.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Runs [`run`] on a background thread; the listener is already listening, so clients may
+/// connect as soon as this returns.
+pub fn spawn(
+    listener: std::net::TcpListener,
+    options: TcpServerOptions,
+) -> io::Result<ServerHandle> {
+    let addr = listener.local_addr()?;
+    let shutdown = Shutdown::new();
+    let counters = CounterSet::new(options.threads);
+    let (stop, set) = (shutdown.clone(), counters.clone());
+    let thread = std::thread::Builder::new()
+        .name("serve-tcp".into())
+        .spawn(move || serve(listener, options, stop, set))?;
+    Ok(ServerHandle {
+        addr,
+        shutdown,
+        counters,
+        thread: Some(thread),
+    })
+}
+
+/// Starts the server threads and waits for them. Everything that can fail is prepared before the
+/// first thread starts, so a failure leaves nothing running.
+fn serve(
+    listener: std::net::TcpListener,
+    options: TcpServerOptions,
+    shutdown: Shutdown,
+    counters: Arc<CounterSet>,
+) -> io::Result<()> {
+    let threads = options.threads.max(1);
+    listener.set_nonblocking(true)?;
+    if let Some(n) = options.socket.rcvbuf {
+        // Accepted sockets inherit it; ideally it was set before listen (as `main` does), since
+        // the window scale is fixed by the handshake.
+        SockRef::from(&listener).set_recv_buffer_size(n)?;
+    }
+    let shared = Arc::new(Shared::new(options)?);
+    let mut parts = Vec::with_capacity(threads);
+    for _ in 0..threads {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        parts.push((listener.try_clone()?, runtime));
+    }
+    drop(listener);
+    let mut workers = Vec::with_capacity(threads);
+    for (i, (listener, runtime)) in parts.into_iter().enumerate() {
+        let (shared, stop) = (shared.clone(), shutdown.clone());
+        let tally = Tally::new(counters.clone(), i);
+        let spawned = std::thread::Builder::new()
+            .name(format!("serve-tcp-{i}"))
+            .spawn(move || worker(runtime, listener, shared, tally, stop));
+        match spawned {
+            Ok(w) => workers.push(w),
+            Err(e) => {
+                shutdown.trigger();
+                join(workers)?;
+                return Err(e);
+            }
+        }
+    }
+    join(workers)
+}
+
+/// Waits for every worker; the first error wins.
+fn join(workers: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
+    let mut result = Ok(());
+    for w in workers {
+        let r = w
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("a server thread panicked")));
+        if result.is_ok() {
+            result = r;
+        }
+    }
+    result
+}
+
+/// One server thread: accepts on its own runtime until shutdown, then drops the runtime, which
+/// ends the connections it serves.
+fn worker(
+    runtime: tokio::runtime::Runtime,
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    tally: Tally,
+    shutdown: Shutdown,
+) -> io::Result<()> {
+    let result = runtime.block_on(async {
+        let listener = TcpListener::from_std(listener)?;
+        let stopped = shutdown.wait();
+        tokio::pin!(stopped);
+        loop {
+            tokio::select! {
+                _ = &mut stopped => return Ok(()),
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => admit(stream, &shared, &tally),
+                    Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+                },
+            }
+        }
+    });
+    if result.is_err() {
+        // A server missing a thread would still look alive; stop all of it instead.
+        shutdown.trigger();
+    }
+    result
+}
+
+/// Applies the connection limit and socket options, then serves the connection on this thread.
+fn admit(stream: TcpStream, shared: &Arc<Shared>, tally: &Tally) {
+    let Some(admission) = Admission::new(shared, tally) else {
+        tally.rejected();
+        return; // dropping the stream closes it
+    };
+    let socket = &shared.options.socket;
+    // Failures are ignored: the peer may already have reset the connection, and then the first
+    // read says so.
+    let _ = stream.set_nodelay(socket.nodelay);
+    let sock = SockRef::from(&stream);
+    if let Some(n) = socket.sndbuf {
+        let _ = sock.set_send_buffer_size(n);
+    }
+    if let Some(n) = socket.rcvbuf {
+        let _ = sock.set_recv_buffer_size(n);
+    }
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        conn::serve(stream, &shared, &admission.tally).await;
+        drop(admission);
+    });
+}
+
+/// An admitted connection: counted open (and against the limit) until dropped, which happens
+/// when its task ends or its runtime is dropped.
+struct Admission {
+    tally: Tally,
+    limited: Option<Arc<Shared>>,
+}
+
+impl Admission {
+    /// Admits a connection, or `None` when `max_connections` are already open.
+    fn new(shared: &Arc<Shared>, tally: &Tally) -> Option<Admission> {
+        let limited = match shared.options.max_connections {
+            Some(max) => {
+                if shared.admitted.fetch_add(1, Ordering::Relaxed) >= max {
+                    shared.admitted.fetch_sub(1, Ordering::Relaxed);
+                    return None;
+                }
+                Some(shared.clone())
+            }
+            None => None,
+        };
+        tally.opened();
+        Some(Admission {
+            tally: tally.clone(),
+            limited,
+        })
+    }
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        self.tally.closed();
+        if let Some(shared) = &self.limited {
+            shared.admitted.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The three things a connection does once its framing is known: echo, sink, source.
+//!
+//! Counters are updated once per read (or per written batch), before the write that answers it,
+//! so a client that has its reply always finds it counted.
+
+use super::conn::BUF;
+use super::filler::Filler;
+use super::framer::{BadFrame, Framer};
+use super::stats::Tally;
+use std::io;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::sleep;
+
+/// Why a connection ends early.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// Read or write failed; usually the client closed or reset the connection. The error is
+    /// not kept: a reset is a normal end for a load-test connection, not worth reporting.
+    Io,
+    /// The client's bytes cannot be framed: close at once.
+    Bad,
+    /// A wirebench client must be told this (after the error prefix) before the close.
+    Refuse(String),
+}
+
+impl From<io::Error> for Stop {
+    fn from(_: io::Error) -> Stop {
+        Stop::Io
+    }
+}
+
+impl From<BadFrame> for Stop {
+    fn from(_: BadFrame) -> Stop {
+        Stop::Bad
+    }
+}
+
+/// What an echo server answers each request with.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// The request's own bytes. Echoed as they arrive: the output is byte-identical to the input
+    /// whatever the read boundaries, so nothing is held back.
+    Same,
+    /// A synthetic reply, sent once the whole request has arrived.
+    Filler(Filler),
+}
+
+/// Echo loop. `buf` holds bytes already read (after the preamble); returns when the client closes.
+pub(crate) async fn echo(
+    stream: &mut TcpStream,
+    mut buf: Vec<u8>,
+    mut framer: Framer,
+    reply: &Reply,
+    delay: Option<Duration>,
+    tally: &Tally,
+) -> Result<(), Stop> {
+    loop {
+        if !buf.is_empty() {
+            tally.read(buf.len());
+            match delay {
+                None => answer(stream, &buf, &mut framer, reply, tally).await?,
+                Some(d) => answer_paced(stream, &buf, &mut framer, reply, d, tally).await?,
+            }
+        }
+        if !read(stream, &mut buf).await? {
+            return Ok(());
+        }
+    }
+}
+
+/// Reads the next chunk into the (emptied) buffer; false at end of stream.
+async fn read(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<bool> {
+    buf.clear();
+    debug_assert!(buf.capacity() >= BUF);
+    // `read_buf` fills the spare capacity without zeroing it first.
+    Ok(stream.read_buf(buf).await? > 0)
+}
+
+/// Answers every request a chunk completes with one write (or one per block of filler).
+async fn answer(
+    stream: &mut TcpStream,
+    chunk: &[u8],
+    framer: &mut Framer,
+    reply: &Reply,
+    tally: &Tally,
+) -> Result<(), Stop> {
+    let done = framer.count(chunk)?;
+    tally.requests(done);
+    match reply {
+        Reply::Same => {
+            tally.wrote(chunk.len() as u64);
+            stream.write_all(chunk).await?;
+        }
+        Reply::Filler(filler) => {
+            tally.wrote(done * filler.size() as u64);
+            filler.write(stream, done).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Like [`answer`], but waits `delay` before the first byte of each reply, one request after the
+/// other. The waits dominate, so one write per request costs nothing that matters.
+async fn answer_paced(
+    stream: &mut TcpStream,
+    chunk: &[u8],
+    framer: &mut Framer,
+    reply: &Reply,
+    delay: Duration,
+    tally: &Tally,
+) -> Result<(), Stop> {
+    let mut rest = chunk;
+    while !rest.is_empty() {
+        match reply {
+            Reply::Same => {
+                if framer.at_start() {
+                    sleep(delay).await;
+                }
+                let end = framer.split(rest)?;
+                let cut = end.unwrap_or(rest.len());
+                tally.requests(u64::from(end.is_some()));
+                tally.wrote(cut as u64);
+                stream.write_all(&rest[..cut]).await?;
+                rest = &rest[cut..];
+            }
+            Reply::Filler(filler) => {
+                let Some(end) = framer.split(rest)? else {
+                    break;
+                };
+                sleep(delay).await;
+                tally.requests(1);
+                tally.wrote(filler.size() as u64);
+                filler.write(stream, 1).await?;
+                rest = &rest[end..];
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sink loop: read, count, discard.
+pub(crate) async fn sink(
+    stream: &mut TcpStream,
+    mut buf: Vec<u8>,
+    mut framer: Framer,
+    tally: &Tally,
+) -> Result<(), Stop> {
+    loop {
+        if !buf.is_empty() {
+            tally.read(buf.len());
+            tally.requests(framer.count(&buf)?);
+        }
+        if !read(stream, &mut buf).await? {
+            return Ok(());
+        }
+    }
+}
+
+/// Source loop: push messages as fast as the client takes them, until a write fails because the
+/// client closed. `pending` bytes the client sent are counted; anything it sends later is left
+/// unread, since reading would add a syscall per batch for nothing.
+pub(crate) async fn source(
+    stream: &mut TcpStream,
+    pending: usize,
+    filler: &Filler,
+    delay: Option<Duration>,
+    tally: &Tally,
+) -> Result<(), Stop> {
+    tally.read(pending);
+    let batch = if delay.is_some() { 1 } else { filler.batch() };
+    let bytes = batch * filler.size() as u64;
+    loop {
+        if let Some(d) = delay {
+            sleep(d).await;
+        }
+        filler.write(stream, batch).await?;
+        // Counted after the write: a message is pushed once the kernel has taken it.
+        tally.requests(batch);
+        tally.wrote(bytes);
+    }
+}

@@ -1,0 +1,263 @@
+//! The JSON reporter's output validates against `schema/result.v1.json`, and the schema rejects
+//! documents that break it, so the schema is a contract rather than decoration.
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use wirebench::record::{ErrorKind, OpError, Recorder};
+use wirebench::report;
+use wirebench::summary::{
+    Config, Distribution, ErrorSummary, Generator, SeriesPoint, Summary, Throughput, Warmup, SCHEMA,
+};
+
+/// The schema file, parsed.
+fn schema() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.v1.json");
+    let text = std::fs::read_to_string(path).expect("schema/result.v1.json is readable");
+    serde_json::from_str(&text).expect("the schema is JSON")
+}
+
+/// A draft 2020-12 validator for the schema.
+fn validator() -> jsonschema::Validator {
+    jsonschema::draft202012::new(&schema()).expect("the schema is a valid draft 2020-12 schema")
+}
+
+/// Renders a summary with the JSON reporter and parses it back.
+fn render(summary: &Summary) -> Value {
+    let mut out = Vec::new();
+    report::json::write(summary, &mut out).expect("writing to memory cannot fail");
+    let text = String::from_utf8(out).expect("JSON is UTF-8");
+    assert!(text.ends_with("}\n"), "ends with a newline: {text:?}");
+    serde_json::from_str(&text).expect("the reporter writes JSON")
+}
+
+/// Panics with every validation error when `doc` does not validate.
+fn assert_valid(doc: &Value) {
+    let v = validator();
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}\nin {doc:#}");
+}
+
+fn config(reply_bytes: Option<usize>) -> Config {
+    Config {
+        connections: 4,
+        threads: 2,
+        pipeline: 1,
+        think_s: None,
+        request_bytes: 64,
+        reply_bytes,
+        reply_until: None,
+        preamble: true,
+        duration_s: Some(10.0),
+        requests: None,
+        timeout_s: 1.0,
+        nodelay: true,
+        sndbuf: None,
+        rcvbuf: Some(262_144),
+    }
+}
+
+fn generator() -> Generator {
+    Generator {
+        threads: 2,
+        cpu_user_s: 1.23,
+        cpu_sys_s: 0.45,
+        cpu_percent_of_threads: 8.4,
+        peak_rss_kib: 12_000,
+    }
+}
+
+/// A request/response run with everything filled in: latency, connect, warm-up, series, errors.
+fn rr_summary() -> (Summary, Recorder) {
+    let mut total = Recorder::new();
+    let mut series = Vec::new();
+    for second in 0..3u64 {
+        let mut rec = Recorder::new();
+        for i in 0..1_000u64 {
+            rec.ok(Duration::from_nanos(5_000 + i * 37 + second * 1_000));
+            rec.sent_bytes += 64;
+            rec.received_bytes += 64;
+        }
+        rec.connected(Duration::from_micros(40 + second));
+        if second == 1 {
+            rec.error(OpError::new(ErrorKind::Timeout, "no reply within 1s"));
+            rec.error(OpError::new(ErrorKind::Timeout, "no reply within 1s"));
+            rec.error(OpError::new(
+                ErrorKind::Reset,
+                "read reply: connection reset by peer",
+            ));
+        }
+        series.push(SeriesPoint::of(second, &rec));
+        total += &rec;
+    }
+    series.push(SeriesPoint::of(3, &Recorder::new())); // a quiet second: p50/p99/max null
+    let mut warm = Recorder::new();
+    warm.ok(Duration::from_micros(7));
+    let summary = Summary {
+        schema: SCHEMA,
+        wirebench_version: env!("CARGO_PKG_VERSION"),
+        started_unix_ms: 1_700_000_000_000,
+        target: "tcp://127.0.0.1:40123".into(),
+        protocol: "tcp",
+        mode: "rr",
+        config: Config {
+            think_s: Some(0.001),
+            reply_until: Some("END\\r\\n".into()),
+            ..config(None)
+        },
+        duration_s: 3.0,
+        ok: total.ok,
+        errors: ErrorSummary::of(&total),
+        throughput: Throughput::of(&total, Duration::from_secs(3), None),
+        latency: Distribution::of(&total.latency),
+        service_time: Distribution::of(&total.latency),
+        connect: Distribution::of(&total.connect),
+        warmup: Some(Warmup {
+            duration_s: 1.0,
+            ok: warm.ok,
+            errors: 0,
+            p50_us: Some(warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
+        }),
+        series,
+        generator: generator(),
+        notes: vec!["a note".into()],
+    };
+    (summary, total)
+}
+
+/// A bulk (stream) run: no latency, no warm-up, no errors.
+fn bulk_summary() -> Summary {
+    let mut rec = Recorder::new();
+    rec.sent_bytes = 1_250_000_000;
+    rec.messages = rec.sent_bytes / 65_536;
+    rec.connected(Duration::from_micros(55));
+    Summary {
+        schema: SCHEMA,
+        wirebench_version: env!("CARGO_PKG_VERSION"),
+        started_unix_ms: 1_700_000_000_000,
+        target: "tcp://127.0.0.1:40124".into(),
+        protocol: "tcp",
+        mode: "stream",
+        config: Config {
+            request_bytes: 65_536,
+            ..config(None)
+        },
+        duration_s: 10.0,
+        ok: rec.ok,
+        errors: ErrorSummary::of(&rec),
+        throughput: Throughput::of(&rec, Duration::from_secs(10), Some(65_536)),
+        latency: Distribution::of(&rec.latency),
+        service_time: None,
+        connect: Distribution::of(&rec.connect),
+        warmup: None,
+        series: vec![SeriesPoint::of(0, &rec)],
+        generator: generator(),
+        notes: Vec::new(),
+    }
+}
+
+#[test]
+fn the_schema_is_valid_draft_2020_12() {
+    let s = schema();
+    assert_eq!(s["$id"], "wirebench.result/1");
+    assert_eq!(s["properties"]["schema"]["const"], SCHEMA);
+    // Building a validator checks the schema against the 2020-12 meta-schema...
+    jsonschema::draft202012::new(&s).expect("the schema obeys the 2020-12 meta-schema");
+    // ...which would catch a malformed schema.
+    let mut broken = s.clone();
+    broken["properties"]["ok"]["type"] = json!(5);
+    assert!(jsonschema::draft202012::new(&broken).is_err());
+}
+
+#[test]
+fn full_rr_result_validates() {
+    let (summary, total) = rr_summary();
+    let doc = render(&summary);
+    assert_valid(&doc);
+    assert_eq!(doc["schema"], SCHEMA);
+    assert_eq!(doc["ok"], 3_000);
+    assert_eq!(doc["errors"]["total"], 3);
+    assert_eq!(doc["errors"]["by_kind"][0]["kind"], "reset");
+    assert_eq!(doc["errors"]["by_kind"][1]["kind"], "timeout");
+    assert_eq!(doc["errors"]["by_kind"][1]["count"], 2);
+    assert_eq!(doc["series"].as_array().unwrap().len(), 4);
+    assert!(doc["series"][3]["p99_us"].is_null());
+    assert!(doc["warmup"]["p50_us"].as_f64().unwrap() > 6.9);
+    assert_eq!(doc["connect"]["count"], 3);
+
+    // The histogram decodes back to exactly what was recorded.
+    let latency = summary.latency.as_ref().unwrap();
+    let decoded = latency.histogram.decode().expect("the histogram decodes");
+    assert_eq!(decoded.len(), summary.ok);
+    assert_eq!(decoded, total.latency);
+    assert_eq!(doc["latency"]["count"], summary.ok);
+    assert_eq!(doc["latency"]["histogram"]["data"], latency.histogram.data);
+}
+
+#[test]
+fn bulk_result_with_null_latency_validates() {
+    let summary = bulk_summary();
+    assert!(summary.latency.is_none());
+    let doc = render(&summary);
+    assert_valid(&doc);
+    for field in ["latency", "service_time", "warmup"] {
+        assert!(doc[field].is_null(), "{field} is null in bulk mode");
+    }
+    assert!(doc["series"][0]["p50_us"].is_null());
+    assert!((doc["throughput"]["gbit_per_s"].as_f64().unwrap() - 1.0).abs() < 1e-9);
+    let connect = summary.connect.as_ref().unwrap();
+    assert_eq!(connect.histogram.decode().unwrap().len(), 1);
+}
+
+/// Applies `edit` to a valid document and asserts the schema now rejects it.
+fn assert_rejected(what: &str, edit: impl FnOnce(&mut Value)) {
+    let (summary, _) = rr_summary();
+    let mut doc = render(&summary);
+    assert!(validator().is_valid(&doc), "the unedited document is valid");
+    edit(&mut doc);
+    assert!(
+        !validator().is_valid(&doc),
+        "the schema accepts a document with {what}"
+    );
+}
+
+#[test]
+fn the_schema_rejects_broken_documents() {
+    assert_rejected("a missing top-level field", |d| {
+        d.as_object_mut().unwrap().remove("throughput");
+    });
+    assert_rejected("a missing nullable field", |d| {
+        d.as_object_mut().unwrap().remove("service_time");
+    });
+    assert_rejected("a missing nested field", |d| {
+        d["latency"].as_object_mut().unwrap().remove("p99_us");
+    });
+    assert_rejected("a wrong type", |d| d["ok"] = json!("3000"));
+    assert_rejected("a negative count", |d| d["ok"] = json!(-1));
+    assert_rejected("a fractional count", |d| d["errors"]["total"] = json!(2.5));
+    assert_rejected("a null that may not be null", |d| {
+        d["throughput"] = Value::Null
+    });
+    assert_rejected("a wrong schema id", |d| {
+        d["schema"] = json!("wirebench.result/2")
+    });
+    assert_rejected("an unknown field", |d| d["extra"] = json!(1));
+    assert_rejected("an unknown nested field", |d| {
+        d["config"]["extra"] = json!(1)
+    });
+    assert_rejected("an unknown mode", |d| d["mode"] = json!("udp"));
+    assert_rejected("an unknown error kind", |d| {
+        d["errors"]["by_kind"][0]["kind"] = json!("boom")
+    });
+    assert_rejected("a wrong histogram encoding", |d| {
+        d["latency"]["histogram"]["encoding"] = json!("hdrhistogram-v1")
+    });
+    assert_rejected("histogram data that is not base64", |d| {
+        d["latency"]["histogram"]["data"] = json!("not base64!")
+    });
+    assert_rejected("a series point of the wrong shape", |d| {
+        d["series"][0]["p50_us"] = json!("7.4µs")
+    });
+}

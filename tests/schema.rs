@@ -261,3 +261,46 @@ fn the_schema_rejects_broken_documents() {
         d["series"][0]["p50_us"] = json!("7.4µs")
     });
 }
+
+/// The real binary's `--json` output, for each client mode, against the reference server.
+#[test]
+fn the_binarys_json_output_validates() {
+    use std::process::Command;
+    use wirebench::cli::ServerMode;
+    use wirebench::serve::tcp::{spawn, TcpServerOptions};
+    for (server_mode, args) in [
+        (
+            ServerMode::Echo,
+            &["--mode", "rr", "-n", "200", "--warmup", "20"][..],
+        ),
+        (ServerMode::Echo, &["--mode", "crr", "-n", "50"]),
+        (ServerMode::Sink, &["--mode", "stream", "-d", "300ms"]),
+        (ServerMode::Source, &["--mode", "source", "-d", "300ms"]),
+    ] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let srv = spawn(
+            listener,
+            TcpServerOptions {
+                mode: server_mode,
+                ..TcpServerOptions::default()
+            },
+        )
+        .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+            .arg("run")
+            .arg(format!("tcp://{}", srv.addr))
+            .args(args)
+            .args(["--json", "-q", "--timeout", "2s"])
+            .output()
+            .unwrap();
+        srv.stop();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+        assert_valid(&doc);
+    }
+}

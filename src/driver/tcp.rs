@@ -308,8 +308,10 @@ impl TcpConn {
         n: usize,
     ) -> Result<(usize, bool), OpError> {
         let take = (size - self.reply_pos).min(n - at);
-        if self.shape.verify_echo && !self.echo_matches(seq, at, take) {
-            return Err(self.mismatch(seq, at, n));
+        if self.shape.verify_echo {
+            if let Some(byte) = self.first_difference(seq, at, take) {
+                return Err(self.mismatch(seq, byte, at, n));
+            }
         }
         self.reply_pos += take;
         let done = self.reply_pos == size;
@@ -319,10 +321,11 @@ impl TcpConn {
         Ok((take, done))
     }
 
-    /// Whether `inbuf[at..at+len]` equals bytes `reply_pos..` of request `seq`.
-    fn echo_matches(&self, seq: u64, at: usize, len: usize) -> bool {
+    /// The reply offset of the first byte in `inbuf[at..at+len]` that differs from request
+    /// `seq` (the bytes stand at offset `reply_pos` of the reply), if any does.
+    fn first_difference(&self, seq: u64, at: usize, len: usize) -> Option<usize> {
         let Template::Synthetic { size, pattern } = &self.shape.request else {
-            return true;
+            return None;
         };
         let data = &self.inbuf[at..at + len];
         let head = (*size).min(8);
@@ -331,7 +334,7 @@ impl TcpConn {
         let mut d = data;
         while p < head && !d.is_empty() {
             if d[0] != seq_bytes[p] {
-                return false;
+                return Some(p);
             }
             p += 1;
             d = &d[1..];
@@ -340,12 +343,16 @@ impl TcpConn {
             let off = p % pattern.len();
             let k = (pattern.len() - off).min(d.len());
             if d[..k] != pattern[off..off + k] {
-                return false;
+                let i = d
+                    .iter()
+                    .zip(&pattern[off..off + k])
+                    .position(|(a, b)| a != b);
+                return Some(p + i.unwrap_or(0));
             }
             p += k;
             d = &d[k..];
         }
-        true
+        None
     }
 
     fn take_delimited(&mut self, at: usize, n: usize) -> (usize, bool) {
@@ -390,7 +397,7 @@ impl TcpConn {
         )
     }
 
-    fn mismatch(&self, seq: u64, at: usize, n: usize) -> OpError {
+    fn mismatch(&self, seq: u64, byte: usize, at: usize, n: usize) -> OpError {
         let shown = &self.inbuf[at..n.min(at + 80)];
         if self.reply_pos == 0 && shown.starts_with(crate::framing::ERROR_PREFIX) {
             let line = shown.split(|&b| b == b'\n').next().unwrap_or(shown);
@@ -402,8 +409,7 @@ impl TcpConn {
         OpError::new(
             ErrorKind::Mismatch,
             format!(
-                "reply to request {seq} differs from the request at byte {}: the echo is not byte-exact",
-                self.reply_pos
+                "reply to request {seq} differs from the request at byte {byte}: the echo is not byte-exact"
             ),
         )
     }

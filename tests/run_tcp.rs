@@ -1,0 +1,370 @@
+//! The client against real servers on loopback: the reference server (in-process and as a
+//! process), memcached, and small hand-written misbehaving servers.
+
+mod common;
+
+use common::{free_port, run_bounded, run_json, ServerProcess};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+use wirebench::serve::tcp::{spawn, ServerHandle, TcpServerOptions};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn server(options: TcpServerOptions) -> (ServerHandle, String) {
+    let handle = spawn(TcpListener::bind("127.0.0.1:0").unwrap(), options).unwrap();
+    let url = format!("tcp://{}", handle.addr);
+    (handle, url)
+}
+
+fn n(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn ok_count_equals_the_servers_request_counter() {
+    let (srv, url) = server(TcpServerOptions::default());
+    let (json, code) = run_json(&[&url, "-c", "4", "-n", "2000", "--size", "100"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["ok"]), 2000);
+    assert_eq!(n(&json["errors"]["total"]), 0);
+    let stats = srv.stop();
+    assert_eq!(stats.requests, 2000, "server counted {stats:?}");
+    assert_eq!(n(&json["throughput"]["sent_bytes"]), 200_000);
+    assert_eq!(n(&json["throughput"]["received_bytes"]), 200_000);
+    // The server counts payload only, as the client does; preambles are framing.
+    assert_eq!(stats.bytes_in, 200_000);
+}
+
+#[test]
+fn pipelined_requests_are_all_answered_and_counted() {
+    let (srv, url) = server(TcpServerOptions::default());
+    let (json, code) = run_json(&[&url, "-c", "2", "--pipeline", "16", "-n", "5000"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["ok"]), 5000);
+    assert_eq!(srv.stop().requests, 5000);
+}
+
+/// A server that reads the preamble, then answers every 64-byte request with the same bytes
+/// but one flipped: the client must notice the echo is not byte-exact.
+#[test]
+fn corrupted_echoes_are_counted_as_mismatches() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        // The client's preflight connection comes first and sends nothing.
+        for _ in 0..2 {
+            let (s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut line = String::new();
+            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                continue;
+            }
+            let mut req = [0u8; 64];
+            if r.read_exact(&mut req).is_ok() {
+                req[40] ^= 0xff;
+                let _ = (&s).write_all(&req);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            return;
+        }
+    });
+    let url = format!("tcp://{addr}");
+    let (json, code) = run_json(&[&url, "-n", "1", "--size", "64"], LIMIT);
+    server.join().unwrap();
+    assert_eq!(code, 1);
+    assert_eq!(n(&json["ok"]), 0);
+    let kinds = json["errors"]["by_kind"].as_array().unwrap();
+    assert_eq!(kinds[0]["kind"], "mismatch", "{json}");
+    assert!(
+        kinds[0]["sample"].as_str().unwrap().contains("byte 40"),
+        "{json}"
+    );
+}
+
+#[test]
+fn server_delay_shows_in_the_median() {
+    let (_srv, url) = server(TcpServerOptions {
+        delay: Some(Duration::from_millis(5)),
+        ..TcpServerOptions::default()
+    });
+    let (json, code) = run_json(&[&url, "-c", "2", "-d", "1s"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    let p50 = f(&json["latency"]["p50_us"]);
+    assert!((5_000.0..50_000.0).contains(&p50), "p50 {p50} µs");
+    assert!(f(&json["latency"]["min_us"]) >= 5_000.0);
+}
+
+#[test]
+fn warmup_requests_stay_out_of_the_statistics() {
+    let (srv, url) = server(TcpServerOptions::default());
+    let (json, code) = run_json(&[&url, "-c", "3", "-n", "600", "--warmup", "150"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["ok"]), 600);
+    assert_eq!(n(&json["latency"]["count"]), 600);
+    assert_eq!(n(&json["warmup"]["ok"]), 150);
+    assert_eq!(srv.stop().requests, 750);
+
+    let (srv, url) = server(TcpServerOptions::default());
+    let (json, _) = run_json(&[&url, "-d", "1s", "--warmup", "500ms"], LIMIT);
+    let warm = n(&json["warmup"]["ok"]);
+    assert!(warm > 0, "{json}");
+    assert_eq!(srv.stop().requests, n(&json["ok"]) + warm);
+    assert!((0.9..1.2).contains(&f(&json["duration_s"])), "{json}");
+}
+
+#[test]
+fn connection_per_request_reports_connect_time() {
+    let (srv, url) = server(TcpServerOptions::default());
+    let (json, code) = run_json(&[&url, "--mode", "crr", "-c", "2", "-n", "300"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["ok"]), 300);
+    assert_eq!(n(&json["connect"]["count"]), 300);
+    assert!(f(&json["connect"]["p50_us"]) > 0.0);
+    assert!(f(&json["latency"]["p50_us"]) >= f(&json["connect"]["min_us"]));
+    let stats = srv.stop();
+    assert_eq!(stats.requests, 300);
+    assert_eq!(stats.connections, 301, "300 plus the preflight: {stats:?}");
+}
+
+#[test]
+fn stream_and_source_move_bytes() {
+    let (sink, url) = server(TcpServerOptions {
+        mode: wirebench::cli::ServerMode::Sink,
+        ..TcpServerOptions::default()
+    });
+    let (json, code) = run_json(
+        &[&url, "--mode", "stream", "--size", "16k", "-d", "1s"],
+        LIMIT,
+    );
+    assert_eq!(code, 0, "{json}");
+    let sent = n(&json["throughput"]["sent_bytes"]);
+    assert!(sent > 1_000_000, "{json}");
+    assert!(json["latency"].is_null());
+    assert!(f(&json["throughput"]["messages_per_s"]) > 0.0);
+    let stats = sink.stop();
+    assert!(
+        stats.bytes_in >= sent,
+        "the sink got {} of {sent}",
+        stats.bytes_in
+    );
+
+    let (source, url) = server(TcpServerOptions {
+        mode: wirebench::cli::ServerMode::Source,
+        ..TcpServerOptions::default()
+    });
+    let (json, code) = run_json(
+        &[&url, "--mode", "source", "--size", "1k", "-d", "1s"],
+        LIMIT,
+    );
+    assert_eq!(code, 0, "{json}");
+    let got = n(&json["throughput"]["received_bytes"]);
+    assert!(got > 100_000, "{json}");
+    let msgs = f(&json["throughput"]["messages_per_s"]) * f(&json["duration_s"]);
+    assert!((msgs - (got / 1024) as f64).abs() < 2.0, "{json}");
+    assert!(source.stop().bytes_out >= got);
+}
+
+#[test]
+fn a_mode_mismatch_is_explained() {
+    let (_srv, url) = server(TcpServerOptions {
+        mode: wirebench::cli::ServerMode::Sink,
+        ..TcpServerOptions::default()
+    });
+    let (json, code) = run_json(&[&url, "-n", "1"], LIMIT);
+    assert_eq!(code, 1);
+    let sample = json["errors"]["by_kind"][0]["sample"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(sample.contains("sink"), "{sample}");
+}
+
+#[test]
+fn memcached_answers_get_until_end() {
+    let port = free_port();
+    let mut mc = std::process::Command::new("memcached")
+        .args([
+            "-l",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "0",
+            "-u",
+            "root",
+            "-t",
+            "1",
+        ])
+        .spawn()
+        .expect("memcached must be installed (apt-get install memcached; .ci/run does it)");
+    let url = format!("tcp://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "memcached did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (set, code) = run_json(
+        &[
+            &url,
+            "-n",
+            "1",
+            "--payload",
+            "set k 0 0 5\\r\\nhello\\r\\n",
+            "--until",
+            "STORED\\r\\n",
+        ],
+        LIMIT,
+    );
+    assert_eq!(code, 0, "{set}");
+    let (json, code) = run_json(
+        &[
+            &url,
+            "-c",
+            "2",
+            "-n",
+            "500",
+            "--payload",
+            "get k\\r\\n",
+            "--until",
+            "END\\r\\n",
+        ],
+        LIMIT,
+    );
+    let _ = mc.kill();
+    let _ = mc.wait();
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["ok"]), 500);
+    // "VALUE k 0 5\r\nhello\r\nEND\r\n" is 25 bytes.
+    assert_eq!(n(&json["throughput"]["received_bytes"]), 500 * 25);
+}
+
+#[test]
+fn a_server_killed_mid_run_gives_partial_results_in_time() {
+    let mut srv = ServerProcess::start(&["--threads", "1"]);
+    let url = srv.url.clone();
+    let client = std::thread::spawn(move || {
+        run_bounded(
+            &[
+                "run",
+                &url,
+                "-c",
+                "2",
+                "-d",
+                "3s",
+                "--timeout",
+                "1s",
+                "--json",
+                "-q",
+            ],
+            LIMIT,
+        )
+    });
+    std::thread::sleep(Duration::from_millis(1000));
+    srv.kill();
+    let (out, took) = client.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // duration + timeout + 1 s, plus start-up slack.
+    assert!(took < Duration::from_millis(5500), "took {took:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(n(&json["ok"]) > 0, "{json}");
+    assert!(n(&json["errors"]["total"]) > 0, "{json}");
+}
+
+#[test]
+fn a_stalled_server_times_out_and_the_run_ends_on_time() {
+    let (_srv, url) = server(TcpServerOptions {
+        delay: Some(Duration::from_secs(10)),
+        ..TcpServerOptions::default()
+    });
+    let started = Instant::now();
+    let (json, code) = run_json(&[&url, "-c", "2", "-d", "2s", "--timeout", "500ms"], LIMIT);
+    assert!(started.elapsed() < Duration::from_millis(4500));
+    assert_eq!(code, 1);
+    let kinds = &json["errors"]["by_kind"];
+    assert_eq!(kinds[0]["kind"], "timeout", "{json}");
+    assert!(n(&kinds[0]["count"]) >= 4, "{json}");
+}
+
+#[test]
+fn bad_input_gets_one_line_and_exit_2() {
+    let refused = format!("tcp://127.0.0.1:{}", free_port());
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "ftp://127.0.0.1:21"], "unknown scheme"),
+        (
+            vec!["run", "tcp://no-such-host.invalid:80"],
+            "cannot resolve",
+        ),
+        (vec!["run", &refused], "refused"),
+        (
+            vec!["run", "tcp://127.0.0.1:9", "--size", "0"],
+            "at least 1 byte",
+        ),
+        (vec!["run", "tcp://127.0.0.1:9", "--size", "2G"], "1 GiB"),
+        (
+            vec!["run", "tcp://127.0.0.1:9", "-d", "soon"],
+            "not a duration",
+        ),
+        (
+            vec!["run", "tcp://127.0.0.1:9", "--size", "8", "--payload", "x"],
+            "cannot be used with",
+        ),
+        (
+            vec!["run", "tcp://127.0.0.1:9", "--bogus"],
+            "unexpected argument",
+        ),
+    ];
+    for (args, want) in cases {
+        let (out, _) = run_bounded(&args, LIMIT);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one line, got {err}"
+        );
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
+    }
+}
+
+#[test]
+fn the_table_report_shows_the_figures() {
+    let (_srv, url) = server(TcpServerOptions::default());
+    let (out, _) = run_bounded(&["run", &url, "-n", "100", "-q"], LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for want in ["ok 100", "p50", "p99.9", "generator:"] {
+        assert!(text.contains(want), "missing {want:?} in {text}");
+    }
+}
+
+#[test]
+fn the_demo_prints_the_study() {
+    let (out, took) = run_bounded(
+        &["demo", "--time-per-size", "60ms"],
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(took < Duration::from_secs(30));
+    for want in [
+        "| 4 ",
+        "| 65536 ",
+        "request/response",
+        "server push",
+        "Throughput:",
+        "Message rate:",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in {text}");
+    }
+}

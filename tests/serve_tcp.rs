@@ -73,7 +73,9 @@ fn wait_for(h: &ServerHandle, done: impl Fn(&ServerStats) -> bool) -> ServerStat
 
 /// A distinct, checkable payload.
 fn pattern(n: usize, seed: u8) -> Vec<u8> {
-    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
 }
 
 #[test]
@@ -186,7 +188,11 @@ fn mode_mismatch_gets_an_error_line() {
         ..options()
     });
     let reply = read_to_close(&mut wirebench(sink.addr, "exchange req=8 rep=8"));
-    assert!(reply.ends_with(b"use --mode stream\n"), "{}", reply.escape_ascii());
+    assert!(
+        reply.ends_with(b"use --mode stream\n"),
+        "{}",
+        reply.escape_ascii()
+    );
     wait_for(&h, |s| s.bad_frames == 1);
     wait_for(&sink, |s| s.bad_frames == 1);
 }
@@ -199,7 +205,11 @@ fn malformed_preamble_closes_only_that_connection() {
     assert_eq!(read_n(&mut good, 8), b"12345678");
 
     let reply = read_to_close(&mut wirebench(h.addr, "exchange req=0 rep=4"));
-    assert!(reply.starts_with(b"WIREBENCH/1 error "), "{}", reply.escape_ascii());
+    assert!(
+        reply.starts_with(b"WIREBENCH/1 error "),
+        "{}",
+        reply.escape_ascii()
+    );
     let mut long = connect(h.addr);
     long.write_all(format!("WIREBENCH/1 exchange {}", "x".repeat(300)).as_bytes())
         .unwrap();
@@ -306,11 +316,19 @@ fn delay_is_waited_per_request() {
     let start = Instant::now();
     s.write_all(&[1; 8]).unwrap();
     read_n(&mut s, 8);
-    assert!(start.elapsed() >= Duration::from_millis(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() >= Duration::from_millis(20),
+        "{:?}",
+        start.elapsed()
+    );
     let start = Instant::now();
     s.write_all(&[2; 24]).unwrap();
     assert_eq!(read_n(&mut s, 24), [2; 24]);
-    assert!(start.elapsed() >= Duration::from_millis(60), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() >= Duration::from_millis(60),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -351,9 +369,22 @@ fn open_returns_to_zero_and_stop_is_prompt() {
     // One client stays connected: stopping must not wait for it.
     let start = Instant::now();
     let st = h.stop();
-    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
     assert_eq!((st.open, st.connections, st.requests), (0, 3, 3));
     assert!(read_to_close(&mut conns[0]).is_empty());
+}
+
+#[test]
+fn spawn_rejects_bad_options() {
+    for plain in [PlainFraming::Fixed(0), PlainFraming::Delimiter(vec![])] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let err = spawn(listener, TcpServerOptions { plain, ..options() }).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    }
 }
 
 // ---- the binary ----
@@ -413,7 +444,10 @@ fn binary_prints_address_first_and_stops_on_sigterm() {
         panic!("first line is not tcp://127.0.0.1:PORT: {first}");
     };
     let second = rx.recv_timeout(LIMIT).unwrap();
-    assert!(second.starts_with("serving tcp: mode echo, 2 threads"), "{second}");
+    assert!(
+        second.starts_with("serving tcp: mode echo, 2 threads"),
+        "{second}"
+    );
 
     let mut s = wirebench(addr, "exchange req=64 rep=64");
     for i in 0..3 {
@@ -445,7 +479,12 @@ fn binary_bad_input_exits_2_with_one_line() {
         let mut child = binary(args);
         let status = wait_exit(&mut child);
         let mut stderr = String::new();
-        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
         assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
@@ -459,7 +498,15 @@ fn binary_bind_failure_names_the_address() {
     let mut child = binary(&["--listen", &addr]);
     let status = wait_exit(&mut child);
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert_eq!(status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains(&addr) && stderr.lines().count() == 1, "{stderr}");
+    assert!(
+        stderr.contains(&addr) && stderr.lines().count() == 1,
+        "{stderr}"
+    );
 }

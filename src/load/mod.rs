@@ -5,6 +5,10 @@
 //! `pipeline` requests in flight and pausing `think` between them). Open-loop rates, ramps and
 //! searches plug in here as further variants.
 
+pub mod schedule;
+
+pub use schedule::{Pace, Schedule, Stage};
+
 use std::time::Duration;
 
 /// When operations are issued.

@@ -33,7 +33,7 @@ pub fn main(args: &ServeTcpArgs) -> anyhow::Result<ExitCode> {
     out.flush()?;
     drop(out);
     let stats = run(listener, options, shutdown)?;
-    println!("stopped: {stats}");
+    writeln!(io::stdout(), "stopped: {stats}")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -61,7 +61,7 @@ fn options(a: &ServeTcpArgs) -> Result<TcpServerOptions, UsageError> {
         let shortest = reply_size.or(source_size).unwrap_or(usize::MAX);
         if shortest < d.len() {
             return usage(format!(
-                "replies of {shortest} bytes cannot end with the {}-byte --delimiter: give a size of at least {}",
+                "a {shortest}-byte message cannot end with the {}-byte --delimiter: give a size of at least {}",
                 d.len(),
                 d.len()
             ));

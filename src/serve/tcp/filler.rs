@@ -157,4 +157,24 @@ mod tests {
         assert_eq!(written(&Filler::tailed(1, b"\r\n"), 2), b"\n\n");
         assert!(!written(&Filler::tailed(4, b"w"), 1)[..3].contains(&b'w'));
     }
+
+    #[test]
+    fn slices_continue_messages_after_partial_writes() {
+        for f in [
+            Filler::tailed(5, b"\r\n"),
+            Filler::tailed(BLOCK + 3, b"\n"),
+            Filler::plain(7),
+        ] {
+            let want = written(&f, 3);
+            let (mut out, mut off, mut step) = (Vec::new(), 0, 1);
+            while out.len() < want.len() {
+                let slice = f.slice_from(off);
+                let n = slice.len().min(step).min(want.len() - out.len());
+                out.extend_from_slice(&slice[..n]);
+                off = (off + n) % f.size();
+                step = step * 7 % 100_003 + 1;
+            }
+            assert!(out == want, "size {}", f.size());
+        }
+    }
 }

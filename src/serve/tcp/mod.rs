@@ -153,7 +153,8 @@ pub fn run(
     shutdown: Shutdown,
 ) -> io::Result<ServerStats> {
     let counters = CounterSet::new(options.threads);
-    serve(listener, options, shutdown, counters.clone())?;
+    let prepared = prepare(listener, options)?;
+    serve(prepared, shutdown, counters.clone())?;
     Ok(counters.snapshot())
 }
 
@@ -182,8 +183,8 @@ impl ServerHandle {
     fn finish(&mut self) {
         self.shutdown.trigger();
         if let Some(thread) = self.thread.take() {
-            // The server's own errors can only be start-up errors, which leave the counters at
-            // zero; the caller sees that in the stats.
+            // Start-up errors were returned by `spawn`; a later failure (a thread that could not
+            // start) already stopped the server, and its counters say what it did.
             let _ = thread.join();
         }
     }
@@ -195,8 +196,8 @@ impl Drop for ServerHandle {
     }
 }
 
-/// Runs [`run`] on a background thread; the listener is already listening, so clients may
-/// connect as soon as this returns.
+/// Runs [`run`] on a background thread. Start-up errors (bad options, no runtime) are returned
+/// here; the listener is already listening, so clients may connect as soon as this returns.
 pub fn spawn(
     listener: std::net::TcpListener,
     options: TcpServerOptions,
@@ -204,10 +205,11 @@ pub fn spawn(
     let addr = listener.local_addr()?;
     let shutdown = Shutdown::new();
     let counters = CounterSet::new(options.threads);
+    let prepared = prepare(listener, options)?;
     let (stop, set) = (shutdown.clone(), counters.clone());
     let thread = std::thread::Builder::new()
         .name("serve-tcp".into())
-        .spawn(move || serve(listener, options, stop, set))?;
+        .spawn(move || serve(prepared, stop, set))?;
     Ok(ServerHandle {
         addr,
         shutdown,
@@ -216,32 +218,40 @@ pub fn spawn(
     })
 }
 
-/// Starts the server threads and waits for them. Everything that can fail is prepared before the
-/// first thread starts, so a failure leaves nothing running.
-fn serve(
-    listener: std::net::TcpListener,
-    options: TcpServerOptions,
-    shutdown: Shutdown,
-    counters: Arc<CounterSet>,
-) -> io::Result<()> {
-    let threads = options.threads.max(1);
+/// A server ready to start: per thread a handle on the listener and a runtime, and what its
+/// connections share.
+struct Prepared {
+    threads: Vec<(std::net::TcpListener, tokio::runtime::Runtime)>,
+    shared: Arc<Shared>,
+}
+
+/// Everything that can fail before serving, done before the first thread starts, so a failure
+/// leaves nothing running.
+fn prepare(listener: std::net::TcpListener, options: TcpServerOptions) -> io::Result<Prepared> {
     listener.set_nonblocking(true)?;
     if let Some(n) = options.socket.rcvbuf {
         // Accepted sockets inherit it; ideally it was set before listen (as `main` does), since
         // the window scale is fixed by the handshake.
         SockRef::from(&listener).set_recv_buffer_size(n)?;
     }
+    let count = options.threads.max(1);
     let shared = Arc::new(Shared::new(options)?);
-    let mut parts = Vec::with_capacity(threads);
-    for _ in 0..threads {
+    let mut threads = Vec::with_capacity(count);
+    for _ in 0..count {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        parts.push((listener.try_clone()?, runtime));
+        // A duplicate descriptor of the same socket: every thread accepts from the one queue.
+        threads.push((listener.try_clone()?, runtime));
     }
-    drop(listener);
-    let mut workers = Vec::with_capacity(threads);
-    for (i, (listener, runtime)) in parts.into_iter().enumerate() {
+    Ok(Prepared { threads, shared })
+}
+
+/// Starts the server threads and waits for them.
+fn serve(prepared: Prepared, shutdown: Shutdown, counters: Arc<CounterSet>) -> io::Result<()> {
+    let Prepared { threads, shared } = prepared;
+    let mut workers = Vec::with_capacity(threads.len());
+    for (i, (listener, runtime)) in threads.into_iter().enumerate() {
         let (shared, stop) = (shared.clone(), shutdown.clone());
         let tally = Tally::new(counters.clone(), i);
         let spawned = std::thread::Builder::new()

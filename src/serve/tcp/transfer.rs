@@ -159,8 +159,11 @@ pub(crate) async fn sink(
 }
 
 /// Source loop: push messages as fast as the client takes them, until a write fails because the
-/// client closed. `pending` bytes the client sent are counted; anything it sends later is left
-/// unread, since reading would add a syscall per batch for nothing.
+/// client closed. Each message goes out in its own write, as a publisher sends each update (the
+/// DIM study's server), so messages/s measures the per-message cost; the kernel may still
+/// coalesce small messages into one segment. `pending` bytes the client sent are counted; anything it sends later is left
+/// unread, since reading would add a syscall per write for nothing. Counters follow each write
+/// the kernel accepted, so they match what the client could have received.
 pub(crate) async fn source(
     stream: &mut TcpStream,
     pending: usize,
@@ -169,15 +172,20 @@ pub(crate) async fn source(
     tally: &Tally,
 ) -> Result<(), Stop> {
     tally.read(pending);
-    let batch = if delay.is_some() { 1 } else { filler.batch() };
-    let bytes = batch * filler.size() as u64;
+    let size = filler.size();
+    let mut off = 0; // into the current message
     loop {
-        if let Some(d) = delay {
+        if let (Some(d), 0) = (delay, off) {
             sleep(d).await;
         }
-        filler.write(stream, batch).await?;
-        // Counted after the write: a message is pushed once the kernel has taken it.
-        tally.requests(batch);
-        tally.wrote(bytes);
+        let slice = filler.slice_from(off);
+        let slice = &slice[..slice.len().min(size - off)];
+        let n = stream.write(slice).await?;
+        if n == 0 {
+            return Err(Stop::Io);
+        }
+        tally.wrote(n as u64);
+        tally.requests(((off + n) / size) as u64);
+        off = (off + n) % size;
     }
 }

@@ -1,0 +1,315 @@
+//! Open-loop schedules: a fixed timetable of intended send times, independent of replies.
+//!
+//! A schedule is a pure function of the request index: [`Schedule::time_of`] gives the instant
+//! (since the start of the measured part) at which request `i` *should* be sent. Latency is
+//! counted from that instant, not from the actual send, so a stalled server cannot hide behind
+//! a client that politely waited (coordinated omission; wrk2's method, METHOD.md). The engine
+//! never lowers the rate: when it falls behind, it sends late and reports the lag.
+
+use std::time::Duration;
+
+/// What the next send should do, given the time elapsed and the requests sent so far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pace {
+    /// The next request is due (or overdue): send it now.
+    Now,
+    /// The next request is due after this wait.
+    Wait(Duration),
+    /// The schedule has ended.
+    Stop,
+}
+
+/// A timetable of offered load, in requests per second over all connections.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Schedule {
+    /// The same rate throughout.
+    Constant {
+        /// Requests per second.
+        rate: f64,
+    },
+    /// A linear ramp from `from` to `to` over `over`, then `to` for as long as the run lasts.
+    Ramp {
+        /// Rate at the start.
+        from: f64,
+        /// Rate at the end of the ramp.
+        to: f64,
+        /// Length of the ramp.
+        over: Duration,
+    },
+    /// Steps: each stage holds its rate for its duration; the schedule ends after the last.
+    Stages(Vec<Stage>),
+}
+
+/// One step of a staged schedule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stage {
+    /// How long the stage lasts.
+    pub duration: Duration,
+    /// Requests per second during it.
+    pub rate: f64,
+}
+
+impl Schedule {
+    /// The offered rate at `t` since the start.
+    pub fn rate_at(&self, t: Duration) -> f64 {
+        let t = t.as_secs_f64();
+        match self {
+            Schedule::Constant { rate } => *rate,
+            Schedule::Ramp { from, to, over } => {
+                let span = over.as_secs_f64();
+                if t >= span {
+                    *to
+                } else {
+                    from + (to - from) * t / span
+                }
+            }
+            Schedule::Stages(stages) => {
+                let mut start = 0.0;
+                for s in stages {
+                    let end = start + s.duration.as_secs_f64();
+                    if t < end {
+                        return s.rate;
+                    }
+                    start = end;
+                }
+                0.0
+            }
+        }
+    }
+
+    /// The natural length of the schedule (a ramp's length, the stages' sum), if it has one.
+    pub fn length(&self) -> Option<Duration> {
+        match self {
+            Schedule::Constant { .. } => None,
+            Schedule::Ramp { over, .. } => Some(*over),
+            Schedule::Stages(stages) => Some(stages.iter().map(|s| s.duration).sum()),
+        }
+    }
+
+    /// When request `i` (0-based, over all connections) should be sent, or None if the schedule
+    /// has ended before it.
+    pub fn time_of(&self, i: u64) -> Option<Duration> {
+        let i = i as f64;
+        let secs = match self {
+            Schedule::Constant { rate } => i / rate,
+            Schedule::Ramp { from, to, over } => ramp_time(i, *from, *to, over.as_secs_f64()),
+            Schedule::Stages(stages) => {
+                let (mut start, mut before) = (0.0, 0.0);
+                let mut found = None;
+                for s in stages {
+                    let len = s.duration.as_secs_f64();
+                    let count = s.rate * len;
+                    if i < before + count {
+                        found = Some(start + (i - before) / s.rate);
+                        break;
+                    }
+                    start += len;
+                    before += count;
+                }
+                found?
+            }
+        };
+        Some(Duration::from_secs_f64(secs))
+    }
+
+    /// Whether to send now, wait, or stop, after `sent` requests at `elapsed` (vegeta's pacer).
+    pub fn pace(&self, elapsed: Duration, sent: u64) -> Pace {
+        match self.time_of(sent) {
+            None => Pace::Stop,
+            Some(due) if due <= elapsed => Pace::Now,
+            Some(due) => Pace::Wait(due - elapsed),
+        }
+    }
+
+    /// Requests due by `t` since the start (those whose intended time is at or before `t`):
+    /// the integral of the rate, rounded down, plus the request due at 0.
+    pub fn due_by(&self, t: Duration) -> u64 {
+        let t = t.as_secs_f64();
+        let n = match self {
+            Schedule::Constant { rate } => rate * t,
+            Schedule::Ramp { from, to, over } => {
+                let span = over.as_secs_f64();
+                let k = (to - from) / span;
+                let ramp = t.min(span);
+                from * ramp + k * ramp * ramp / 2.0 + to * (t - span).max(0.0)
+            }
+            Schedule::Stages(stages) => {
+                let (mut start, mut n, mut total) = (0.0, 0.0, 0.0);
+                for s in stages {
+                    let len = s.duration.as_secs_f64();
+                    n += s.rate * (t - start).clamp(0.0, len);
+                    total += s.rate * len;
+                    start += len;
+                }
+                // The last request falls before the end; none is due exactly at it.
+                return ((n + 1e-6).floor() as u64 + 1).min((total - 1e-6).ceil() as u64);
+            }
+        };
+        // A hair of tolerance so that float error never loses a request due exactly at `t`.
+        (n + 1e-6).floor() as u64 + 1
+    }
+}
+
+/// Inverse of the ramp's cumulative count N(t) = from·t + k·t²/2 (k = (to − from)/span).
+fn ramp_time(i: f64, from: f64, to: f64, span: f64) -> f64 {
+    let k = (to - from) / span;
+    let at_end = (from + to) * span / 2.0;
+    if i >= at_end {
+        return span + (i - at_end) / to;
+    }
+    if k.abs() < 1e-12 {
+        return i / from;
+    }
+    (-from + (from * from + 2.0 * k * i).sqrt()) / k
+}
+
+/// Parses `--rate`: `20000` (constant) or `1000..50000/30s` (linear ramp).
+pub fn parse_rate(text: &str) -> Result<Schedule, String> {
+    let positive = |t: &str| -> Result<f64, String> {
+        let v: f64 = t.trim().parse().map_err(|_| {
+            format!("--rate '{text}': '{t}' is not a number; write e.g. --rate 20000 or --rate 1000..50000/30s")
+        })?;
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(format!(
+                "--rate '{text}': a rate must be above 0 requests/s"
+            ));
+        }
+        Ok(v)
+    };
+    let Some((range, over)) = text.split_once('/') else {
+        if text.contains("..") {
+            return Err(format!(
+                "--rate '{text}': a ramp needs its length, e.g. 1000..50000/30s"
+            ));
+        }
+        return Ok(Schedule::Constant {
+            rate: positive(text)?,
+        });
+    };
+    let (from, to) = range.split_once("..").ok_or_else(|| {
+        format!("--rate '{text}': write a ramp as FROM..TO/DURATION, e.g. 1000..50000/30s")
+    })?;
+    let (from, to) = (positive(from)?, positive(to)?);
+    if to < from {
+        return Err(format!(
+            "--rate '{text}': the ramp ends below its start; write FROM..TO with TO ≥ FROM, or use --stages for steps down"
+        ));
+    }
+    let over = crate::units::parse_duration(over).map_err(|e| format!("--rate '{text}': {e}"))?;
+    if over.is_zero() {
+        return Err(format!("--rate '{text}': the ramp needs a length above 0"));
+    }
+    Ok(Schedule::Ramp { from, to, over })
+}
+
+/// Parses `--stages '10s@1000,10s@5000'`: each stage a duration and a rate.
+pub fn parse_stages(text: &str) -> Result<Schedule, String> {
+    let mut stages = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let bad = || {
+            format!("--stages '{text}': '{part}' is not DURATION@RATE; write e.g. --stages '10s@1000,10s@5000'")
+        };
+        let (d, r) = part.split_once('@').ok_or_else(bad)?;
+        let duration = crate::units::parse_duration(d).map_err(|_| bad())?;
+        let rate: f64 = r.trim().parse().map_err(|_| bad())?;
+        if !(rate > 0.0 && rate.is_finite()) {
+            return Err(format!(
+                "--stages '{text}': stage '{part}' needs a rate above 0 requests/s"
+            ));
+        }
+        if duration.is_zero() {
+            return Err(format!(
+                "--stages '{text}': stage '{part}' needs a duration above 0"
+            ));
+        }
+        stages.push(Stage { duration, rate });
+    }
+    Ok(Schedule::Stages(stages))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn constant_rate_paces_on_a_fixed_timetable() {
+        let s = Schedule::Constant { rate: 2.0 };
+        let cases = [
+            (ms(0), 0, Pace::Now),
+            (ms(0), 1, Pace::Wait(ms(500))),
+            (ms(4900), 10, Pace::Wait(ms(100))),
+            (ms(5000), 10, Pace::Now),
+            // Behind schedule: still due now, never skipped or slowed.
+            (ms(9000), 3, Pace::Now),
+        ];
+        for (elapsed, sent, want) in cases {
+            assert_eq!(s.pace(elapsed, sent), want, "{elapsed:?} {sent}");
+        }
+        // Requests 0..=10 are due at 0 s, 0.5 s, ..., 5 s.
+        assert_eq!(s.due_by(ms(5000)), 11);
+    }
+
+    #[test]
+    fn ramp_integrates_the_rate() {
+        let s = Schedule::Ramp {
+            from: 1000.0,
+            to: 3000.0,
+            over: Duration::from_secs(10),
+        };
+        // N(10 s) = (1000 + 3000) / 2 * 10 = 20,000.
+        assert_eq!(s.due_by(Duration::from_secs(10)), 20_001);
+        let t = s.time_of(20_000).unwrap().as_secs_f64();
+        assert!((t - 10.0).abs() < 1e-6, "{t}");
+        // After the ramp the rate holds at 3000/s.
+        assert_eq!(s.due_by(Duration::from_secs(11)), 23_001);
+        for i in [0u64, 1, 999, 5_000, 19_999, 25_000] {
+            let t = s.time_of(i).unwrap();
+            assert_eq!(s.due_by(t), i + 1, "request {i} at {t:?}");
+        }
+        assert_eq!(s.rate_at(Duration::from_secs(5)), 2000.0);
+    }
+
+    #[test]
+    fn stages_step_and_end() {
+        let s = parse_stages("1s@100, 2s@1000").unwrap();
+        assert_eq!(s.length(), Some(Duration::from_secs(3)));
+        assert_eq!(s.time_of(99), Some(Duration::from_millis(990)));
+        assert_eq!(s.time_of(100), Some(Duration::from_secs(1)));
+        assert_eq!(s.time_of(2099).map(|d| d.as_millis()), Some(2999));
+        assert_eq!(s.time_of(2100), None);
+        assert_eq!(s.pace(Duration::from_secs(4), 2100), Pace::Stop);
+        assert_eq!(s.due_by(Duration::from_secs(10)), 2100);
+        assert_eq!(s.rate_at(Duration::from_millis(1500)), 1000.0);
+    }
+
+    #[test]
+    fn parses_and_rejects() {
+        assert_eq!(
+            parse_rate("20000").unwrap(),
+            Schedule::Constant { rate: 20000.0 }
+        );
+        assert!(matches!(
+            parse_rate("1000..50000/30s").unwrap(),
+            Schedule::Ramp { .. }
+        ));
+        for bad in [
+            "0",
+            "-5",
+            "abc",
+            "5000..1000/10s",
+            "1000..5000",
+            "1000..5000/0s",
+            "1..x/1s",
+        ] {
+            let e = parse_rate(bad).expect_err(bad);
+            assert!(e.contains("--rate"), "{e}");
+        }
+        for bad in ["10s", "10s@", "@100", "10s@0", "x@100", "10s@100,,"] {
+            assert!(parse_stages(bad).is_err(), "{bad}");
+        }
+    }
+}

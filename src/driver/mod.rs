@@ -1,4 +1,83 @@
-//! WHAT one operation is: one file per protocol. The engine drives connections; a driver opens
-//! them, writes requests and recognises replies.
+//! WHAT one operation is: one file per protocol. The engine drives sessions through the
+//! [`Driver`] and [`Session`] traits; a driver opens sessions (a TCP connection, a connected UDP
+//! socket), a session writes requests and recognises replies. Neither knows about rates,
+//! deadlines or phases.
 
 pub mod tcp;
+
+use crate::record::OpError;
+use std::time::{Duration, Instant};
+
+/// When a request was meant to go out and when it did; equal in a closed loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sent {
+    /// The scheduled send time (latency counts from here: no coordinated omission).
+    pub intended: Instant,
+    /// The actual send time (service time counts from here).
+    pub at: Instant,
+}
+
+/// What one `read` brought.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOutcome {
+    /// Payload bytes read.
+    pub bytes: usize,
+    /// Replies completed (their send times are in [`Session::completed`]).
+    pub replies: usize,
+    /// Replies that came after their request had already timed out (datagram protocols).
+    pub late: u64,
+    /// Replies that answered a request already answered (datagram protocols).
+    pub duplicates: u64,
+    /// Replies that overtook a reply to an earlier request (datagram protocols).
+    pub reordered: u64,
+}
+
+/// What a session does with requests whose time limit has passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// Nothing has expired.
+    None,
+    /// The stream is unusable (its reply order is lost): every request in flight failed and
+    /// the engine reconnects.
+    Reset,
+    /// These requests are lost; the session goes on (datagrams).
+    Lost(usize),
+}
+
+/// Opens sessions to one target.
+#[allow(async_fn_in_trait)] // workers are single-threaded: no Send bound is wanted
+pub trait Driver {
+    /// The session type.
+    type Session: Session;
+
+    /// Opens a session within `timeout`; returns it and how long the set-up took.
+    async fn connect(&self, timeout: Duration) -> Result<(Self::Session, Duration), OpError>;
+}
+
+/// One open session: queued requests, requests in flight, and the reply parser.
+///
+/// Methods must be cancel-safe between awaits (progress kept in the session), so the engine can
+/// race a read against its send timetable and drop it at a deadline.
+#[allow(async_fn_in_trait)]
+pub trait Session {
+    /// Requests sent whose replies have not arrived.
+    fn in_flight(&self) -> usize;
+    /// The actual send time of the oldest request in flight.
+    fn oldest(&self) -> Option<Instant>;
+    /// Queues request `seq`; [`Session::flush`] sends it.
+    fn queue(&mut self, seq: u64, sent: Sent);
+    /// Sends everything queued; returns the payload bytes sent.
+    async fn flush(&mut self) -> Result<usize, OpError>;
+    /// Waits for input once and parses it.
+    async fn read(&mut self) -> Result<ReadOutcome, OpError>;
+    /// The send times of the replies completed by the last [`Session::read`].
+    fn completed(&self) -> &[Sent];
+    /// Deals with requests sent before `now - timeout`.
+    fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry;
+    /// Bulk modes: anything to send before the transfer starts (a preamble).
+    async fn start_bulk(&mut self) -> Result<(), OpError>;
+    /// Bulk upload: sends one chunk; returns payload bytes sent.
+    async fn send_bulk(&mut self) -> Result<usize, OpError>;
+    /// Bulk download: receives one chunk; returns payload bytes received.
+    async fn recv_bulk(&mut self) -> Result<usize, OpError>;
+}

@@ -2,6 +2,7 @@
 //! a connection queues requests, writes them, and parses replies (sized or delimited), checking
 //! echoed bytes. It knows nothing of rates, deadlines or phases: that is the engine's business.
 
+use super::{Driver, Expiry, ReadOutcome, Sent, Session};
 use crate::plan::{Reply, Request, SocketOptions, Workload};
 use crate::record::{ErrorKind, OpError};
 use std::collections::VecDeque;
@@ -81,8 +82,24 @@ impl TcpDriver {
         self.request.len()
     }
 
+    fn clone_shape(&self) -> Shape {
+        Shape {
+            request: self.request.clone(),
+            reply: self.reply.clone(),
+            verify_echo: self.verify_echo,
+            delim_fail: match &self.reply {
+                Reply::Until(d) => kmp_failure(d),
+                Reply::Size(_) => Vec::new(),
+            },
+        }
+    }
+}
+
+impl Driver for TcpDriver {
+    type Session = TcpConn;
+
     /// Connects within `timeout`; returns the connection and how long the handshake took.
-    pub async fn connect(&self, timeout: Duration) -> Result<(TcpConn, Duration), OpError> {
+    async fn connect(&self, timeout: Duration) -> Result<(TcpConn, Duration), OpError> {
         let started = Instant::now();
         let socket = match self.addr {
             SocketAddr::V4(_) => TcpSocket::new_v4(),
@@ -130,18 +147,6 @@ impl TcpDriver {
         };
         Ok((conn, took))
     }
-
-    fn clone_shape(&self) -> Shape {
-        Shape {
-            request: self.request.clone(),
-            reply: self.reply.clone(),
-            verify_echo: self.verify_echo,
-            delim_fail: match &self.reply {
-                Reply::Until(d) => kmp_failure(d),
-                Reply::Size(_) => Vec::new(),
-            },
-        }
-    }
 }
 
 /// What a connection needs to know to build requests and parse replies.
@@ -167,46 +172,32 @@ pub struct TcpConn {
     /// Payload bytes queued in `out` (the preamble is not payload).
     payload_out: usize,
     inbuf: Box<[u8]>,
-    /// (sequence number, send time) of each request awaiting its reply, oldest first.
-    in_flight: VecDeque<(u64, Instant)>,
+    /// (sequence number, send times) of each request awaiting its reply, oldest first.
+    in_flight: VecDeque<(u64, Sent)>,
     /// Bytes of the oldest reply received so far (sized replies).
     reply_pos: usize,
     /// Delimiter bytes matched so far (delimited replies).
     delim_matched: usize,
     /// Send times of the replies completed by the last `read`.
-    completed: Vec<Instant>,
+    completed: Vec<Sent>,
     /// Stream mode's send buffer: whole messages, written round and round.
     bulk: Vec<u8>,
     bulk_pos: usize,
 }
 
-/// What one `read` brought.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ReadOutcome {
-    /// Payload bytes read.
-    pub bytes: usize,
-    /// Replies completed (their send times are in [`TcpConn::completed`]).
-    pub replies: usize,
-}
-
-impl TcpConn {
+impl Session for TcpConn {
     /// Requests sent whose replies have not fully arrived.
-    pub fn in_flight(&self) -> usize {
+    fn in_flight(&self) -> usize {
         self.in_flight.len()
     }
 
-    /// When the oldest request in flight was sent.
-    pub fn oldest_sent(&self) -> Option<Instant> {
-        self.in_flight.front().map(|&(_, t)| t)
+    /// When the oldest request in flight was actually sent.
+    fn oldest(&self) -> Option<Instant> {
+        self.in_flight.front().map(|&(_, s)| s.at)
     }
 
-    /// Send times of the replies completed by the last [`TcpConn::read`].
-    pub fn completed(&self) -> &[Instant] {
-        &self.completed
-    }
-
-    /// Queues request `seq`, counted as sent at `sent`; [`TcpConn::flush`] writes it.
-    pub fn queue(&mut self, seq: u64, sent: Instant) {
+    /// Queues request `seq`, counted as sent at `sent`; [`Session::flush`] writes it.
+    fn queue(&mut self, seq: u64, sent: Sent) {
         if self.out_pos == self.out.len() {
             self.out.clear();
             self.out_pos = 0;
@@ -230,7 +221,7 @@ impl TcpConn {
     }
 
     /// Writes everything queued; returns the payload bytes written.
-    pub async fn flush(&mut self) -> Result<usize, OpError> {
+    async fn flush(&mut self) -> Result<usize, OpError> {
         while self.out_pos < self.out.len() {
             let n = self
                 .stream
@@ -248,8 +239,8 @@ impl TcpConn {
         Ok(std::mem::take(&mut self.payload_out))
     }
 
-    /// Reads once and parses what came; completed replies' send times go to [`TcpConn::completed`].
-    pub async fn read(&mut self) -> Result<ReadOutcome, OpError> {
+    /// Reads once and parses what came; completed replies' send times go to [`Session::completed`].
+    async fn read(&mut self) -> Result<ReadOutcome, OpError> {
         self.completed.clear();
         let n = self
             .stream
@@ -260,9 +251,86 @@ impl TcpConn {
             return Err(self.closed_early());
         }
         let replies = self.parse(n)?;
-        Ok(ReadOutcome { bytes: n, replies })
+        Ok(ReadOutcome {
+            bytes: n,
+            replies,
+            ..ReadOutcome::default()
+        })
     }
 
+    /// Send times of the replies completed by the last [`Session::read`].
+    fn completed(&self) -> &[Sent] {
+        &self.completed
+    }
+
+    /// A byte stream's replies come in order: once the oldest request has timed out, the
+    /// replies still on their way can no longer be told apart, so the connection is dropped.
+    fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry {
+        match self.oldest() {
+            Some(at) if now >= at + timeout => Expiry::Reset,
+            _ => Expiry::None,
+        }
+    }
+
+    /// Sends the preamble, if any, before bulk transfer begins.
+    async fn start_bulk(&mut self) -> Result<(), OpError> {
+        self.flush().await.map(|_| ())
+    }
+
+    /// Writes bulk payload (stream mode) from a buffer of whole messages, about [`IO_CHUNK`]
+    /// bytes a call; returns the payload bytes written by this call.
+    async fn send_bulk(&mut self) -> Result<usize, OpError> {
+        if self.bulk.is_empty() {
+            let unit = self.shape.request.len();
+            let len = if unit >= IO_CHUNK {
+                IO_CHUNK
+            } else {
+                IO_CHUNK / unit * unit
+            };
+            self.bulk = (0..len).map(pattern_byte).collect();
+        }
+        let n = self
+            .stream
+            .write(&self.bulk[self.bulk_pos..])
+            .await
+            .map_err(|e| OpError::io("write", &e))?;
+        if n == 0 {
+            return Err(OpError::new(ErrorKind::Reset, "write: connection closed"));
+        }
+        self.bulk_pos = (self.bulk_pos + n) % self.bulk.len();
+        Ok(n)
+    }
+
+    /// Reads bulk payload (source mode); returns the bytes read.
+    async fn recv_bulk(&mut self) -> Result<usize, OpError> {
+        let n = self
+            .stream
+            .read(&mut self.inbuf)
+            .await
+            .map_err(|e| OpError::io("read", &e))?;
+        if n == 0 {
+            return Err(OpError::new(
+                ErrorKind::ShortReply,
+                "the server closed the connection",
+            ));
+        }
+        if n >= crate::framing::ERROR_PREFIX.len()
+            && self.inbuf.starts_with(crate::framing::ERROR_PREFIX)
+        {
+            let line = self.inbuf[..n]
+                .split(|&b| b == b'\n')
+                .next()
+                .unwrap_or_default();
+            return Err(OpError::new(
+                ErrorKind::Mismatch,
+                String::from_utf8_lossy(line).into_owned(),
+            ));
+        }
+        Ok(n)
+    }
+}
+
+impl TcpConn {
     fn closed_early(&self) -> OpError {
         if self.in_flight.is_empty() {
             return OpError::new(ErrorKind::ShortReply, "the server closed the connection");
@@ -412,63 +480,6 @@ impl TcpConn {
                 "reply to request {seq} differs from the request at byte {byte}: the echo is not byte-exact"
             ),
         )
-    }
-
-    /// Writes bulk payload (stream mode) from a buffer of whole messages, about [`IO_CHUNK`]
-    /// bytes a call; returns the payload bytes written by this call.
-    pub async fn send_bulk(&mut self) -> Result<usize, OpError> {
-        if self.bulk.is_empty() {
-            let unit = self.shape.request.len();
-            let len = if unit >= IO_CHUNK {
-                IO_CHUNK
-            } else {
-                IO_CHUNK / unit * unit
-            };
-            self.bulk = (0..len).map(pattern_byte).collect();
-        }
-        let n = self
-            .stream
-            .write(&self.bulk[self.bulk_pos..])
-            .await
-            .map_err(|e| OpError::io("write", &e))?;
-        if n == 0 {
-            return Err(OpError::new(ErrorKind::Reset, "write: connection closed"));
-        }
-        self.bulk_pos = (self.bulk_pos + n) % self.bulk.len();
-        Ok(n)
-    }
-
-    /// Reads bulk payload (source mode); returns the bytes read.
-    pub async fn recv_bulk(&mut self) -> Result<usize, OpError> {
-        let n = self
-            .stream
-            .read(&mut self.inbuf)
-            .await
-            .map_err(|e| OpError::io("read", &e))?;
-        if n == 0 {
-            return Err(OpError::new(
-                ErrorKind::ShortReply,
-                "the server closed the connection",
-            ));
-        }
-        if n >= crate::framing::ERROR_PREFIX.len()
-            && self.inbuf.starts_with(crate::framing::ERROR_PREFIX)
-        {
-            let line = self.inbuf[..n]
-                .split(|&b| b == b'\n')
-                .next()
-                .unwrap_or_default();
-            return Err(OpError::new(
-                ErrorKind::Mismatch,
-                String::from_utf8_lossy(line).into_owned(),
-            ));
-        }
-        Ok(n)
-    }
-
-    /// Sends the preamble, if any, before bulk transfer begins.
-    pub async fn start_bulk(&mut self) -> Result<(), OpError> {
-        self.flush().await.map(|_| ())
     }
 }
 

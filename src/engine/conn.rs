@@ -1,26 +1,30 @@
-//! One connection's life under the closed-loop model: connect, keep `pipeline` requests in
-//! flight (a new connection per request in crr mode), record every outcome, reconnect after a
-//! failure, stop at the deadline or when the connection's share of `--requests` is used up.
+//! One connection's life: connect, issue requests under the load model, record every outcome,
+//! reconnect after a failure, stop at the deadline or when the connection's share of
+//! `--requests` is used up.
+//!
+//! Closed loop: keep `pipeline` requests in flight (a new connection per request in crr mode).
+//! Open loop: connection `k` of `c` sends requests `k, k + c, k + 2c, ...` of the schedule at
+//! their intended times, reading replies in between, never waiting for them.
 
 use super::timeline::Timeline;
 use super::worker::WorkerRec;
 use crate::cli::ClientMode;
-use crate::driver::tcp::{TcpConn, TcpDriver};
-use crate::load::share;
+use crate::driver::{Driver, Expiry, Sent, Session};
+use crate::load::{share, Schedule, Stage};
 use crate::plan::{Plan, Warmup};
 use crate::record::{ErrorKind, OpError};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::time::timeout_at;
+use tokio::time::{sleep_until, timeout_at};
 
 /// The longest pause between attempts to reach a target that refuses connections.
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
 
 /// What one connection task needs.
-pub struct Ctx {
-    /// This connection's index among all connections (for its share of counts).
+pub struct Ctx<D> {
+    /// This connection's index among all connections (for its share of counts and schedule).
     pub index: usize,
     /// The run's plan.
     pub plan: Arc<Plan>,
@@ -28,53 +32,48 @@ pub struct Ctx {
     pub timeline: Arc<Timeline>,
     /// The worker's recorder.
     pub rec: Rc<RefCell<WorkerRec>>,
-    /// Opens connections.
-    pub driver: Rc<TcpDriver>,
+    /// Opens sessions.
+    pub driver: Rc<D>,
 }
 
-/// State carried across phases: the open connection and the next sequence number.
-struct Slot {
-    conn: Option<TcpConn>,
+/// State carried across phases: the open session and the next sequence number.
+struct Slot<S> {
+    session: Option<S>,
     seq: u64,
     backoff: Duration,
 }
 
 /// Runs one connection through warm-up and the measured part.
-pub async fn run(ctx: Ctx) {
+pub async fn run<D: Driver>(ctx: Ctx<D>) {
     let mut slot = Slot {
-        conn: None,
+        session: None,
         seq: (ctx.index as u64) << 40,
         backoff: Duration::ZERO,
     };
-    let bulk = matches!(
-        ctx.plan.workload.mode,
-        ClientMode::Stream | ClientMode::Source
-    );
-    match ctx.plan.warmup {
+    let plan = ctx.plan.clone();
+    let bulk = plan.workload.mode == ClientMode::Source
+        || (plan.workload.mode == ClientMode::Stream && plan.load.schedule().is_none());
+    match plan.warmup {
         Some(Warmup::Count(n)) => {
-            let mine = share(n, ctx.plan.connections, ctx.index);
-            operations(&ctx, &mut slot, Some(mine), None).await;
+            let mine = share(n, plan.connections, ctx.index);
+            warm_up(&ctx, &mut slot, Some(mine), None).await;
             ctx.timeline.arrive();
         }
-        Some(Warmup::Duration(_)) if !bulk => {
-            let start = ctx.timeline.wait_measure_start().await;
-            operations(&ctx, &mut slot, None, Some(start)).await;
-        }
+        Some(Warmup::Duration(w)) if !bulk => warm_up(&ctx, &mut slot, None, Some(w)).await,
         _ => {}
     }
     let start = ctx.timeline.wait_measure_start().await;
     ctx.rec.borrow_mut().mark_start(start);
     let deadline = ctx.timeline.deadline(start);
-    let quota = ctx
-        .plan
+    let quota = plan
         .stop
         .requests
-        .map(|n| share(n, ctx.plan.connections, ctx.index));
+        .map(|n| share(n, plan.connections, ctx.index));
     let work = async {
-        if bulk {
-            transfer(&ctx, &mut slot).await
-        } else {
-            operations(&ctx, &mut slot, quota, deadline).await
+        match plan.load.schedule() {
+            _ if bulk => transfer(&ctx, &mut slot).await,
+            Some(schedule) => open_loop(&ctx, &mut slot, schedule, start, quota).await,
+            None => closed_loop(&ctx, &mut slot, quota, deadline).await,
         }
     };
     match deadline {
@@ -86,9 +85,120 @@ pub async fn run(ctx: Ctx) {
     }
 }
 
-/// Issues requests until `limit` have been issued or `issue_until` passes, then waits for the
-/// replies still in flight.
-async fn operations(ctx: &Ctx, slot: &mut Slot, limit: Option<u64>, issue_until: Option<Instant>) {
+/// The warm-up: the closed loop as planned, or the open loop at the schedule's opening rate.
+async fn warm_up<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    count: Option<u64>,
+    time: Option<Duration>,
+) {
+    let Some(schedule) = ctx.plan.load.schedule() else {
+        let until = time.map(|w| ctx.timeline.t0 + w);
+        return closed_loop(ctx, slot, count, until).await;
+    };
+    let rate = schedule.rate_at(Duration::ZERO);
+    let warm = match time {
+        Some(duration) => Schedule::Stages(vec![Stage { duration, rate }]),
+        None => Schedule::Constant { rate },
+    };
+    open_loop(ctx, slot, &warm, ctx.timeline.t0, count).await;
+}
+
+/// Connects if there is no session; on failure records the error and backs off.
+async fn ensure_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> Result<(), ()> {
+    if slot.session.is_some() {
+        return Ok(());
+    }
+    let began = Instant::now();
+    match ctx.driver.connect(ctx.plan.timeout).await {
+        Ok((s, took)) => {
+            ctx.rec.borrow_mut().connected(began, Instant::now(), took);
+            slot.session = Some(s);
+            slot.backoff = Duration::ZERO;
+            Ok(())
+        }
+        Err(e) => {
+            let now = Instant::now();
+            let sent = Sent {
+                intended: began,
+                at: began,
+            };
+            ctx.rec.borrow_mut().issued(sent);
+            ctx.rec.borrow_mut().error(began, now, e, 1);
+            back_off(slot).await;
+            Err(())
+        }
+    }
+}
+
+/// Records `err` for every request in flight (at least one) and drops the session.
+fn fail_all<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, err: OpError, since: Instant) {
+    let (n, sent) = match &slot.session {
+        Some(s) => (s.in_flight().max(1), s.oldest().unwrap_or(since)),
+        None => (1, since),
+    };
+    ctx.rec.borrow_mut().error(sent, Instant::now(), err, n);
+    slot.session = None;
+}
+
+fn timeout_error(limit: Duration) -> OpError {
+    OpError::new(
+        ErrorKind::Timeout,
+        format!("no complete reply within {limit:?} (--timeout)"),
+    )
+}
+
+/// Handles expired requests; returns false when the session had to be dropped.
+fn expire<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
+    let now = Instant::now();
+    let limit = ctx.plan.timeout;
+    let Some(session) = slot.session.as_mut() else {
+        return false;
+    };
+    match session.expire(now, limit) {
+        Expiry::None => true,
+        Expiry::Lost(n) => {
+            ctx.rec
+                .borrow_mut()
+                .error(now, now, timeout_error(limit), n);
+            true
+        }
+        Expiry::Reset => {
+            fail_all(ctx, slot, timeout_error(limit), now);
+            false
+        }
+    }
+}
+
+/// Reads once and records the completed replies; returns how many completed.
+async fn read_replies<D: Driver>(ctx: &Ctx<D>, session: &mut D::Session) -> Result<usize, OpError> {
+    let outcome = session.read().await?;
+    let now = Instant::now();
+    let mut rec = ctx.rec.borrow_mut();
+    rec.read(now, &outcome);
+    for &sent in session.completed() {
+        rec.ok(sent, now);
+    }
+    Ok(outcome.replies)
+}
+
+/// Sends what is queued and records the bytes.
+async fn flush<D: Driver>(ctx: &Ctx<D>, session: &mut D::Session) -> Result<(), OpError> {
+    let bytes = session.flush().await?;
+    if bytes > 0 {
+        ctx.rec.borrow_mut().sent(Instant::now(), bytes);
+    }
+    Ok(())
+}
+
+/// Closed loop: issues requests until `limit` have been issued or `issue_until` passes, then
+/// waits for the replies still in flight.
+async fn closed_loop<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    limit: Option<u64>,
+    issue_until: Option<Instant>,
+) {
     let plan = &ctx.plan;
     let pipeline = plan.load.in_flight();
     let think = plan.load.think();
@@ -99,123 +209,153 @@ async fn operations(ctx: &Ctx, slot: &mut Slot, limit: Option<u64>, issue_until:
     };
     loop {
         let op_start = Instant::now();
-        if slot.conn.is_none() {
+        if slot.session.is_none() {
             if !may_issue(issued, op_start) {
                 return;
             }
-            match ctx.driver.connect(plan.timeout).await {
-                Ok((c, took)) => {
-                    ctx.rec
-                        .borrow_mut()
-                        .connected(op_start, Instant::now(), took);
-                    slot.conn = Some(c);
-                    slot.backoff = Duration::ZERO;
-                }
-                Err(e) => {
-                    issued += 1;
-                    let now = Instant::now();
-                    ctx.rec.borrow_mut().error(op_start, now, e, 1);
-                    back_off(slot).await;
-                    continue;
-                }
+            if ensure_session(ctx, slot).await.is_err() {
+                issued += 1;
+                continue;
             }
         }
-        let conn = slot.conn.as_mut().expect("connected above");
+        let session = slot.session.as_mut().expect("connected above");
         let now = Instant::now();
-        while conn.in_flight() < pipeline && may_issue(issued, now) {
+        while session.in_flight() < pipeline && may_issue(issued, now) {
             // In crr mode the operation began before the connect.
-            conn.queue(slot.seq, if per_request { op_start } else { now });
+            let at = if per_request { op_start } else { now };
+            let sent = Sent { intended: at, at };
+            session.queue(slot.seq, sent);
+            ctx.rec.borrow_mut().issued(sent);
             slot.seq += 1;
             issued += 1;
         }
-        if conn.in_flight() == 0 {
+        if session.in_flight() == 0 {
             if per_request {
-                slot.conn = None;
+                slot.session = None;
             }
             return;
         }
-        let replies = exchange(ctx, conn).await;
-        match replies {
-            Ok(0) => {}
-            Ok(_) => {
+        let oldest = session.oldest().expect("a request is in flight");
+        let step = timeout_at((oldest + plan.timeout).into(), async {
+            flush(ctx, session).await?;
+            read_replies(ctx, session).await
+        })
+        .await;
+        match step {
+            Err(_) => {
+                expire(ctx, slot);
+            }
+            Ok(Ok(0)) => {}
+            Ok(Ok(_)) => {
                 if per_request {
-                    slot.conn = None; // close: the client holds TIME_WAIT, as a real client would
+                    slot.session = None; // close: the client holds TIME_WAIT, as a real client would
                 }
                 if let Some(t) = think {
                     tokio::time::sleep(t).await;
                 }
             }
-            Err(e) => {
-                let n = conn.in_flight().max(1);
-                let sent = conn.oldest_sent().unwrap_or(op_start);
-                ctx.rec.borrow_mut().error(sent, Instant::now(), e, n);
-                slot.conn = None;
-            }
+            Ok(Err(e)) => fail_all(ctx, slot, e, op_start),
         }
     }
 }
 
-/// Writes what is queued and reads once, within the oldest request's timeout; records the
-/// bytes and the completed replies and returns how many completed.
-async fn exchange(ctx: &Ctx, conn: &mut TcpConn) -> Result<usize, OpError> {
-    let oldest = conn.oldest_sent().expect("a request is in flight");
-    let limit = ctx.plan.timeout;
-    let result = timeout_at((oldest + limit).into(), async {
-        let sent = conn.flush().await?;
-        if sent > 0 {
-            ctx.rec.borrow_mut().sent(Instant::now(), sent);
+/// Open loop: sends request `k + j·c` of `schedule` (from `start`) at its intended time, for
+/// j = 0, 1, ... until the schedule or `limit` ends, reading replies in between; then waits
+/// for the replies still in flight. When it falls behind it sends at once, never skipping.
+async fn open_loop<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    schedule: &Schedule,
+    start: Instant,
+    limit: Option<u64>,
+) {
+    let (c, k) = (ctx.plan.connections as u64, ctx.index as u64);
+    let due = |j: u64| -> Option<Instant> {
+        if limit.is_some_and(|l| j >= l) {
+            return None;
         }
-        conn.read().await
-    })
-    .await;
-    let outcome = match result {
-        Ok(r) => r?,
-        Err(_) => {
-            return Err(OpError::new(
-                ErrorKind::Timeout,
-                format!("no complete reply within {limit:?} (--timeout)"),
-            ))
-        }
+        schedule.time_of(j * c + k).map(|t| start + t)
     };
-    let now = Instant::now();
-    let mut rec = ctx.rec.borrow_mut();
-    rec.received(now, outcome.bytes);
-    for &sent in conn.completed() {
-        rec.ok(sent, now);
+    let far = Instant::now() + Duration::from_secs(365 * 86400);
+    let mut j = 0u64;
+    loop {
+        let next = due(j);
+        if slot.session.is_none() {
+            let Some(at) = next else { return };
+            sleep_until(at.into()).await;
+            if ensure_session(ctx, slot).await.is_err() {
+                // Requests due while the target could not be reached failed with it.
+                j += 1;
+                while due(j).is_some_and(|d| d <= Instant::now()) {
+                    j += 1;
+                }
+                continue;
+            }
+        }
+        let session = slot.session.as_mut().expect("connected above");
+        let now = Instant::now();
+        let mut queued = false;
+        while let Some(d) = due(j).filter(|&d| d <= now) {
+            let sent = Sent {
+                intended: d,
+                at: now,
+            };
+            session.queue(slot.seq, sent);
+            ctx.rec.borrow_mut().issued(sent);
+            slot.seq += 1;
+            j += 1;
+            queued = true;
+        }
+        if queued {
+            let limit = ctx.plan.timeout;
+            match tokio::time::timeout(limit, flush(ctx, session)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => fail_all(ctx, slot, e, now),
+                Err(_) => fail_all(ctx, slot, timeout_error(limit), now),
+            }
+            continue;
+        }
+        let next = due(j);
+        if next.is_none() && session.in_flight() == 0 {
+            return;
+        }
+        let expires = session.oldest().map(|t| t + ctx.plan.timeout);
+        let waiting = session.in_flight() > 0;
+        tokio::select! {
+            biased;
+            r = read_replies(ctx, session), if waiting => {
+                if let Err(e) = r {
+                    fail_all(ctx, slot, e, now);
+                }
+            }
+            _ = sleep_until(expires.unwrap_or(far).into()), if expires.is_some() => {
+                expire(ctx, slot);
+            }
+            _ = sleep_until(next.unwrap_or(far).into()), if next.is_some() => {}
+        }
     }
-    Ok(outcome.replies)
 }
 
 /// Bulk transfer (stream or source) until the deadline cancels it; reconnects after failures.
-async fn transfer(ctx: &Ctx, slot: &mut Slot) {
+async fn transfer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
     let plan = &ctx.plan;
     let upload = plan.workload.mode == ClientMode::Stream;
     loop {
+        if ensure_session(ctx, slot).await.is_err() {
+            continue;
+        }
+        let session = slot.session.as_mut().expect("connected above");
         let began = Instant::now();
-        let mut conn = match ctx.driver.connect(plan.timeout).await {
-            Ok((mut c, took)) => {
-                ctx.rec.borrow_mut().connected(began, Instant::now(), took);
-                slot.backoff = Duration::ZERO;
-                match c.start_bulk().await {
-                    Ok(()) => c,
-                    Err(e) => {
-                        ctx.rec.borrow_mut().error(began, Instant::now(), e, 1);
-                        continue;
-                    }
-                }
-            }
-            Err(e) => {
-                ctx.rec.borrow_mut().error(began, Instant::now(), e, 1);
-                back_off(slot).await;
-                continue;
-            }
-        };
+        if let Err(e) = session.start_bulk().await {
+            fail_all(ctx, slot, e, began);
+            continue;
+        }
         loop {
             let step = tokio::time::timeout(plan.timeout, async {
                 if upload {
-                    conn.send_bulk().await
+                    session.send_bulk().await
                 } else {
-                    conn.recv_bulk().await
+                    session.recv_bulk().await
                 }
             })
             .await
@@ -231,6 +371,7 @@ async fn transfer(ctx: &Ctx, slot: &mut Slot) {
                 Ok(n) => ctx.rec.borrow_mut().received(now, n),
                 Err(e) => {
                     ctx.rec.borrow_mut().error(now, now, e, 1);
+                    slot.session = None;
                     break;
                 }
             }
@@ -240,7 +381,7 @@ async fn transfer(ctx: &Ctx, slot: &mut Slot) {
 
 /// Waits before the next connection attempt, doubling the wait up to [`MAX_BACKOFF`], so a dead
 /// target is retried without spinning.
-async fn back_off(slot: &mut Slot) {
+async fn back_off<S>(slot: &mut Slot<S>) {
     slot.backoff = (slot.backoff * 2).clamp(Duration::from_millis(10), MAX_BACKOFF);
     tokio::time::sleep(slot.backoff).await;
 }

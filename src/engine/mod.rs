@@ -13,6 +13,7 @@ pub mod usage;
 mod worker;
 
 use crate::cli::{ClientMode, RunArgs};
+use crate::driver::tcp::TcpDriver;
 use crate::error::UsageError;
 use crate::plan::{mode_name, Plan, Reply};
 use crate::report::progress::Progress;
@@ -86,7 +87,14 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
         handles.push(
             std::thread::Builder::new()
                 .name(format!("wirebench-{w}"))
-                .spawn(move || worker::run(spec))?,
+                .spawn(move || {
+                    let driver = TcpDriver::new(
+                        spec.plan.target.addr,
+                        &spec.plan.workload,
+                        spec.plan.socket,
+                    );
+                    worker::run(spec, driver)
+                })?,
         );
     }
     drop(tx);

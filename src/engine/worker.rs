@@ -5,7 +5,7 @@
 use super::conn;
 use super::timeline::Timeline;
 use super::usage::{thread_cpu, CpuTimes};
-use crate::driver::tcp::TcpDriver;
+use crate::driver::{Driver, ReadOutcome, Sent};
 use crate::plan::Plan;
 use crate::record::{Interval, OpError, Phase, Recorder};
 use std::cell::RefCell;
@@ -45,10 +45,12 @@ pub struct WorkerRec {
     next_boundary: Option<Instant>,
     last_second: Option<u64>,
     cpu_at_start: Option<CpuTimes>,
+    /// Open loop: service time (from the actual send) differs from latency and is recorded too.
+    open_loop: bool,
 }
 
 impl WorkerRec {
-    fn new(worker: usize, tx: Sender<Msg>, timeline: &Timeline) -> WorkerRec {
+    fn new(worker: usize, tx: Sender<Msg>, timeline: &Timeline, open_loop: bool) -> WorkerRec {
         let mut rec = WorkerRec {
             worker,
             tx,
@@ -59,6 +61,7 @@ impl WorkerRec {
             next_boundary: None,
             last_second: timeline.last_second(),
             cpu_at_start: None,
+            open_loop,
         };
         if let Some(start) = timeline.measure_start() {
             rec.start = Some(start);
@@ -125,10 +128,33 @@ impl WorkerRec {
         }
     }
 
-    /// A reply to a request sent at `sent` arrived at `now`.
+    /// A reply to a request sent at `sent` arrived at `now`. Latency counts from the intended
+    /// send time; in the open loop the service time from the actual send is recorded beside it.
     #[inline]
-    pub fn ok(&mut self, sent: Instant, now: Instant) {
-        self.slot(sent, now).ok(now - sent);
+    pub fn ok(&mut self, sent: Sent, now: Instant) {
+        let open = self.open_loop;
+        let slot = self.slot(sent.intended, now);
+        slot.ok(now - sent.intended);
+        if open {
+            crate::record::record_duration(&mut slot.service, now - sent.at);
+        }
+    }
+
+    /// A request went out (possibly behind its intended time).
+    #[inline]
+    pub fn issued(&mut self, sent: Sent) {
+        self.slot(sent.intended, sent.at)
+            .issued(sent.at.saturating_duration_since(sent.intended));
+    }
+
+    /// Counts what a read brought besides completed replies: bytes and datagram anomalies.
+    #[inline]
+    pub fn read(&mut self, now: Instant, r: &ReadOutcome) {
+        let slot = self.slot(now, now);
+        slot.received_bytes += r.bytes as u64;
+        slot.late += r.late;
+        slot.duplicates += r.duplicates;
+        slot.reordered += r.reordered;
     }
 
     /// `n` operations failed with `err`, the oldest sent at `sent`.
@@ -147,7 +173,7 @@ impl WorkerRec {
         self.slot(now, now).sent_bytes += bytes as u64;
     }
 
-    /// Payload bytes read at `now`.
+    /// Payload bytes read at `now` (bulk download).
     #[inline]
     pub fn received(&mut self, now: Instant, bytes: usize) {
         self.slot(now, now).received_bytes += bytes as u64;
@@ -189,22 +215,20 @@ pub struct WorkerSpec {
     pub tx: Sender<Msg>,
 }
 
-/// Runs one worker to completion on the calling thread.
-pub fn run(spec: WorkerSpec) -> std::io::Result<()> {
+/// Runs one worker to completion on the calling thread, opening sessions with `driver`.
+pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
+    let open_loop = spec.plan.load.schedule().is_some();
     let rec = Rc::new(RefCell::new(WorkerRec::new(
         spec.worker,
         spec.tx,
         &spec.timeline,
+        open_loop,
     )));
-    let driver = Rc::new(TcpDriver::new(
-        spec.plan.target.addr,
-        &spec.plan.workload,
-        spec.plan.socket,
-    ));
+    let driver = Rc::new(driver);
     local.block_on(&rt, async {
         let ticker = tokio::task::spawn_local(tick(rec.clone(), spec.timeline.clone()));
         let mut own = spec.connections.iter().map(|&index| conn::Ctx {

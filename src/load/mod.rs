@@ -1,9 +1,9 @@
 //! WHEN to send: the load models. A model decides when the next operation may start; it knows
 //! nothing of the protocol.
 //!
-//! Today there is the closed loop (each connection waits for its reply, optionally keeping
-//! `pipeline` requests in flight and pausing `think` between them). Open-loop rates, ramps and
-//! searches plug in here as further variants.
+//! The closed loop: each connection waits for its reply, optionally keeping `pipeline`
+//! requests in flight and pausing `think` between them. The open loop: requests follow a
+//! [`Schedule`] (constant rate, ramp, stages), whatever the replies do.
 
 pub mod schedule;
 
@@ -12,7 +12,7 @@ pub use schedule::{Pace, Schedule, Stage};
 use std::time::Duration;
 
 /// When operations are issued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum LoadModel {
     /// Each connection keeps `pipeline` requests in flight and sends the next one as soon as a reply
     /// arrives (after `think`, if set).
@@ -22,13 +22,20 @@ pub enum LoadModel {
         /// Pause between a reply and the next request.
         think: Option<Duration>,
     },
+    /// Requests go out on a fixed timetable, whatever the replies do (no coordinated omission).
+    Open {
+        /// The timetable, over all connections together.
+        schedule: Schedule,
+    },
 }
 
 impl LoadModel {
-    /// Requests a connection may have in flight at once.
+    /// Requests a closed-loop connection keeps in flight (1 for the open loop, where the
+    /// timetable, not a window, decides).
     pub fn in_flight(&self) -> usize {
         match self {
             LoadModel::Closed { pipeline, .. } => *pipeline,
+            LoadModel::Open { .. } => 1,
         }
     }
 
@@ -36,6 +43,15 @@ impl LoadModel {
     pub fn think(&self) -> Option<Duration> {
         match self {
             LoadModel::Closed { think, .. } => *think,
+            LoadModel::Open { .. } => None,
+        }
+    }
+
+    /// The open-loop timetable, if this is the open loop.
+    pub fn schedule(&self) -> Option<&Schedule> {
+        match self {
+            LoadModel::Closed { .. } => None,
+            LoadModel::Open { schedule } => Some(schedule),
         }
     }
 }

@@ -53,7 +53,23 @@ pub struct Recorder {
     pub service: Histogram<u64>,
     /// Time to establish each new connection.
     pub connect: Histogram<u64>,
+    /// Requests sent (attempts, whatever became of them).
+    pub issued: u64,
+    /// Requests sent more than [`BEHIND_SLACK`] after their intended time (open loop).
+    pub behind: u64,
+    /// The largest lag between a request's intended and actual send time, ns (open loop).
+    pub max_lag_ns: u64,
+    /// Replies that came after their request had timed out (datagrams).
+    pub late: u64,
+    /// Replies to requests already answered (datagrams).
+    pub duplicates: u64,
+    /// Replies that overtook the reply to an earlier request (datagrams).
+    pub reordered: u64,
 }
+
+/// How late a send may be before it counts as behind schedule: timer and scheduling jitter
+/// of a millisecond is normal on a busy host and says nothing about the target.
+pub const BEHIND_SLACK: Duration = Duration::from_millis(1);
 
 impl Default for Recorder {
     fn default() -> Self {
@@ -73,6 +89,12 @@ impl Recorder {
             latency: new_histogram(),
             service: new_histogram(),
             connect: new_histogram(),
+            issued: 0,
+            behind: 0,
+            max_lag_ns: 0,
+            late: 0,
+            duplicates: 0,
+            reordered: 0,
         }
     }
 
@@ -88,6 +110,16 @@ impl Recorder {
         self.errors.add(err);
     }
 
+    /// Counts one request sent `lag` after its intended time.
+    #[inline]
+    pub fn issued(&mut self, lag: Duration) {
+        self.issued += 1;
+        if lag > BEHIND_SLACK {
+            self.behind += 1;
+        }
+        self.max_lag_ns = self.max_lag_ns.max(lag.as_nanos() as u64);
+    }
+
     /// Records the time a connection took to establish.
     #[inline]
     pub fn connected(&mut self, took: Duration) {
@@ -101,6 +133,7 @@ impl Recorder {
             && self.sent_bytes == 0
             && self.received_bytes == 0
             && self.connect.is_empty()
+            && self.issued == 0
     }
 }
 
@@ -111,6 +144,12 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.sent_bytes += other.sent_bytes;
         self.received_bytes += other.received_bytes;
         self.messages += other.messages;
+        self.issued += other.issued;
+        self.behind += other.behind;
+        self.max_lag_ns = self.max_lag_ns.max(other.max_lag_ns);
+        self.late += other.late;
+        self.duplicates += other.duplicates;
+        self.reordered += other.reordered;
         // Same bounds everywhere, so adding cannot fail.
         self.latency
             .add(&other.latency)

@@ -131,6 +131,7 @@ fn measure(
             nodelay: true,
             ..SocketOptions::default()
         },
+        schedule_text: None,
     };
     engine::execute(&plan, Progress::new(false))
 }

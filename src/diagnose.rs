@@ -20,6 +20,18 @@ pub fn notes(s: &Summary) -> Vec<String> {
             ));
         }
     }
+    if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up) {
+        notes.push(format!(
+            "the target did not keep up with the offered load: offered {:.0}/s, sent {:.0}/s, answered ok {:.0}/s; {} requests went out behind schedule (largest lag {:.1} ms). Latency counts from each request's intended send time, so it includes the queueing; the service time row shows the server's own share",
+            o.offered_per_s, o.sent_per_s, o.achieved_per_s, o.behind_schedule, o.max_lag_us / 1000.0
+        ));
+    } else if let Some(o) = s.open_loop.as_ref().filter(|o| o.behind_schedule > 0) {
+        notes.push(format!(
+            "{} requests went out more than 1 ms behind schedule (largest lag {:.1} ms); their latency counts from the intended send time",
+            o.behind_schedule,
+            o.max_lag_us / 1000.0
+        ));
+    }
     if s.generator.cpu_percent_of_threads >= SATURATED_PERCENT {
         notes.push(format!(
             "the generator used {:.0}% of its {} thread(s): it may be the bottleneck, so these figures may describe the client; add --threads or connections, or run it on another machine",

@@ -3,6 +3,7 @@
 use crate::cli::{ClientMode, RunArgs, SocketArgs};
 use crate::error::{usage, UsageError};
 use crate::framing::Preamble;
+use crate::load::schedule::{parse_rate, parse_stages};
 use crate::load::LoadModel;
 use crate::units::{parse_duration, parse_message_size, unescape};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -34,6 +35,8 @@ pub struct Plan {
     pub timeout: Duration,
     /// Client socket options.
     pub socket: SocketOptions,
+    /// The open-loop schedule as the user wrote it, for reports.
+    pub schedule_text: Option<String>,
 }
 
 /// A resolved target.
@@ -286,6 +289,30 @@ pub fn mode_name(m: ClientMode) -> &'static str {
     }
 }
 
+/// The closed loop, or the open loop when `--rate` or `--stages` gives a timetable.
+fn load_model(a: &RunArgs, think: Option<Duration>) -> Result<LoadModel, UsageError> {
+    let schedule = match (&a.rate, &a.stages) {
+        (Some(r), _) => parse_rate(r).map_err(UsageError)?,
+        (None, Some(s)) => parse_stages(s).map_err(UsageError)?,
+        (None, None) => {
+            return Ok(LoadModel::Closed {
+                pipeline: a.pipeline,
+                think,
+            })
+        }
+    };
+    if matches!(a.mode, ClientMode::Stream | ClientMode::Source) {
+        return usage(format!(
+            "--rate and --stages pace requests; --mode {} moves bytes as fast as it can",
+            mode_name(a.mode)
+        ));
+    }
+    Ok(LoadModel::Open {
+        schedule,
+        window: a.pipeline,
+    })
+}
+
 fn warmup(text: &str) -> Result<Warmup, UsageError> {
     if let Ok(n) = text.parse::<u64>() {
         if n == 0 {
@@ -342,8 +369,12 @@ impl TryFrom<&RunArgs> for Plan {
         {
             return usage("--requests counts request/response operations: use --duration with --mode stream or source");
         }
+        let load = load_model(a, think)?;
+        // Without -d or -n a run lasts as long as its schedule (a ramp, stages), else 10 s.
+        let natural = load.schedule().and_then(|s| s.length());
         let stop = Stop {
-            duration: duration.or(a.requests.is_none().then_some(DEFAULT_DURATION)),
+            duration: duration
+                .or_else(|| (a.requests.is_none()).then_some(natural.unwrap_or(DEFAULT_DURATION))),
             requests: a.requests,
         };
         let timeout = duration_flag("--timeout", &a.timeout)?;
@@ -369,16 +400,24 @@ impl TryFrom<&RunArgs> for Plan {
         Ok(Plan {
             target,
             workload,
-            load: LoadModel::Closed {
-                pipeline: a.pipeline,
-                think,
-            },
+            load,
             connections: a.connections,
             threads,
             stop,
             warmup,
             timeout,
             socket,
+            schedule_text: a
+                .rate
+                .as_ref()
+                .map(|r| {
+                    if r.contains('/') {
+                        r.clone()
+                    } else {
+                        format!("{r}/s")
+                    }
+                })
+                .or_else(|| a.stages.clone()),
         })
     }
 }
@@ -445,6 +484,26 @@ mod tests {
         assert!(matches!(&p.workload.request, Request::Payload(b) if b == b"get k\r\n"));
         assert_eq!(p.workload.reply, Reply::Until(b"END\r\n".to_vec()));
         assert_eq!(p.workload.preamble(), None);
+    }
+
+    #[test]
+    fn open_loop_schedules() {
+        let p = plan(&["tcp://127.0.0.1:9", "--rate", "20000"]).unwrap();
+        assert!(p.load.schedule().is_some());
+        assert_eq!(p.stop.duration, Some(DEFAULT_DURATION));
+        let p = plan(&["tcp://127.0.0.1:9", "--stages", "1s@10,2s@20"]).unwrap();
+        assert_eq!(p.stop.duration, Some(Duration::from_secs(3)));
+        let p = plan(&["tcp://127.0.0.1:9", "--rate", "1..10/5s", "-d", "2s"]).unwrap();
+        assert_eq!(p.stop.duration, Some(Duration::from_secs(2)));
+        for bad in [
+            &["tcp://127.0.0.1:9", "--rate", "0"][..],
+            &["tcp://127.0.0.1:9", "--rate", "-5"],
+            &["tcp://127.0.0.1:9", "--rate", "500..100/1s"],
+            &["tcp://127.0.0.1:9", "--stages", "1s@"],
+            &["tcp://127.0.0.1:9", "--rate", "10", "--mode", "stream"],
+        ] {
+            assert!(plan(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

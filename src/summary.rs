@@ -44,6 +44,8 @@ pub struct Summary {
     pub service_time: Option<Distribution>,
     /// Connection set-up time; present when connections were made.
     pub connect: Option<Distribution>,
+    /// Open loop: offered vs sent vs achieved rate, and how far sends fell behind schedule.
+    pub open_loop: Option<OpenLoop>,
     /// The warm-up, reported on its own and kept out of everything above.
     pub warmup: Option<Warmup>,
     /// One entry per second of the measured part.
@@ -170,6 +172,29 @@ pub struct EncodedHistogram {
     pub data: String,
 }
 
+/// How an open-loop run kept to its timetable.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpenLoop {
+    /// The schedule as given (`20000/s`, `1000..50000/30s`, `10s@1000,...`).
+    pub schedule: String,
+    /// Requests the schedule offered during the measured time.
+    pub offered: u64,
+    /// Offered requests per second.
+    pub offered_per_s: f64,
+    /// Requests actually sent.
+    pub sent: u64,
+    /// Sent requests per second.
+    pub sent_per_s: f64,
+    /// Ok replies per second.
+    pub achieved_per_s: f64,
+    /// Requests sent more than 1 ms after their intended time.
+    pub behind_schedule: u64,
+    /// The largest lag between intended and actual send, µs.
+    pub max_lag_us: f64,
+    /// Whether ok replies reached 99 % of the offered rate.
+    pub kept_up: bool,
+}
+
 /// The warm-up's own line.
 #[derive(Clone, Debug, Serialize)]
 pub struct Warmup {
@@ -196,6 +221,10 @@ pub struct SeriesPoint {
     pub sent_bytes: u64,
     /// Payload bytes received in this second.
     pub received_bytes: u64,
+    /// Requests sent in this second.
+    pub sent: u64,
+    /// Requests the open-loop schedule offered in this second (null in the closed loop).
+    pub offered: Option<u64>,
     /// Median latency of this second, µs (exact, from the merged histogram of the second).
     pub p50_us: Option<f64>,
     /// 99th percentile of this second, µs.
@@ -286,6 +315,8 @@ impl SeriesPoint {
             errors: rec.errors.total(),
             sent_bytes: rec.sent_bytes,
             received_bytes: rec.received_bytes,
+            sent: rec.issued,
+            offered: None,
             p50_us: pick(&|h| h.value_at_quantile(0.5)),
             p99_us: pick(&|h| h.value_at_quantile(0.99)),
             max_us: pick(&|h| h.max()),

@@ -114,6 +114,7 @@ fn rr_summary() -> (Summary, Recorder) {
         latency: Distribution::of(&total.latency),
         service_time: Distribution::of(&total.latency),
         connect: Distribution::of(&total.connect),
+        open_loop: None,
         warmup: Some(Warmup {
             duration_s: 1.0,
             ok: warm.ok,
@@ -151,6 +152,7 @@ fn bulk_summary() -> Summary {
         latency: Distribution::of(&rec.latency),
         service_time: None,
         connect: Distribution::of(&rec.connect),
+        open_loop: None,
         warmup: None,
         series: vec![SeriesPoint::of(0, &rec)],
         generator: generator(),

@@ -72,7 +72,7 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
     let work = async {
         match plan.load.schedule() {
             _ if bulk => transfer(&ctx, &mut slot).await,
-            Some(schedule) => open_loop(&ctx, &mut slot, schedule, start, quota).await,
+            Some(schedule) => open_loop(&ctx, &mut slot, schedule, start, quota, deadline).await,
             None => closed_loop(&ctx, &mut slot, quota, deadline).await,
         }
     };
@@ -101,7 +101,7 @@ async fn warm_up<D: Driver>(
         Some(duration) => Schedule::Stages(vec![Stage { duration, rate }]),
         None => Schedule::Constant { rate },
     };
-    open_loop(ctx, slot, &warm, ctx.timeline.t0, count).await;
+    open_loop(ctx, slot, &warm, ctx.timeline.t0, count, None).await;
 }
 
 /// Connects if there is no session; on failure records the error and backs off.
@@ -260,29 +260,41 @@ async fn closed_loop<D: Driver>(
 }
 
 /// Open loop: sends request `k + j·c` of `schedule` (from `start`) at its intended time, for
-/// j = 0, 1, ... until the schedule or `limit` ends, reading replies in between; then waits
-/// for the replies still in flight. When it falls behind it sends at once, never skipping.
+/// j = 0, 1, ... until the schedule, `limit` or `end` comes, reading replies in between; then
+/// waits for the replies still in flight. When it falls behind it sends at once, never skipping.
 async fn open_loop<D: Driver>(
     ctx: &Ctx<D>,
     slot: &mut Slot<D::Session>,
     schedule: &Schedule,
     start: Instant,
     limit: Option<u64>,
+    end: Option<Instant>,
 ) {
     let (c, k) = (ctx.plan.connections as u64, ctx.index as u64);
+    let window = ctx.plan.load.in_flight();
+    let per_request = ctx.plan.workload.mode == ClientMode::Crr;
     let due = |j: u64| -> Option<Instant> {
         if limit.is_some_and(|l| j >= l) {
             return None;
         }
-        schedule.time_of(j * c + k).map(|t| start + t)
+        let at = start + schedule.time_of(j * c + k)?;
+        end.is_none_or(|e| at < e).then_some(at)
     };
     let far = Instant::now() + Duration::from_secs(365 * 86400);
+    let timer = match super::timer::PreciseTimer::new() {
+        Ok(t) => t,
+        Err(e) => {
+            let now = Instant::now();
+            let err = OpError::new(ErrorKind::Other, format!("timerfd: {e}"));
+            return ctx.rec.borrow_mut().error(now, now, err, 1);
+        }
+    };
     let mut j = 0u64;
     loop {
         let next = due(j);
         if slot.session.is_none() {
             let Some(at) = next else { return };
-            sleep_until(at.into()).await;
+            let _ = timer.sleep_until(at).await;
             if ensure_session(ctx, slot).await.is_err() {
                 // Requests due while the target could not be reached failed with it.
                 j += 1;
@@ -295,7 +307,7 @@ async fn open_loop<D: Driver>(
         let session = slot.session.as_mut().expect("connected above");
         let now = Instant::now();
         let mut queued = false;
-        while let Some(d) = due(j).filter(|&d| d <= now) {
+        while let Some(d) = due(j).filter(|&d| d <= now && session.in_flight() < window) {
             let sent = Sent {
                 intended: d,
                 at: now,
@@ -319,19 +331,22 @@ async fn open_loop<D: Driver>(
         if next.is_none() && session.in_flight() == 0 {
             return;
         }
+        // With the window full, a due request waits for a reply, not for its time.
+        let next = next.filter(|_| session.in_flight() < window);
         let expires = session.oldest().map(|t| t + ctx.plan.timeout);
         let waiting = session.in_flight() > 0;
         tokio::select! {
             biased;
-            r = read_replies(ctx, session), if waiting => {
-                if let Err(e) = r {
-                    fail_all(ctx, slot, e, now);
-                }
-            }
+            r = read_replies(ctx, session), if waiting => match r {
+                Err(e) => fail_all(ctx, slot, e, now),
+                // crr: a new connection for the next request.
+                Ok(n) if n > 0 && per_request && session.in_flight() == 0 => slot.session = None,
+                Ok(_) => {}
+            },
             _ = sleep_until(expires.unwrap_or(far).into()), if expires.is_some() => {
                 expire(ctx, slot);
             }
-            _ = sleep_until(next.unwrap_or(far).into()), if next.is_some() => {}
+            _ = timer.sleep_until(next.unwrap_or(far)), if next.is_some() => {}
         }
     }
 }

@@ -9,15 +9,20 @@
 mod collector;
 mod conn;
 mod timeline;
+mod timer;
 pub mod usage;
 mod worker;
 
 use crate::cli::{ClientMode, RunArgs};
 use crate::driver::tcp::TcpDriver;
 use crate::error::UsageError;
+use crate::load::Schedule;
 use crate::plan::{mode_name, Plan, Reply};
+use crate::record::Recorder;
 use crate::report::progress::Progress;
-use crate::summary::{self, Distribution, ErrorSummary, Summary, Throughput};
+use crate::summary::{
+    self, Distribution, ErrorSummary, OpenLoop, SeriesPoint, Summary, Throughput,
+};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::{mpsc, Arc};
@@ -153,6 +158,10 @@ fn summarize(
         latency: Distribution::of(&c.total.latency),
         service_time: Distribution::of(&c.total.service),
         connect: Distribution::of(&c.total.connect),
+        open_loop: plan
+            .load
+            .schedule()
+            .map(|sched| open_loop(plan, sched, &c.total, measured)),
         warmup: plan.warmup.map(|_| summary::Warmup {
             duration_s: warm_for.as_secs_f64(),
             ok: c.warm.ok,
@@ -160,7 +169,7 @@ fn summarize(
             p50_us: (!c.warm.latency.is_empty())
                 .then(|| c.warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
         }),
-        series: c.series,
+        series: with_offered(plan, c.series),
         generator: summary::Generator {
             threads: plan.threads,
             cpu_user_s: c.cpu.user.as_secs_f64(),
@@ -173,6 +182,41 @@ fn summarize(
     };
     s.notes = crate::diagnose::notes(&s);
     s
+}
+
+/// How the open loop kept to `schedule` over the measured time.
+fn open_loop(plan: &Plan, schedule: &Schedule, total: &Recorder, measured: Duration) -> OpenLoop {
+    let secs = measured.as_secs_f64().max(1e-9);
+    let mut offered = schedule.due_by(measured.saturating_sub(Duration::from_nanos(1)));
+    if let Some(n) = plan.stop.requests {
+        offered = offered.min(n);
+    }
+    OpenLoop {
+        schedule: plan.schedule_text.clone().unwrap_or_default(),
+        offered,
+        offered_per_s: offered as f64 / secs,
+        sent: total.issued,
+        sent_per_s: total.issued as f64 / secs,
+        achieved_per_s: total.ok as f64 / secs,
+        behind_schedule: total.behind,
+        max_lag_us: total.max_lag_ns as f64 / 1000.0,
+        kept_up: total.ok as f64 >= 0.99 * offered as f64,
+    }
+}
+
+/// Adds to each second of an open-loop series the requests its schedule offered.
+fn with_offered(plan: &Plan, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> {
+    if let Some(s) = plan.load.schedule() {
+        for p in &mut series {
+            let from =
+                s.due_by(Duration::from_secs(p.second).saturating_sub(Duration::from_nanos(1)));
+            let to =
+                s.due_by(Duration::from_secs(p.second + 1).saturating_sub(Duration::from_nanos(1)));
+            // Second 0 includes the request due at 0.
+            p.offered = Some(if p.second == 0 { to } else { to - from });
+        }
+    }
+    series
 }
 
 fn config(plan: &Plan) -> summary::Config {

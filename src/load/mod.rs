@@ -26,16 +26,18 @@ pub enum LoadModel {
     Open {
         /// The timetable, over all connections together.
         schedule: Schedule,
+        /// Requests a connection may have in flight (wrk2's model: a due request waits for a
+        /// free slot and goes out late, its latency still counted from the intended time).
+        window: usize,
     },
 }
 
 impl LoadModel {
-    /// Requests a closed-loop connection keeps in flight (1 for the open loop, where the
-    /// timetable, not a window, decides).
+    /// Requests a connection may have in flight at once.
     pub fn in_flight(&self) -> usize {
         match self {
             LoadModel::Closed { pipeline, .. } => *pipeline,
-            LoadModel::Open { .. } => 1,
+            LoadModel::Open { window, .. } => *window,
         }
     }
 
@@ -51,7 +53,7 @@ impl LoadModel {
     pub fn schedule(&self) -> Option<&Schedule> {
         match self {
             LoadModel::Closed { .. } => None,
-            LoadModel::Open { schedule } => Some(schedule),
+            LoadModel::Open { schedule, .. } => Some(schedule),
         }
     }
 }

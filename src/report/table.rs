@@ -124,6 +124,24 @@ fn figures(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         thousands(s.ok),
         thousands(s.errors.total),
         rate(t.ops_per_s),
+    )?;
+    open_loop(s, out)
+}
+
+/// The open loop's line: offered vs sent vs achieved, and the lag behind schedule.
+fn open_loop(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
+    let Some(o) = &s.open_loop else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "{INDENT}open loop {}: offered {}/s   sent {}/s   achieved {}/s   behind schedule {} (max lag {})",
+        o.schedule,
+        rate(o.offered_per_s),
+        rate(o.sent_per_s),
+        rate(o.achieved_per_s),
+        thousands(o.behind_schedule),
+        format_us(o.max_lag_us),
     )
 }
 
@@ -211,16 +229,27 @@ fn series(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
 
 /// The per-second series of a request/response run: ok, errors and latency.
 fn series_table(s: &Summary) -> Table {
-    let mut table = new_table(&["second", "ok/s", "errors", "p50", "p99", "max"]);
+    let open = s.open_loop.is_some();
+    let mut header = vec!["second"];
+    if open {
+        header.extend(["offered/s", "sent/s"]);
+    }
+    header.extend(["ok/s", "errors", "p50", "p99", "max"]);
+    let mut table = new_table(&header);
     for p in &s.series {
-        table.add_row(vec![
-            p.second.to_string(),
+        let mut row = vec![p.second.to_string()];
+        if open {
+            row.push(p.offered.map_or_else(|| "-".into(), thousands));
+            row.push(thousands(p.sent));
+        }
+        row.extend([
             thousands(p.ok),
             thousands(p.errors),
             opt_us(p.p50_us),
             opt_us(p.p99_us),
             opt_us(p.max_us),
         ]);
+        table.add_row(row);
     }
     table
 }
@@ -352,6 +381,7 @@ mod tests {
             latency: Distribution::of(&rec.latency),
             service_time: None,
             connect: Distribution::of(&rec.connect),
+            open_loop: None,
             warmup: Some(Warmup {
                 duration_s: 1.0,
                 ok: 1_234,

@@ -1,7 +1,7 @@
 //! `wirebench serve tcp`: flags into [`TcpServerOptions`], a listener, the address line, and the
 //! final counters when a signal stops the server.
 
-use super::{run, PlainFraming, TcpServerOptions, DEFAULT_SOURCE_SIZE};
+use super::{run, PlainFraming, Stall, TcpServerOptions, DEFAULT_SOURCE_SIZE};
 use crate::cli::{ServeTcpArgs, ServerMode};
 use crate::error::{usage, UsageError};
 use crate::plan::{duration_flag, SocketOptions};
@@ -87,10 +87,27 @@ fn options(a: &ServeTcpArgs) -> Result<TcpServerOptions, UsageError> {
         source_size: source_size.unwrap_or(DEFAULT_SOURCE_SIZE),
         plain,
         delay,
+        stall: stall(a)?,
         socket: SocketOptions::try_from(&a.socket)?,
         max_connections: a.max_connections,
         threads,
     })
+}
+
+/// Parses the hidden test options `--stall-every` and `--stall-for`.
+fn stall(a: &ServeTcpArgs) -> Result<Option<Stall>, UsageError> {
+    let (Some(every), Some(length)) = (&a.stall_every, &a.stall_for) else {
+        if a.stall_every.is_some() || a.stall_for.is_some() {
+            return usage("--stall-every and --stall-for go together, e.g. --stall-every 1s --stall-for 500ms");
+        }
+        return Ok(None);
+    };
+    let every = duration_flag("--stall-every", every)?;
+    let length = duration_flag("--stall-for", length)?;
+    if every.is_zero() || length >= every {
+        return usage("--stall-for must be shorter than --stall-every, e.g. --stall-every 1s --stall-for 500ms");
+    }
+    Ok(Some(Stall { every, length }))
 }
 
 /// Parses `--delimiter`.

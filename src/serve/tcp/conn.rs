@@ -123,7 +123,17 @@ async fn wirebench(
             } else {
                 Reply::Filler(Filler::plain(reply as usize))
             };
-            echo(stream, buf, Framer::sized(request), &reply, delay, tally).await
+            let stall = shared.options.stall;
+            echo(
+                stream,
+                buf,
+                Framer::sized(request),
+                &reply,
+                delay,
+                stall,
+                tally,
+            )
+            .await
         }
         (Preamble::Stream { request }, ServerMode::Sink) => {
             sink(stream, buf, Framer::sized(request), tally).await
@@ -160,7 +170,17 @@ async fn plain(
                 Some(filler) => Reply::Filler(filler.clone()),
                 None => Reply::Same,
             };
-            echo(stream, buf, shared.plain_framer(), &reply, delay, tally).await
+            let stall = shared.options.stall;
+            echo(
+                stream,
+                buf,
+                shared.plain_framer(),
+                &reply,
+                delay,
+                stall,
+                tally,
+            )
+            .await
         }
         ServerMode::Sink => sink(stream, buf, shared.plain_framer(), tally).await,
         ServerMode::Source => source(stream, buf.len(), &shared.plain_source, delay, tally).await,

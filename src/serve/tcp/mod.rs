@@ -62,12 +62,39 @@ pub struct TcpServerOptions {
     /// source mode). Requests on one connection are served in order, so K pipelined requests take
     /// K times as long.
     pub delay: Option<Duration>,
+    /// A test fault: hold every reply during a window that recurs on a fixed period, as a
+    /// server that stops (a GC pause, a lock) for a moment; shows coordinated omission.
+    pub stall: Option<Stall>,
     /// Options applied to every accepted socket (and SO_RCVBUF to the listener).
     pub socket: SocketOptions,
     /// Connections beyond this many open at a time are accepted and closed at once.
     pub max_connections: Option<usize>,
     /// Server threads, each with its own runtime (at least 1).
     pub threads: usize,
+}
+
+/// Replies are held while the wall clock is within the first `length` of every `every`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stall {
+    /// The period, e.g. 1 s.
+    pub every: Duration,
+    /// How long each stall lasts, e.g. 500 ms.
+    pub length: Duration,
+}
+
+impl Stall {
+    /// Waits until the current stall window (if any) is over. Windows follow the wall clock, so
+    /// every connection and thread stalls at the same moments without shared state.
+    pub async fn wait_out(&self) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let every = self.every.as_nanos().max(1);
+        let phase = Duration::from_nanos((now.as_nanos() % every) as u64);
+        if phase < self.length {
+            tokio::time::sleep(self.length - phase).await;
+        }
+    }
 }
 
 impl Default for TcpServerOptions {
@@ -78,6 +105,7 @@ impl Default for TcpServerOptions {
             source_size: DEFAULT_SOURCE_SIZE,
             plain: PlainFraming::Stream,
             delay: None,
+            stall: None,
             socket: SocketOptions {
                 nodelay: true,
                 ..SocketOptions::default()

@@ -7,6 +7,7 @@ use super::conn::BUF;
 use super::filler::Filler;
 use super::framer::{BadFrame, Framer};
 use super::stats::Tally;
+use super::Stall;
 use std::io;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -54,11 +55,15 @@ pub(crate) async fn echo(
     mut framer: Framer,
     reply: &Reply,
     delay: Option<Duration>,
+    stall: Option<Stall>,
     tally: &Tally,
 ) -> Result<(), Stop> {
     loop {
         if !buf.is_empty() {
             tally.read(buf.len());
+            if let Some(s) = stall {
+                s.wait_out().await;
+            }
             match delay {
                 None => answer(stream, &buf, &mut framer, reply, tally).await?,
                 Some(d) => answer_paced(stream, &buf, &mut framer, reply, d, tally).await?,

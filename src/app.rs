@@ -63,6 +63,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => crate::engine::main(&args),
         Command::Serve(ServeCommand::Tcp(args)) => crate::serve::tcp::main(&args),
+        Command::Serve(ServeCommand::Udp(args)) => crate::serve::udp::main(&args),
         Command::Demo(args) => crate::demo::main(&args),
     }
 }

@@ -33,6 +33,8 @@ pub enum Command {
 pub enum ServeCommand {
     /// A TCP server that echoes, sinks or sources bytes.
     Tcp(ServeTcpArgs),
+    /// A UDP server that echoes or sinks datagrams and counts loss, reordering and jitter per flow.
+    Udp(ServeUdpArgs),
 }
 
 /// What each client connection does.
@@ -115,7 +117,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "2s", value_name = "DURATION")]
     pub timeout: String,
 
-    /// Requests in flight per connection (rr mode).
+    /// Requests in flight per connection (rr mode; with --rate, the most a connection may have
+    /// outstanding: a due request waits for a free slot and counts as behind schedule).
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub pipeline: usize,
 
@@ -144,6 +147,16 @@ pub struct RunArgs {
     /// third-party fixed-size echo server.
     #[arg(long)]
     pub raw: bool,
+
+    /// Open loop: send R requests/s in all, on a fixed timetable whatever the replies do; latency
+    /// counts from each request's intended send time (no coordinated omission). A linear ramp:
+    /// FROM..TO/DURATION, e.g. 1000..50000/30s.
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true, conflicts_with_all = ["stages", "think"])]
+    pub rate: Option<String>,
+
+    /// Open loop in steps, each held for its duration: DURATION@RATE,... e.g. '10s@1000,10s@5000'.
+    #[arg(long, value_name = "STAGES", conflicts_with = "think")]
+    pub stages: Option<String>,
 
     /// Client socket options.
     #[command(flatten)]
@@ -193,6 +206,14 @@ pub struct ServeTcpArgs {
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
 
+    /// Test fault: hold all replies for --stall-for once every this long (e.g. 1s).
+    #[arg(long, value_name = "DURATION", hide = true)]
+    pub stall_every: Option<String>,
+
+    /// Test fault: how long each stall lasts (e.g. 500ms).
+    #[arg(long, value_name = "DURATION", hide = true)]
+    pub stall_for: Option<String>,
+
     /// Server threads [default: the number of CPUs]
     #[arg(short = 't', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -200,6 +221,58 @@ pub struct ServeTcpArgs {
     /// Server socket options.
     #[command(flatten)]
     pub socket: SocketArgs,
+}
+
+/// `wirebench serve udp`: the reference UDP server.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Wirebench datagrams (see src/datagram.rs) are counted per client and flow: loss, \
+reordering, duplicates and RFC 3550 jitter, which a client asks for with a report request. Other \
+datagrams are echoed (or counted, in sink mode) as they are."
+)]
+pub struct ServeUdpArgs {
+    /// Address to bind; port 0 picks a free port. The bound address is printed first.
+    #[arg(short = 'l', long, default_value = "127.0.0.1:0", value_name = "ADDR")]
+    pub listen: String,
+
+    /// Echo: answer each datagram; sink: count it and answer nothing (source is TCP only).
+    #[arg(long, value_enum, default_value_t = ServerMode::Echo)]
+    pub mode: ServerMode,
+
+    /// Echo mode: reply with this many bytes (at most 65507) unless a wirebench client asks
+    /// for its own reply size.
+    #[arg(long, value_name = "BYTES")]
+    pub reply_size: Option<String>,
+
+    /// Echo mode, service time: send each reply this long after its request, e.g. 5ms; other
+    /// datagrams are served meanwhile.
+    #[arg(long, value_name = "DURATION")]
+    pub delay: Option<String>,
+
+    /// Set SO_SNDBUF to this many bytes (e.g. 1M).
+    #[arg(long, value_name = "BYTES")]
+    pub sndbuf: Option<String>,
+
+    /// Set SO_RCVBUF to this many bytes (e.g. 4M); a small one drops bursts in the kernel.
+    #[arg(long, value_name = "BYTES")]
+    pub rcvbuf: Option<String>,
+
+    /// Server threads, each with its own socket on the same port (SO_REUSEPORT); the kernel
+    /// keeps each client address on one of them.
+    #[arg(short = 't', long, default_value_t = 1, value_name = "N")]
+    pub threads: usize,
+
+    /// Test fault: drop every Nth data datagram received, before it is counted or answered.
+    #[arg(long, hide = true, value_name = "N")]
+    pub drop_every: Option<u64>,
+
+    /// Test fault: count and answer every Nth data datagram twice.
+    #[arg(long, hide = true, value_name = "N")]
+    pub duplicate_every: Option<u64>,
+
+    /// Test fault: hold every Nth data datagram and serve it after the next one.
+    #[arg(long, hide = true, value_name = "N")]
+    pub reorder_every: Option<u64>,
 }
 
 /// `wirebench demo`: the built-in study.

@@ -18,6 +18,8 @@
 //! - [`summary`]: computed once from the merged recorder; the JSON schema's shape.
 //! - [`report`]: renders a summary (table, JSON) and the live progress line.
 //! - [`serve`]: reference servers, each `run(listener, options, shutdown)`.
+//! - [`datagram`]: the wirebench UDP datagram header and receiver-side accounting (loss,
+//!   reordering, duplicates, RFC 3550 jitter), shared by the UDP client and server.
 //! - [`framing`]: the one-line preamble that tells the reference server request and reply sizes.
 //! - [`diagnose`]: notes that name what a summary shows (port exhaustion, slow outliers, a saturated generator).
 //! - [`demo`]: the built-in study (message rate and KB/s by size, request/response vs push).
@@ -26,6 +28,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod datagram;
 pub mod demo;
 pub mod diagnose;
 pub mod driver;

@@ -2,6 +2,7 @@
 //! [`Shutdown`], so tests bind `127.0.0.1:0` and call the same `run` the CLI does.
 
 pub mod tcp;
+pub mod udp;
 
 use std::sync::Arc;
 use tokio::sync::watch;

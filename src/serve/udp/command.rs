@@ -1,0 +1,252 @@
+//! `wirebench serve udp`: flags into [`UdpServerOptions`], a socket, the address line, and the
+//! final counters when a signal stops the server.
+
+use super::{bind, run, Faults, UdpServerOptions};
+use crate::cli::{ServeUdpArgs, ServerMode};
+use crate::datagram::MAX_DATAGRAM;
+use crate::error::{usage, UsageError};
+use crate::plan::{duration_flag, SocketOptions};
+use crate::serve::Shutdown;
+use crate::units::parse_message_size;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+/// `wirebench serve udp`: prints `udp://ADDR` as the first line, serves until SIGINT or SIGTERM,
+/// then prints the final counters.
+pub fn main(args: &ServeUdpArgs) -> anyhow::Result<ExitCode> {
+    let options = options(args)?;
+    let addr = listen_addr(&args.listen)?;
+    let socket = bind(addr, &options).map_err(|e| bind_error(addr, &e))?;
+    let addr = socket.local_addr()?;
+    let shutdown = Shutdown::new();
+    // Before the address goes out: whoever reads it may signal at once.
+    on_signal(shutdown.clone())?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "udp://{addr}")?;
+    out.flush()?;
+    writeln!(out, "serving udp: {}; stop with Ctrl-C", describe(&options))?;
+    out.flush()?;
+    drop(out);
+    let stats = run(socket, options, shutdown)?;
+    writeln!(io::stdout(), "stopped: {stats}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Validates the flags.
+fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
+    if a.mode == ServerMode::Source {
+        return usage(
+            "--mode source is not offered for UDP (a datagram server has no one to push to): use --mode echo or --mode sink, or serve tcp --mode source",
+        );
+    }
+    let size = |flag: &str, v: &Option<String>| -> Result<Option<usize>, UsageError> {
+        v.as_deref()
+            .map(|t| parse_message_size(flag, t).map_err(UsageError))
+            .transpose()
+    };
+    let reply_size = size("--reply-size", &a.reply_size)?;
+    if let Some(n) = reply_size {
+        if n > MAX_DATAGRAM {
+            return usage(format!(
+                "--reply-size {n} is over {MAX_DATAGRAM} bytes, the largest UDP datagram: give a smaller size"
+            ));
+        }
+        if a.mode != ServerMode::Echo {
+            return usage("--reply-size applies to --mode echo: leave it out, or use --mode echo");
+        }
+    }
+    let delay = a
+        .delay
+        .as_deref()
+        .map(|t| duration_flag("--delay", t))
+        .transpose()?
+        .filter(|d| !d.is_zero());
+    if delay.is_some() && a.mode != ServerMode::Echo {
+        return usage(
+            "--delay delays replies, and --mode sink sends none: leave it out, or use --mode echo",
+        );
+    }
+    if a.threads == 0 {
+        return usage("--threads 0: give at least one thread");
+    }
+    let every = |flag: &str, v: Option<u64>| -> Result<Option<u64>, UsageError> {
+        match v {
+            Some(0) => usage(format!("{flag} 0: give an interval of at least 1")),
+            v => Ok(v),
+        }
+    };
+    Ok(UdpServerOptions {
+        mode: a.mode,
+        reply_size,
+        delay,
+        socket: SocketOptions {
+            nodelay: false,
+            sndbuf: size("--sndbuf", &a.sndbuf)?,
+            rcvbuf: size("--rcvbuf", &a.rcvbuf)?,
+        },
+        threads: a.threads,
+        faults: Faults {
+            drop_every: every("--drop-every", a.drop_every)?,
+            duplicate_every: every("--duplicate-every", a.duplicate_every)?,
+            reorder_every: every("--reorder-every", a.reorder_every)?,
+        },
+        ..UdpServerOptions::default()
+    })
+}
+
+/// Parses `--listen`: an IP address and port. Host names other than `localhost` are not
+/// resolved, so a typo never turns into a DNS query.
+fn listen_addr(text: &str) -> Result<SocketAddr, UsageError> {
+    let text = text.trim();
+    let parsed = match text.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{port}").parse(),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| {
+        UsageError(format!(
+            "--listen '{text}' is not an address: give IP:PORT, e.g. 127.0.0.1:7000 (port 0 picks a free port)"
+        ))
+    })
+}
+
+/// A usage error for a failed bind, naming the address and the likely fix.
+fn bind_error(addr: SocketAddr, e: &io::Error) -> UsageError {
+    let fix = match e.kind() {
+        io::ErrorKind::AddrInUse => "the port is taken: pick another, or port 0 for a free one",
+        io::ErrorKind::PermissionDenied => {
+            "ports below 1024 need privileges: pick a port above 1024, or port 0 for a free one"
+        }
+        io::ErrorKind::AddrNotAvailable => {
+            "that address is not on this machine: use 127.0.0.1 or an address of a local interface"
+        }
+        _ => "check the address and buffer sizes, or use 127.0.0.1:0",
+    };
+    UsageError(format!("cannot bind udp {addr} ({e}): {fix}"))
+}
+
+/// The second line of output: what the server will do.
+fn describe(o: &UdpServerOptions) -> String {
+    let mode = match o.mode {
+        ServerMode::Echo => "echo",
+        ServerMode::Sink => "sink",
+        ServerMode::Source => "source",
+    };
+    let threads = if o.threads == 1 { "thread" } else { "threads" };
+    let mut text = format!("mode {mode}, {} {threads}", o.threads);
+    if let Some(n) = o.reply_size {
+        text += &format!(", replies of {n} bytes");
+    }
+    if let Some(d) = o.delay {
+        text += &format!(", delay {d:?}");
+    }
+    let f = &o.faults;
+    for (what, every) in [
+        ("drop", f.drop_every),
+        ("duplicate", f.duplicate_every),
+        ("reorder", f.reorder_every),
+    ] {
+        if let Some(n) = every {
+            text += &format!(", test fault: {what} every {n}th datagram");
+        }
+    }
+    text
+}
+
+/// Triggers `shutdown` on SIGINT or SIGTERM. Unlike [`crate::serve::trigger_on_signal`], the
+/// handlers are registered before this returns: the address line invites a signal at once, and
+/// one arriving before registration would kill the process without the final counters. (The
+/// same as the TCP server's; both could move into `serve` once that is settled.)
+fn on_signal(shutdown: Shutdown) -> io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (mut int, mut term) = {
+        let _context = runtime.enter();
+        (
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        )
+    };
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            runtime.block_on(async {
+                tokio::select! {
+                    _ = int.recv() => {},
+                    _ = term.recv() => {},
+                    _ = shutdown.wait() => {},
+                }
+            });
+            shutdown.trigger();
+        })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command, ServeCommand};
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> Result<UdpServerOptions, UsageError> {
+        let mut argv = vec!["wirebench", "serve", "udp"];
+        argv.extend_from_slice(args);
+        let Command::Serve(ServeCommand::Udp(a)) = Cli::try_parse_from(argv).unwrap().command
+        else {
+            unreachable!()
+        };
+        options(&a)
+    }
+
+    #[test]
+    fn flags_into_options() {
+        let o = parse(&[]).unwrap();
+        assert_eq!(
+            (o.mode, o.threads, o.reply_size),
+            (ServerMode::Echo, 1, None)
+        );
+        let o = parse(&[
+            "--reply-size",
+            "1k",
+            "--delay",
+            "5ms",
+            "-t",
+            "2",
+            "--rcvbuf",
+            "4M",
+            "--drop-every",
+            "10",
+        ])
+        .unwrap();
+        assert_eq!((o.reply_size, o.threads), (Some(1024), 2));
+        assert_eq!(o.delay, Some(std::time::Duration::from_millis(5)));
+        assert_eq!((o.socket.rcvbuf, o.socket.sndbuf), (Some(4 << 20), None));
+        assert_eq!(o.faults.drop_every, Some(10));
+        assert_eq!(parse(&["--mode", "sink"]).unwrap().mode, ServerMode::Sink);
+    }
+
+    #[test]
+    fn rejects_bad_flags() {
+        for args in [
+            &["--mode", "source"][..],
+            &["--reply-size", "70000"],
+            &["--reply-size", "0"],
+            &["--delay", "x"],
+            &["--mode", "sink", "--reply-size", "8"],
+            &["--mode", "sink", "--delay", "1ms"],
+            &["--threads", "0"],
+            &["--sndbuf", "x"],
+            &["--reorder-every", "0"],
+        ] {
+            let err = parse(args).expect_err(&format!("{args:?}"));
+            assert!(!err.0.contains('\n'), "one line: {}", err.0);
+        }
+        assert!(listen_addr("nohost:1").is_err());
+        assert_eq!(
+            listen_addr("localhost:7").unwrap(),
+            "127.0.0.1:7".parse().unwrap()
+        );
+    }
+}

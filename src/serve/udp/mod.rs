@@ -1,0 +1,350 @@
+//! The reference UDP server: echo or sink, with per-flow loss, reordering, duplicate and jitter
+//! accounting for wirebench clients (see [`crate::datagram`]) and plain echo for everyone else.
+//!
+//! # Design
+//!
+//! `threads` OS threads each run a single-threaded tokio runtime with a socket of its own: one
+//! thread serves the socket it was given; with more, each extra thread binds a socket to the
+//! same address with SO_REUSEPORT, and the kernel hashes each client address (4-tuple) onto one
+//! of them. A client's datagrams therefore always reach the same thread, which keeps that
+//! client's flow counters in a plain table without locks, sees the datagrams in the order the
+//! kernel queued them (no reordering between threads to mistake for the network's), and answers
+//! its report requests.
+//!
+//! A thread waits until its socket is readable, then drains up to a batch of datagrams into one
+//! 64 KiB receive buffer, answering each as it goes (echo replies are sent from that buffer, or
+//! from a pre-filled buffer with the header written at the front). Delayed replies wait in a
+//! FIFO queue (the delay is constant, so due times only grow) served by one timer, so a delay
+//! never holds up other datagrams.
+//!
+//! # Bounded memory
+//!
+//! Whatever arrives: one receive buffer and one filler buffer per thread; a flow table of at
+//! most `max_flows` flows (split over the threads; flows idle for [`FLOW_IDLE`] are evicted when
+//! it is full, after that datagrams of new flows are served but counted as `untracked`); at most
+//! `max_pending` delayed replies and [`MAX_PENDING_BYTES`] of them per thread (beyond that they
+//! are dropped and counted).
+//!
+//! # Exposure
+//!
+//! A wirebench request can ask for a reply up to 2,000 times its size, so a server reachable by
+//! spoofed addresses would amplify; it listens on 127.0.0.1 unless told otherwise.
+
+mod command;
+mod stats;
+mod worker;
+
+pub use command::main;
+pub use stats::UdpServerStats;
+
+use crate::cli::ServerMode;
+use crate::datagram::MAX_DATAGRAM;
+use crate::plan::SocketOptions;
+use crate::serve::Shutdown;
+use socket2::{Domain, Protocol, SockRef, Socket, Type};
+use stats::{CounterSet, Tally};
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Flows a server keeps counters for when not told otherwise.
+pub const DEFAULT_MAX_FLOWS: usize = 65_536;
+/// Delayed replies a server thread holds at most when not told otherwise.
+pub const DEFAULT_MAX_PENDING: usize = 65_536;
+/// Bytes of delayed replies a server thread holds at most.
+pub const MAX_PENDING_BYTES: usize = 64 << 20;
+/// A flow that received nothing for this long may be evicted when the flow table is full.
+pub const FLOW_IDLE: Duration = Duration::from_secs(60);
+/// How long `reorder_every` holds a datagram when no other one arrives to overtake it.
+pub const REORDER_HOLD: Duration = Duration::from_millis(250);
+
+/// What the server does and how.
+#[derive(Clone, Debug)]
+pub struct UdpServerOptions {
+    /// Echo or sink; source is not offered for UDP (a datagram server has no one to push to
+    /// until a client speaks), and [`run`] refuses it.
+    pub mode: ServerMode,
+    /// Echo mode: reply with this many bytes (1 ..= [`MAX_DATAGRAM`]) unless a wirebench
+    /// request names its own reply size. Replies to wirebench requests are never shorter than
+    /// the header.
+    pub reply_size: Option<usize>,
+    /// Echo mode: send each reply this long after its request arrived (report answers are not
+    /// delayed).
+    pub delay: Option<Duration>,
+    /// SO_SNDBUF and SO_RCVBUF of every socket; `nodelay` does not apply.
+    pub socket: SocketOptions,
+    /// Server threads, each with its own socket (at least 1; more need SO_REUSEPORT, see
+    /// [`bind`]).
+    pub threads: usize,
+    /// Flows the server keeps counters for, over all threads.
+    pub max_flows: usize,
+    /// Delayed replies each thread holds at most.
+    pub max_pending: usize,
+    /// Faults injected on purpose, for tests.
+    pub faults: Faults,
+}
+
+impl Default for UdpServerOptions {
+    fn default() -> Self {
+        UdpServerOptions {
+            mode: ServerMode::Echo,
+            reply_size: None,
+            delay: None,
+            socket: SocketOptions::default(),
+            threads: 1,
+            max_flows: DEFAULT_MAX_FLOWS,
+            max_pending: DEFAULT_MAX_PENDING,
+            faults: Faults::default(),
+        }
+    }
+}
+
+/// Faults a server injects into what it receives, to test loss, duplicate and reordering
+/// accounting end to end. They apply to data datagrams only (wirebench data and plain
+/// datagrams), counted per server thread from 1; report requests are never touched, so the
+/// measurement can still be read out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Drop every Nth data datagram before it is counted or answered.
+    pub drop_every: Option<u64>,
+    /// Count and answer every Nth data datagram twice.
+    pub duplicate_every: Option<u64>,
+    /// Hold every Nth data datagram and serve it right after the next one (or before the next
+    /// report request, or after [`REORDER_HOLD`], whichever comes first).
+    pub reorder_every: Option<u64>,
+}
+
+/// Binds a UDP socket for a server with these options: SO_REUSEPORT when it has more than one
+/// thread, and the buffer sizes set before binding.
+pub fn bind(addr: SocketAddr, options: &UdpServerOptions) -> io::Result<UdpSocket> {
+    let socket = new_socket(addr, options.threads > 1, &options.socket)?;
+    socket.bind(&addr.into())?;
+    Ok(socket.into())
+}
+
+fn new_socket(addr: SocketAddr, reuse_port: bool, options: &SocketOptions) -> io::Result<Socket> {
+    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    if reuse_port {
+        socket.set_reuse_port(true)?;
+    }
+    apply_buffers(&SockRef::from(&socket), options)?;
+    Ok(socket)
+}
+
+fn apply_buffers(socket: &SockRef<'_>, options: &SocketOptions) -> io::Result<()> {
+    if let Some(n) = options.sndbuf {
+        socket.set_send_buffer_size(n)?;
+    }
+    if let Some(n) = options.rcvbuf {
+        socket.set_recv_buffer_size(n)?;
+    }
+    Ok(())
+}
+
+/// Serves `socket` until `shutdown` is triggered, then returns the final counters.
+///
+/// The socket must be bound; it is switched to non-blocking mode here. With more than one
+/// thread it must have been bound with SO_REUSEPORT (as [`bind`] does), so the other threads
+/// can bind sockets of their own to its address. Fails only if the server cannot start (bad
+/// options, no sockets, threads or runtimes); errors with single datagrams are counted.
+pub fn run(
+    socket: UdpSocket,
+    options: UdpServerOptions,
+    shutdown: Shutdown,
+) -> io::Result<UdpServerStats> {
+    let counters = CounterSet::new(options.threads);
+    let prepared = prepare(socket, options)?;
+    serve(prepared, shutdown, counters.clone())?;
+    Ok(counters.snapshot())
+}
+
+/// A UDP server running on a background thread (see [`spawn`]). Dropping it stops the server.
+#[derive(Debug)]
+pub struct UdpServerHandle {
+    /// The address the server is bound to.
+    pub addr: SocketAddr,
+    shutdown: Shutdown,
+    counters: Arc<CounterSet>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl UdpServerHandle {
+    /// The counters so far, while the server runs.
+    pub fn stats(&self) -> UdpServerStats {
+        self.counters.snapshot()
+    }
+
+    /// Stops the server, waits for its threads and returns the final counters.
+    pub fn stop(mut self) -> UdpServerStats {
+        self.finish();
+        self.counters.snapshot()
+    }
+
+    fn finish(&mut self) {
+        self.shutdown.trigger();
+        if let Some(thread) = self.thread.take() {
+            // Start-up errors were returned by `spawn`; a later failure stopped the server, and
+            // its counters say what it did.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for UdpServerHandle {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Runs [`run`] on a background thread. Start-up errors are returned here; every thread's
+/// socket is bound when this returns, so clients may send at once.
+pub fn spawn(socket: UdpSocket, options: UdpServerOptions) -> io::Result<UdpServerHandle> {
+    let addr = socket.local_addr()?;
+    let shutdown = Shutdown::new();
+    let counters = CounterSet::new(options.threads);
+    let prepared = prepare(socket, options)?;
+    let (stop, set) = (shutdown.clone(), counters.clone());
+    let thread = std::thread::Builder::new()
+        .name("serve-udp".into())
+        .spawn(move || serve(prepared, stop, set))?;
+    Ok(UdpServerHandle {
+        addr,
+        shutdown,
+        counters,
+        thread: Some(thread),
+    })
+}
+
+/// What every thread of one server shares, read-only.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    options: UdpServerOptions,
+    /// The address the server is bound to: datagrams from it are never answered.
+    local: SocketAddr,
+    /// Flows each thread keeps counters for.
+    flows_per_thread: usize,
+}
+
+/// A server ready to start: per thread a socket and a runtime.
+struct Prepared {
+    threads: Vec<(UdpSocket, tokio::runtime::Runtime)>,
+    shared: Arc<Shared>,
+}
+
+/// Checks the options.
+fn validate(options: &UdpServerOptions) -> io::Result<()> {
+    let invalid = |what: &str| {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            what.to_string(),
+        ))
+    };
+    if options.mode == ServerMode::Source {
+        return invalid("the UDP server echoes or sinks; source mode is TCP only");
+    }
+    if options
+        .reply_size
+        .is_some_and(|n| n == 0 || n > MAX_DATAGRAM)
+    {
+        return invalid("reply size must lie in 1 ..= 65507 bytes");
+    }
+    let f = &options.faults;
+    if [f.drop_every, f.duplicate_every, f.reorder_every].contains(&Some(0)) {
+        return invalid("fault intervals must be at least 1");
+    }
+    Ok(())
+}
+
+/// Everything that can fail before serving, done before the first thread starts.
+fn prepare(socket: UdpSocket, options: UdpServerOptions) -> io::Result<Prepared> {
+    validate(&options)?;
+    let local = socket.local_addr()?;
+    let count = options.threads.max(1);
+    apply_buffers(&SockRef::from(&socket), &options.socket)?;
+    if count > 1 && !SockRef::from(&socket).reuse_port()? {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "more than one thread needs a socket bound with SO_REUSEPORT (see serve::udp::bind)",
+        ));
+    }
+    let mut sockets = vec![socket];
+    for _ in 1..count {
+        let extra = new_socket(local, true, &options.socket)?;
+        extra.bind(&local.into())?;
+        sockets.push(extra.into());
+    }
+    let mut threads = Vec::with_capacity(count);
+    for socket in sockets {
+        socket.set_nonblocking(true)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        threads.push((socket, runtime));
+    }
+    let shared = Arc::new(Shared {
+        flows_per_thread: options.max_flows.div_ceil(count),
+        options,
+        local,
+    });
+    Ok(Prepared { threads, shared })
+}
+
+/// Starts the server threads and waits for them.
+fn serve(prepared: Prepared, shutdown: Shutdown, counters: Arc<CounterSet>) -> io::Result<()> {
+    let Prepared { threads, shared } = prepared;
+    let mut workers = Vec::with_capacity(threads.len());
+    for (i, (socket, runtime)) in threads.into_iter().enumerate() {
+        let (shared, stop) = (shared.clone(), shutdown.clone());
+        let tally = Tally::new(counters.clone(), i);
+        let spawned = std::thread::Builder::new()
+            .name(format!("serve-udp-{i}"))
+            .spawn(move || thread(runtime, socket, shared, tally, stop));
+        match spawned {
+            Ok(w) => workers.push(w),
+            Err(e) => {
+                shutdown.trigger();
+                join(workers)?;
+                return Err(e);
+            }
+        }
+    }
+    join(workers)
+}
+
+/// Waits for every worker; the first error wins.
+fn join(workers: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
+    let mut result = Ok(());
+    for w in workers {
+        let r = w
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("a server thread panicked")));
+        if result.is_ok() {
+            result = r;
+        }
+    }
+    result
+}
+
+/// One server thread: serves its socket on its own runtime until shutdown.
+fn thread(
+    runtime: tokio::runtime::Runtime,
+    socket: UdpSocket,
+    shared: Arc<Shared>,
+    tally: Tally,
+    shutdown: Shutdown,
+) -> io::Result<()> {
+    let result = runtime.block_on(async {
+        let socket = tokio::net::UdpSocket::from_std(socket)?;
+        worker::Worker::new(socket, shared, tally)
+            .run(&shutdown)
+            .await;
+        Ok(())
+    });
+    if result.is_err() {
+        // A server missing a thread would still look alive; stop all of it instead.
+        shutdown.trigger();
+    }
+    result
+}

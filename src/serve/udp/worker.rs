@@ -1,0 +1,558 @@
+//! One server thread's loop: receive, classify, count, answer; delayed replies and test faults.
+
+use super::stats::Tally;
+use super::{Faults, Shared, FLOW_IDLE, MAX_PENDING_BYTES, REORDER_HOLD};
+use crate::cli::ServerMode;
+use crate::datagram::{
+    has_magic, report_answer, FlowCounters, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
+};
+use crate::serve::Shutdown;
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::UdpSocket;
+use tokio::time::Instant;
+
+/// The receive buffer: larger than any UDP datagram over IPv4.
+const RECV_BUFFER: usize = 65_536;
+/// Datagrams drained per readiness before the loop looks at its timer and the shutdown again.
+const BATCH: usize = 64;
+/// How long a thread backs off after a failed receive, so it does not spin while it lasts.
+const RECV_BACKOFF: Duration = Duration::from_millis(1);
+/// The byte replies are filled with after their header.
+const FILL_BYTE: u8 = b'w';
+/// How often a full flow table is searched for idle flows, at most.
+const SWEEP_EVERY_NS: u64 = 1_000_000_000;
+
+/// What a received datagram is.
+#[derive(Clone, Copy, Debug)]
+enum Class {
+    /// Not a wirebench datagram: served as bytes, counted under flow 0.
+    Plain,
+    /// Wirebench data.
+    Data(Header),
+    /// A report request.
+    Report(Header),
+    /// Malformed, or nothing a server takes.
+    Bad,
+}
+
+/// Classifies a datagram; `from_self` when it came from the server's own address.
+fn classify(data: &[u8], from_self: bool) -> Class {
+    if from_self {
+        return Class::Bad;
+    }
+    if !has_magic(data) {
+        return Class::Plain;
+    }
+    match Header::decode(data) {
+        Some(h) if h.kind == Kind::Data && h.reply_size as usize <= MAX_DATAGRAM => Class::Data(h),
+        Some(h) if h.kind == Kind::ReportRequest => Class::Report(h),
+        _ => Class::Bad,
+    }
+}
+
+/// One server thread's state; everything in it belongs to this thread alone.
+pub(super) struct Worker {
+    socket: UdpSocket,
+    shared: Arc<Shared>,
+    tally: Tally,
+    flows: FlowTable,
+    delayed: DelayQueue,
+    faults: FaultState,
+    /// Zero of the server's monotonic clock for arrival times.
+    epoch: Instant,
+    /// Sized replies: [`FILL_BYTE`]s, with the reply header written over the front as needed.
+    fill: Box<[u8]>,
+}
+
+/// How a reply's bytes are made.
+enum Reply {
+    /// The received bytes themselves (for a wirebench request, with its kind already changed).
+    Same,
+    /// The first `len` bytes of the fill buffer, after writing this header (if any) at its
+    /// front, or plain filler there.
+    Fill(usize, Option<Header>),
+}
+
+impl Worker {
+    pub(super) fn new(socket: UdpSocket, shared: Arc<Shared>, tally: Tally) -> Worker {
+        let options = &shared.options;
+        let delayed = DelayQueue::new(options.max_pending, MAX_PENDING_BYTES);
+        let flows = FlowTable::new(shared.flows_per_thread);
+        let faults = FaultState::new(options.faults);
+        let fill_len = match options.mode {
+            ServerMode::Echo => MAX_DATAGRAM,
+            _ => 0,
+        };
+        Worker {
+            socket,
+            tally,
+            flows,
+            delayed,
+            faults,
+            epoch: Instant::now(),
+            fill: vec![FILL_BYTE; fill_len].into_boxed_slice(),
+            shared,
+        }
+    }
+
+    /// Serves until `shutdown`; pending delayed replies and a held datagram are then dropped.
+    pub(super) async fn run(mut self, shutdown: &Shutdown) {
+        let stopped = shutdown.wait();
+        tokio::pin!(stopped);
+        let timer = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(timer);
+        let mut armed: Option<Instant> = None;
+        let mut buf = vec![0u8; RECV_BUFFER];
+        loop {
+            let next = self.next_deadline();
+            if next != armed {
+                if let Some(at) = next {
+                    timer.as_mut().reset(at);
+                }
+                armed = next;
+            }
+            tokio::select! {
+                biased;
+                _ = &mut stopped => return,
+                _ = &mut timer, if armed.is_some() => {
+                    armed = None;
+                    self.on_timer().await;
+                }
+                ready = self.socket.readable() => {
+                    if ready.is_err() {
+                        tokio::time::sleep(RECV_BACKOFF).await;
+                        continue;
+                    }
+                    for _ in 0..BATCH {
+                        match self.socket.try_recv_from(&mut buf) {
+                            Ok((n, peer)) => self.on_datagram(&mut buf[..n], peer).await,
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                            Err(_) => {
+                                tokio::time::sleep(RECV_BACKOFF).await;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// When the timer must fire next: the first delayed reply, or the held datagram's limit.
+    fn next_deadline(&self) -> Option<Instant> {
+        let held = self.faults.held.as_ref().map(|h| h.due);
+        match (self.delayed.next_due(), held) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Sends the delayed replies that are due, and serves a held datagram whose time is up.
+    async fn on_timer(&mut self) {
+        let now = Instant::now();
+        while let Some(d) = self.delayed.pop_due(now) {
+            for _ in 0..d.copies {
+                send(&self.socket, &self.tally, &d.bytes, d.peer).await;
+            }
+        }
+        if self.faults.held.as_ref().is_some_and(|h| h.due <= now) {
+            self.release_held().await;
+        }
+    }
+
+    /// One received datagram: counted, classified, put through the test faults, served.
+    async fn on_datagram(&mut self, data: &mut [u8], peer: SocketAddr) {
+        self.tally.received(data.len());
+        let class = classify(data, self.is_self(peer));
+        match class {
+            Class::Bad => {
+                self.tally.bad();
+                return;
+            }
+            Class::Report(h) => {
+                // A held datagram arrived before the request, so the report must include it.
+                self.release_held().await;
+                let report = self.flows.report(peer, h.flow);
+                send(&self.socket, &self.tally, &report_answer(&h, &report), peer).await;
+                return;
+            }
+            Class::Plain | Class::Data(_) => {}
+        }
+        let (fault, copies) = self.faults.next();
+        match fault {
+            Fault::Drop => {
+                self.tally.dropped(1);
+                return;
+            }
+            Fault::Hold if self.faults.held.is_none() => {
+                self.faults.held = Some(Held {
+                    data: data.to_vec(),
+                    peer,
+                    copies,
+                    due: Instant::now() + REORDER_HOLD,
+                });
+                return;
+            }
+            Fault::Hold | Fault::Serve => {}
+        }
+        let held = self.faults.held.take();
+        self.serve(data, peer, class, copies).await;
+        if let Some(h) = held {
+            self.serve_held(h).await;
+        }
+    }
+
+    /// True for the server's own address: answering it would loop.
+    fn is_self(&self, peer: SocketAddr) -> bool {
+        let local = self.shared.local;
+        peer.port() == local.port()
+            && (peer.ip() == local.ip() || (local.ip().is_unspecified() && peer.ip().is_loopback()))
+    }
+
+    async fn release_held(&mut self) {
+        if let Some(h) = self.faults.held.take() {
+            self.serve_held(h).await;
+        }
+    }
+
+    async fn serve_held(&mut self, mut h: Held) {
+        let class = classify(&h.data, false);
+        self.serve(&mut h.data, h.peer, class, h.copies).await;
+    }
+
+    /// Counts a data datagram (`copies` times) in its flow and, in echo mode, answers it.
+    async fn serve(&mut self, data: &mut [u8], peer: SocketAddr, class: Class, copies: u8) {
+        let now = Instant::now();
+        let arrival_ns = u64::try_from(now.duration_since(self.epoch).as_nanos()).unwrap_or(0);
+        let (flow, seq) = match class {
+            Class::Data(h) => (h.flow, Some((h.seq, h.sent_ns))),
+            _ => (0, None),
+        };
+        match self.flows.get(peer, flow, arrival_ns, &self.tally) {
+            Some(counters) => {
+                for _ in 0..copies {
+                    match seq {
+                        Some((seq, sent_ns)) => {
+                            counters.on_datagram(seq, sent_ns, arrival_ns, data.len())
+                        }
+                        None => counters.on_unsequenced(data.len()),
+                    }
+                }
+            }
+            None => self.tally.untracked(u64::from(copies)),
+        }
+        let options = &self.shared.options;
+        if options.mode != ServerMode::Echo {
+            return;
+        }
+        let reply = match class {
+            Class::Data(h) => {
+                let asked = match h.reply_size {
+                    0 => options.reply_size,
+                    n => Some(n as usize),
+                };
+                match asked.map(|n| n.max(HEADER_LEN)) {
+                    Some(n) if n != data.len() => Reply::Fill(n, Some(h.with_kind(Kind::Reply))),
+                    _ => {
+                        data[4] = Kind::Reply as u8;
+                        Reply::Same
+                    }
+                }
+            }
+            _ => match options.reply_size {
+                Some(n) => Reply::Fill(n, None),
+                None => Reply::Same,
+            },
+        };
+        let bytes: &[u8] = match reply {
+            Reply::Same => data,
+            Reply::Fill(n, header) => {
+                match header {
+                    Some(h) => h.encode(&mut self.fill),
+                    None => self.fill[..HEADER_LEN].fill(FILL_BYTE),
+                }
+                &self.fill[..n]
+            }
+        };
+        if let Some(delay) = options.delay {
+            if !self.delayed.push(now + delay, peer, bytes, copies) {
+                self.tally.dropped(u64::from(copies));
+            }
+            return;
+        }
+        for _ in 0..copies {
+            send(&self.socket, &self.tally, bytes, peer).await;
+        }
+    }
+}
+
+/// Sends one datagram, waiting if the socket's send buffer is full; a failure is counted.
+async fn send(socket: &UdpSocket, tally: &Tally, bytes: &[u8], peer: SocketAddr) {
+    loop {
+        match socket.send_to(bytes, peer).await {
+            Ok(n) => return tally.sent(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return tally.send_error(),
+        }
+    }
+}
+
+/// A flow's counters and when it last received.
+struct Flow {
+    counters: FlowCounters,
+    last_ns: u64,
+}
+
+/// This thread's flows, at most `cap` of them.
+struct FlowTable {
+    map: HashMap<(SocketAddr, u64), Flow>,
+    cap: usize,
+    /// A full table is searched for idle flows no earlier than this.
+    next_sweep_ns: u64,
+}
+
+impl FlowTable {
+    fn new(cap: usize) -> FlowTable {
+        FlowTable {
+            map: HashMap::new(),
+            cap,
+            next_sweep_ns: 0,
+        }
+    }
+
+    /// The counters of a flow, created if there is room; `None` when the table is full.
+    fn get(
+        &mut self,
+        peer: SocketAddr,
+        flow: u64,
+        now_ns: u64,
+        tally: &Tally,
+    ) -> Option<&mut FlowCounters> {
+        let key = (peer, flow);
+        if self.map.len() >= self.cap && !self.map.contains_key(&key) {
+            self.sweep(now_ns);
+            if self.map.len() >= self.cap {
+                return None;
+            }
+        }
+        let mut created = false;
+        let entry = self.map.entry(key).or_insert_with(|| {
+            created = true;
+            Flow {
+                counters: FlowCounters::new(),
+                last_ns: now_ns,
+            }
+        });
+        if created {
+            tally.flow();
+        }
+        entry.last_ns = now_ns;
+        Some(&mut entry.counters)
+    }
+
+    /// Evicts flows idle for [`FLOW_IDLE`], at most once per [`SWEEP_EVERY_NS`].
+    fn sweep(&mut self, now_ns: u64) {
+        if now_ns < self.next_sweep_ns {
+            return;
+        }
+        self.next_sweep_ns = now_ns + SWEEP_EVERY_NS;
+        let idle = FLOW_IDLE.as_nanos() as u64;
+        self.map
+            .retain(|_, f| now_ns.saturating_sub(f.last_ns) < idle);
+    }
+
+    /// A flow's report; zeros for a flow this thread does not know.
+    fn report(&self, peer: SocketAddr, flow: u64) -> FlowReport {
+        self.map
+            .get(&(peer, flow))
+            .map(|f| f.counters.report())
+            .unwrap_or_default()
+    }
+}
+
+/// A reply waiting for its due time.
+struct Delayed {
+    due: Instant,
+    peer: SocketAddr,
+    bytes: Box<[u8]>,
+    copies: u8,
+}
+
+/// Delayed replies in due order (the delay is constant, so arrival order is due order),
+/// bounded in count and bytes.
+struct DelayQueue {
+    queue: VecDeque<Delayed>,
+    bytes: usize,
+    max_len: usize,
+    max_bytes: usize,
+}
+
+impl DelayQueue {
+    fn new(max_len: usize, max_bytes: usize) -> DelayQueue {
+        DelayQueue {
+            queue: VecDeque::new(),
+            bytes: 0,
+            max_len,
+            max_bytes,
+        }
+    }
+
+    /// Queues a reply; false (and nothing queued) when the queue is full.
+    fn push(&mut self, due: Instant, peer: SocketAddr, bytes: &[u8], copies: u8) -> bool {
+        if self.queue.len() >= self.max_len || self.bytes + bytes.len() > self.max_bytes {
+            return false;
+        }
+        self.bytes += bytes.len();
+        self.queue.push_back(Delayed {
+            due,
+            peer,
+            bytes: bytes.into(),
+            copies,
+        });
+        true
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.queue.front().map(|d| d.due)
+    }
+
+    /// The first reply, if it is due by `now`.
+    fn pop_due(&mut self, now: Instant) -> Option<Delayed> {
+        if self.queue.front()?.due > now {
+            return None;
+        }
+        let d = self.queue.pop_front()?;
+        self.bytes -= d.bytes.len();
+        Some(d)
+    }
+}
+
+/// What the test faults do with one data datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    Drop,
+    Hold,
+    Serve,
+}
+
+/// A datagram held back by `reorder_every`.
+struct Held {
+    data: Vec<u8>,
+    peer: SocketAddr,
+    copies: u8,
+    due: Instant,
+}
+
+/// The test faults' state on one thread.
+struct FaultState {
+    faults: Faults,
+    /// Data datagrams seen so far.
+    seen: u64,
+    held: Option<Held>,
+}
+
+impl FaultState {
+    fn new(faults: Faults) -> FaultState {
+        FaultState {
+            faults,
+            seen: 0,
+            held: None,
+        }
+    }
+
+    /// The fate of the next data datagram, and how many times it is served.
+    fn next(&mut self) -> (Fault, u8) {
+        self.seen += 1;
+        let seen = self.seen;
+        let hit = |every: Option<u64>| every.is_some_and(|n| seen % n == 0);
+        if hit(self.faults.drop_every) {
+            return (Fault::Drop, 0);
+        }
+        let copies = if hit(self.faults.duplicate_every) {
+            2
+        } else {
+            1
+        };
+        if hit(self.faults.reorder_every) {
+            (Fault::Hold, copies)
+        } else {
+            (Fault::Serve, copies)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies() {
+        let mut buf = [0u8; 40];
+        let h = Header {
+            kind: Kind::Data,
+            reply_size: 0,
+            flow: 1,
+            seq: 2,
+            sent_ns: 3,
+        };
+        h.encode(&mut buf);
+        assert!(matches!(classify(&buf, false), Class::Data(_)));
+        assert!(matches!(classify(&buf, true), Class::Bad));
+        assert!(matches!(classify(&buf[..20], false), Class::Bad));
+        assert!(matches!(classify(b"hello", false), Class::Plain));
+        assert!(matches!(classify(b"", false), Class::Plain));
+        for (kind, bad) in [(Kind::Reply, true), (Kind::ReportAnswer, true)] {
+            h.with_kind(kind).encode(&mut buf);
+            assert_eq!(matches!(classify(&buf, false), Class::Bad), bad);
+        }
+        h.with_kind(Kind::ReportRequest).encode(&mut buf);
+        assert!(matches!(classify(&buf, false), Class::Report(_)));
+        Header {
+            reply_size: MAX_DATAGRAM as u32 + 1,
+            ..h
+        }
+        .encode(&mut buf);
+        assert!(matches!(classify(&buf, false), Class::Bad));
+    }
+
+    #[test]
+    fn faults_follow_their_intervals() {
+        let mut f = FaultState::new(Faults {
+            drop_every: Some(4),
+            duplicate_every: Some(3),
+            reorder_every: Some(5),
+        });
+        let got: Vec<(Fault, u8)> = (0..6).map(|_| f.next()).collect();
+        assert_eq!(
+            got,
+            [
+                (Fault::Serve, 1),
+                (Fault::Serve, 1),
+                (Fault::Serve, 2),
+                (Fault::Drop, 0),
+                (Fault::Hold, 1),
+                (Fault::Serve, 2),
+            ]
+        );
+    }
+
+    #[test]
+    fn delay_queue_is_bounded() {
+        let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let now = Instant::now();
+        let mut q = DelayQueue::new(2, 10);
+        assert!(q.push(now, peer, &[0; 4], 1));
+        assert!(!q.push(now, peer, &[0; 7], 1), "bytes");
+        assert!(q.push(now + Duration::from_secs(1), peer, &[0; 6], 1));
+        assert!(!q.push(now, peer, &[], 1), "count");
+        assert_eq!(q.pop_due(now).unwrap().bytes.len(), 4);
+        assert!(q.pop_due(now).is_none());
+        assert_eq!(q.next_due(), Some(now + Duration::from_secs(1)));
+        assert!(q.push(now, peer, &[0; 4], 1));
+    }
+}

@@ -3,6 +3,7 @@
 //! echoed bytes. It knows nothing of rates, deadlines or phases: that is the engine's business.
 
 use super::{Driver, Expiry, ReadOutcome, Sent, Session};
+use crate::cli::ClientMode;
 use crate::plan::{Reply, Request, SocketOptions, Workload};
 use crate::record::{ErrorKind, OpError};
 use std::collections::VecDeque;
@@ -26,6 +27,9 @@ pub struct TcpDriver {
     reply: Reply,
     /// Sized requests answered by a same-sized reply are echoes: their bytes are checked.
     verify_echo: bool,
+    /// Read buffer size per connection: small for small replies, so ten thousand connections
+    /// stay within a few megabytes; [`IO_CHUNK`] for bulk transfer.
+    read_len: usize,
 }
 
 /// Request bytes: synthetic (pattern with the sequence number in front) or the user's payload.
@@ -52,8 +56,13 @@ fn pattern_byte(p: usize) -> u8 {
 }
 
 impl TcpDriver {
-    /// A driver for `workload` against `addr`.
-    pub fn new(addr: SocketAddr, workload: &Workload, socket: SocketOptions) -> TcpDriver {
+    /// A driver for `workload` against `addr`, with up to `in_flight` requests per connection.
+    pub fn new(
+        addr: SocketAddr,
+        workload: &Workload,
+        socket: SocketOptions,
+        in_flight: usize,
+    ) -> TcpDriver {
         let request = match &workload.request {
             Request::Sized { size, .. } => Template::Synthetic {
                 size: *size,
@@ -67,6 +76,14 @@ impl TcpDriver {
             (&workload.request, &workload.reply),
             (Request::Sized { size, .. }, Reply::Size(r)) if size == r
         );
+        let read_len = match (&workload.mode, &workload.reply) {
+            (ClientMode::Rr | ClientMode::Crr, Reply::Size(n)) => n
+                .saturating_mul(in_flight)
+                .next_power_of_two()
+                .clamp(512, IO_CHUNK),
+            (ClientMode::Rr | ClientMode::Crr, Reply::Until(_)) => 4096,
+            _ => IO_CHUNK,
+        };
         TcpDriver {
             addr,
             socket,
@@ -74,6 +91,7 @@ impl TcpDriver {
             request,
             reply: workload.reply.clone(),
             verify_echo,
+            read_len,
         }
     }
 
@@ -137,7 +155,7 @@ impl Driver for TcpDriver {
             out: self.preamble.clone().unwrap_or_default(),
             out_pos: 0,
             payload_out: 0,
-            inbuf: vec![0; IO_CHUNK].into_boxed_slice(),
+            inbuf: vec![0; self.read_len].into_boxed_slice(),
             in_flight: VecDeque::new(),
             reply_pos: 0,
             delim_matched: 0,

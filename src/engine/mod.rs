@@ -33,6 +33,8 @@ pub use collector::Collected;
 /// `wirebench run`: validate, check the target answers, run, report, exit code.
 pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::try_from(args)?;
+    // One descriptor per connection, two per open-loop connection (its timer), and some spare.
+    usage::ensure_fd_limit(2 * plan.connections as u64 + 64)?;
     preflight(&plan)?;
     let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
     let summary = execute(&plan, progress)?;
@@ -93,11 +95,9 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
             std::thread::Builder::new()
                 .name(format!("wirebench-{w}"))
                 .spawn(move || {
-                    let driver = TcpDriver::new(
-                        spec.plan.target.addr,
-                        &spec.plan.workload,
-                        spec.plan.socket,
-                    );
+                    let p = &spec.plan;
+                    let driver =
+                        TcpDriver::new(p.target.addr, &p.workload, p.socket, p.load.in_flight());
                     worker::run(spec, driver)
                 })?,
         );

@@ -63,3 +63,47 @@ pub fn process_cpu() -> CpuTimes {
 pub fn peak_rss_kib() -> u64 {
     rusage(libc::RUSAGE_SELF).ru_maxrss.max(0) as u64
 }
+
+/// Raises the soft limit on open files so `needed` descriptors fit (10,000 connections need
+/// more than the usual 1,024); says how to lift the hard limit when that is what stands in the
+/// way.
+pub fn ensure_fd_limit(needed: u64) -> Result<(), crate::error::UsageError> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= needed {
+        return Ok(());
+    }
+    if lim.rlim_max < needed {
+        return Err(crate::error::UsageError(format!(
+            "{needed} open files are needed but the hard limit (ulimit -Hn) is {}: raise it (e.g. ulimit -n {needed} as root, or LimitNOFILE in a systemd unit), or use fewer connections",
+            lim.rlim_max
+        )));
+    }
+    lim.rlim_cur = needed.max(lim.rlim_cur);
+    // SAFETY: setrlimit reads the struct we own; raising the soft limit up to the hard one is allowed.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+        return Err(crate::error::UsageError(format!(
+            "cannot raise the open-file limit to {needed}: {}; run ulimit -n {needed} first",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+/// Raises the soft open-file limit to the hard limit (servers: as many clients as allowed).
+pub fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}

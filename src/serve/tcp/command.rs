@@ -21,6 +21,8 @@ const BACKLOG: i32 = 1024;
 /// then prints the final counters.
 pub fn main(args: &ServeTcpArgs) -> anyhow::Result<ExitCode> {
     let options = options(args)?;
+    // Ten thousand clients need more descriptors than the usual soft limit of 1,024.
+    crate::engine::usage::raise_fd_limit();
     let listener = bind(listen_addr(&args.listen)?, &options.socket)?;
     let addr = listener.local_addr()?;
     let shutdown = Shutdown::new();

@@ -119,8 +119,8 @@ pub struct RunArgs {
 
     /// Requests in flight per connection (rr mode; with --rate, the most a connection may have
     /// outstanding: a due request waits for a free slot and counts as behind schedule).
-    #[arg(long, default_value_t = 1, value_name = "K")]
-    pub pipeline: usize,
+    #[arg(long, value_name = "K")]
+    pub pipeline: Option<usize>,
 
     /// Pause between a reply and the next request on the same connection, e.g. 10ms.
     #[arg(long, value_name = "DURATION")]
@@ -153,6 +153,11 @@ pub struct RunArgs {
     /// FROM..TO/DURATION, e.g. 1000..50000/30s.
     #[arg(long, value_name = "RATE", allow_hyphen_values = true, conflicts_with_all = ["stages", "think"])]
     pub rate: Option<String>,
+
+    /// UDP stream: send at this bit rate, e.g. 100Mbit, 1Gbit, 500k (bits per second; the
+    /// datagram rate is this over --size) [default: 1Mbit, as iperf3]
+    #[arg(long, value_name = "BITS/S", conflicts_with_all = ["rate", "stages"])]
+    pub bandwidth: Option<String>,
 
     /// Open loop in steps, each held for its duration: DURATION@RATE,... e.g. '10s@1000,10s@5000'.
     #[arg(long, value_name = "STAGES", conflicts_with = "think")]

@@ -6,7 +6,7 @@ use crate::cli::{ClientMode, DemoArgs, ServerMode};
 use crate::engine;
 use crate::load::LoadModel;
 use crate::plan::{
-    duration_flag, Plan, Reply, Request, SocketOptions, Stop, Target, Warmup, Workload,
+    duration_flag, Plan, Protocol, Reply, Request, SocketOptions, Stop, Target, Warmup, Workload,
 };
 use crate::report::progress::Progress;
 use crate::serve::tcp::{spawn, ServerHandle, TcpServerOptions};
@@ -104,6 +104,7 @@ fn measure(
 ) -> anyhow::Result<Summary> {
     let plan = Plan {
         target: Target {
+            protocol: Protocol::Tcp,
             url: format!("tcp://{}", handle.addr),
             addr: handle.addr,
         },

@@ -5,6 +5,8 @@ use crate::error::{usage, UsageError};
 use crate::framing::Preamble;
 use crate::load::schedule::{parse_rate, parse_stages};
 use crate::load::LoadModel;
+use crate::load::Schedule;
+use crate::units::parse_bits;
 use crate::units::{parse_duration, parse_message_size, unescape};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -39,9 +41,30 @@ pub struct Plan {
     pub schedule_text: Option<String>,
 }
 
+/// The transport a target speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// A byte stream (`tcp://`).
+    Tcp,
+    /// Datagrams (`udp://`).
+    Udp,
+}
+
+impl Protocol {
+    /// The URL scheme.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Tcp => "tcp",
+            Protocol::Udp => "udp",
+        }
+    }
+}
+
 /// A resolved target.
 #[derive(Clone, Debug)]
 pub struct Target {
+    /// The transport.
+    pub protocol: Protocol,
     /// The URL as the user wrote it.
     pub url: String,
     /// The address connected to (the first the name resolved to).
@@ -180,18 +203,22 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
             "'{url}' is not a URL: write the target as tcp://HOST:PORT, e.g. tcp://127.0.0.1:7000"
         ));
     };
-    if scheme != "tcp" {
-        return usage(format!(
-            "unknown scheme '{scheme}' in '{url}': wirebench speaks tcp:// (e.g. tcp://127.0.0.1:7000)"
-        ));
-    }
+    let protocol = match scheme {
+        "tcp" => Protocol::Tcp,
+        "udp" => Protocol::Udp,
+        _ => {
+            return usage(format!(
+                "unknown scheme '{scheme}' in '{url}': wirebench speaks tcp:// and udp:// (e.g. tcp://127.0.0.1:7000)"
+            ))
+        }
+    };
     let hostport = rest.trim_end_matches('/');
     if hostport
         .rsplit_once(':')
         .is_none_or(|(_, p)| p.parse::<u16>().is_err())
     {
         return usage(format!(
-            "'{url}' lacks a port: write tcp://HOST:PORT, e.g. tcp://127.0.0.1:7000"
+            "'{url}' lacks a port: write {scheme}://HOST:PORT, e.g. {scheme}://127.0.0.1:7000"
         ));
     }
     let addr = hostport
@@ -204,6 +231,7 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
             ))
         })?;
     Ok(Target {
+        protocol,
         url: url.to_string(),
         addr,
     })
@@ -289,27 +317,88 @@ pub fn mode_name(m: ClientMode) -> &'static str {
     }
 }
 
-/// The closed loop, or the open loop when `--rate` or `--stages` gives a timetable.
-fn load_model(a: &RunArgs, think: Option<Duration>) -> Result<LoadModel, UsageError> {
-    let schedule = match (&a.rate, &a.stages) {
-        (Some(r), _) => parse_rate(r).map_err(UsageError)?,
-        (None, Some(s)) => parse_stages(s).map_err(UsageError)?,
-        (None, None) => {
-            return Ok(LoadModel::Closed {
-                pipeline: a.pipeline,
-                think,
-            })
-        }
-    };
-    if matches!(a.mode, ClientMode::Stream | ClientMode::Source) {
+/// What datagrams cannot do: replies found by a delimiter, modes that need a connection,
+/// sizes past the UDP limit, and wirebench framing smaller than its header.
+fn check_datagrams(a: &RunArgs, w: &Workload) -> Result<(), UsageError> {
+    use crate::datagram::{HEADER_LEN, MAX_DATAGRAM};
+    if matches!(w.mode, ClientMode::Crr | ClientMode::Source) {
         return usage(format!(
-            "--rate and --stages pace requests; --mode {} moves bytes as fast as it can",
+            "--mode {} needs a connection; over udp:// use --mode rr or --mode stream",
+            mode_name(w.mode)
+        ));
+    }
+    if a.until.is_some() {
+        return usage("--until finds replies in a byte stream; a UDP reply is one datagram: use --expect-size or nothing");
+    }
+    let reply = match w.reply {
+        Reply::Size(n) => n,
+        Reply::Until(_) => 0,
+    };
+    let largest = w.request.len().max(reply);
+    if largest > MAX_DATAGRAM {
+        return usage(format!(
+            "a {largest}-byte datagram is over the UDP limit of {MAX_DATAGRAM} bytes: use a smaller --size or --expect-size"
+        ));
+    }
+    if let Request::Sized {
+        size,
+        preamble: true,
+    } = w.request
+    {
+        if size < HEADER_LEN {
+            return usage(format!(
+                "--size {size} is below the {HEADER_LEN}-byte wirebench datagram header: use --size {HEADER_LEN} or more, or --raw / --payload for plain datagrams"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The closed loop, or the open loop when `--rate`, `--stages` or (UDP stream) `--bandwidth`
+/// gives a timetable.
+fn load_model(
+    a: &RunArgs,
+    protocol: Protocol,
+    unit: usize,
+    think: Option<Duration>,
+) -> Result<LoadModel, UsageError> {
+    let udp_stream = protocol == Protocol::Udp && a.mode == ClientMode::Stream;
+    let per_datagram = |bits: f64| Schedule::Constant {
+        rate: bits / (unit as f64 * 8.0),
+    };
+    let schedule =
+        match (&a.rate, &a.stages, &a.bandwidth) {
+            (Some(r), _, _) => parse_rate(r).map_err(UsageError)?,
+            (None, Some(s), _) => parse_stages(s).map_err(UsageError)?,
+            (None, None, Some(b)) if udp_stream => {
+                per_datagram(parse_bits(b).map_err(|e| UsageError(format!("--bandwidth: {e}")))?)
+            }
+            (None, None, Some(_)) => return usage(
+                "--bandwidth paces a UDP stream (udp://... --mode stream); for requests use --rate",
+            ),
+            // iperf3's default for UDP.
+            (None, None, None) if udp_stream => per_datagram(1e6),
+            (None, None, None) => {
+                return Ok(LoadModel::Closed {
+                    pipeline: a.pipeline.unwrap_or(1),
+                    think,
+                })
+            }
+        };
+    if !udp_stream && matches!(a.mode, ClientMode::Stream | ClientMode::Source) {
+        return usage(format!(
+            "--rate and --stages pace requests; --mode {} over TCP moves bytes as fast as it can",
             mode_name(a.mode)
         ));
     }
+    // Datagrams do not block one another: by default any number may be in flight.
+    let window = match protocol {
+        Protocol::Tcp => 1,
+        Protocol::Udp => usize::MAX,
+    };
     Ok(LoadModel::Open {
         schedule,
-        window: a.pipeline,
+        window: a.pipeline.unwrap_or(window),
     })
 }
 
@@ -331,14 +420,18 @@ impl TryFrom<&RunArgs> for Plan {
     type Error = UsageError;
 
     fn try_from(a: &RunArgs) -> Result<Plan, UsageError> {
+        let target = parse_target(&a.target)?;
         let workload = workload(a)?;
+        if target.protocol == Protocol::Udp {
+            check_datagrams(a, &workload)?;
+        }
         if a.connections == 0 {
             return usage("--connections 0: give at least one connection, e.g. -c 1");
         }
-        if a.pipeline == 0 {
+        if a.pipeline == Some(0) {
             return usage("--pipeline 0: give at least one request in flight, e.g. --pipeline 1");
         }
-        if a.pipeline > 1 && workload.mode != ClientMode::Rr {
+        if a.pipeline.is_some_and(|p| p > 1) && workload.mode != ClientMode::Rr {
             return usage(format!(
                 "--pipeline applies to --mode rr only, not --mode {}",
                 mode_name(workload.mode)
@@ -369,7 +462,7 @@ impl TryFrom<&RunArgs> for Plan {
         {
             return usage("--requests counts request/response operations: use --duration with --mode stream or source");
         }
-        let load = load_model(a, think)?;
+        let load = load_model(a, target.protocol, workload.request.len(), think)?;
         // Without -d or -n a run lasts as long as its schedule (a ramp, stages), else 10 s.
         let natural = load.schedule().and_then(|s| s.length());
         let stop = Stop {
@@ -396,7 +489,6 @@ impl TryFrom<&RunArgs> for Plan {
         }
         .min(a.connections);
         let socket = SocketOptions::try_from(&a.socket)?;
-        let target = parse_target(&a.target)?;
         Ok(Plan {
             target,
             workload,

@@ -46,6 +46,8 @@ pub struct Summary {
     pub connect: Option<Distribution>,
     /// Open loop: offered vs sent vs achieved rate, and how far sends fell behind schedule.
     pub open_loop: Option<OpenLoop>,
+    /// UDP: what became of the datagrams, as the client saw it and as the server counted it.
+    pub datagrams: Option<Datagrams>,
     /// The warm-up, reported on its own and kept out of everything above.
     pub warmup: Option<Warmup>,
     /// One entry per second of the measured part.
@@ -193,6 +195,47 @@ pub struct OpenLoop {
     pub max_lag_us: f64,
     /// Whether ok replies reached 99 % of the offered rate.
     pub kept_up: bool,
+}
+
+/// What became of a UDP run's datagrams.
+#[derive(Clone, Debug, Serialize)]
+pub struct Datagrams {
+    /// Datagrams sent in the measured time.
+    pub sent: u64,
+    /// Requests answered (rr).
+    pub answered: u64,
+    /// Requests with no reply within --timeout (rr).
+    pub lost: u64,
+    /// Lost as a share of sent requests, percent (rr).
+    pub loss_percent: f64,
+    /// Replies that came after their request's timeout (rr).
+    pub late: u64,
+    /// Replies received more than once (rr).
+    pub duplicated: u64,
+    /// Replies that overtook the reply to an earlier request (rr).
+    pub reordered: u64,
+    /// The receiving server's own counters (wirebench servers only).
+    pub server: Option<ServerCount>,
+}
+
+/// The receiving server's counters of the client's datagrams, over the whole run (warm-up
+/// included) and all sessions.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerCount {
+    /// Datagrams the client sent, warm-up included.
+    pub sent: u64,
+    /// Datagrams the server received, duplicates included.
+    pub received: u64,
+    /// Sent but never received.
+    pub lost: u64,
+    /// Lost as a share of sent, percent.
+    pub loss_percent: f64,
+    /// Received out of order.
+    pub out_of_order: u64,
+    /// Received more than once.
+    pub duplicated: u64,
+    /// RFC 3550 interarrival jitter (the largest of the sessions), µs.
+    pub jitter_us: f64,
 }
 
 /// The warm-up's own line.

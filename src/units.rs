@@ -80,6 +80,37 @@ pub fn parse_message_size(what: &str, text: &str) -> Result<usize, String> {
     Ok(n as usize)
 }
 
+/// Parses a bit rate such as `100Mbit`, `1Gbit`, `500k` or `2.5G` (decimal multiples, bits per
+/// second, as iperf3's `-b`).
+pub fn parse_bits(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a bit rate: write e.g. 100Mbit, 1Gbit or 500k"))?;
+    let unit = unit.trim().trim_end_matches("/s").trim_end_matches("ps");
+    let unit = unit.strip_suffix("bit").unwrap_or(unit);
+    let scale = match unit {
+        "" => 1.0,
+        "k" | "K" => 1e3,
+        "m" | "M" => 1e6,
+        "g" | "G" => 1e9,
+        other => {
+            return Err(format!(
+                "'{text}' has an unknown unit '{other}': use bit, kbit, Mbit or Gbit"
+            ))
+        }
+    };
+    let bits = value * scale;
+    if !(bits > 0.0 && bits.is_finite()) {
+        return Err(format!("'{text}': a bit rate must be above 0"));
+    }
+    Ok(bits)
+}
+
 /// Expands `\r`, `\n`, `\t`, `\0`, `\\` and `\xHH` escapes, as a user types them in a shell.
 pub fn unescape(text: &str) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(text.len());
@@ -180,6 +211,17 @@ mod tests {
         assert!(parse_message_size("--size", "0").is_err());
         assert!(parse_message_size("--size", "2G").is_err());
         assert_eq!(parse_message_size("--size", "1G").unwrap(), 1 << 30);
+    }
+
+    #[test]
+    fn bit_rates() {
+        assert_eq!(parse_bits("100Mbit").unwrap(), 100e6);
+        assert_eq!(parse_bits("1Gbit/s").unwrap(), 1e9);
+        assert_eq!(parse_bits("500k").unwrap(), 500e3);
+        assert_eq!(parse_bits("2.5G").unwrap(), 2.5e9);
+        for bad in ["", "0", "fast", "10MB", "-1M"] {
+            assert!(parse_bits(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -115,6 +115,7 @@ fn rr_summary() -> (Summary, Recorder) {
         service_time: Distribution::of(&total.latency),
         connect: Distribution::of(&total.connect),
         open_loop: None,
+        datagrams: None,
         warmup: Some(Warmup {
             duration_s: 1.0,
             ok: warm.ok,
@@ -153,6 +154,7 @@ fn bulk_summary() -> Summary {
         service_time: None,
         connect: Distribution::of(&rec.connect),
         open_loop: None,
+        datagrams: None,
         warmup: None,
         series: vec![SeriesPoint::of(0, &rec)],
         generator: generator(),

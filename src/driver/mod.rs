@@ -4,6 +4,7 @@
 //! deadlines or phases.
 
 pub mod tcp;
+pub mod udp;
 
 use crate::record::OpError;
 use std::time::{Duration, Instant};
@@ -50,8 +51,12 @@ pub trait Driver {
     /// The session type.
     type Session: Session;
 
-    /// Opens a session within `timeout`; returns it and how long the set-up took.
-    async fn connect(&self, timeout: Duration) -> Result<(Self::Session, Duration), OpError>;
+    /// Opens a session within `timeout`; returns it and how long its handshake took (None when
+    /// there is none, as with UDP).
+    async fn connect(
+        &self,
+        timeout: Duration,
+    ) -> Result<(Self::Session, Option<Duration>), OpError>;
 }
 
 /// One open session: queued requests, requests in flight, and the reply parser.
@@ -80,4 +85,18 @@ pub trait Session {
     async fn send_bulk(&mut self) -> Result<usize, OpError>;
     /// Bulk download: receives one chunk; returns payload bytes received.
     async fn recv_bulk(&mut self) -> Result<usize, OpError>;
+    /// At the end of a run: the receiving server's own counters of this session, if the
+    /// protocol can ask for them (wirebench datagrams can).
+    async fn report(&mut self, _limit: Duration) -> Option<PeerReport> {
+        None
+    }
+}
+
+/// What the server counted of one session's datagrams, with what the session sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeerReport {
+    /// Data datagrams the session sent (warm-up included, as the server counts them).
+    pub sent: u64,
+    /// The server's counters.
+    pub report: crate::datagram::FlowReport,
 }

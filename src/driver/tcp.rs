@@ -117,7 +117,7 @@ impl Driver for TcpDriver {
     type Session = TcpConn;
 
     /// Connects within `timeout`; returns the connection and how long the handshake took.
-    async fn connect(&self, timeout: Duration) -> Result<(TcpConn, Duration), OpError> {
+    async fn connect(&self, timeout: Duration) -> Result<(TcpConn, Option<Duration>), OpError> {
         let started = Instant::now();
         let socket = match self.addr {
             SocketAddr::V4(_) => TcpSocket::new_v4(),
@@ -163,7 +163,7 @@ impl Driver for TcpDriver {
             bulk: Vec::new(),
             bulk_pos: 0,
         };
-        Ok((conn, took))
+        Ok((conn, Some(took)))
     }
 }
 

@@ -83,7 +83,16 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
         }
         None => work.await,
     }
+    // Datagram sessions ask the server what it received of them.
+    if let Some(session) = slot.session.as_mut() {
+        if let Some(report) = session.report(REPORT_WAIT).await {
+            ctx.rec.borrow_mut().peer(Instant::now(), &report);
+        }
+    }
 }
+
+/// How long a session waits for the server's report at the end of a run.
+const REPORT_WAIT: Duration = Duration::from_secs(1);
 
 /// The warm-up: the closed loop as planned, or the open loop at the schedule's opening rate.
 async fn warm_up<D: Driver>(
@@ -112,7 +121,9 @@ async fn ensure_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) ->
     let began = Instant::now();
     match ctx.driver.connect(ctx.plan.timeout).await {
         Ok((s, took)) => {
-            ctx.rec.borrow_mut().connected(began, Instant::now(), took);
+            if let Some(took) = took {
+                ctx.rec.borrow_mut().connected(began, Instant::now(), took);
+            }
             slot.session = Some(s);
             slot.backoff = Duration::ZERO;
             Ok(())

@@ -15,13 +15,15 @@ mod worker;
 
 use crate::cli::{ClientMode, RunArgs};
 use crate::driver::tcp::TcpDriver;
+use crate::driver::udp::UdpDriver;
 use crate::error::UsageError;
 use crate::load::Schedule;
-use crate::plan::{mode_name, Plan, Reply};
-use crate::record::Recorder;
+use crate::plan::{mode_name, Plan, Protocol, Reply};
+use crate::record::{ErrorKind, Recorder};
 use crate::report::progress::Progress;
 use crate::summary::{
-    self, Distribution, ErrorSummary, OpenLoop, SeriesPoint, Summary, Throughput,
+    self, Datagrams, Distribution, ErrorSummary, OpenLoop, SeriesPoint, ServerCount, Summary,
+    Throughput,
 };
 use std::io::Write;
 use std::process::ExitCode;
@@ -35,7 +37,9 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::try_from(args)?;
     // One descriptor per connection, two per open-loop connection (its timer), and some spare.
     usage::ensure_fd_limit(2 * plan.connections as u64 + 64)?;
-    preflight(&plan)?;
+    if plan.target.protocol == Protocol::Tcp {
+        preflight(&plan)?;
+    }
     let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
     let summary = execute(&plan, progress)?;
     let mut out = std::io::stdout().lock();
@@ -96,9 +100,21 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
                 .name(format!("wirebench-{w}"))
                 .spawn(move || {
                     let p = &spec.plan;
-                    let driver =
-                        TcpDriver::new(p.target.addr, &p.workload, p.socket, p.load.in_flight());
-                    worker::run(spec, driver)
+                    match p.target.protocol {
+                        Protocol::Tcp => {
+                            let d = TcpDriver::new(
+                                p.target.addr,
+                                &p.workload,
+                                p.socket,
+                                p.load.in_flight(),
+                            );
+                            worker::run(spec, d)
+                        }
+                        Protocol::Udp => {
+                            let d = UdpDriver::new(p.target.addr, &p.workload, p.socket);
+                            worker::run(spec, d)
+                        }
+                    }
                 })?,
         );
     }
@@ -148,7 +164,7 @@ fn summarize(
         wirebench_version: env!("CARGO_PKG_VERSION"),
         started_unix_ms,
         target: plan.target.url.clone(),
-        protocol: "tcp",
+        protocol: plan.target.protocol.name(),
         mode: mode_name(plan.workload.mode),
         config: config(plan),
         duration_s: measured.as_secs_f64(),
@@ -162,6 +178,7 @@ fn summarize(
             .load
             .schedule()
             .map(|sched| open_loop(plan, sched, &c.total, measured)),
+        datagrams: (plan.target.protocol == Protocol::Udp).then(|| datagrams(&c.total)),
         warmup: plan.warmup.map(|_| summary::Warmup {
             duration_s: warm_for.as_secs_f64(),
             ok: c.warm.ok,
@@ -182,6 +199,31 @@ fn summarize(
     };
     s.notes = crate::diagnose::notes(&s);
     s
+}
+
+/// What became of a UDP run's datagrams.
+fn datagrams(total: &Recorder) -> Datagrams {
+    let percent = |part: u64, whole: u64| 100.0 * part as f64 / whole.max(1) as f64;
+    let lost = total.errors.count(ErrorKind::Timeout);
+    let peer = &total.peer;
+    Datagrams {
+        sent: total.issued,
+        answered: total.ok,
+        lost,
+        loss_percent: percent(lost, total.ok + lost),
+        late: total.late,
+        duplicated: total.duplicates,
+        reordered: total.reordered,
+        server: (peer.reports > 0).then(|| ServerCount {
+            sent: peer.sent,
+            received: peer.received,
+            lost: peer.lost(),
+            loss_percent: percent(peer.lost(), peer.sent),
+            out_of_order: peer.out_of_order,
+            duplicated: peer.duplicated,
+            jitter_us: peer.jitter_us,
+        }),
+    }
 }
 
 /// How the open loop kept to `schedule` over the measured time.

@@ -173,6 +173,11 @@ impl WorkerRec {
         self.slot(now, now).sent_bytes += bytes as u64;
     }
 
+    /// The server's report of one session's datagrams.
+    pub fn peer(&mut self, now: Instant, report: &crate::driver::PeerReport) {
+        self.slot(now, now).peer.add(report);
+    }
+
     /// Payload bytes read at `now` (bulk download).
     #[inline]
     pub fn received(&mut self, now: Instant, bytes: usize) {

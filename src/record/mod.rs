@@ -65,6 +65,54 @@ pub struct Recorder {
     pub duplicates: u64,
     /// Replies that overtook the reply to an earlier request (datagrams).
     pub reordered: u64,
+    /// What the receiving server counted of our datagrams, added over sessions.
+    pub peer: PeerCounts,
+}
+
+/// The receiving server's counters of the client's datagrams, added over sessions (flows).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PeerCounts {
+    /// Sessions whose server answered the report request.
+    pub reports: u64,
+    /// Data datagrams those sessions sent.
+    pub sent: u64,
+    /// Datagrams the server received, duplicates included.
+    pub received: u64,
+    /// Sequence numbers the server saw more than once.
+    pub duplicated: u64,
+    /// Datagrams the server saw out of order.
+    pub out_of_order: u64,
+    /// The largest RFC 3550 jitter of any session, µs.
+    pub jitter_us: f64,
+}
+
+impl PeerCounts {
+    /// Adds one session's report.
+    pub fn add(&mut self, p: &crate::driver::PeerReport) {
+        self.reports += 1;
+        self.sent += p.sent;
+        self.received += p.report.received;
+        self.duplicated += p.report.duplicated;
+        self.out_of_order += p.report.out_of_order;
+        self.jitter_us = self.jitter_us.max(p.report.jitter_us);
+    }
+
+    /// Datagrams sent that never arrived: sent minus distinct arrivals.
+    pub fn lost(&self) -> u64 {
+        self.sent
+            .saturating_sub(self.received.saturating_sub(self.duplicated))
+    }
+}
+
+impl std::ops::AddAssign<&PeerCounts> for PeerCounts {
+    fn add_assign(&mut self, o: &PeerCounts) {
+        self.reports += o.reports;
+        self.sent += o.sent;
+        self.received += o.received;
+        self.duplicated += o.duplicated;
+        self.out_of_order += o.out_of_order;
+        self.jitter_us = self.jitter_us.max(o.jitter_us);
+    }
 }
 
 /// How late a send may be before it counts as behind schedule: timer and scheduling jitter
@@ -95,6 +143,7 @@ impl Recorder {
             late: 0,
             duplicates: 0,
             reordered: 0,
+            peer: PeerCounts::default(),
         }
     }
 
@@ -134,6 +183,7 @@ impl Recorder {
             && self.received_bytes == 0
             && self.connect.is_empty()
             && self.issued == 0
+            && self.peer.reports == 0
     }
 }
 
@@ -150,6 +200,7 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.late += other.late;
         self.duplicates += other.duplicates;
         self.reordered += other.reordered;
+        self.peer += &other.peer;
         // Same bounds everywhere, so adding cannot fail.
         self.latency
             .add(&other.latency)

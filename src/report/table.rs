@@ -111,12 +111,13 @@ fn figures(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
             t.gbit_per_s,
             rate(t.messages_per_s),
         )?;
-        return writeln!(
+        writeln!(
             out,
             "{INDENT}ok {}   errors {}",
             thousands(s.ok),
             thousands(s.errors.total)
-        );
+        )?;
+        return datagrams(s, out);
     }
     writeln!(
         out,
@@ -125,7 +126,42 @@ fn figures(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         thousands(s.errors.total),
         rate(t.ops_per_s),
     )?;
-    open_loop(s, out)
+    open_loop(s, out)?;
+    datagrams(s, out)
+}
+
+/// UDP: the client's view (answered, lost, late, duplicated, reordered) and the server's.
+fn datagrams(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
+    let Some(d) = &s.datagrams else {
+        return Ok(());
+    };
+    if !is_bulk(s) {
+        writeln!(
+            out,
+            "{INDENT}datagrams: sent {}   answered {}   lost {} ({:.2}%)   late {}   duplicated {}   reordered {}",
+            thousands(d.sent),
+            thousands(d.answered),
+            thousands(d.lost),
+            d.loss_percent,
+            thousands(d.late),
+            thousands(d.duplicated),
+            thousands(d.reordered),
+        )?;
+    }
+    if let Some(v) = &d.server {
+        writeln!(
+            out,
+            "{INDENT}as the server counted: sent {}   received {}   lost {} ({:.2}%)   out of order {}   duplicated {}   jitter {}",
+            thousands(v.sent),
+            thousands(v.received),
+            thousands(v.lost),
+            v.loss_percent,
+            thousands(v.out_of_order),
+            thousands(v.duplicated),
+            format_us(v.jitter_us),
+        )?;
+    }
+    Ok(())
 }
 
 /// The open loop's line: offered vs sent vs achieved, and the lag behind schedule.
@@ -382,6 +418,7 @@ mod tests {
             service_time: None,
             connect: Distribution::of(&rec.connect),
             open_loop: None,
+            datagrams: None,
             warmup: Some(Warmup {
                 duration_s: 1.0,
                 ok: 1_234,

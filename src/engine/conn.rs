@@ -218,6 +218,8 @@ async fn closed_loop<D: Driver>(
     let may_issue = |issued: u64, now: Instant| {
         limit.is_none_or(|l| issued < l) && issue_until.is_none_or(|u| now < u)
     };
+    // Fires no later than the oldest request's time limit; see below.
+    let mut expiry = Box::pin(tokio::time::sleep(plan.timeout));
     loop {
         let op_start = Instant::now();
         if slot.session.is_none() {
@@ -246,15 +248,22 @@ async fn closed_loop<D: Driver>(
             }
             return;
         }
-        let oldest = session.oldest().expect("a request is in flight");
-        let step = timeout_at((oldest + plan.timeout).into(), async {
-            flush(ctx, session).await?;
-            read_replies(ctx, session).await
-        })
-        .await;
+        let due = session.oldest().expect("a request is in flight") + plan.timeout;
+        let step = tokio::select! {
+            biased;
+            r = async {
+                flush(ctx, session).await?;
+                read_replies(ctx, session).await
+            } => Ok(r),
+            _ = &mut expiry => Err(()),
+        };
         match step {
-            Err(_) => {
+            // The lazy timer fired: expire if the oldest request is really overdue, else re-arm
+            // for its time. Re-arming only then keeps timer work off the per-request path.
+            Err(()) if Instant::now() < due => expiry.as_mut().reset(due.into()),
+            Err(()) => {
                 expire(ctx, slot);
+                expiry.as_mut().reset((Instant::now() + plan.timeout).into());
             }
             Ok(Ok(0)) => {}
             Ok(Ok(_)) => {

@@ -238,7 +238,7 @@ placement_cpu() { # placement -> client CPU
 # ---------------------------------------------------------------------------------------------
 # Both servers stay up for the whole section, pinned to CPU 0, idle while the other tool runs.
 WB_ECHO_LOG=$RAW/wirebench-serve-echo.txt
-taskset -c "$SERVER_CPU" "$WB" serve tcp --threads 1 >"$WB_ECHO_LOG" 2>&1 &
+taskset -c "$SERVER_CPU" "$WB" serve tcp --threads 1 --blocking >"$WB_ECHO_LOG" 2>&1 &
 WB_ECHO_PID=$!
 PIDS+=("$WB_ECHO_PID")
 WB_ECHO_URL=$(wait_url "$WB_ECHO_LOG" "$WB_ECHO_PID")
@@ -328,7 +328,7 @@ echo "   wirebench server: $(tail -n1 "$WB_ECHO_LOG")"
 # figure of iperf3 (sum_received) is kept in the raw output; on loopback they differ by <0.1%.
 echo "== (b) bulk TCP, 1 stream, server on CPU $SERVER_CPU, client on CPU $CROSS_CPU (sender-side Gbit/s)"
 WB_SINK_LOG=$RAW/wirebench-serve-sink.txt
-taskset -c "$SERVER_CPU" "$WB" serve tcp --mode sink --threads 1 >"$WB_SINK_LOG" 2>&1 &
+taskset -c "$SERVER_CPU" "$WB" serve tcp --mode sink --threads 1 --blocking >"$WB_SINK_LOG" 2>&1 &
 WB_SINK_PID=$!
 PIDS+=("$WB_SINK_PID")
 WB_SINK_URL=$(wait_url "$WB_SINK_LOG" "$WB_SINK_PID")

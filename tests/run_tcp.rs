@@ -368,3 +368,25 @@ fn the_demo_prints_the_study() {
         assert!(text.contains(want), "missing {want:?} in {text}");
     }
 }
+
+#[test]
+fn a_blocking_server_serves_as_the_event_loop_does() {
+    let (srv, url) = server(TcpServerOptions {
+        blocking: true,
+        ..TcpServerOptions::default()
+    });
+    let (json, code) = run_json(&[&url, "-c", "4", "-n", "2000", "--pipeline", "4"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["ok"]), 2000);
+    let (json, code) = run_json(&[&url, "--mode", "crr", "-n", "50"], LIMIT);
+    assert_eq!((code, n(&json["ok"])), (0, 50), "{json}");
+    // A stream to an echo server is refused with a reason, as by the event loop.
+    let (json, _) = run_json(&[&url, "--mode", "stream", "-d", "300ms"], LIMIT);
+    let sample = json["errors"]["by_kind"][0]["sample"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(sample.contains("echo mode"), "{json}");
+    let stats = srv.stop();
+    assert_eq!(stats.requests, 2050, "{stats:?}");
+}

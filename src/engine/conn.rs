@@ -71,7 +71,7 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
         .map(|n| share(n, plan.connections, ctx.index));
     let work = async {
         match plan.load.schedule() {
-            _ if bulk => transfer(&ctx, &mut slot).await,
+            _ if bulk => transfer(&ctx, &mut slot, deadline).await,
             Some(schedule) => open_loop(&ctx, &mut slot, schedule, start, quota, deadline).await,
             None => closed_loop(&ctx, &mut slot, quota, deadline).await,
         }
@@ -263,7 +263,9 @@ async fn closed_loop<D: Driver>(
             Err(()) if Instant::now() < due => expiry.as_mut().reset(due.into()),
             Err(()) => {
                 expire(ctx, slot);
-                expiry.as_mut().reset((Instant::now() + plan.timeout).into());
+                expiry
+                    .as_mut()
+                    .reset((Instant::now() + plan.timeout).into());
             }
             Ok(Ok(0)) => {}
             Ok(Ok(_)) => {
@@ -371,8 +373,9 @@ async fn open_loop<D: Driver>(
     }
 }
 
-/// Bulk transfer (stream or source) until the deadline cancels it; reconnects after failures.
-async fn transfer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
+/// Bulk transfer (stream or source) until `until`; reconnects after failures. (The deadline is
+/// checked here too, not only by the caller's timeout: a blocking session never yields.)
+async fn transfer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, until: Option<Instant>) {
     let plan = &ctx.plan;
     let upload = plan.workload.mode == ClientMode::Stream;
     loop {
@@ -401,6 +404,9 @@ async fn transfer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
                 ))
             });
             let now = Instant::now();
+            if until.is_some_and(|u| now >= u) {
+                return;
+            }
             match step {
                 Ok(n) if upload => ctx.rec.borrow_mut().sent(now, n),
                 Ok(n) => ctx.rec.borrow_mut().received(now, n),

@@ -93,6 +93,7 @@ fn options(a: &ServeTcpArgs) -> Result<TcpServerOptions, UsageError> {
         socket: SocketOptions::try_from(&a.socket)?,
         max_connections: a.max_connections,
         threads,
+        blocking: a.blocking,
     })
 }
 

@@ -1,13 +1,15 @@
 //! One connection: find out who the client is (wirebench preamble or plain bytes), then hand the
 //! connection to the echo, sink or source loop that fits.
 
+use super::blocking::BlockingStream;
 use super::filler::Filler;
 use super::framer::Framer;
 use super::stats::Tally;
-use super::transfer::{echo, sink, source, Reply, Stop};
+use super::transfer::{echo, sink, source, Reply, Stop, Wire};
 use super::Shared;
 use crate::cli::ServerMode;
 use crate::framing::{self, Detect, Preamble, ERROR_PREFIX, MAX_PREAMBLE};
+use crate::serve::Shutdown;
 use std::io;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -29,17 +31,34 @@ const LINGER: Duration = Duration::from_secs(1);
 const LINGER_BYTES: usize = 1 << 20;
 
 /// Serves one connection until the client closes, it sends a bad frame, or an I/O error.
-pub(crate) async fn serve(mut stream: TcpStream, shared: &Shared, tally: &Tally) {
+pub(crate) async fn serve(
+    mut stream: TcpStream,
+    shared: &Shared,
+    tally: &Tally,
+    shutdown: &Shutdown,
+) {
     let mut buf = Vec::with_capacity(BUF);
-    let outcome = match handshake(&mut stream, &mut buf, shared.options.mode).await {
+    let mode = shared.options.mode;
+    let hello = match handshake(&mut stream, &mut buf, mode).await {
+        // A wirebench intent the mode cannot serve is refused here, in the event loop, where
+        // the refusal's linger can time out.
+        Ok(Hello::Wirebench(p, _)) if !fits(p, mode) => Ok(Hello::Bad(mismatch(mode))),
+        other => other,
+    };
+    let outcome = match hello {
         Ok(Hello::Closed) => Ok(()),
-        Ok(Hello::Plain) => plain(&mut stream, buf, shared, tally).await,
-        Ok(Hello::Wirebench(preamble, start)) => {
-            buf.drain(..start);
-            wirebench(&mut stream, buf, preamble, shared, tally).await
-        }
         Ok(Hello::Bad(why)) => Err(Stop::Refuse(why)),
         Err(_) => Err(Stop::Io),
+        Ok(hello) if shared.options.blocking && mode != ServerMode::Source => {
+            // Mismatches were refused above, so only a bad frame can end this early.
+            if let Ok(mut blocking) = BlockingStream::new(stream, shutdown.clone()) {
+                if let Err(Stop::Bad) = converse(&mut blocking, hello, buf, shared, tally).await {
+                    tally.bad_frame();
+                }
+            }
+            return;
+        }
+        Ok(hello) => converse(&mut stream, hello, buf, shared, tally).await,
     };
     match outcome {
         Ok(()) | Err(Stop::Io) => {} // the client closed or reset: a normal end
@@ -49,6 +68,34 @@ pub(crate) async fn serve(mut stream: TcpStream, shared: &Shared, tally: &Tally)
             let _ = refuse(&mut stream, &why).await;
         }
     }
+}
+
+/// Runs the loop the client's hello asks for.
+async fn converse<S: Wire>(
+    stream: &mut S,
+    hello: Hello,
+    mut buf: Vec<u8>,
+    shared: &Shared,
+    tally: &Tally,
+) -> Result<(), Stop> {
+    match hello {
+        Hello::Plain => plain(stream, buf, shared, tally).await,
+        Hello::Wirebench(preamble, start) => {
+            buf.drain(..start);
+            wirebench(stream, buf, preamble, shared, tally).await
+        }
+        Hello::Closed | Hello::Bad(_) => Ok(()),
+    }
+}
+
+/// Whether a server in `mode` serves a client announcing `p`.
+fn fits(p: Preamble, mode: ServerMode) -> bool {
+    matches!(
+        (p, mode),
+        (Preamble::Exchange { .. }, ServerMode::Echo)
+            | (Preamble::Stream { .. }, ServerMode::Sink)
+            | (Preamble::Source { .. }, ServerMode::Source)
+    )
 }
 
 /// What the first bytes of a connection said.
@@ -108,8 +155,8 @@ async fn handshake(
 }
 
 /// Serves a wirebench client by its preamble, if the intent fits the server's mode.
-async fn wirebench(
-    stream: &mut TcpStream,
+async fn wirebench<S: Wire>(
+    stream: &mut S,
     buf: Vec<u8>,
     preamble: Preamble,
     shared: &Shared,
@@ -157,8 +204,8 @@ fn mismatch(mode: ServerMode) -> String {
 }
 
 /// Serves a plain client by the server's own framing and mode.
-async fn plain(
-    stream: &mut TcpStream,
+async fn plain<S: Wire>(
+    stream: &mut S,
     buf: Vec<u8>,
     shared: &Shared,
     tally: &Tally,

@@ -10,9 +10,14 @@ use super::stats::Tally;
 use super::Stall;
 use std::io;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::time::sleep;
+
+/// What the loops read from and write to: a connection in the event loop, or a
+/// [`super::blocking::BlockingStream`].
+pub(crate) trait Wire: AsyncRead + AsyncWrite + Unpin {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Wire for T {}
 
 /// Why a connection ends early.
 #[derive(Debug)]
@@ -49,8 +54,8 @@ pub(crate) enum Reply {
 }
 
 /// Echo loop. `buf` holds bytes already read (after the preamble); returns when the client closes.
-pub(crate) async fn echo(
-    stream: &mut TcpStream,
+pub(crate) async fn echo<S: Wire>(
+    stream: &mut S,
     mut buf: Vec<u8>,
     mut framer: Framer,
     reply: &Reply,
@@ -76,7 +81,7 @@ pub(crate) async fn echo(
 }
 
 /// Reads the next chunk into the (emptied) buffer; false at end of stream.
-async fn read(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<bool> {
+async fn read<S: Wire>(stream: &mut S, buf: &mut Vec<u8>) -> io::Result<bool> {
     buf.clear();
     debug_assert!(buf.capacity() >= BUF);
     // `read_buf` fills the spare capacity without zeroing it first.
@@ -84,8 +89,8 @@ async fn read(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<bool> {
 }
 
 /// Answers every request a chunk completes with one write (or one per block of filler).
-async fn answer(
-    stream: &mut TcpStream,
+async fn answer<S: Wire>(
+    stream: &mut S,
     chunk: &[u8],
     framer: &mut Framer,
     reply: &Reply,
@@ -108,8 +113,8 @@ async fn answer(
 
 /// Like [`answer`], but waits `delay` before the first byte of each reply, one request after the
 /// other. The waits dominate, so one write per request costs nothing that matters.
-async fn answer_paced(
-    stream: &mut TcpStream,
+async fn answer_paced<S: Wire>(
+    stream: &mut S,
     chunk: &[u8],
     framer: &mut Framer,
     reply: &Reply,
@@ -146,8 +151,8 @@ async fn answer_paced(
 }
 
 /// Sink loop: read, count, discard.
-pub(crate) async fn sink(
-    stream: &mut TcpStream,
+pub(crate) async fn sink<S: Wire>(
+    stream: &mut S,
     mut buf: Vec<u8>,
     mut framer: Framer,
     tally: &Tally,
@@ -169,8 +174,8 @@ pub(crate) async fn sink(
 /// coalesce small messages into one segment. `pending` bytes the client sent are counted; anything it sends later is left
 /// unread, since reading would add a syscall per write for nothing. Counters follow each write
 /// the kernel accepted, so they match what the client could have received.
-pub(crate) async fn source(
-    stream: &mut TcpStream,
+pub(crate) async fn source<S: Wire>(
+    stream: &mut S,
     pending: usize,
     filler: &Filler,
     delay: Option<Duration>,

@@ -18,6 +18,7 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; boxing would only add noise
 pub enum Command {
     /// Generate load against a target and report throughput and latency.
     Run(RunArgs),
@@ -35,6 +36,8 @@ pub enum ServeCommand {
     Tcp(ServeTcpArgs),
     /// A UDP server that echoes or sinks datagrams and counts loss, reordering and jitter per flow.
     Udp(ServeUdpArgs),
+    /// An HTTP/1.1 server: /bytes/N, /delay/D, /status/CODE, /echo, and files with --dir.
+    Http(ServeHttpArgs),
 }
 
 /// What each client connection does.
@@ -163,6 +166,31 @@ pub struct RunArgs {
     #[arg(long, value_name = "STAGES", conflicts_with = "think")]
     pub stages: Option<String>,
 
+    /// HTTP: the request method.
+    #[arg(short = 'X', long, value_name = "METHOD")]
+    pub method: Option<String>,
+
+    /// HTTP: a request header 'Name: value' (repeatable; {seq}, {worker}, {rand:N}, {uuid} allowed).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+
+    /// HTTP: the request body, TEXT (placeholders allowed) or @FILE (sent as it is).
+    #[arg(long, value_name = "TEXT|@FILE")]
+    pub body: Option<String>,
+
+    /// HTTP: statuses that count as success, e.g. 2xx,3xx or 200,204 [default: 2xx]
+    #[arg(long, value_name = "LIST")]
+    pub accept: Option<String>,
+
+    /// HTTP: a new connection for every request (Connection: close); connect time is reported
+    /// on its own.
+    #[arg(long)]
+    pub no_keepalive: bool,
+
+    /// HTTP: requests to cycle through, one per line: '[METHOD] PATH-or-URL', as vegeta's targets.
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<String>,
+
     /// Client socket options.
     #[command(flatten)]
     pub socket: SocketArgs,
@@ -273,6 +301,11 @@ pub struct ServeUdpArgs {
     #[arg(short = 't', long, default_value_t = 1, value_name = "N")]
     pub threads: usize,
 
+    /// Serve with blocking recv/send calls on each thread instead of an event loop: a syscall
+    /// or two less per request, the lowest latency for a ping-pong with few clients.
+    #[arg(long)]
+    pub blocking: bool,
+
     /// Test fault: drop every Nth data datagram received, before it is counted or answered.
     #[arg(long, hide = true, value_name = "N")]
     pub drop_every: Option<u64>,
@@ -284,6 +317,49 @@ pub struct ServeUdpArgs {
     /// Test fault: hold every Nth data datagram and serve it after the next one.
     #[arg(long, hide = true, value_name = "N")]
     pub reorder_every: Option<u64>,
+}
+
+/// `wirebench serve http`: the reference HTTP/1.1 server.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Routes: GET /bytes/N (N bytes, k/M/G suffixes, up to 1 TiB), /delay/D (e.g. /delay/5ms), \
+/status/CODE, POST|PUT /echo (the request body back); with --dir, other GET paths serve files. HEAD \
+works everywhere, keep-alive and pipelining by default."
+)]
+pub struct ServeHttpArgs {
+    /// Address to listen on; port 0 picks a free port. The URL is printed first.
+    #[arg(short = 'l', long, default_value = "127.0.0.1:0", value_name = "ADDR")]
+    pub listen: String,
+
+    /// Server threads [default: the number of CPUs]
+    #[arg(short = 't', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Serve the files under this directory for paths that are not built-in routes (sendfile).
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<String>,
+
+    /// A request head must arrive within this long (from the connection, or its first byte),
+    /// else 408 and close.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub request_timeout: String,
+
+    /// Close a keep-alive connection after this long without a request (and give up on a body
+    /// or a reply that makes no progress for this long).
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub idle_timeout: String,
+
+    /// Refuse (accept and close at once) connections beyond this many open at a time.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// Service time: wait this long before every response, e.g. 5ms.
+    #[arg(long, value_name = "DURATION")]
+    pub delay: Option<String>,
+
+    /// Server socket options.
+    #[command(flatten)]
+    pub socket: SocketArgs,
 }
 
 /// `wirebench demo`: the built-in study.

@@ -100,7 +100,9 @@ fn injected_duplicates_and_reordering_are_counted() {
         duplicate_every: Some(10),
         ..Faults::default()
     }));
-    let (json, code) = run_json(&[&url, "-n", "1000"], LIMIT);
+    // 1001 requests: the copy of the 1000th reply arrives while the client still waits for
+    // the 1001st, so it is seen; a copy after the very last reply could come too late to count.
+    let (json, code) = run_json(&[&url, "-n", "1001"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(
         n(&json["datagrams"]["duplicated"]),
@@ -108,7 +110,7 @@ fn injected_duplicates_and_reordering_are_counted() {
         "{}",
         json["datagrams"]
     );
-    assert_eq!(n(&json["ok"]), 1000);
+    assert_eq!(n(&json["ok"]), 1001);
 
     let (_srv, url) = server(faults(Faults {
         reorder_every: Some(10),
@@ -120,6 +122,111 @@ fn injected_duplicates_and_reordering_are_counted() {
     let reordered = n(&json["datagrams"]["reordered"]);
     assert!((99..=100).contains(&reordered), "{}", json["datagrams"]);
     assert_eq!(n(&json["datagrams"]["server"]["out_of_order"]), reordered);
+}
+
+/// A server whose threads wait in the event loop or (`blocking`) in blocking calls.
+fn either(blocking: bool, options: UdpServerOptions) -> (UdpServerHandle, String) {
+    server(UdpServerOptions {
+        blocking,
+        ..options
+    })
+}
+
+// `-c 1 --threads 1` in a closed loop: the worker's one session uses blocking socket calls.
+const ONE: [&str; 4] = ["-c", "1", "--threads", "1"];
+
+fn one_session(url: &str, args: &[&str]) -> (serde_json::Value, i32) {
+    let mut all = vec![url];
+    all.extend_from_slice(&ONE);
+    all.extend_from_slice(args);
+    run_json(&all, LIMIT)
+}
+
+#[test]
+fn one_blocking_session_counts_every_reply() {
+    for blocking in [true, false] {
+        let (srv, url) = either(blocking, UdpServerOptions::default());
+        let (json, code) = one_session(&url, &["-n", "3000", "--size", "64"]);
+        assert_eq!(code, 0, "blocking server {blocking}: {json}");
+        assert_eq!(n(&json["ok"]), 3000);
+        let d = &json["datagrams"];
+        assert_eq!(
+            (n(&d["answered"]), n(&d["lost"]), n(&d["late"])),
+            (3000, 0, 0),
+            "{d}"
+        );
+        assert_eq!((n(&d["duplicated"]), n(&d["reordered"])), (0, 0), "{d}");
+        // The report covers all 3000: one session, one flow, from start to end.
+        assert_eq!(
+            (n(&d["server"]["sent"]), n(&d["server"]["received"])),
+            (3000, 3000),
+            "{d}"
+        );
+        assert_eq!(srv.stop().datagrams, 3000 + 1, "and one report request");
+    }
+}
+
+#[test]
+fn one_blocking_session_counts_every_tenth_lost() {
+    for blocking in [true, false] {
+        let (srv, url) = either(
+            blocking,
+            faults(Faults {
+                drop_every: Some(10),
+                ..Faults::default()
+            }),
+        );
+        let started = std::time::Instant::now();
+        let (json, code) = one_session(&url, &["-n", "1000", "--timeout", "20ms"]);
+        assert_eq!(code, 1, "lost requests are errors: {json}");
+        // 100 requests wait out their 20 ms each, and no more.
+        assert!(started.elapsed() < Duration::from_secs(15));
+        let d = &json["datagrams"];
+        let loss = d["loss_percent"].as_f64().unwrap();
+        assert!(
+            (9.5..=10.5).contains(&loss),
+            "blocking server {blocking}: {d}"
+        );
+        assert_eq!((n(&d["lost"]), n(&d["answered"])), (100, 900), "{d}");
+        assert_eq!(n(&d["late"]), 0, "{d}");
+        assert_eq!(json["errors"]["by_kind"][0]["kind"], "timeout");
+        assert_eq!(n(&json["errors"]["total"]), 100);
+        // A loss does not end the session: the server saw one flow of 1000, 900 of them.
+        let server = &d["server"];
+        assert_eq!(
+            (n(&server["sent"]), n(&server["received"])),
+            (1000, 900),
+            "{server}"
+        );
+        assert_eq!(srv.stop().dropped, 100);
+    }
+}
+
+#[test]
+fn one_blocking_session_counts_duplicates() {
+    for blocking in [true, false] {
+        let (_srv, url) = either(
+            blocking,
+            faults(Faults {
+                duplicate_every: Some(10),
+                ..Faults::default()
+            }),
+        );
+        // 1001 requests: the duplicate of request 1000 arrives before the reply to 1001, so
+        // it is counted. (The duplicate of a run's very last reply is counted only if it is
+        // already queued when that reply is read, with the event loop as with blocking
+        // calls: the session has no read after its last reply.)
+        let (json, code) = one_session(&url, &["-n", "1001"]);
+        assert_eq!(code, 0, "{json}");
+        assert_eq!(n(&json["ok"]), 1001);
+        let d = &json["datagrams"];
+        assert_eq!((n(&d["duplicated"]), n(&d["late"])), (100, 0), "{d}");
+        assert_eq!(
+            (n(&d["server"]["received"]), n(&d["server"]["duplicated"])),
+            (1101, 100),
+            "blocking server {blocking}: {d}"
+        );
+    }
 }
 
 #[test]

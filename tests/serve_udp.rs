@@ -1,6 +1,10 @@
 //! The reference UDP server over real loopback sockets: in-process through `spawn`, and the
 //! built binary for the command line. Every receive and wait is bounded in time, and senders
 //! wait for the server to take each burst, so the kernel never drops for want of buffer space.
+//!
+//! Each behaviour is checked with both ways a server thread waits: the event loop (the default)
+//! and blocking calls (`blocking`, `serve udp --blocking`); the `_blocking` tests are the
+//! latter.
 
 mod common;
 
@@ -32,6 +36,22 @@ fn sink() -> UdpServerOptions {
     UdpServerOptions {
         mode: ServerMode::Sink,
         ..UdpServerOptions::default()
+    }
+}
+
+/// The default options, served by the event loop or (`blocking`) with blocking calls.
+fn echo(blocking: bool) -> UdpServerOptions {
+    UdpServerOptions {
+        blocking,
+        ..UdpServerOptions::default()
+    }
+}
+
+/// `options`, served by the event loop or (`blocking`) with blocking calls.
+fn looped(blocking: bool, options: UdpServerOptions) -> UdpServerOptions {
+    UdpServerOptions {
+        blocking,
+        ..options
     }
 }
 
@@ -131,7 +151,16 @@ fn report(s: &UdpSocket, to: SocketAddr, flow: u64) -> FlowReport {
 
 #[test]
 fn echo_round_trip_preserves_header_and_bytes() {
-    let h = server(UdpServerOptions::default());
+    echo_round_trip(false);
+}
+
+#[test]
+fn echo_round_trip_preserves_header_and_bytes_blocking() {
+    echo_round_trip(true);
+}
+
+fn echo_round_trip(blocking: bool) {
+    let h = server(echo(blocking));
     let s = client();
     let req = datagram(header(Kind::Data, 42, 7), 200);
     s.send_to(&req, h.addr).unwrap();
@@ -152,7 +181,16 @@ fn echo_round_trip_preserves_header_and_bytes() {
 
 #[test]
 fn reply_size_from_header_or_option() {
-    let h = server(UdpServerOptions::default());
+    reply_sizes(false);
+}
+
+#[test]
+fn reply_size_from_header_or_option_blocking() {
+    reply_sizes(true);
+}
+
+fn reply_sizes(blocking: bool) {
+    let h = server(echo(blocking));
     let s = client();
     let ask = |size: u32, len: usize| {
         let mut hd = header(Kind::Data, 1, 3);
@@ -174,7 +212,7 @@ fn reply_size_from_header_or_option() {
 
     let h = server(UdpServerOptions {
         reply_size: Some(500),
-        ..UdpServerOptions::default()
+        ..echo(blocking)
     });
     s.send_to(&datagram(header(Kind::Data, 1, 1), 64), h.addr)
         .unwrap();
@@ -193,7 +231,16 @@ fn reply_size_from_header_or_option() {
 
 #[test]
 fn sink_counts_loss_duplicates_and_reordering() {
-    let h = server(sink());
+    sink_counts(false);
+}
+
+#[test]
+fn sink_counts_loss_duplicates_and_reordering_blocking() {
+    sink_counts(true);
+}
+
+fn sink_counts(blocking: bool) {
+    let h = server(looped(blocking, sink()));
     let s = client();
     let skipped = [0u64, 100, 500, 998];
     let seqs: Vec<u64> = (0..1000).filter(|q| !skipped.contains(q)).collect();
@@ -232,12 +279,21 @@ fn sink_counts_loss_duplicates_and_reordering() {
 
 #[test]
 fn drop_every_10_is_10_percent_loss() {
+    drop_every_10(false);
+}
+
+#[test]
+fn drop_every_10_is_10_percent_loss_blocking() {
+    drop_every_10(true);
+}
+
+fn drop_every_10(blocking: bool) {
     let h = server(UdpServerOptions {
         faults: Faults {
             drop_every: Some(10),
             ..Faults::default()
         },
-        ..sink()
+        ..looped(blocking, sink())
     });
     let s = client();
     // Datagrams 10, 20, …, 1000 (seq 9 … 999) are dropped; a final one (seq 1000) makes the
@@ -253,12 +309,21 @@ fn drop_every_10_is_10_percent_loss() {
 
 #[test]
 fn duplicate_and_reorder_faults() {
+    duplicate_and_reorder(false);
+}
+
+#[test]
+fn duplicate_and_reorder_faults_blocking() {
+    duplicate_and_reorder(true);
+}
+
+fn duplicate_and_reorder(blocking: bool) {
     let h = server(UdpServerOptions {
         faults: Faults {
             duplicate_every: Some(10),
             ..Faults::default()
         },
-        ..UdpServerOptions::default()
+        ..echo(blocking)
     });
     let s = client();
     let seqs: Vec<u64> = (0..100).collect();
@@ -274,7 +339,7 @@ fn duplicate_and_reorder_faults() {
             reorder_every: Some(10),
             ..Faults::default()
         },
-        ..sink()
+        ..looped(blocking, sink())
     });
     let seqs: Vec<u64> = (0..=100).collect();
     send_seqs(&h, &s, 9, &seqs);
@@ -287,9 +352,18 @@ fn duplicate_and_reorder_faults() {
 
 #[test]
 fn delay_holds_replies_but_not_other_datagrams() {
+    delay_holds_replies(false);
+}
+
+#[test]
+fn delay_holds_replies_but_not_other_datagrams_blocking() {
+    delay_holds_replies(true);
+}
+
+fn delay_holds_replies(blocking: bool) {
     let h = server(UdpServerOptions {
         delay: Some(Duration::from_millis(20)),
-        ..UdpServerOptions::default()
+        ..echo(blocking)
     });
     let s = client();
     let start = Instant::now();
@@ -306,7 +380,7 @@ fn delay_holds_replies_but_not_other_datagrams() {
     // 40 requests with 100 ms each: served one after another they would take 4 s.
     let h = server(UdpServerOptions {
         delay: Some(Duration::from_millis(100)),
-        ..UdpServerOptions::default()
+        ..echo(blocking)
     });
     let start = Instant::now();
     for seq in 0..40 {
@@ -325,7 +399,16 @@ fn delay_holds_replies_but_not_other_datagrams() {
 
 #[test]
 fn plain_datagrams_are_echoed_and_counted_under_flow_0() {
-    let h = server(UdpServerOptions::default());
+    plain_datagrams(false);
+}
+
+#[test]
+fn plain_datagrams_are_echoed_and_counted_under_flow_0_blocking() {
+    plain_datagrams(true);
+}
+
+fn plain_datagrams(blocking: bool) {
+    let h = server(echo(blocking));
     let s = client();
     for msg in [&b"hello"[..], b"", b"WB", &[0xFF; 1400]] {
         s.send_to(msg, h.addr).unwrap();
@@ -335,7 +418,7 @@ fn plain_datagrams_are_echoed_and_counted_under_flow_0() {
     assert_eq!((r.received, r.bytes, r.highest_seq), (4, 1407, None));
     drop(h);
 
-    let h = server(sink());
+    let h = server(looped(blocking, sink()));
     for _ in 0..3 {
         s.send_to(b"a DNS query, say", h.addr).unwrap();
     }
@@ -345,7 +428,16 @@ fn plain_datagrams_are_echoed_and_counted_under_flow_0() {
 
 #[test]
 fn garbage_is_counted_and_ignored() {
-    let h = server(UdpServerOptions::default());
+    garbage(false);
+}
+
+#[test]
+fn garbage_is_counted_and_ignored_blocking() {
+    garbage(true);
+}
+
+fn garbage(blocking: bool) {
+    let h = server(echo(blocking));
     let s = client();
     let mut unknown_kind = datagram(header(Kind::Data, 1, 1), 64);
     unknown_kind[4] = 9;
@@ -377,9 +469,18 @@ fn garbage_is_counted_and_ignored() {
 
 #[test]
 fn flow_table_is_capped() {
+    flow_table_cap(false);
+}
+
+#[test]
+fn flow_table_is_capped_blocking() {
+    flow_table_cap(true);
+}
+
+fn flow_table_cap(blocking: bool) {
     let h = server(UdpServerOptions {
         max_flows: 2,
-        ..sink()
+        ..looped(blocking, sink())
     });
     let s = client();
     for flow in 1..=5 {
@@ -393,9 +494,18 @@ fn flow_table_is_capped() {
 
 #[test]
 fn threads_share_a_port_and_keep_each_client_on_one() {
+    threads_share_a_port(false);
+}
+
+#[test]
+fn threads_share_a_port_and_keep_each_client_on_one_blocking() {
+    threads_share_a_port(true);
+}
+
+fn threads_share_a_port(blocking: bool) {
     let options = UdpServerOptions {
         threads: 3,
-        ..UdpServerOptions::default()
+        ..echo(blocking)
     };
     let socket = bind("127.0.0.1:0".parse().unwrap(), &options).unwrap();
     let h = spawn(socket, options).unwrap();
@@ -422,7 +532,7 @@ fn threads_share_a_port_and_keep_each_client_on_one() {
         plain,
         UdpServerOptions {
             threads: 2,
-            ..UdpServerOptions::default()
+            ..echo(blocking)
         },
     )
     .unwrap_err();
@@ -431,8 +541,23 @@ fn threads_share_a_port_and_keep_each_client_on_one() {
 
 #[test]
 fn binary_prints_url_first_and_stops_on_sigterm() {
+    binary_stops_on_sigterm(&[], "serving udp: mode echo, 1 thread; stop");
+}
+
+#[test]
+fn binary_prints_url_first_and_stops_on_sigterm_blocking() {
+    binary_stops_on_sigterm(
+        &["--blocking", "--threads", "2"],
+        "serving udp: mode echo, 2 threads, blocking calls; stop",
+    );
+}
+
+/// `serve udp --mode echo EXTRA`: the URL comes first, the second line starts with `second`,
+/// and SIGTERM (soon, and with no traffic) ends it with the final counters.
+fn binary_stops_on_sigterm(extra: &[&str], second: &str) {
     let mut child = common::bin()
         .args(["serve", "udp", "--mode", "echo"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -462,6 +587,7 @@ fn binary_prints_url_first_and_stops_on_sigterm() {
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     // SAFETY: kill(2) on the PID of the child this test started and has not yet reaped.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let signalled = Instant::now();
     let rest = match rx.recv_timeout(LIMIT) {
         Ok(rest) => rest,
         Err(_) => {
@@ -470,13 +596,89 @@ fn binary_prints_url_first_and_stops_on_sigterm() {
         }
     };
     let status = child.wait().unwrap();
+    // Blocked receives look at the shutdown every 200 ms.
+    assert!(
+        signalled.elapsed() < Duration::from_secs(2),
+        "stopping took {:?}",
+        signalled.elapsed()
+    );
     assert!(status.success(), "{status:?}");
-    assert!(rest.starts_with("serving udp: mode echo"), "{rest:?}");
+    assert!(rest.starts_with(second), "{rest:?}");
     let stopped = rest.lines().last().unwrap();
     assert_eq!(
         stopped,
         "stopped: datagrams 1, bytes in 100, bytes out 100, flows 1, bad 0, dropped 0"
     );
+}
+
+#[test]
+fn held_datagram_is_released_after_the_hold_without_traffic() {
+    held_datagram_released(false);
+}
+
+#[test]
+fn held_datagram_is_released_after_the_hold_without_traffic_blocking() {
+    held_datagram_released(true);
+}
+
+/// With every datagram held and nothing after it, the reply comes after REORDER_HOLD (250 ms).
+fn held_datagram_released(blocking: bool) {
+    let h = server(UdpServerOptions {
+        faults: Faults {
+            reorder_every: Some(1),
+            ..Faults::default()
+        },
+        ..echo(blocking)
+    });
+    let s = client();
+    let start = Instant::now();
+    s.send_to(&datagram(header(Kind::Data, 4, 0), 64), h.addr)
+        .unwrap();
+    assert_eq!(Header::decode(&recv(&s)).unwrap().seq, 0);
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(250), "{took:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // Two in a row: the first is held; the second finds the hold taken, is served, and the
+    // held one follows right behind it, out of order.
+    s.send_to(&datagram(header(Kind::Data, 4, 1), 64), h.addr)
+        .unwrap();
+    s.send_to(&datagram(header(Kind::Data, 4, 2), 64), h.addr)
+        .unwrap();
+    let got: Vec<u64> = (0..2)
+        .map(|_| Header::decode(&recv(&s)).unwrap().seq)
+        .collect();
+    assert_eq!(got, [2, 1]);
+    assert_eq!(report(&s, h.addr, 4).out_of_order, 1);
+}
+
+#[test]
+fn blocking_server_stops_promptly() {
+    // Idle, with a delayed reply pending, and with several threads: stop() returns within a
+    // receive timeout or so, whatever each thread was waiting for.
+    for options in [
+        echo(true),
+        UdpServerOptions {
+            delay: Some(Duration::from_secs(30)),
+            ..echo(true)
+        },
+        UdpServerOptions {
+            threads: 3,
+            ..echo(true)
+        },
+    ] {
+        let threads = options.threads;
+        let socket = bind("127.0.0.1:0".parse().unwrap(), &options).unwrap();
+        let h = spawn(socket, options).unwrap();
+        let s = client();
+        s.send_to(&datagram(header(Kind::Data, 1, 1), 64), h.addr)
+            .unwrap();
+        wait_for(&h, |st| st.datagrams == 1);
+        let start = Instant::now();
+        let st = h.stop();
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(1), "{threads} threads: {took:?}");
+        assert_eq!(st.datagrams, 1);
+    }
 }
 
 #[test]

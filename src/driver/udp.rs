@@ -5,15 +5,21 @@
 //! query) are matched first in, first out. A request that gets no reply within the timeout is
 //! lost; the session goes on. In stream mode nothing is answered: at the end the session asks
 //! the reference server for its counters of the flow (received, lost, reordered, jitter).
+//!
+//! A worker thread with a single closed-loop session uses blocking socket calls instead of the
+//! event loop (see [`UdpDriver::blocking`]): one `send` and one `recv` per round trip, as
+//! sockperf makes.
 
-use super::{Driver, Expiry, PeerReport, ReadOutcome, Sent, Session};
+use super::{Done, Driver, Expiry, PeerReport, ReadOutcome, Sent, Session};
 use crate::cli::ClientMode;
 use crate::datagram::{parse_report_answer, Header, Kind, HEADER_LEN};
 use crate::plan::{Reply, Request, SocketOptions, Workload};
 use crate::record::{ErrorKind, OpError};
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::io;
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use tokio::net::UdpSocket;
@@ -22,6 +28,11 @@ use tokio::net::UdpSocket;
 const HISTORY: usize = 4096;
 /// Datagrams received per `read` before yielding.
 const BATCH: usize = 64;
+/// A blocking session whose oldest request is overdue waits this long at a time (off the
+/// socket, so the engine's timer can expire the request) before it looks again.
+const OVERDUE_PAUSE: Duration = Duration::from_millis(1);
+/// The shortest SO_RCVTIMEO/SO_SNDTIMEO (zero would mean "never").
+const MIN_SOCKET_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// The origin of the send timestamps in datagram headers (only differences matter).
 fn epoch() -> Instant {
@@ -45,6 +56,8 @@ pub struct UdpDriver {
     expects_replies: bool,
     /// Flow ids: a random base per run, one more per session.
     next_flow: Cell<u64>,
+    /// Sessions use blocking socket calls (see [`UdpDriver::blocking`]).
+    blocking: bool,
 }
 
 impl UdpDriver {
@@ -69,10 +82,25 @@ impl UdpDriver {
             reply_size,
             expects_replies: workload.mode == ClientMode::Rr,
             next_flow: Cell::new(random_u64()),
+            blocking: false,
         }
     }
 
-    fn open(&self) -> std::io::Result<UdpSocket> {
+    /// Makes sessions use blocking socket calls: right when a worker thread owns a single
+    /// session in a closed loop, where a round trip is then one `send` and one `recv` instead
+    /// of a send, an epoll wait and two receives (the second finding the socket empty).
+    ///
+    /// SO_RCVTIMEO and SO_SNDTIMEO are the request timeout. A receive that runs into it finds
+    /// the oldest request overdue; the session then steps off the socket (a short sleep)
+    /// so the engine's timer expires the request as lost, as it does with the event loop, and
+    /// the session goes on. The engine must check its other deadlines itself, since a
+    /// blocking session yields only then.
+    pub fn blocking(mut self, on: bool) -> UdpDriver {
+        self.blocking = on;
+        self
+    }
+
+    fn open(&self, timeout: Duration) -> io::Result<Sock> {
         let domain = socket2::Domain::for_address(self.addr);
         let s = socket2::Socket::new(domain, socket2::Type::DGRAM, Some(socket2::Protocol::UDP))?;
         if let Some(n) = self.socket.sndbuf {
@@ -81,14 +109,74 @@ impl UdpDriver {
         if let Some(n) = self.socket.rcvbuf {
             s.set_recv_buffer_size(n)?;
         }
-        s.set_nonblocking(true)?;
         let any: SocketAddr = match self.addr {
             SocketAddr::V4(_) => "0.0.0.0:0".parse().expect("literal"),
             SocketAddr::V6(_) => "[::]:0".parse().expect("literal"),
         };
         s.bind(&any.into())?;
         s.connect(&self.addr.into())?;
-        UdpSocket::from_std(s.into())
+        if self.blocking {
+            let limit = timeout.max(MIN_SOCKET_TIMEOUT);
+            s.set_read_timeout(Some(limit))?;
+            s.set_write_timeout(Some(limit))?;
+            return Ok(Sock::Blocking(s.into()));
+        }
+        s.set_nonblocking(true)?;
+        UdpSocket::from_std(s.into()).map(Sock::Async)
+    }
+}
+
+/// A session's socket: registered with the runtime, or blocking.
+#[derive(Debug)]
+enum Sock {
+    /// Non-blocking, woken by the runtime's epoll.
+    Async(UdpSocket),
+    /// Blocking calls with SO_RCVTIMEO/SO_SNDTIMEO set to the request timeout; every `await`
+    /// on it completes at once, except when a request is overdue (see [`UdpDriver::blocking`]).
+    Blocking(std::net::UdpSocket),
+}
+
+impl Sock {
+    /// Receives one datagram if one is queued, never waiting (the runtime's readiness is
+    /// cleared when there is none, so its next wait is real).
+    fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Sock::Async(s) => s.try_recv(buf),
+            Sock::Blocking(s) => recv(s.as_raw_fd(), buf, libc::MSG_DONTWAIT),
+        }
+    }
+
+    /// Sends one datagram.
+    async fn send(&self, datagram: &[u8]) -> io::Result<usize> {
+        match self {
+            Sock::Async(s) => s.send(datagram).await,
+            Sock::Blocking(s) => loop {
+                match s.send(datagram) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    sent => return sent.map_err(timed_out),
+                }
+            },
+        }
+    }
+}
+
+/// One `recv` on `fd` into `buf`: blocking (up to SO_RCVTIMEO), or not with `MSG_DONTWAIT`.
+fn recv(fd: RawFd, buf: &mut [u8], flags: libc::c_int) -> io::Result<usize> {
+    // SAFETY: recv writes at most `buf.len()` bytes into `buf`, valid for the whole call.
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// A blocking call that ran into SO_RCVTIMEO/SO_SNDTIMEO reports EAGAIN; say what it means.
+fn timed_out(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::WouldBlock {
+        io::Error::new(io::ErrorKind::TimedOut, "no progress within --timeout")
+    } else {
+        e
     }
 }
 
@@ -107,13 +195,17 @@ fn random_u64() -> u64 {
 impl Driver for UdpDriver {
     type Session = UdpSession;
 
-    /// Binds and connects a UDP socket: no handshake, so no connect time.
-    async fn connect(&self, _timeout: Duration) -> Result<(UdpSession, Option<Duration>), OpError> {
-        let sock = self.open().map_err(|e| OpError::io("udp socket", &e))?;
+    /// Binds and connects a UDP socket: no handshake, so no connect time. A blocking session's
+    /// socket calls time out after `timeout`.
+    async fn connect(&self, timeout: Duration) -> Result<(UdpSession, Option<Duration>), OpError> {
+        let sock = self
+            .open(timeout)
+            .map_err(|e| OpError::io("udp socket", &e))?;
         let flow = self.next_flow.get();
         self.next_flow.set(flow.wrapping_add(1));
         let session = UdpSession {
             sock,
+            timeout,
             flow,
             template: self.template.clone(),
             framed: self.framed,
@@ -127,6 +219,7 @@ impl Driver for UdpDriver {
             rx: vec![0; 65_536].into_boxed_slice(),
             datagrams_sent: 0,
             highest_reply: None,
+            duplicating: false,
         };
         Ok((session, None))
     }
@@ -150,7 +243,9 @@ struct Pending {
 /// One connected UDP socket and its requests in flight.
 #[derive(Debug)]
 pub struct UdpSession {
-    sock: UdpSocket,
+    sock: Sock,
+    /// The request timeout (`--timeout`), as the session was opened with.
+    timeout: Duration,
     flow: u64,
     template: Vec<u8>,
     framed: bool,
@@ -163,12 +258,14 @@ pub struct UdpSession {
     outstanding: usize,
     /// Fates of requests that left `in_flight`, indexed by sequence number modulo [`HISTORY`].
     history: Box<[(u64, Fate)]>,
-    completed: Vec<Sent>,
+    completed: Vec<Done>,
     rx: Box<[u8]>,
     /// Data datagrams sent by this session (all phases), to compare with the server's count.
     datagrams_sent: u64,
     /// The highest sequence number answered so far.
     highest_reply: Option<u64>,
+    /// Some reply came twice: the path duplicates (see [`UdpSession::leave_blocking`]).
+    duplicating: bool,
 }
 
 impl UdpSession {
@@ -188,7 +285,7 @@ impl UdpSession {
             if let Some(p) = self.in_flight.iter_mut().find(|p| !p.answered) {
                 p.answered = true;
                 self.outstanding -= 1;
-                self.completed.push(p.sent);
+                self.completed.push(Done::ok(p.sent));
                 out.replies += 1;
             }
             return;
@@ -205,7 +302,10 @@ impl UdpSession {
                     out.late += 1;
                     self.history[(h.seq as usize) % HISTORY] = (s, Fate::Answered);
                 }
-                _ => out.duplicates += 1,
+                _ => {
+                    out.duplicates += 1;
+                    self.duplicating = true;
+                }
             }
             return;
         }
@@ -214,6 +314,7 @@ impl UdpSession {
         };
         if p.answered {
             out.duplicates += 1;
+            self.duplicating = true;
             return;
         }
         p.answered = true;
@@ -224,8 +325,87 @@ impl UdpSession {
             Some(top) if h.seq < top => out.reordered += 1,
             _ => self.highest_reply = Some(h.seq),
         }
-        self.completed.push(sent);
+        self.completed.push(Done::ok(sent));
         out.replies += 1;
+    }
+
+    /// Moves a blocking session onto the event loop, once its path has duplicated a reply.
+    /// A duplicate follows its original closely (a server sends both at once), and the event
+    /// loop, waking up later than a blocking receive returns, finds it already queued behind
+    /// the original and counts it in the same read. A blocking read stops at the original,
+    /// leaving the duplicate to the next read; for the run's last reply there is none, so on
+    /// such a path it would go uncounted.
+    fn leave_blocking(&mut self) -> io::Result<()> {
+        let Sock::Blocking(s) = &self.sock else {
+            return Ok(());
+        };
+        // The same socket under a second descriptor; the first closes when replaced.
+        let s = s.try_clone()?;
+        s.set_nonblocking(true)?;
+        self.sock = Sock::Async(UdpSocket::from_std(s)?);
+        Ok(())
+    }
+
+    /// Whether the oldest request still unanswered was sent `timeout` or more before `now`.
+    fn overdue(&self, now: Instant) -> bool {
+        self.outstanding > 0
+            && self
+                .in_flight
+                .iter()
+                .find(|p| !p.answered)
+                .is_some_and(|p| now >= p.sent.at + self.timeout)
+    }
+
+    /// Blocking mode's wait in [`Session::read`]: one blocking `recv`, accounted. With a
+    /// request overdue it does not block: it waits off the socket for the engine to expire the
+    /// request, looking for replies every [`OVERDUE_PAUSE`].
+    async fn recv_blocking(&mut self, fd: RawFd, out: &mut ReadOutcome) -> Result<(), OpError> {
+        loop {
+            let flags = if self.overdue(Instant::now()) {
+                libc::MSG_DONTWAIT
+            } else {
+                0
+            };
+            match recv(fd, &mut self.rx, flags) {
+                Ok(n) => {
+                    self.on_datagram(n, out);
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.outstanding == 0 {
+                        return Err(OpError::io("read reply", &timed_out(e)));
+                    }
+                    // SO_RCVTIMEO passed, so the oldest request is overdue: yield, and the
+                    // engine's timer counts it lost (this read is then dropped). The session
+                    // goes on, as with the event loop.
+                    tokio::time::sleep(OVERDUE_PAUSE).await;
+                }
+                Err(e) => return Err(OpError::io("read reply", &e)),
+            }
+        }
+    }
+
+    /// Receives one datagram into `rx` by `until`; None when none came in time (or on error).
+    async fn recv_by(&mut self, until: Instant) -> Option<usize> {
+        match &self.sock {
+            Sock::Async(s) => tokio::time::timeout_at(until.into(), s.recv(&mut self.rx))
+                .await
+                .ok()?
+                .ok(),
+            Sock::Blocking(s) => loop {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return None;
+                }
+                s.set_read_timeout(Some(left.max(MIN_SOCKET_TIMEOUT)))
+                    .ok()?;
+                match recv(s.as_raw_fd(), &mut self.rx, 0) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    got => return got.ok(),
+                }
+            },
+        }
     }
 
     /// Asks the server for its counters of this flow; retries a few times within `limit`.
@@ -240,23 +420,30 @@ impl UdpSession {
         }
         .encode(&mut req);
         let deadline = Instant::now() + limit;
-        for _ in 0..3 {
-            self.sock.send(&req).await.ok()?;
+        let mut answer = None;
+        'ask: for _ in 0..3 {
+            if self.sock.send(&req).await.is_err() {
+                break;
+            }
             let wait = (deadline - Instant::now().min(deadline)) / 2;
-            let until = tokio::time::Instant::now() + wait.max(Duration::from_millis(50));
-            while let Ok(Ok(n)) = tokio::time::timeout_at(until, self.sock.recv(&mut self.rx)).await
-            {
+            let until = Instant::now() + wait.max(Duration::from_millis(50));
+            while let Some(n) = self.recv_by(until).await {
                 if let Some((h, report)) = parse_report_answer(&self.rx[..n]) {
                     if h.flow == self.flow {
-                        return Some(PeerReport {
+                        answer = Some(PeerReport {
                             sent: self.datagrams_sent,
                             report,
                         });
+                        break 'ask;
                     }
                 }
             }
         }
-        None
+        if let Sock::Blocking(s) = &self.sock {
+            // Back to the request timeout, in case the session is used again.
+            let _ = s.set_read_timeout(Some(self.timeout.max(MIN_SOCKET_TIMEOUT)));
+        }
+        answer
     }
 }
 
@@ -313,15 +500,35 @@ impl Session for UdpSession {
     async fn read(&mut self) -> Result<ReadOutcome, OpError> {
         self.completed.clear();
         let mut out = ReadOutcome::default();
-        self.sock
-            .readable()
-            .await
-            .map_err(|e| OpError::io("read reply", &e))?;
+        if self.duplicating {
+            self.leave_blocking()
+                .map_err(|e| OpError::io("udp socket", &e))?;
+        }
+        let blocking = match &self.sock {
+            Sock::Async(s) => {
+                s.readable()
+                    .await
+                    .map_err(|e| OpError::io("read reply", &e))?;
+                false
+            }
+            Sock::Blocking(s) => {
+                let fd = s.as_raw_fd();
+                self.recv_blocking(fd, &mut out).await?;
+                true
+            }
+        };
+        // Then what is queued, up to a batch. A blocking session stops once nothing is
+        // outstanding: a further datagram could only be late or a duplicate, the next read
+        // takes it, and a ping-pong is spared a receive that finds the socket empty (about 2%
+        // of a loopback round trip).
         for _ in 0..BATCH {
+            if blocking && self.outstanding == 0 {
+                break;
+            }
             match self.sock.try_recv(&mut self.rx) {
                 Ok(n) => self.on_datagram(n, &mut out),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(OpError::io("read reply", &e)),
             }
         }
@@ -329,7 +536,7 @@ impl Session for UdpSession {
         Ok(out)
     }
 
-    fn completed(&self) -> &[Sent] {
+    fn completed(&self) -> &[Done] {
         &self.completed
     }
 

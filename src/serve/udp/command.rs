@@ -86,6 +86,7 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
             rcvbuf: size("--rcvbuf", &a.rcvbuf)?,
         },
         threads: a.threads,
+        blocking: a.blocking,
         faults: Faults {
             drop_every: every("--drop-every", a.drop_every)?,
             duplicate_every: every("--duplicate-every", a.duplicate_every)?,
@@ -134,6 +135,9 @@ fn describe(o: &UdpServerOptions) -> String {
     };
     let threads = if o.threads == 1 { "thread" } else { "threads" };
     let mut text = format!("mode {mode}, {} {threads}", o.threads);
+    if o.blocking {
+        text += ", blocking calls";
+    }
     if let Some(n) = o.reply_size {
         text += &format!(", replies of {n} bytes");
     }
@@ -224,7 +228,15 @@ mod tests {
         assert_eq!(o.delay, Some(std::time::Duration::from_millis(5)));
         assert_eq!((o.socket.rcvbuf, o.socket.sndbuf), (Some(4 << 20), None));
         assert_eq!(o.faults.drop_every, Some(10));
+        assert!(!o.blocking);
         assert_eq!(parse(&["--mode", "sink"]).unwrap().mode, ServerMode::Sink);
+        let o = parse(&["--blocking", "--delay", "1ms"]).unwrap();
+        assert!(o.blocking);
+        assert!(
+            describe(&o).contains(", blocking calls"),
+            "{}",
+            describe(&o)
+        );
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! One server thread's loop: receive, classify, count, answer; delayed replies and test faults.
+//! One server thread's work on each datagram — receive, classify, count, answer; delayed
+//! replies and test faults — and the event-loop that drives it. [`Worker`] itself does no
+//! waiting: both loops, this event loop and the blocking one in [`super::blocking`], hand it
+//! each datagram with the time, and let it send through an [`Out`].
 
 use super::stats::Tally;
 use super::{Faults, Shared, FLOW_IDLE, MAX_PENDING_BYTES, REORDER_HOLD};
@@ -7,20 +10,22 @@ use crate::datagram::{
     has_magic, report_answer, FlowCounters, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
 };
 use crate::serve::Shutdown;
+use socket2::{SockAddr, SockRef};
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::net::UdpSocket;
-use tokio::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The receive buffer: larger than any UDP datagram over IPv4.
-const RECV_BUFFER: usize = 65_536;
+pub(super) const RECV_BUFFER: usize = 65_536;
 /// Datagrams drained per readiness before the loop looks at its timer and the shutdown again.
 const BATCH: usize = 64;
 /// How long a thread backs off after a failed receive, so it does not spin while it lasts.
-const RECV_BACKOFF: Duration = Duration::from_millis(1);
+pub(super) const RECV_BACKOFF: Duration = Duration::from_millis(1);
+/// How long a send waits for room in a full send buffer before it looks at the shutdown again.
+const SEND_WAIT_MS: libc::c_int = 200;
 /// The byte replies are filled with after their header.
 const FILL_BYTE: u8 = b'w';
 /// How often a full flow table is searched for idle flows, at most.
@@ -54,9 +59,49 @@ fn classify(data: &[u8], from_self: bool) -> Class {
     }
 }
 
+/// Where a thread's replies go: its socket, written to directly (whether the event loop or
+/// blocking calls serve it), waiting while the send buffer is full.
+pub(super) struct Out<'a> {
+    socket: SockRef<'a>,
+    shutdown: &'a Shutdown,
+}
+
+impl<'a> Out<'a> {
+    pub(super) fn new(socket: SockRef<'a>, shutdown: &'a Shutdown) -> Out<'a> {
+        Out { socket, shutdown }
+    }
+
+    /// Sends one datagram; waits while the send buffer is full (unless the server is
+    /// stopping). On a non-blocking socket the send bypasses the runtime's readiness: a reply
+    /// goes out at once, as the event loop's own `send_to` would after its readiness check.
+    fn send_to(&self, bytes: &[u8], peer: SocketAddr) -> io::Result<usize> {
+        let to = SockAddr::from(peer);
+        loop {
+            match self.socket.send_to(bytes, &to) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if e.kind() == io::ErrorKind::WouldBlock && !self.shutdown.is_triggered() =>
+                {
+                    self.wait_writable()
+                }
+                done => return done,
+            }
+        }
+    }
+
+    fn wait_writable(&self) {
+        let mut fd = libc::pollfd {
+            fd: self.socket.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        // SAFETY: poll(2) on one valid pollfd; the descriptor outlives the call.
+        unsafe { libc::poll(&mut fd, 1, SEND_WAIT_MS) };
+    }
+}
+
 /// One server thread's state; everything in it belongs to this thread alone.
 pub(super) struct Worker {
-    socket: UdpSocket,
     shared: Arc<Shared>,
     tally: Tally,
     flows: FlowTable,
@@ -78,7 +123,7 @@ enum Reply {
 }
 
 impl Worker {
-    pub(super) fn new(socket: UdpSocket, shared: Arc<Shared>, tally: Tally) -> Worker {
+    pub(super) fn new(shared: Arc<Shared>, tally: Tally) -> Worker {
         let options = &shared.options;
         let delayed = DelayQueue::new(options.max_pending, MAX_PENDING_BYTES);
         let flows = FlowTable::new(shared.flows_per_thread);
@@ -88,7 +133,6 @@ impl Worker {
             _ => 0,
         };
         Worker {
-            socket,
             tally,
             flows,
             delayed,
@@ -99,52 +143,9 @@ impl Worker {
         }
     }
 
-    /// Serves until `shutdown`; pending delayed replies and a held datagram are then dropped.
-    pub(super) async fn run(mut self, shutdown: &Shutdown) {
-        let stopped = shutdown.wait();
-        tokio::pin!(stopped);
-        let timer = tokio::time::sleep_until(Instant::now());
-        tokio::pin!(timer);
-        let mut armed: Option<Instant> = None;
-        let mut buf = vec![0u8; RECV_BUFFER];
-        loop {
-            let next = self.next_deadline();
-            if next != armed {
-                if let Some(at) = next {
-                    timer.as_mut().reset(at);
-                }
-                armed = next;
-            }
-            tokio::select! {
-                biased;
-                _ = &mut stopped => return,
-                _ = &mut timer, if armed.is_some() => {
-                    armed = None;
-                    self.on_timer().await;
-                }
-                ready = self.socket.readable() => {
-                    if ready.is_err() {
-                        tokio::time::sleep(RECV_BACKOFF).await;
-                        continue;
-                    }
-                    for _ in 0..BATCH {
-                        match self.socket.try_recv_from(&mut buf) {
-                            Ok((n, peer)) => self.on_datagram(&mut buf[..n], peer).await,
-                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                            Err(_) => {
-                                tokio::time::sleep(RECV_BACKOFF).await;
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// When the timer must fire next: the first delayed reply, or the held datagram's limit.
-    fn next_deadline(&self) -> Option<Instant> {
+    /// When [`Worker::on_timer`] must run next: the first delayed reply, or the held
+    /// datagram's limit.
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
         let held = self.faults.held.as_ref().map(|h| h.due);
         match (self.delayed.next_due(), held) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -152,21 +153,28 @@ impl Worker {
         }
     }
 
-    /// Sends the delayed replies that are due, and serves a held datagram whose time is up.
-    async fn on_timer(&mut self) {
-        let now = Instant::now();
+    /// Sends the delayed replies that are due by `now`, and serves a held datagram whose time
+    /// is up.
+    pub(super) fn on_timer(&mut self, now: Instant, out: &Out<'_>) {
         while let Some(d) = self.delayed.pop_due(now) {
             for _ in 0..d.copies {
-                send(&self.socket, &self.tally, &d.bytes, d.peer).await;
+                send(out, &self.tally, &d.bytes, d.peer);
             }
         }
         if self.faults.held.as_ref().is_some_and(|h| h.due <= now) {
-            self.release_held().await;
+            self.release_held(now, out);
         }
     }
 
-    /// One received datagram: counted, classified, put through the test faults, served.
-    async fn on_datagram(&mut self, data: &mut [u8], peer: SocketAddr) {
+    /// One datagram received at `now`: counted, classified, put through the test faults,
+    /// served.
+    pub(super) fn on_datagram(
+        &mut self,
+        data: &mut [u8],
+        peer: SocketAddr,
+        now: Instant,
+        out: &Out<'_>,
+    ) {
         self.tally.received(data.len());
         let class = classify(data, self.is_self(peer));
         match class {
@@ -176,9 +184,9 @@ impl Worker {
             }
             Class::Report(h) => {
                 // A held datagram arrived before the request, so the report must include it.
-                self.release_held().await;
+                self.release_held(now, out);
                 let report = self.flows.report(peer, h.flow);
-                send(&self.socket, &self.tally, &report_answer(&h, &report), peer).await;
+                send(out, &self.tally, &report_answer(&h, &report), peer);
                 return;
             }
             Class::Plain | Class::Data(_) => {}
@@ -194,16 +202,16 @@ impl Worker {
                     data: data.to_vec(),
                     peer,
                     copies,
-                    due: Instant::now() + REORDER_HOLD,
+                    due: now + REORDER_HOLD,
                 });
                 return;
             }
             Fault::Hold | Fault::Serve => {}
         }
         let held = self.faults.held.take();
-        self.serve(data, peer, class, copies).await;
+        self.serve(data, peer, class, copies, now, out);
         if let Some(h) = held {
-            self.serve_held(h).await;
+            self.serve_held(h, now, out);
         }
     }
 
@@ -214,21 +222,30 @@ impl Worker {
             && (peer.ip() == local.ip() || (local.ip().is_unspecified() && peer.ip().is_loopback()))
     }
 
-    async fn release_held(&mut self) {
+    fn release_held(&mut self, now: Instant, out: &Out<'_>) {
         if let Some(h) = self.faults.held.take() {
-            self.serve_held(h).await;
+            self.serve_held(h, now, out);
         }
     }
 
-    async fn serve_held(&mut self, mut h: Held) {
+    fn serve_held(&mut self, mut h: Held, now: Instant, out: &Out<'_>) {
         let class = classify(&h.data, false);
-        self.serve(&mut h.data, h.peer, class, h.copies).await;
+        self.serve(&mut h.data, h.peer, class, h.copies, now, out);
     }
 
-    /// Counts a data datagram (`copies` times) in its flow and, in echo mode, answers it.
-    async fn serve(&mut self, data: &mut [u8], peer: SocketAddr, class: Class, copies: u8) {
-        let now = Instant::now();
-        let arrival_ns = u64::try_from(now.duration_since(self.epoch).as_nanos()).unwrap_or(0);
+    /// Counts a data datagram (`copies` times) in its flow and, in echo mode, answers it (or
+    /// queues the answer, with a delay).
+    fn serve(
+        &mut self,
+        data: &mut [u8],
+        peer: SocketAddr,
+        class: Class,
+        copies: u8,
+        now: Instant,
+        out: &Out<'_>,
+    ) {
+        let arrival_ns =
+            u64::try_from(now.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(0);
         let (flow, seq) = match class {
             Class::Data(h) => (h.flow, Some((h.seq, h.sent_ns))),
             _ => (0, None),
@@ -286,18 +303,66 @@ impl Worker {
             return;
         }
         for _ in 0..copies {
-            send(&self.socket, &self.tally, bytes, peer).await;
+            send(out, &self.tally, bytes, peer);
         }
     }
 }
 
-/// Sends one datagram, waiting if the socket's send buffer is full; a failure is counted.
-async fn send(socket: &UdpSocket, tally: &Tally, bytes: &[u8], peer: SocketAddr) {
+/// Sends one datagram through `out`; a failure is counted.
+fn send(out: &Out<'_>, tally: &Tally, bytes: &[u8], peer: SocketAddr) {
+    match out.send_to(bytes, peer) {
+        Ok(n) => tally.sent(n),
+        Err(_) => tally.send_error(),
+    }
+}
+
+/// The event loop: waits until the socket is readable, then drains up to a batch of
+/// datagrams; one timer serves delayed replies and the held datagram. Serves until `shutdown`;
+/// pending delayed replies and a held datagram are then dropped.
+pub(super) async fn run_event_loop(
+    mut worker: Worker,
+    socket: tokio::net::UdpSocket,
+    shutdown: &Shutdown,
+) {
+    let out = Out::new(SockRef::from(&socket), shutdown);
+    let stopped = shutdown.wait();
+    tokio::pin!(stopped);
+    let timer = tokio::time::sleep_until(tokio::time::Instant::now());
+    tokio::pin!(timer);
+    let mut armed: Option<Instant> = None;
+    let mut buf = vec![0u8; RECV_BUFFER];
     loop {
-        match socket.send_to(bytes, peer).await {
-            Ok(n) => return tally.sent(n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return tally.send_error(),
+        let next = worker.next_deadline();
+        if next != armed {
+            if let Some(at) = next {
+                timer.as_mut().reset(at.into());
+            }
+            armed = next;
+        }
+        tokio::select! {
+            biased;
+            _ = &mut stopped => return,
+            _ = &mut timer, if armed.is_some() => {
+                armed = None;
+                worker.on_timer(Instant::now(), &out);
+            }
+            ready = socket.readable() => {
+                if ready.is_err() {
+                    tokio::time::sleep(RECV_BACKOFF).await;
+                    continue;
+                }
+                for _ in 0..BATCH {
+                    match socket.try_recv_from(&mut buf) {
+                        Ok((n, peer)) => worker.on_datagram(&mut buf[..n], peer, Instant::now(), &out),
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(_) => {
+                            tokio::time::sleep(RECV_BACKOFF).await;
+                            break;
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -64,6 +64,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => crate::engine::main(&args),
         Command::Serve(ServeCommand::Tcp(args)) => crate::serve::tcp::main(&args),
         Command::Serve(ServeCommand::Udp(args)) => crate::serve::udp::main(&args),
+        Command::Serve(ServeCommand::Http(args)) => crate::serve::http::main(&args),
         Command::Demo(args) => crate::demo::main(&args),
     }
 }

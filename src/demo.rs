@@ -107,6 +107,8 @@ fn measure(
             protocol: Protocol::Tcp,
             url: format!("tcp://{}", handle.addr),
             addr: handle.addr,
+            host: handle.addr.to_string(),
+            path: "/".into(),
         },
         workload: Workload {
             mode,
@@ -115,6 +117,7 @@ fn measure(
                 preamble: true,
             },
             reply: Reply::Size(size),
+            http: None,
         },
         load: LoadModel::Closed {
             pipeline: 1,

@@ -41,4 +41,5 @@ pub mod record;
 pub mod report;
 pub mod serve;
 pub mod summary;
+pub mod template;
 pub mod units;

@@ -48,6 +48,8 @@ pub struct Summary {
     pub open_loop: Option<OpenLoop>,
     /// UDP: what became of the datagrams, as the client saw it and as the server counted it.
     pub datagrams: Option<Datagrams>,
+    /// HTTP: requests, statuses, time to first byte and body goodput.
+    pub http: Option<Http>,
     /// The warm-up, reported on its own and kept out of everything above.
     pub warmup: Option<Warmup>,
     /// One entry per second of the measured part.
@@ -195,6 +197,44 @@ pub struct OpenLoop {
     pub max_lag_us: f64,
     /// Whether ok replies reached 99 % of the offered rate.
     pub kept_up: bool,
+}
+
+/// An HTTP run's own figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct Http {
+    /// The (first) request's method.
+    pub method: String,
+    /// The (first) request's path, as templated.
+    pub path: String,
+    /// Distinct request shapes cycled through (`--targets`).
+    pub requests: usize,
+    /// Whether connections were kept alive.
+    pub keepalive: bool,
+    /// Replies by status code (code 0: no valid status).
+    pub status: Vec<StatusCount>,
+    /// Replies by class.
+    pub status_2xx: u64,
+    /// Replies by class.
+    pub status_3xx: u64,
+    /// Replies by class.
+    pub status_4xx: u64,
+    /// Replies by class.
+    pub status_5xx: u64,
+    /// Response body bytes received (headers excluded).
+    pub body_bytes: u64,
+    /// Body goodput, MB/s (10^6 bytes).
+    pub goodput_mb_per_s: f64,
+    /// Time to the first byte of each response, from its intended send.
+    pub ttfb: Option<Distribution>,
+}
+
+/// One status code and how many replies had it.
+#[derive(Clone, Debug, Serialize)]
+pub struct StatusCount {
+    /// The code.
+    pub code: u16,
+    /// Replies with it.
+    pub count: u64,
 }
 
 /// What became of a UDP run's datagrams.

@@ -116,6 +116,7 @@ fn rr_summary() -> (Summary, Recorder) {
         connect: Distribution::of(&total.connect),
         open_loop: None,
         datagrams: None,
+        http: None,
         warmup: Some(Warmup {
             duration_s: 1.0,
             ok: warm.ok,
@@ -155,6 +156,7 @@ fn bulk_summary() -> Summary {
         connect: Distribution::of(&rec.connect),
         open_loop: None,
         datagrams: None,
+        http: None,
         warmup: None,
         series: vec![SeriesPoint::of(0, &rec)],
         generator: generator(),

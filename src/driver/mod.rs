@@ -3,6 +3,8 @@
 //! socket), a session writes requests and recognises replies. Neither knows about rates,
 //! deadlines or phases.
 
+pub mod http;
+mod stream;
 pub mod tcp;
 pub mod udp;
 
@@ -16,6 +18,31 @@ pub struct Sent {
     pub intended: Instant,
     /// The actual send time (service time counts from here).
     pub at: Instant,
+}
+
+/// One completed reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Done {
+    /// When its request was meant to go out and did.
+    pub sent: Sent,
+    /// When the first byte of the reply arrived, where the protocol tells (HTTP).
+    pub first_byte: Option<Instant>,
+    /// The reply's status code, where the protocol has one (HTTP).
+    pub status: Option<u16>,
+    /// Whether the reply counts as a success (an HTTP status outside `--accept` does not).
+    pub accepted: bool,
+}
+
+impl Done {
+    /// A plain successful reply to a request sent at `sent`.
+    pub fn ok(sent: Sent) -> Done {
+        Done {
+            sent,
+            first_byte: None,
+            status: None,
+            accepted: true,
+        }
+    }
 }
 
 /// What one `read` brought.
@@ -75,8 +102,13 @@ pub trait Session {
     async fn flush(&mut self) -> Result<usize, OpError>;
     /// Waits for input once and parses it.
     async fn read(&mut self) -> Result<ReadOutcome, OpError>;
-    /// The send times of the replies completed by the last [`Session::read`].
-    fn completed(&self) -> &[Sent];
+    /// The replies completed by the last [`Session::read`].
+    fn completed(&self) -> &[Done];
+    /// Whether the session can carry another request (false once an HTTP server said
+    /// `Connection: close`); the engine opens a new one if not.
+    fn reusable(&self) -> bool {
+        true
+    }
     /// Deals with requests sent before `now - timeout`.
     fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry;
     /// Bulk modes: anything to send before the transfer starts (a preamble).

@@ -2,15 +2,14 @@
 //! a connection queues requests, writes them, and parses replies (sized or delimited), checking
 //! echoed bytes. It knows nothing of rates, deadlines or phases: that is the engine's business.
 
-use super::{Driver, Expiry, ReadOutcome, Sent, Session};
+use super::stream::{connect_stream, Stream};
+use super::{Done, Driver, Expiry, ReadOutcome, Sent, Session};
 use crate::cli::ClientMode;
 use crate::plan::{Reply, Request, SocketOptions, Workload};
 use crate::record::{ErrorKind, OpError};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
 
 /// Period of the synthetic request pattern, and the largest request built in one piece.
 const PATTERN_LEN: usize = 64 * 1024;
@@ -130,42 +129,7 @@ impl Driver for TcpDriver {
 
     /// Connects within `timeout`; returns the connection and how long the handshake took.
     async fn connect(&self, timeout: Duration) -> Result<(TcpConn, Option<Duration>), OpError> {
-        let started = Instant::now();
-        let socket = match self.addr {
-            SocketAddr::V4(_) => TcpSocket::new_v4(),
-            SocketAddr::V6(_) => TcpSocket::new_v6(),
-        }
-        .map_err(|e| OpError::io("socket", &e))?;
-        // Buffer sizes must be set before connect to take part in window scaling.
-        if let Some(n) = self.socket.sndbuf {
-            socket
-                .set_send_buffer_size(n as u32)
-                .map_err(|e| OpError::io("SO_SNDBUF", &e))?;
-        }
-        if let Some(n) = self.socket.rcvbuf {
-            socket
-                .set_recv_buffer_size(n as u32)
-                .map_err(|e| OpError::io("SO_RCVBUF", &e))?;
-        }
-        let stream = match tokio::time::timeout(timeout, socket.connect(self.addr)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(OpError::io(&format!("connect {}", self.addr), &e)),
-            Err(_) => {
-                return Err(OpError::new(
-                    ErrorKind::Timeout,
-                    format!("connect {}: no answer within {timeout:?}", self.addr),
-                ))
-            }
-        };
-        let took = started.elapsed();
-        stream
-            .set_nodelay(self.socket.nodelay)
-            .map_err(|e| OpError::io("TCP_NODELAY", &e))?;
-        let stream = if self.blocking {
-            Stream::blocking(stream, timeout).map_err(|e| OpError::io("blocking socket", &e))?
-        } else {
-            Stream::Async(stream)
-        };
+        let (stream, took) = connect_stream(self.addr, self.socket, timeout, self.blocking).await?;
         let conn = TcpConn {
             stream,
             shape: self.clone_shape(),
@@ -181,50 +145,6 @@ impl Driver for TcpDriver {
             bulk_pos: 0,
         };
         Ok((conn, Some(took)))
-    }
-}
-
-/// A connection's socket: registered with the runtime, or blocking.
-#[derive(Debug)]
-enum Stream {
-    /// Non-blocking, woken by the runtime's epoll.
-    Async(TcpStream),
-    /// Blocking calls with SO_RCVTIMEO/SO_SNDTIMEO set to the request timeout: every `await`
-    /// on it completes at once, so a worker with one connection makes one syscall per read and
-    /// per write, as sockperf does.
-    Blocking(std::net::TcpStream),
-}
-
-impl Stream {
-    fn blocking(stream: TcpStream, timeout: Duration) -> std::io::Result<Stream> {
-        let s = stream.into_std()?;
-        s.set_nonblocking(false)?;
-        s.set_read_timeout(Some(timeout))?;
-        s.set_write_timeout(Some(timeout))?;
-        Ok(Stream::Blocking(s))
-    }
-
-    async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Async(s) => s.read(buf).await,
-            Stream::Blocking(s) => std::io::Read::read(s, buf).map_err(timed_out),
-        }
-    }
-
-    async fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Async(s) => s.write(buf).await,
-            Stream::Blocking(s) => std::io::Write::write(s, buf).map_err(timed_out),
-        }
-    }
-}
-
-/// A blocking call that ran into SO_RCVTIMEO/SO_SNDTIMEO reports EAGAIN; say what it means.
-fn timed_out(e: std::io::Error) -> std::io::Error {
-    if e.kind() == std::io::ErrorKind::WouldBlock {
-        std::io::Error::new(std::io::ErrorKind::TimedOut, "no progress within --timeout")
-    } else {
-        e
     }
 }
 
@@ -258,7 +178,7 @@ pub struct TcpConn {
     /// Delimiter bytes matched so far (delimited replies).
     delim_matched: usize,
     /// Send times of the replies completed by the last `read`.
-    completed: Vec<Sent>,
+    completed: Vec<Done>,
     /// Stream mode's send buffer: whole messages, written round and round.
     bulk: Vec<u8>,
     bulk_pos: usize,
@@ -338,7 +258,7 @@ impl Session for TcpConn {
     }
 
     /// Send times of the replies completed by the last [`Session::read`].
-    fn completed(&self) -> &[Sent] {
+    fn completed(&self) -> &[Done] {
         &self.completed
     }
 
@@ -458,7 +378,7 @@ impl TcpConn {
             at += used;
             if done {
                 self.in_flight.pop_front();
-                self.completed.push(sent);
+                self.completed.push(Done::ok(sent));
             }
         }
         Ok(self.completed.len() - before)

@@ -187,8 +187,8 @@ async fn read_replies<D: Driver>(ctx: &Ctx<D>, session: &mut D::Session) -> Resu
     let now = Instant::now();
     let mut rec = ctx.rec.borrow_mut();
     rec.read(now, &outcome);
-    for &sent in session.completed() {
-        rec.ok(sent, now);
+    for done in session.completed() {
+        rec.done(done, now);
     }
     Ok(outcome.replies)
 }
@@ -269,7 +269,7 @@ async fn closed_loop<D: Driver>(
             }
             Ok(Ok(0)) => {}
             Ok(Ok(_)) => {
-                if per_request {
+                if per_request || !slot.session.as_ref().is_some_and(|s| s.reusable()) {
                     slot.session = None; // close: the client holds TIME_WAIT, as a real client would
                 }
                 if let Some(t) = think {
@@ -361,8 +361,10 @@ async fn open_loop<D: Driver>(
             biased;
             r = read_replies(ctx, session), if waiting => match r {
                 Err(e) => fail_all(ctx, slot, e, now),
-                // crr: a new connection for the next request.
-                Ok(n) if n > 0 && per_request && session.in_flight() == 0 => slot.session = None,
+                // crr, or a server that closes: a new connection for the next request.
+                Ok(n) if n > 0 && (per_request || !session.reusable()) && session.in_flight() == 0 => {
+                    slot.session = None
+                }
                 Ok(_) => {}
             },
             _ = sleep_until(expires.unwrap_or(far).into()), if expires.is_some() => {

@@ -14,10 +14,12 @@ pub mod usage;
 mod worker;
 
 use crate::cli::{ClientMode, RunArgs};
+use crate::driver::http::HttpDriver;
 use crate::driver::tcp::TcpDriver;
 use crate::driver::udp::UdpDriver;
 use crate::error::UsageError;
 use crate::load::Schedule;
+use crate::plan::http::HttpSpec;
 use crate::plan::{mode_name, Plan, Protocol, Reply};
 use crate::record::{ErrorKind, Recorder};
 use crate::report::progress::Progress;
@@ -36,8 +38,9 @@ pub use collector::Collected;
 pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::try_from(args)?;
     // One descriptor per connection, two per open-loop connection (its timer), and some spare.
-    usage::ensure_fd_limit(2 * plan.connections as u64 + 64)?;
-    if plan.target.protocol == Protocol::Tcp {
+    let per_connection = if plan.load.schedule().is_some() { 2 } else { 1 };
+    usage::ensure_fd_limit(per_connection * plan.connections as u64 + 64)?;
+    if plan.target.protocol != Protocol::Udp {
         preflight(&plan)?;
     }
     let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
@@ -115,8 +118,25 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
                             .blocking(blocking);
                             worker::run(spec, d)
                         }
+                        Protocol::Http => {
+                            let blocking =
+                                spec.connections.len() == 1 && p.load.schedule().is_none();
+                            let http = p.workload.http.clone().expect("http:// plans have a spec");
+                            let d = HttpDriver::new(
+                                p.target.addr,
+                                http,
+                                p.socket,
+                                spec.worker,
+                                p.connections,
+                            )
+                            .blocking(blocking);
+                            worker::run(spec, d)
+                        }
                         Protocol::Udp => {
-                            let d = UdpDriver::new(p.target.addr, &p.workload, p.socket);
+                            let blocking =
+                                spec.connections.len() == 1 && p.load.schedule().is_none();
+                            let d = UdpDriver::new(p.target.addr, &p.workload, p.socket)
+                                .blocking(blocking);
                             worker::run(spec, d)
                         }
                     }
@@ -184,6 +204,11 @@ fn summarize(
             .schedule()
             .map(|sched| open_loop(plan, sched, &c.total, measured)),
         datagrams: (plan.target.protocol == Protocol::Udp).then(|| datagrams(&c.total)),
+        http: plan
+            .workload
+            .http
+            .as_ref()
+            .map(|spec| http_summary(spec, &c.total, measured)),
         warmup: plan.warmup.map(|_| summary::Warmup {
             duration_s: warm_for.as_secs_f64(),
             ok: c.warm.ok,
@@ -204,6 +229,34 @@ fn summarize(
     };
     s.notes = crate::diagnose::notes(&s);
     s
+}
+
+/// An HTTP run's statuses, first-byte times and goodput.
+fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> summary::Http {
+    let first = &spec.requests[0];
+    summary::Http {
+        method: first.method.clone(),
+        path: spec_path(spec),
+        requests: spec.requests.len(),
+        keepalive: spec.keepalive,
+        status: total
+            .status
+            .iter()
+            .map(|(code, count)| summary::StatusCount { code, count })
+            .collect(),
+        status_2xx: total.status.class(2),
+        status_3xx: total.status.class(3),
+        status_4xx: total.status.class(4),
+        status_5xx: total.status.class(5),
+        body_bytes: total.received_bytes,
+        goodput_mb_per_s: total.received_bytes as f64 / measured.as_secs_f64().max(1e-9) / 1e6,
+        ttfb: Distribution::of(&total.ttfb),
+    }
+}
+
+/// The path of the run's URL as the user wrote it.
+fn spec_path(spec: &HttpSpec) -> String {
+    spec.path_text.clone()
 }
 
 /// What became of a UDP run's datagrams.

@@ -140,6 +140,31 @@ impl WorkerRec {
         }
     }
 
+    /// A reply completed: ok if accepted, else an error of its status; first-byte time and
+    /// status code recorded where the protocol has them.
+    pub fn done(&mut self, d: &crate::driver::Done, now: Instant) {
+        if d.accepted {
+            self.ok(d.sent, now);
+        } else {
+            let code = d.status.unwrap_or(0);
+            let err = OpError::new(
+                crate::record::ErrorKind::Status,
+                format!("HTTP {code} {}", crate::record::reason(code)),
+            );
+            self.error(d.sent.intended, now, err, 1);
+        }
+        let slot = self.slot(d.sent.intended, now);
+        if let Some(fb) = d.first_byte {
+            crate::record::record_duration(
+                &mut slot.ttfb,
+                fb.saturating_duration_since(d.sent.intended),
+            );
+        }
+        if let Some(code) = d.status {
+            slot.status.add(code);
+        }
+    }
+
     /// A request went out (possibly behind its intended time).
     #[inline]
     pub fn issued(&mut self, sent: Sent) {

@@ -1,5 +1,7 @@
 //! The validated plan of a run, built once from the command line; nothing downstream sees raw flags.
 
+pub mod http;
+
 use crate::cli::{ClientMode, RunArgs, SocketArgs};
 use crate::error::{usage, UsageError};
 use crate::framing::Preamble;
@@ -48,6 +50,8 @@ pub enum Protocol {
     Tcp,
     /// Datagrams (`udp://`).
     Udp,
+    /// HTTP/1.1 over TCP (`http://`).
+    Http,
 }
 
 impl Protocol {
@@ -56,6 +60,7 @@ impl Protocol {
         match self {
             Protocol::Tcp => "tcp",
             Protocol::Udp => "udp",
+            Protocol::Http => "http",
         }
     }
 }
@@ -69,6 +74,10 @@ pub struct Target {
     pub url: String,
     /// The address connected to (the first the name resolved to).
     pub addr: SocketAddr,
+    /// `HOST:PORT` as written (HTTP's Host header).
+    pub host: String,
+    /// The path and query (HTTP), `/` if none.
+    pub path: String,
 }
 
 /// What one operation is.
@@ -80,6 +89,8 @@ pub struct Workload {
     pub request: Request,
     /// How a reply is recognised (rr and crr).
     pub reply: Reply,
+    /// HTTP requests and what counts as success, for http:// targets.
+    pub http: Option<std::sync::Arc<http::HttpSpec>>,
 }
 
 /// What a request is.
@@ -206,13 +217,37 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
     let protocol = match scheme {
         "tcp" => Protocol::Tcp,
         "udp" => Protocol::Udp,
+        "http" => Protocol::Http,
+        "https" => {
+            return usage(format!(
+                "'{url}': https:// is not supported yet (no TLS in this build): use http://"
+            ))
+        }
         _ => {
             return usage(format!(
-                "unknown scheme '{scheme}' in '{url}': wirebench speaks tcp:// and udp:// (e.g. tcp://127.0.0.1:7000)"
+                "unknown scheme '{scheme}' in '{url}': wirebench speaks tcp://, udp:// and http:// (e.g. tcp://127.0.0.1:7000)"
             ))
         }
     };
-    let hostport = rest.trim_end_matches('/');
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) if protocol == Protocol::Http => (&rest[..i], rest[i..].to_string()),
+        _ => (rest.trim_end_matches('/'), "/".to_string()),
+    };
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path
+    };
+    if authority.is_empty() || authority.contains(['@', ' ']) {
+        return usage(format!(
+            "'{url}' has no usable host: write {scheme}://HOST:PORT, e.g. {scheme}://127.0.0.1:8080"
+        ));
+    }
+    let with_port = match (protocol, authority.rsplit_once(':')) {
+        (Protocol::Http, None) => format!("{authority}:80"),
+        _ => authority.to_string(),
+    };
+    let hostport = with_port.as_str();
     if hostport
         .rsplit_once(':')
         .is_none_or(|(_, p)| p.parse::<u16>().is_err())
@@ -234,6 +269,8 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
         protocol,
         url: url.to_string(),
         addr,
+        host: authority.to_string(),
+        path,
     })
 }
 
@@ -304,6 +341,7 @@ fn workload(a: &RunArgs) -> Result<Workload, UsageError> {
         mode: a.mode,
         request,
         reply,
+        http: None,
     })
 }
 
@@ -315,6 +353,41 @@ pub fn mode_name(m: ClientMode) -> &'static str {
         ClientMode::Stream => "stream",
         ClientMode::Source => "source",
     }
+}
+
+/// Flags that belong to other protocols are usage errors, not silently ignored.
+fn check_flags_fit(a: &RunArgs, protocol: Protocol) -> Result<(), UsageError> {
+    let http_only = [
+        ("-X/--method", a.method.is_some()),
+        ("-H/--header", !a.headers.is_empty()),
+        ("--body", a.body.is_some()),
+        ("--accept", a.accept.is_some()),
+        ("--no-keepalive", a.no_keepalive),
+        ("--targets", a.targets.is_some()),
+    ];
+    let stream_only = [
+        ("--size", a.size.is_some()),
+        ("--payload", a.payload.is_some()),
+        ("--expect-size", a.expect_size.is_some()),
+        ("--until", a.until.is_some()),
+        ("--raw", a.raw),
+    ];
+    let (wrong, fits) = match protocol {
+        Protocol::Http => (stream_only.iter().find(|f| f.1), "tcp:// and udp://"),
+        _ => (http_only.iter().find(|f| f.1), "http://"),
+    };
+    if let Some((flag, _)) = wrong {
+        return usage(format!(
+            "{flag} applies to {fits} targets, not to {}://",
+            protocol.name()
+        ));
+    }
+    if protocol == Protocol::Http && matches!(a.mode, ClientMode::Stream | ClientMode::Source) {
+        return usage(
+            "--mode stream and source are for tcp://; an HTTP download is a GET of a large body",
+        );
+    }
+    Ok(())
 }
 
 /// What datagrams cannot do: replies found by a delimiter, modes that need a connection,
@@ -393,7 +466,7 @@ fn load_model(
     }
     // Datagrams do not block one another: by default any number may be in flight.
     let window = match protocol {
-        Protocol::Tcp => 1,
+        Protocol::Tcp | Protocol::Http => 1,
         Protocol::Udp => usize::MAX,
     };
     Ok(LoadModel::Open {
@@ -421,7 +494,15 @@ impl TryFrom<&RunArgs> for Plan {
 
     fn try_from(a: &RunArgs) -> Result<Plan, UsageError> {
         let target = parse_target(&a.target)?;
-        let workload = workload(a)?;
+        check_flags_fit(a, target.protocol)?;
+        let mut workload = workload(a)?;
+        if target.protocol == Protocol::Http {
+            workload.http = Some(std::sync::Arc::new(http::spec(a, &target)?));
+            if a.no_keepalive {
+                // A connection per request is the crr mode, HTTP-style.
+                workload.mode = ClientMode::Crr;
+            }
+        }
         if target.protocol == Protocol::Udp {
             check_datagrams(a, &workload)?;
         }

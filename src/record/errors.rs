@@ -18,19 +18,22 @@ pub enum ErrorKind {
     Mismatch,
     /// The client ran out of local ports (EADDRNOTAVAIL), typically from TIME_WAIT with a connection per request.
     PortExhausted,
+    /// An HTTP reply whose status is not accepted (`--accept`, default 2xx).
+    Status,
     /// Anything else the operating system reported.
     Other,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::Refused,
         ErrorKind::Reset,
         ErrorKind::Timeout,
         ErrorKind::ShortReply,
         ErrorKind::Mismatch,
         ErrorKind::PortExhausted,
+        ErrorKind::Status,
         ErrorKind::Other,
     ];
 
@@ -43,6 +46,7 @@ impl ErrorKind {
             ErrorKind::ShortReply => "short_reply",
             ErrorKind::Mismatch => "mismatch",
             ErrorKind::PortExhausted => "port_exhausted",
+            ErrorKind::Status => "status",
             ErrorKind::Other => "other",
         }
     }

@@ -7,8 +7,10 @@
 //! per request, so memory does not grow with the length of a run.
 
 pub mod errors;
+pub mod status;
 
 pub use errors::{ErrorCounts, ErrorKind, OpError};
+pub use status::{reason, StatusCounts};
 
 use hdrhistogram::Histogram;
 use std::time::Duration;
@@ -53,6 +55,10 @@ pub struct Recorder {
     pub service: Histogram<u64>,
     /// Time to establish each new connection.
     pub connect: Histogram<u64>,
+    /// Time to the first byte of each reply, from the intended send (HTTP).
+    pub ttfb: Histogram<u64>,
+    /// Replies by status code (HTTP).
+    pub status: StatusCounts,
     /// Requests sent (attempts, whatever became of them).
     pub issued: u64,
     /// Requests sent more than [`BEHIND_SLACK`] after their intended time (open loop).
@@ -137,6 +143,8 @@ impl Recorder {
             latency: new_histogram(),
             service: new_histogram(),
             connect: new_histogram(),
+            ttfb: new_histogram(),
+            status: StatusCounts::default(),
             issued: 0,
             behind: 0,
             max_lag_ns: 0,
@@ -211,6 +219,8 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.connect
             .add(&other.connect)
             .expect("same histogram bounds");
+        self.ttfb.add(&other.ttfb).expect("same histogram bounds");
+        self.status += &other.status;
     }
 }
 

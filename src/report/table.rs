@@ -88,6 +88,14 @@ fn config_line(s: &Summary) -> String {
 /// `64 B requests / 64 B replies`, `64 B requests / replies up to "END\r\n"`, `64 KiB messages`.
 fn sizes(s: &Summary) -> String {
     let c = &s.config;
+    if let Some(h) = &s.http {
+        let alive = if h.keepalive {
+            "keep-alive"
+        } else {
+            "a connection per request"
+        };
+        return format!("{} {}, {alive}", h.method, h.path);
+    }
     let request = size(c.request_bytes as u64);
     if is_bulk(s) {
         return format!("{request} messages");
@@ -127,7 +135,41 @@ fn figures(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         rate(t.ops_per_s),
     )?;
     open_loop(s, out)?;
-    datagrams(s, out)
+    datagrams(s, out)?;
+    http(s, out)
+}
+
+/// HTTP: statuses by code, body goodput, and time to first byte.
+fn http(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
+    let Some(h) = &s.http else {
+        return Ok(());
+    };
+    let codes: Vec<String> = h
+        .status
+        .iter()
+        .map(|c| format!("{} × {}", c.code, thousands(c.count)))
+        .collect();
+    writeln!(
+        out,
+        "{INDENT}status: {}   body {} ({})",
+        if codes.is_empty() {
+            "none".to_string()
+        } else {
+            codes.join(", ")
+        },
+        size(h.body_bytes),
+        mb_per_s(h.goodput_mb_per_s),
+    )?;
+    if let Some(t) = &h.ttfb {
+        writeln!(
+            out,
+            "{INDENT}time to first byte: p50 {}   p99 {}   max {}",
+            format_us(t.p50_us),
+            format_us(t.p99_us),
+            format_us(t.max_us)
+        )?;
+    }
+    Ok(())
 }
 
 /// UDP: the client's view (answered, lost, late, duplicated, reordered) and the server's.
@@ -419,6 +461,7 @@ mod tests {
             connect: Distribution::of(&rec.connect),
             open_loop: None,
             datagrams: None,
+            http: None,
             warmup: Some(Warmup {
                 duration_s: 1.0,
                 ok: 1_234,

@@ -1,6 +1,7 @@
 //! Reference servers to measure against. Each takes a bound listener, its options and a
 //! [`Shutdown`], so tests bind `127.0.0.1:0` and call the same `run` the CLI does.
 
+pub mod http;
 pub mod tcp;
 pub mod udp;
 

@@ -1,0 +1,98 @@
+//! A TCP connection's socket for the drivers that speak over TCP: opened with the plan's socket
+//! options, then either left to the runtime's event loop or switched to blocking calls.
+
+use crate::plan::SocketOptions;
+use crate::record::{ErrorKind, OpError};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+/// Connects to `addr` within `timeout` with `socket`'s options; returns the stream and how long
+/// the handshake took.
+pub(crate) async fn connect_stream(
+    addr: SocketAddr,
+    socket: SocketOptions,
+    timeout: Duration,
+    blocking: bool,
+) -> Result<(Stream, Duration), OpError> {
+    let started = Instant::now();
+    let sock = match addr {
+        SocketAddr::V4(_) => TcpSocket::new_v4(),
+        SocketAddr::V6(_) => TcpSocket::new_v6(),
+    }
+    .map_err(|e| OpError::io("socket", &e))?;
+    // Buffer sizes must be set before connect to take part in window scaling.
+    if let Some(n) = socket.sndbuf {
+        sock.set_send_buffer_size(n as u32)
+            .map_err(|e| OpError::io("SO_SNDBUF", &e))?;
+    }
+    if let Some(n) = socket.rcvbuf {
+        sock.set_recv_buffer_size(n as u32)
+            .map_err(|e| OpError::io("SO_RCVBUF", &e))?;
+    }
+    let stream = match tokio::time::timeout(timeout, sock.connect(addr)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return Err(OpError::io(&format!("connect {addr}"), &e)),
+        Err(_) => {
+            return Err(OpError::new(
+                ErrorKind::Timeout,
+                format!("connect {addr}: no answer within {timeout:?}"),
+            ))
+        }
+    };
+    let took = started.elapsed();
+    stream
+        .set_nodelay(socket.nodelay)
+        .map_err(|e| OpError::io("TCP_NODELAY", &e))?;
+    let stream = if blocking {
+        Stream::blocking(stream, timeout).map_err(|e| OpError::io("blocking socket", &e))?
+    } else {
+        Stream::Async(stream)
+    };
+    Ok((stream, took))
+}
+
+/// A connection's socket: registered with the runtime, or blocking.
+#[derive(Debug)]
+pub(crate) enum Stream {
+    /// Non-blocking, woken by the runtime's epoll.
+    Async(TcpStream),
+    /// Blocking calls with SO_RCVTIMEO/SO_SNDTIMEO set to the request timeout: every `await`
+    /// on it completes at once, so a worker with one connection makes one syscall per read and
+    /// per write, as sockperf does.
+    Blocking(std::net::TcpStream),
+}
+
+impl Stream {
+    pub(crate) fn blocking(stream: TcpStream, timeout: Duration) -> std::io::Result<Stream> {
+        let s = stream.into_std()?;
+        s.set_nonblocking(false)?;
+        s.set_read_timeout(Some(timeout))?;
+        s.set_write_timeout(Some(timeout))?;
+        Ok(Stream::Blocking(s))
+    }
+
+    pub(crate) async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Async(s) => s.read(buf).await,
+            Stream::Blocking(s) => std::io::Read::read(s, buf).map_err(timed_out),
+        }
+    }
+
+    pub(crate) async fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Async(s) => s.write(buf).await,
+            Stream::Blocking(s) => std::io::Write::write(s, buf).map_err(timed_out),
+        }
+    }
+}
+
+/// A blocking call that ran into SO_RCVTIMEO/SO_SNDTIMEO reports EAGAIN; say what it means.
+fn timed_out(e: std::io::Error) -> std::io::Error {
+    if e.kind() == std::io::ErrorKind::WouldBlock {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, "no progress within --timeout")
+    } else {
+        e
+    }
+}

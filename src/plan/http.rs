@@ -1,0 +1,253 @@
+//! The HTTP part of a plan: method, path, headers and body as templates, the statuses that
+//! count as success, keep-alive, and the list of requests from `--targets`.
+
+use super::{Protocol, Target};
+use crate::cli::RunArgs;
+use crate::error::{usage, UsageError};
+use crate::template::Template;
+use std::sync::Arc;
+
+/// Everything an HTTP session needs to build requests and judge replies.
+#[derive(Clone, Debug)]
+pub struct HttpSpec {
+    /// The requests, used in turn (one unless `--targets` gives more).
+    pub requests: Vec<HttpRequest>,
+    /// The `Host` header.
+    pub host: String,
+    /// Statuses that count as success.
+    pub accept: Accept,
+    /// Whether connections are kept open between requests.
+    pub keepalive: bool,
+    /// The URL's path as written, for reports.
+    pub path_text: String,
+}
+
+/// One request shape.
+#[derive(Clone, Debug)]
+pub struct HttpRequest {
+    /// GET, POST, ...
+    pub method: String,
+    /// The request target (path and query), templated.
+    pub path: Template,
+    /// Extra header lines (`Name: value`), templated.
+    pub headers: Vec<Template>,
+    /// Whether the user set Content-Length or Host themselves.
+    pub has_host: bool,
+    /// The body, if any.
+    pub body: Option<Body>,
+}
+
+/// A request body.
+#[derive(Clone, Debug)]
+pub enum Body {
+    /// Text with placeholders, rendered per request.
+    Template(Template),
+    /// A file's bytes, sent as they are.
+    Bytes(Arc<Vec<u8>>),
+}
+
+/// Status codes that count as success: any of some classes or exact codes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accept {
+    classes: Vec<u16>,
+    codes: Vec<u16>,
+}
+
+impl Accept {
+    /// Whether `code` counts as success.
+    pub fn accepts(&self, code: u16) -> bool {
+        self.classes.contains(&(code / 100)) || self.codes.contains(&code)
+    }
+
+    /// Parses `2xx,3xx` or `200,204` (or a mix).
+    pub fn parse(text: &str) -> Result<Accept, String> {
+        let (mut classes, mut codes) = (Vec::new(), Vec::new());
+        for item in text.split(',').map(str::trim) {
+            let bad = || {
+                format!(
+                    "--accept: '{item}' is not a status or class; write e.g. 2xx,3xx or 200,204"
+                )
+            };
+            if let Some(c) = item.strip_suffix("xx") {
+                let c: u16 = c.parse().map_err(|_| bad())?;
+                if !(1..=5).contains(&c) {
+                    return Err(bad());
+                }
+                classes.push(c);
+            } else {
+                let c: u16 = item.parse().map_err(|_| bad())?;
+                if !(100..=599).contains(&c) {
+                    return Err(bad());
+                }
+                codes.push(c);
+            }
+        }
+        Ok(Accept { classes, codes })
+    }
+}
+
+/// Builds the HTTP spec of a run against `target`.
+pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
+    let accept = Accept::parse(a.accept.as_deref().unwrap_or("2xx")).map_err(UsageError)?;
+    let method = a
+        .method
+        .clone()
+        .unwrap_or_else(|| if a.body.is_some() { "POST" } else { "GET" }.to_string());
+    check_method(&method)?;
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| header(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let has_host = a.headers.iter().any(|h| {
+        h.split(':')
+            .next()
+            .is_some_and(|n| n.trim().eq_ignore_ascii_case("host"))
+    });
+    let body = a.body.as_deref().map(body).transpose()?;
+    let base = HttpRequest {
+        method,
+        path: Template::parse("URL path", &target.path).map_err(UsageError)?,
+        headers,
+        has_host,
+        body,
+    };
+    let requests = match &a.targets {
+        None => vec![base],
+        Some(file) => targets(file, &base, target)?,
+    };
+    Ok(HttpSpec {
+        requests,
+        host: target.host.clone(),
+        accept,
+        keepalive: !a.no_keepalive,
+        path_text: target.path.clone(),
+    })
+}
+
+fn check_method(m: &str) -> Result<(), UsageError> {
+    if m.is_empty() || !m.bytes().all(|b| b.is_ascii_uppercase() || b == b'-') {
+        return usage(format!(
+            "-X '{m}' is not an HTTP method: use GET, POST, PUT, DELETE, HEAD, ..."
+        ));
+    }
+    Ok(())
+}
+
+/// Parses one `-H 'Name: value'`.
+fn header(h: &str) -> Result<Template, UsageError> {
+    let Some((name, value)) = h.split_once(':') else {
+        return usage(format!(
+            "-H '{h}' is not 'Name: value': write e.g. -H 'Accept: text/plain'"
+        ));
+    };
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(token) {
+        return usage(format!(
+            "-H '{h}': '{name}' is not a header name (letters, digits and -); write e.g. -H 'X-Id: {{seq}}'"
+        ));
+    }
+    if value.contains(['\r', '\n']) {
+        return usage(format!(
+            "-H '{h}': a header value cannot contain a line break"
+        ));
+    }
+    Template::parse("-H", &format!("{name}: {}", value.trim())).map_err(UsageError)
+}
+
+/// Parses `--body TEXT` or `--body @FILE`.
+fn body(text: &str) -> Result<Body, UsageError> {
+    match text.strip_prefix('@') {
+        Some(path) => std::fs::read(path)
+            .map(|b| Body::Bytes(Arc::new(b)))
+            .map_err(|e| {
+                UsageError(format!(
+                    "--body @{path}: cannot read the file ({e}): check the path"
+                ))
+            }),
+        None => Template::parse("--body", text)
+            .map(Body::Template)
+            .map_err(UsageError),
+    }
+}
+
+/// Reads `--targets FILE`: one request per line, `[METHOD] PATH-or-URL`; `#` starts a comment.
+fn targets(
+    file: &str,
+    base: &HttpRequest,
+    target: &Target,
+) -> Result<Vec<HttpRequest>, UsageError> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        UsageError(format!(
+            "--targets {file}: cannot read the file ({e}): check the path"
+        ))
+    })?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (method, url) = match line.split_once(char::is_whitespace) {
+            Some((m, u)) => (m.to_string(), u.trim()),
+            None => (base.method.clone(), line),
+        };
+        check_method(&method)
+            .map_err(|e| UsageError(format!("--targets {file} line {}: {}", n + 1, e.0)))?;
+        let path = match url.strip_prefix("http://") {
+            Some(rest) => {
+                let t = super::parse_target(&format!("http://{rest}"))?;
+                if t.addr != target.addr {
+                    return usage(format!(
+                        "--targets {file} line {}: {url} is not on {}: all targets share the run's host",
+                        n + 1,
+                        target.url
+                    ));
+                }
+                t.path
+            }
+            None if url.starts_with('/') => url.to_string(),
+            None => {
+                return usage(format!(
+                    "--targets {file} line {}: '{url}' is neither a path (/...) nor an http:// URL",
+                    n + 1
+                ))
+            }
+        };
+        out.push(HttpRequest {
+            method,
+            path: Template::parse("--targets", &path).map_err(UsageError)?,
+            ..base.clone()
+        });
+    }
+    if out.is_empty() {
+        return usage(format!(
+            "--targets {file} lists no requests: write one per line, e.g. 'GET /index.html'"
+        ));
+    }
+    debug_assert!(target.protocol == Protocol::Http);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_lists() {
+        let a = Accept::parse("2xx,304").unwrap();
+        assert!(a.accepts(200) && a.accepts(299) && a.accepts(304));
+        assert!(!a.accepts(301) && !a.accepts(503));
+        for bad in ["", "6xx", "2x", "abc", "99"] {
+            assert!(Accept::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn header_syntax() {
+        assert!(header("X-Id: {seq}").is_ok());
+        for bad in ["NoColon", ": v", "Bad Name: v", "X: a\r\nB: c"] {
+            assert!(header(bad).is_err(), "{bad}");
+        }
+    }
+}

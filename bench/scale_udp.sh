@@ -57,7 +57,7 @@ KEEP_UP=0.99       # achieved >= 99% of offered
 CONNS=10000
 RSS_THREADS=2
 THINK=30s          # idle: one request per connection, then a think longer than the run
-NOFILE_NEED=20100  # wirebench run asks for 2 x 10,000 + 64 descriptors; and some margin
+NOFILE_NEED=10100  # wirebench run asks for 10,000 + 64 descriptors in a closed loop; and some margin
 RSS_GOAL_KIB=97656 # "under 100 MB": 100 × 10^6 bytes = 97,656 KiB
 
 # ---------------------------------------------------------------------------------------------
@@ -83,12 +83,12 @@ if [[ $(nproc) -lt 2 ]]; then
     exit 1
 fi
 
-# Open files: (3) needs ulimit -n >= NOFILE_NEED. `wirebench run` asks for 2 x connections + 64
-# descriptors (two per connection, for open-loop timers, even in a closed loop) and raises its own
+# Open files: (3) needs ulimit -n >= NOFILE_NEED. `wirebench run` asks for connections + 64
+# descriptors in a closed loop (two per connection in the open loop, for its timers) and raises its own
 # soft limit up to the hard one; the server holds one per connection. Both inherit this shell's
 # limit. Raising the hard limit needs CAP_SYS_RESOURCE; this only ever raises limits, and only in
 # this shell. If the hard limit stays too low, (3) runs at the largest connection count the
-# client's check allows, (limit - 64) / 2, and the summary says so; below 1,000 it is skipped.
+# client's check allows, limit - 64, and the summary says so; below 1,000 it is skipped.
 NOFILE_BEFORE="$(ulimit -Sn)/$(ulimit -Hn)"
 if [[ $(ulimit -Sn) != unlimited ]] && (($(ulimit -Sn) < NOFILE_NEED)); then
     if [[ $(ulimit -Hn) != unlimited ]] && (($(ulimit -Hn) < 65536)); then
@@ -104,9 +104,9 @@ NOFILE=$(ulimit -Sn)
 NOFILE_NOTE=""
 RSS_CONNS=$CONNS
 if [[ $NOFILE != unlimited ]] && ((NOFILE < NOFILE_NEED)); then
-    RSS_CONNS=$(((NOFILE - 64) / 2))
+    RSS_CONNS=$((NOFILE - 64))
     ((RSS_CONNS <= CONNS)) || RSS_CONNS=$CONNS
-    NOFILE_NOTE="ulimit -n is $NOFILE (soft/hard before: $NOFILE_BEFORE) and could not be raised to $NOFILE_NEED (raising the hard limit needs CAP_SYS_RESOURCE); wirebench run needs 2 x connections + 64 descriptors, so (3) ran with $RSS_CONNS connections instead of $CONNS"
+    NOFILE_NOTE="ulimit -n is $NOFILE (soft/hard before: $NOFILE_BEFORE) and could not be raised to $NOFILE_NEED (raising the hard limit needs CAP_SYS_RESOURCE); wirebench run needs connections + 64 descriptors, so (3) ran with $RSS_CONNS connections instead of $CONNS"
     echo "bench/scale_udp.sh: note: $NOFILE_NOTE" >&2
 fi
 if ((RSS_CONNS >= 1000)); then

@@ -187,6 +187,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_keepalive: bool,
 
+    /// HTTPS: accept any server certificate (self-signed test servers).
+    #[arg(long, conflicts_with = "cacert")]
+    pub insecure: bool,
+
+    /// HTTPS: trust the CA certificates in this PEM file instead of the usual web roots.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<String>,
+
     /// HTTP: requests to cycle through, one per line: '[METHOD] PATH-or-URL', as vegeta's targets.
     #[arg(long, value_name = "FILE")]
     pub targets: Option<String>,

@@ -109,6 +109,7 @@ fn measure(
             addr: handle.addr,
             host: handle.addr.to_string(),
             path: "/".into(),
+            tls: false,
         },
         workload: Workload {
             mode,
@@ -136,6 +137,7 @@ fn measure(
             ..SocketOptions::default()
         },
         schedule_text: None,
+        tls: None,
     };
     engine::execute(&plan, Progress::new(false))
 }

@@ -19,12 +19,49 @@ struct Nginx {
 
 impl Nginx {
     fn start(name: &str, extra: &str) -> Nginx {
+        Nginx::start_with(name, extra, false)
+    }
+
+    /// With `tls`, the server speaks https with a fresh self-signed certificate for
+    /// localhost and 127.0.0.1 (made with openssl), in `cert.pem` of its directory.
+    fn start_with(name: &str, extra: &str, tls: bool) -> Nginx {
         let dir = std::env::temp_dir().join(format!("wb-nginx-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("www")).unwrap();
         std::fs::write(dir.join("www/small.txt"), "x".repeat(100)).unwrap();
         let port = free_port();
         let d = dir.display();
+        let ssl = if tls {
+            let ok = Command::new("openssl")
+                .args([
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-subj",
+                    "/CN=localhost",
+                    "-days",
+                    "1",
+                ])
+                .args([
+                    "-keyout",
+                    &format!("{d}/key.pem"),
+                    "-out",
+                    &format!("{d}/cert.pem"),
+                ])
+                .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+                .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("openssl makes the test certificate")
+                .success();
+            assert!(ok, "openssl failed");
+            format!("ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem")
+        } else {
+            String::new()
+        };
         let conf = format!(
             "worker_processes 1; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;
              events {{ worker_connections 1024; }}
@@ -34,7 +71,7 @@ impl Nginx {
                client_body_temp_path {d}/body; proxy_temp_path {d}/proxy;
                fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
                keepalive_requests 1000000; sendfile on;
-               server {{ listen 127.0.0.1:{port}; root {d}/www;
+               server {{ listen 127.0.0.1:{port} {ssl}; root {d}/www;
                  location = /status/503 {{ return 503; }}
                  {extra}
                }}
@@ -54,10 +91,11 @@ impl Nginx {
             assert!(Instant::now() < deadline, "nginx did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
+        let scheme = if tls { "https" } else { "http" };
         Nginx {
             child,
             dir,
-            url: format!("http://127.0.0.1:{port}"),
+            url: format!("{scheme}://127.0.0.1:{port}"),
         }
     }
 
@@ -220,14 +258,50 @@ fn post_bodies_and_headers_are_sent() {
 }
 
 #[test]
+fn https_verifies_certificates_unless_told_not_to() {
+    let ngx = Nginx::start_with("tls", "", true);
+    let url = format!("{}/small.txt", ngx.url);
+    // A self-signed certificate is not trusted: one clear line, exit 2, before any load.
+    let (out, _) = run_bounded(&["run", &url, "-n", "5"], LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("TLS handshake") && err.contains("--insecure"),
+        "{err}"
+    );
+    let (json, code) = run_json(&[&url, "-c", "2", "-n", "200", "--insecure"], LIMIT);
+    assert_eq!((code, n(&json["ok"])), (0, 200), "{json}");
+    assert_eq!(n(&json["http"]["body_bytes"]), 200 * 100);
+    // Trusting its certificate as a CA works too, by name.
+    let cert = ngx.dir.join("cert.pem").display().to_string();
+    let by_name = url.replace("127.0.0.1", "localhost");
+    let (json, code) = run_json(
+        &[&by_name, "-n", "20", "--cacert", &cert, "--no-keepalive"],
+        LIMIT,
+    );
+    assert_eq!((code, n(&json["ok"])), (0, 20), "{json}");
+    assert_eq!(
+        n(&json["connect"]["count"]),
+        20,
+        "a TLS handshake per connection"
+    );
+    assert_eq!(ngx.log().len(), 220);
+}
+
+#[test]
 fn bad_http_input_gets_one_line_and_exit_2() {
     let dir = std::env::temp_dir();
     let missing = format!("@{}/wb-no-such-body-file", dir.display());
     for (args, want) in [
         (vec!["run", "http://"], "no usable host"),
         (
-            vec!["run", "https://127.0.0.1:9/"],
-            "https:// is not supported",
+            vec!["run", "http://127.0.0.1:9/", "--insecure"],
+            "apply to https://",
+        ),
+        (
+            vec!["run", "https://127.0.0.1:9/", "--cacert", "/no/such.pem"],
+            "--cacert",
         ),
         (
             vec!["run", "http://127.0.0.1:9/", "-H", "NoColon"],

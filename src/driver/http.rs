@@ -5,6 +5,7 @@
 //! byte, and counts as success when its status is accepted.
 
 use super::stream::{connect_stream, Stream};
+use super::tls::TlsClient;
 use super::{Done, Driver, Expiry, ReadOutcome, Sent, Session};
 use crate::plan::http::{Body, HttpSpec};
 use crate::plan::SocketOptions;
@@ -33,6 +34,7 @@ pub struct HttpDriver {
     worker: usize,
     connections: u64,
     blocking: bool,
+    tls: Option<Arc<TlsClient>>,
 }
 
 impl HttpDriver {
@@ -51,7 +53,14 @@ impl HttpDriver {
             worker,
             connections: connections as u64,
             blocking: false,
+            tls: None,
         }
+    }
+
+    /// Speaks TLS (https) with `client`.
+    pub fn tls(mut self, client: Option<Arc<TlsClient>>) -> HttpDriver {
+        self.tls = client;
+        self
     }
 
     /// Blocking socket calls, for a worker with a single closed-loop connection (see tcp.rs).
@@ -65,7 +74,14 @@ impl Driver for HttpDriver {
     type Session = HttpSession;
 
     async fn connect(&self, timeout: Duration) -> Result<(HttpSession, Option<Duration>), OpError> {
-        let (stream, took) = connect_stream(self.addr, self.socket, timeout, self.blocking).await?;
+        let started = Instant::now();
+        let blocking = self.blocking && self.tls.is_none();
+        let (mut stream, _) = connect_stream(self.addr, self.socket, timeout, blocking).await?;
+        if let Some(tls) = &self.tls {
+            stream = stream.tls(tls, timeout).await?;
+        }
+        // Connect time includes the TLS handshake: both are paid before the first request.
+        let took = started.elapsed();
         let session = HttpSession {
             stream,
             spec: self.spec.clone(),
@@ -434,6 +450,10 @@ impl Session for HttpSession {
             self.out_pos += n;
             bytes += n;
         }
+        self.stream
+            .flush()
+            .await
+            .map_err(|e| OpError::io("write request", &e))?;
         Ok(bytes)
     }
 

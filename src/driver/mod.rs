@@ -6,6 +6,7 @@
 pub mod http;
 mod stream;
 pub mod tcp;
+pub mod tls;
 pub mod udp;
 
 use crate::record::OpError;

@@ -62,6 +62,8 @@ pub(crate) enum Stream {
     /// on it completes at once, so a worker with one connection makes one syscall per read and
     /// per write, as sockperf does.
     Blocking(std::net::TcpStream),
+    /// TLS over a connection in the event loop (https).
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
 }
 
 impl Stream {
@@ -77,6 +79,7 @@ impl Stream {
         match self {
             Stream::Async(s) => s.read(buf).await,
             Stream::Blocking(s) => std::io::Read::read(s, buf).map_err(timed_out),
+            Stream::Tls(s) => s.read(buf).await,
         }
     }
 
@@ -84,6 +87,37 @@ impl Stream {
         match self {
             Stream::Async(s) => s.write(buf).await,
             Stream::Blocking(s) => std::io::Write::write(s, buf).map_err(timed_out),
+            Stream::Tls(s) => s.write(buf).await,
+        }
+    }
+
+    /// Pushes out anything a layer above the socket still holds (TLS records).
+    pub(crate) async fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Tls(s) => s.flush().await,
+            _ => Ok(()),
+        }
+    }
+
+    /// Wraps a fresh connection in TLS.
+    pub(crate) async fn tls(
+        self,
+        client: &super::tls::TlsClient,
+        timeout: Duration,
+    ) -> Result<Stream, OpError> {
+        let Stream::Async(tcp) = self else {
+            return Err(OpError::new(
+                ErrorKind::Other,
+                "TLS needs an event-loop socket",
+            ));
+        };
+        match tokio::time::timeout(timeout, client.handshake(tcp)).await {
+            Ok(Ok(s)) => Ok(Stream::Tls(Box::new(s))),
+            Ok(Err(e)) => Err(OpError::new(ErrorKind::Tls, format!("TLS handshake: {e}"))),
+            Err(_) => Err(OpError::new(
+                ErrorKind::Timeout,
+                format!("TLS handshake: no answer within {timeout:?}"),
+            )),
         }
     }
 }

@@ -338,6 +338,7 @@ impl TcpConn {
                 let _ = s.set_nonblocking(false);
                 n?
             }
+            Stream::Tls(_) => return None, // tcp:// never speaks TLS
         };
         let line = self.inbuf[..n].strip_prefix(crate::framing::ERROR_PREFIX)?;
         let line = line.split(|&b| b == b'\n').next().unwrap_or_default();

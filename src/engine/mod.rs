@@ -70,7 +70,10 @@ pub fn exit_code(s: &Summary) -> ExitCode {
 pub fn preflight(plan: &Plan) -> Result<(), UsageError> {
     let addr = plan.target.addr;
     match std::net::TcpStream::connect_timeout(&addr, plan.timeout) {
-        Ok(_) => Ok(()),
+        Ok(s) => match &plan.tls {
+            Some(tls) => preflight_tls(s, tls, plan),
+            None => Ok(()),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(UsageError(format!(
             "connection refused by {addr}: nothing listens there; start a server (e.g. wirebench serve tcp) or check the port"
         ))),
@@ -82,6 +85,35 @@ pub fn preflight(plan: &Plan) -> Result<(), UsageError> {
             "cannot connect to {addr}: {e}; check the address"
         ))),
     }
+}
+
+/// One TLS handshake before the load, so a certificate the client will not trust is one clear
+/// line (exit 2) instead of a run of identical errors.
+fn preflight_tls(
+    s: std::net::TcpStream,
+    tls: &crate::driver::tls::TlsClient,
+    plan: &Plan,
+) -> Result<(), UsageError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError(format!("cannot start a runtime: {e}")))?;
+    let addr = plan.target.addr;
+    rt.block_on(async {
+        s.set_nonblocking(true).ok();
+        let tcp = tokio::net::TcpStream::from_std(s)
+            .map_err(|e| UsageError(format!("cannot connect to {addr}: {e}")))?;
+        match tokio::time::timeout(plan.timeout, tls.handshake(tcp)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(UsageError(format!(
+                "TLS handshake with {addr} failed: {e}; for a self-signed server use --insecure, or --cacert FILE with its CA"
+            ))),
+            Err(_) => Err(UsageError(format!(
+                "TLS handshake with {addr}: no answer within {:?}; is it an https server?",
+                plan.timeout
+            ))),
+        }
+    })
 }
 
 /// Runs `plan` to completion and summarises it.
@@ -129,7 +161,8 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
                                 spec.worker,
                                 p.connections,
                             )
-                            .blocking(blocking);
+                            .blocking(blocking)
+                            .tls(p.tls.clone());
                             worker::run(spec, d)
                         }
                         Protocol::Udp => {

@@ -41,6 +41,8 @@ pub struct Plan {
     pub socket: SocketOptions,
     /// The open-loop schedule as the user wrote it, for reports.
     pub schedule_text: Option<String>,
+    /// The TLS client for an `https://` target.
+    pub tls: Option<std::sync::Arc<crate::driver::tls::TlsClient>>,
 }
 
 /// The transport a target speaks.
@@ -78,6 +80,8 @@ pub struct Target {
     pub host: String,
     /// The path and query (HTTP), `/` if none.
     pub path: String,
+    /// Whether the target speaks TLS (`https://`).
+    pub tls: bool,
 }
 
 /// What one operation is.
@@ -218,11 +222,7 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
         "tcp" => Protocol::Tcp,
         "udp" => Protocol::Udp,
         "http" => Protocol::Http,
-        "https" => {
-            return usage(format!(
-                "'{url}': https:// is not supported yet (no TLS in this build): use http://"
-            ))
-        }
+        "https" => Protocol::Http,
         _ => {
             return usage(format!(
                 "unknown scheme '{scheme}' in '{url}': wirebench speaks tcp://, udp:// and http:// (e.g. tcp://127.0.0.1:7000)"
@@ -243,7 +243,9 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
             "'{url}' has no usable host: write {scheme}://HOST:PORT, e.g. {scheme}://127.0.0.1:8080"
         ));
     }
+    let tls = scheme == "https";
     let with_port = match (protocol, authority.rsplit_once(':')) {
+        (Protocol::Http, None) if tls => format!("{authority}:443"),
         (Protocol::Http, None) => format!("{authority}:80"),
         _ => authority.to_string(),
     };
@@ -271,6 +273,7 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
         addr,
         host: authority.to_string(),
         path,
+        tls,
     })
 }
 
@@ -496,6 +499,16 @@ impl TryFrom<&RunArgs> for Plan {
         let target = parse_target(&a.target)?;
         check_flags_fit(a, target.protocol)?;
         let mut workload = workload(a)?;
+        if (a.insecure || a.cacert.is_some()) && !target.tls {
+            return usage("--insecure and --cacert apply to https:// targets");
+        }
+        let tls = match target.tls {
+            true => Some(std::sync::Arc::new(
+                crate::driver::tls::TlsClient::new(&target.host, a.insecure, a.cacert.as_deref())
+                    .map_err(UsageError)?,
+            )),
+            false => None,
+        };
         if target.protocol == Protocol::Http {
             workload.http = Some(std::sync::Arc::new(http::spec(a, &target)?));
             if a.no_keepalive {
@@ -580,6 +593,7 @@ impl TryFrom<&RunArgs> for Plan {
             warmup,
             timeout,
             socket,
+            tls,
             schedule_text: a
                 .rate
                 .as_ref()

@@ -20,13 +20,15 @@ pub enum ErrorKind {
     PortExhausted,
     /// An HTTP reply whose status is not accepted (`--accept`, default 2xx).
     Status,
+    /// The TLS handshake failed (certificate, protocol).
+    Tls,
     /// Anything else the operating system reported.
     Other,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; 9] = [
         ErrorKind::Refused,
         ErrorKind::Reset,
         ErrorKind::Timeout,
@@ -34,6 +36,7 @@ impl ErrorKind {
         ErrorKind::Mismatch,
         ErrorKind::PortExhausted,
         ErrorKind::Status,
+        ErrorKind::Tls,
         ErrorKind::Other,
     ];
 
@@ -47,6 +50,7 @@ impl ErrorKind {
             ErrorKind::Mismatch => "mismatch",
             ErrorKind::PortExhausted => "port_exhausted",
             ErrorKind::Status => "status",
+            ErrorKind::Tls => "tls",
             ErrorKind::Other => "other",
         }
     }

@@ -1,0 +1,130 @@
+//! TLS for `https://` targets (rustls, ring provider): the client configuration, built once per
+//! run, with the system's usual web roots (webpki-roots), a CA of the user's (`--cacert`), or no
+//! verification at all (`--insecure`, for self-signed test servers).
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::sync::Arc;
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+/// A run's TLS client: configuration and the name the server's certificate must carry.
+#[derive(Clone)]
+pub struct TlsClient {
+    connector: TlsConnector,
+    name: ServerName<'static>,
+}
+
+impl std::fmt::Debug for TlsClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TlsClient({:?})", self.name)
+    }
+}
+
+impl TlsClient {
+    /// A client for `host`, verifying against `cacert` (PEM) or the web roots, or not at all.
+    pub fn new(host: &str, insecure: bool, cacert: Option<&str>) -> Result<TlsClient, String> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS set-up: {e}"))?;
+        let config = if insecure {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+                .with_no_client_auth()
+        } else {
+            builder
+                .with_root_certificates(roots(cacert)?)
+                .with_no_client_auth()
+        };
+        let bare = host.rsplit_once(':').map_or(host, |(h, _)| h);
+        let bare = bare.trim_start_matches('[').trim_end_matches(']');
+        let name = ServerName::try_from(bare.to_string())
+            .map_err(|_| format!("'{bare}' is not a valid TLS server name"))?;
+        Ok(TlsClient {
+            connector: TlsConnector::from(Arc::new(config)),
+            name,
+        })
+    }
+
+    /// Runs the TLS handshake over a connected socket.
+    pub async fn handshake(&self, tcp: TcpStream) -> std::io::Result<TlsStream<TcpStream>> {
+        self.connector.connect(self.name.clone(), tcp).await
+    }
+}
+
+fn roots(cacert: Option<&str>) -> Result<RootCertStore, String> {
+    let mut store = RootCertStore::empty();
+    match cacert {
+        None => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .map_err(|e| format!("--cacert {path}: cannot read it ({e}): give a PEM file"))?;
+            for cert in certs {
+                let cert = cert.map_err(|e| format!("--cacert {path}: not PEM ({e})"))?;
+                store
+                    .add(cert)
+                    .map_err(|e| format!("--cacert {path}: unusable certificate ({e})"))?;
+            }
+            if store.is_empty() {
+                return Err(format!(
+                    "--cacert {path} holds no certificate: give a PEM file"
+                ));
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// `--insecure`: accepts any certificate, but still checks the handshake signatures.
+#[derive(Debug)]
+struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

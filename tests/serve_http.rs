@@ -2,11 +2,12 @@
 //! through `spawn`, and the built binary for the command line. Every read and wait is bounded
 //! in time.
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+mod common;
+
+use common::{first_line_addr, serve_process, stdout_lines, stop_with_sigterm, usage_error};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 use wirebench::serve::http::{spawn, HttpServerHandle, HttpServerOptions, HttpServerStats};
@@ -28,15 +29,7 @@ fn server(options: HttpServerOptions) -> HttpServerHandle {
 
 /// Polls the live counters until `done` holds; they may trail a streamed body by a moment.
 fn wait_for(h: &HttpServerHandle, done: impl Fn(&HttpServerStats) -> bool) -> HttpServerStats {
-    let start = Instant::now();
-    loop {
-        let s = h.stats();
-        if done(&s) {
-            return s;
-        }
-        assert!(start.elapsed() < LIMIT, "counters never got there: {s:?}");
-        thread::sleep(Duration::from_millis(5));
-    }
+    common::wait_for_stats(|| h.stats(), done, Duration::from_millis(5), LIMIT)
 }
 
 /// A response as read off the wire.
@@ -645,61 +638,11 @@ fn max_connections_closes_the_extra_one() {
 
 // ---- the binary ----
 
-fn binary(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_wirebench"))
-        .args(["serve", "http"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Waits for the child to exit, killing it (by its PID, via the handle) if it takes too long.
-fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("wirebench serve http did not exit");
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Reads stdout lines on a thread, so each line can be awaited with a time limit.
-fn lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    thread::spawn(move || {
-        for line in out.lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
 #[test]
 fn binary_prints_url_first_and_stops_on_sigterm() {
-    let mut child = binary(&["--threads", "2"]);
-    let rx = lines(&mut child);
-    let first = rx.recv_timeout(LIMIT).expect("a URL line");
-    let addr = first
-        .strip_prefix("http://127.0.0.1:")
-        .and_then(|p| p.parse::<u16>().ok())
-        .map(|port| SocketAddr::from(([127, 0, 0, 1], port)));
-    let Some(addr) = addr else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("first line is not http://127.0.0.1:PORT: {first}");
-    };
+    let mut child = serve_process("http", &["--threads", "2"]);
+    let rx = stdout_lines(&mut child);
+    let addr = first_line_addr(&mut child, &rx, "http", LIMIT);
     let second = rx.recv_timeout(LIMIT).unwrap();
     assert!(second.starts_with("serving http: 2 threads"), "{second}");
 
@@ -710,12 +653,7 @@ fn binary_prints_url_first_and_stops_on_sigterm() {
     assert_eq!(c.response(false).body, b"abcd");
     drop(c);
 
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own child's.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let status = wait_exit(&mut child);
-    assert!(status.success(), "{status:?}");
-    let last = rx.recv_timeout(LIMIT).unwrap();
+    let last = stop_with_sigterm(&mut child, &rx, LIMIT);
     assert_eq!(
         last,
         "stopped: connections 1, requests 3, bytes in 4, bytes out 128, by status 2xx 2 3xx 0 4xx 0 5xx 1"
@@ -730,17 +668,6 @@ fn binary_bad_flags_exit_2_with_one_line() {
         &["--idle-timeout", "0"],
         &["--listen", "999.1.1.1:1"],
     ] {
-        let mut child = binary(args);
-        let status = wait_exit(&mut child);
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
-        assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        usage_error(&[&["serve", "http"], args].concat(), LIMIT);
     }
 }

@@ -1,10 +1,11 @@
 //! The reference TCP server over real loopback sockets: in-process through `spawn`, and the
 //! built binary for the command line. Every read and wait is bounded in time.
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+mod common;
+
+use common::{first_line_addr, serve_process, stdout_lines, stop_with_sigterm, usage_error};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 use wirebench::cli::ServerMode;
@@ -60,15 +61,7 @@ fn read_to_close(s: &mut TcpStream) -> Vec<u8> {
 
 /// Polls the live counters until `done` holds; they trail the replies by a moment at most.
 fn wait_for(h: &ServerHandle, done: impl Fn(&ServerStats) -> bool) -> ServerStats {
-    let start = Instant::now();
-    loop {
-        let s = h.stats();
-        if done(&s) {
-            return s;
-        }
-        assert!(start.elapsed() < LIMIT, "counters never got there: {s:?}");
-        thread::sleep(Duration::from_millis(5));
-    }
+    common::wait_for_stats(|| h.stats(), done, Duration::from_millis(5), LIMIT)
 }
 
 /// A distinct, checkable payload.
@@ -389,60 +382,11 @@ fn spawn_rejects_bad_options() {
 
 // ---- the binary ----
 
-fn binary(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_wirebench"))
-        .args(["serve", "tcp"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Waits for the child to exit, killing it (by its PID, via the handle) if it takes too long.
-fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("wirebench serve tcp did not exit");
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Reads stdout lines on a thread, so each line can be awaited with a time limit.
-fn lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    thread::spawn(move || {
-        for line in out.lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
 #[test]
 fn binary_prints_address_first_and_stops_on_sigterm() {
-    let mut child = binary(&["--threads", "2"]);
-    let rx = lines(&mut child);
-    let first = rx.recv_timeout(LIMIT).expect("an address line");
-    let addr = first
-        .strip_prefix("tcp://127.0.0.1:")
-        .and_then(|p| p.parse::<u16>().ok())
-        .map(|port| SocketAddr::from(([127, 0, 0, 1], port)));
-    let Some(addr) = addr else {
-        let _ = child.kill();
-        panic!("first line is not tcp://127.0.0.1:PORT: {first}");
-    };
+    let mut child = serve_process("tcp", &["--threads", "2"]);
+    let rx = stdout_lines(&mut child);
+    let addr = first_line_addr(&mut child, &rx, "tcp", LIMIT);
     let second = rx.recv_timeout(LIMIT).unwrap();
     assert!(
         second.starts_with("serving tcp: mode echo, 2 threads"),
@@ -457,12 +401,7 @@ fn binary_prints_address_first_and_stops_on_sigterm() {
     }
     drop(s);
 
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own child's.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let status = wait_exit(&mut child);
-    assert!(status.success(), "{status:?}");
-    let last = rx.recv_timeout(LIMIT).unwrap();
+    let last = stop_with_sigterm(&mut child, &rx, LIMIT);
     assert_eq!(
         last,
         "stopped: connections 1, requests 3, bytes in 192, bytes out 192, bad frames 0, rejected 0"
@@ -476,18 +415,7 @@ fn binary_bad_input_exits_2_with_one_line() {
         &["--delay", "abc"],
         &["--listen", "999.1.1.1:1"],
     ] {
-        let mut child = binary(args);
-        let status = wait_exit(&mut child);
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
-        assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        usage_error(&[&["serve", "tcp"], args].concat(), LIMIT);
     }
 }
 
@@ -495,16 +423,8 @@ fn binary_bad_input_exits_2_with_one_line() {
 fn binary_bind_failure_names_the_address() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    let mut child = binary(&["--listen", &addr]);
-    let status = wait_exit(&mut child);
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    assert_eq!(status.code(), Some(2), "{stderr}");
+    let out = usage_error(&["serve", "tcp", "--listen", &addr], LIMIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(&addr) && stderr.lines().count() == 1,
         "{stderr}"

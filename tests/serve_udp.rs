@@ -110,15 +110,7 @@ fn datagram(h: Header, len: usize) -> Vec<u8> {
 
 /// Polls the live counters until `done` holds.
 fn wait_for(h: &UdpServerHandle, done: impl Fn(&UdpServerStats) -> bool) -> UdpServerStats {
-    let start = Instant::now();
-    loop {
-        let s = h.stats();
-        if done(&s) {
-            return s;
-        }
-        assert!(start.elapsed() < LIMIT, "counters never got there: {s:?}");
-        thread::sleep(Duration::from_millis(2));
-    }
+    common::wait_for_stats(|| h.stats(), done, Duration::from_millis(2), LIMIT)
 }
 
 /// Sends data datagrams of flow `flow` with these sequence numbers, in bursts the server is
@@ -584,9 +576,7 @@ fn binary_stops_on_sigterm(extra: &[&str], second: &str) {
         let _ = out.read_to_string(&mut rest);
         let _ = tx.send(rest);
     });
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    // SAFETY: kill(2) on the PID of the child this test started and has not yet reaped.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    common::sigterm(&child);
     let signalled = Instant::now();
     let rest = match rx.recv_timeout(LIMIT) {
         Ok(rest) => rest,
@@ -690,13 +680,7 @@ fn bad_flags_exit_2_with_one_line() {
         &["--listen", "nowhere"],
         &["--threads", "0"],
     ] {
-        let mut all = vec!["serve", "udp"];
-        all.extend_from_slice(args);
-        let (out, _) = common::run_bounded(&all, LIMIT);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.starts_with("error: "), "{stderr}");
+        let out = common::usage_error(&[&["serve", "udp"], args].concat(), LIMIT);
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }

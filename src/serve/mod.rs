@@ -1,9 +1,15 @@
 //! Reference servers to measure against. Each takes a bound listener, its options and a
 //! [`Shutdown`], so tests bind `127.0.0.1:0` and call the same `run` the CLI does.
 
+mod command;
+mod counters;
 pub mod http;
+mod listen;
 pub mod tcp;
+mod threads;
 pub mod udp;
+
+pub use threads::Handle;
 
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -46,29 +52,30 @@ impl Shutdown {
     }
 }
 
-/// Waits for SIGINT or SIGTERM on a small runtime of its own, then triggers `shutdown`.
+/// Triggers `shutdown` on SIGINT or SIGTERM, on a small runtime of its own. The handlers are
+/// registered before this returns: a command's address line invites a signal at once, and one
+/// arriving before registration would kill the process without the final counters.
 pub fn trigger_on_signal(shutdown: Shutdown) -> std::io::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    use tokio::signal::unix::{signal, SignalKind};
+    let runtime = threads::runtime()?;
+    let (mut int, mut term) = {
+        let _context = runtime.enter();
+        (
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        )
+    };
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
-            rt.block_on(async {
-                use tokio::signal::unix::{signal, SignalKind};
-                let (Ok(mut int), Ok(mut term)) = (
-                    signal(SignalKind::interrupt()),
-                    signal(SignalKind::terminate()),
-                ) else {
-                    return;
-                };
+            runtime.block_on(async {
                 tokio::select! {
                     _ = int.recv() => {},
                     _ = term.recv() => {},
                     _ = shutdown.wait() => {},
                 }
-                shutdown.trigger();
-            })
+            });
+            shutdown.trigger();
         })?;
     Ok(())
 }

@@ -2,7 +2,9 @@
 #![allow(dead_code)] // each test file uses a different part of this module
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::net::SocketAddr;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The `wirebench` binary cargo built for these tests.
@@ -99,4 +101,119 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// `wirebench serve KIND ARGS` with stdout and stderr piped, for tests that read its lines.
+pub fn serve_process(kind: &str, args: &[&str]) -> Child {
+    bin()
+        .args(["serve", kind])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Reads the child's stdout lines on a thread, so each line can be awaited with a time limit.
+pub fn stdout_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The first line of a `wirebench serve` child, `SCHEME://127.0.0.1:PORT`, as an address; kills
+/// the child and fails the test when it is not.
+pub fn first_line_addr(
+    child: &mut Child,
+    lines: &mpsc::Receiver<String>,
+    scheme: &str,
+    limit: Duration,
+) -> SocketAddr {
+    let first = lines.recv_timeout(limit).expect("an address line");
+    let addr = first
+        .strip_prefix(&format!("{scheme}://127.0.0.1:"))
+        .and_then(|p| p.parse::<u16>().ok())
+        .map(|port| SocketAddr::from(([127, 0, 0, 1], port)));
+    let Some(addr) = addr else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("first line is not {scheme}://127.0.0.1:PORT: {first}");
+    };
+    addr
+}
+
+/// Runs `wirebench ARGS`, which must fail as bad usage does: exit code 2 and one line on
+/// stderr, `error: ...`. Returns what it printed.
+pub fn usage_error(args: &[&str], limit: Duration) -> Output {
+    let (out, _) = run_bounded(args, limit);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    out
+}
+
+/// Sends SIGTERM to the child.
+pub fn sigterm(child: &Child) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own child's, not yet
+    // reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+}
+
+/// Stops a `wirebench serve` child with SIGTERM, checks that it exits successfully, and returns
+/// the line it printed last (before `limit`), the final counters.
+pub fn stop_with_sigterm(
+    child: &mut Child,
+    lines: &mpsc::Receiver<String>,
+    limit: Duration,
+) -> String {
+    sigterm(child);
+    let status = wait_exit(child, limit);
+    assert!(status.success(), "{status:?}");
+    lines.recv_timeout(limit).unwrap()
+}
+
+/// Waits for the child to exit, killing it (by its PID, via the handle) if it takes longer than
+/// `limit`.
+pub fn wait_exit(child: &mut Child, limit: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("wirebench did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Polls a server's live counters every `every` until `done` holds, failing the test after
+/// `limit`.
+pub fn wait_for_stats<S: std::fmt::Debug>(
+    stats: impl Fn() -> S,
+    done: impl Fn(&S) -> bool,
+    every: Duration,
+    limit: Duration,
+) -> S {
+    let start = Instant::now();
+    loop {
+        let s = stats();
+        if done(&s) {
+            return s;
+        }
+        assert!(start.elapsed() < limit, "counters never got there: {s:?}");
+        std::thread::sleep(every);
+    }
 }

@@ -38,18 +38,16 @@ mod stats;
 pub use command::main;
 pub use stats::HttpServerStats;
 
+use super::listen::{self, Limit};
+use super::threads::run_threads;
+use super::{Handle, Shutdown};
 use crate::plan::SocketOptions;
-use crate::serve::Shutdown;
-use socket2::SockRef;
 use stats::{CounterSet, Tally};
 use std::io;
-use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 /// How long a request head may take to arrive, by default.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -60,9 +58,6 @@ pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
 
 /// The smallest and largest `max_header_bytes` accepted.
 const HEADER_LIMITS: std::ops::RangeInclusive<usize> = 256..=1 << 20;
-
-/// How long a thread backs off after a failed accept (e.g. out of file descriptors).
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// What the server does and how.
 #[derive(Clone, Debug)]
@@ -113,8 +108,8 @@ pub(crate) struct Shared {
     options: HttpServerOptions,
     /// `dir`, canonical: served paths must lie under it.
     root: Option<PathBuf>,
-    /// Connections open now, over all threads; only kept when `max_connections` is set.
-    admitted: AtomicUsize,
+    /// Connections open now against `max_connections`, when set.
+    limit: Option<Arc<Limit>>,
 }
 
 impl Shared {
@@ -143,9 +138,9 @@ impl Shared {
             }
         };
         Ok(Shared {
+            limit: Limit::new(options.max_connections),
             options,
             root,
-            admitted: AtomicUsize::new(0),
         })
     }
 }
@@ -161,48 +156,12 @@ pub fn run(
     shutdown: Shutdown,
 ) -> io::Result<HttpServerStats> {
     let counters = CounterSet::new(options.threads);
-    let prepared = prepare(listener, options)?;
-    serve(prepared, shutdown, counters.clone())?;
+    prepare(listener, options)?(shutdown, counters.clone())?;
     Ok(counters.snapshot())
 }
 
 /// A server running on a background thread (see [`spawn`]). Dropping it stops the server too.
-#[derive(Debug)]
-pub struct HttpServerHandle {
-    /// The address the server listens on.
-    pub addr: SocketAddr,
-    shutdown: Shutdown,
-    counters: Arc<CounterSet>,
-    thread: Option<JoinHandle<io::Result<()>>>,
-}
-
-impl HttpServerHandle {
-    /// The counters so far, while the server runs.
-    pub fn stats(&self) -> HttpServerStats {
-        self.counters.snapshot()
-    }
-
-    /// Stops the server, waits for its threads and returns the final counters.
-    pub fn stop(mut self) -> HttpServerStats {
-        self.finish();
-        self.counters.snapshot()
-    }
-
-    fn finish(&mut self) {
-        self.shutdown.trigger();
-        if let Some(thread) = self.thread.take() {
-            // Start-up errors were returned by `spawn`; a later failure already stopped the
-            // server, and its counters say what it did.
-            let _ = thread.join();
-        }
-    }
-}
-
-impl Drop for HttpServerHandle {
-    fn drop(&mut self) {
-        self.finish();
-    }
-}
+pub type HttpServerHandle = Handle<HttpServerStats>;
 
 /// Runs [`run`] on a background thread. Start-up errors (bad options, a missing directory, no
 /// runtime) are returned here; the listener is already listening, so clients may connect as
@@ -212,170 +171,45 @@ pub fn spawn(
     options: HttpServerOptions,
 ) -> io::Result<HttpServerHandle> {
     let addr = listener.local_addr()?;
-    let shutdown = Shutdown::new();
     let counters = CounterSet::new(options.threads);
-    let prepared = prepare(listener, options)?;
-    let (stop, set) = (shutdown.clone(), counters.clone());
-    let thread = std::thread::Builder::new()
-        .name("serve-http".into())
-        .spawn(move || serve(prepared, stop, set))?;
-    Ok(HttpServerHandle {
-        addr,
-        shutdown,
-        counters,
-        thread: Some(thread),
-    })
+    Handle::start("serve-http", addr, counters, prepare(listener, options)?)
 }
 
-/// A server ready to start: per thread a handle on the listener and a runtime, and what its
-/// connections share.
-struct Prepared {
-    threads: Vec<(std::net::TcpListener, tokio::runtime::Runtime)>,
-    shared: Arc<Shared>,
-}
-
-/// Everything that can fail before serving, done before the first thread starts.
-fn prepare(listener: std::net::TcpListener, options: HttpServerOptions) -> io::Result<Prepared> {
-    listener.set_nonblocking(true)?;
-    if let Some(n) = options.socket.rcvbuf {
-        SockRef::from(&listener).set_recv_buffer_size(n)?;
-    }
-    let count = options.threads.max(1);
-    let shared = Arc::new(Shared::new(options)?);
-    let mut threads = Vec::with_capacity(count);
-    for _ in 0..count {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        // A duplicate descriptor of the same socket: every thread accepts from the one queue.
-        threads.push((listener.try_clone()?, runtime));
-    }
-    Ok(Prepared { threads, shared })
-}
-
-/// Starts the server threads and waits for them.
-fn serve(prepared: Prepared, shutdown: Shutdown, counters: Arc<CounterSet>) -> io::Result<()> {
-    let Prepared { threads, shared } = prepared;
-    let mut workers = Vec::with_capacity(threads.len());
-    for (i, (listener, runtime)) in threads.into_iter().enumerate() {
-        let (shared, stop) = (shared.clone(), shutdown.clone());
-        let tally = Tally::new(counters.clone(), i);
-        let spawned = std::thread::Builder::new()
-            .name(format!("serve-http-{i}"))
-            .spawn(move || worker(runtime, listener, shared, tally, stop));
-        match spawned {
-            Ok(w) => workers.push(w),
-            Err(e) => {
-                shutdown.trigger();
-                join(workers)?;
-                return Err(e);
-            }
-        }
-    }
-    join(workers)
-}
-
-/// Waits for every worker; the first error wins.
-fn join(workers: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
-    let mut result = Ok(());
-    for w in workers {
-        let r = w
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("a server thread panicked")));
-        if result.is_ok() {
-            result = r;
-        }
-    }
-    result
-}
-
-/// One server thread: accepts on its own runtime until shutdown, then drops the runtime, which
-/// ends the connections it serves.
-fn worker(
-    runtime: tokio::runtime::Runtime,
+/// Everything that can fail before serving, done before the first thread starts. Returns the
+/// server ready to start: it runs its threads until shutdown, each accepting on its own runtime,
+/// then dropping the runtime, which ends the connections it serves.
+fn prepare(
     listener: std::net::TcpListener,
-    shared: Arc<Shared>,
-    tally: Tally,
-    shutdown: Shutdown,
-) -> io::Result<()> {
-    let result = runtime.block_on(async {
-        let listener = TcpListener::from_std(listener)?;
-        let stopped = shutdown.wait();
-        tokio::pin!(stopped);
-        loop {
-            tokio::select! {
-                _ = &mut stopped => return Ok(()),
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => admit(stream, &shared, &tally),
-                    Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
-                },
-            }
-        }
-    });
-    if result.is_err() {
-        // A server missing a thread would still look alive; stop all of it instead.
-        shutdown.trigger();
-    }
-    result
+    options: HttpServerOptions,
+) -> io::Result<impl FnOnce(Shutdown, Arc<CounterSet>) -> io::Result<()> + Send + 'static> {
+    let shared = Arc::new(Shared::new(options)?);
+    let options = &shared.options;
+    let threads = listen::per_thread(listener, &options.socket, options.threads)?;
+    Ok(move |shutdown: Shutdown, counters: Arc<CounterSet>| {
+        run_threads(
+            "serve-http",
+            threads,
+            &shutdown,
+            |i, (listener, runtime)| {
+                let (shared, stop) = (shared.clone(), shutdown.clone());
+                let tally = Tally::new(counters.clone(), i);
+                move || {
+                    listen::accept_until(&stop, runtime, listener, |s| admit(s, &shared, &tally))
+                }
+            },
+        )
+    })
 }
 
 /// Applies the connection limit and socket options, then serves the connection on this thread.
 fn admit(stream: TcpStream, shared: &Arc<Shared>, tally: &Tally) {
-    let Some(admission) = Admission::new(shared, tally) else {
-        tally.rejected();
+    let options = &shared.options;
+    let Some(admission) = listen::admit(&stream, &shared.limit, &options.socket, tally) else {
         return; // dropping the stream closes it
     };
-    let socket = &shared.options.socket;
-    // Failures are ignored: the peer may already have reset the connection, and then the first
-    // read says so.
-    let _ = stream.set_nodelay(socket.nodelay);
-    let sock = SockRef::from(&stream);
-    if let Some(n) = socket.sndbuf {
-        let _ = sock.set_send_buffer_size(n);
-    }
-    if let Some(n) = socket.rcvbuf {
-        let _ = sock.set_recv_buffer_size(n);
-    }
     let shared = shared.clone();
     tokio::spawn(async move {
         conn::serve(stream, &shared, &admission.tally).await;
         drop(admission);
     });
-}
-
-/// An admitted connection: counted open (and against the limit) until dropped, which happens
-/// when its task ends or its runtime is dropped.
-struct Admission {
-    tally: Tally,
-    limited: Option<Arc<Shared>>,
-}
-
-impl Admission {
-    /// Admits a connection, or `None` when `max_connections` are already open.
-    fn new(shared: &Arc<Shared>, tally: &Tally) -> Option<Admission> {
-        let limited = match shared.options.max_connections {
-            Some(max) => {
-                if shared.admitted.fetch_add(1, Ordering::Relaxed) >= max {
-                    shared.admitted.fetch_sub(1, Ordering::Relaxed);
-                    return None;
-                }
-                Some(shared.clone())
-            }
-            None => None,
-        };
-        tally.opened();
-        Some(Admission {
-            tally: tally.clone(),
-            limited,
-        })
-    }
-}
-
-impl Drop for Admission {
-    fn drop(&mut self) {
-        self.tally.closed();
-        if let Some(shared) = &self.limited {
-            shared.admitted.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
 }

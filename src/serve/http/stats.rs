@@ -1,11 +1,11 @@
 //! The HTTP server's counters: one block per server thread on cache lines of its own, summed
-//! only when someone asks; a connection gathers its counts locally ([`Local`]) and adds them to
-//! its thread's block before each write, so a client that has its response finds it counted.
+//! only when someone asks (see [`crate::serve::counters`]); a connection gathers its counts
+//! locally ([`Local`]) and adds them to its thread's block before each write, so a client that
+//! has its response finds it counted.
 
+use crate::serve::counters::{self, Connections, Snapshot};
 use std::fmt;
-use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
 
 /// What an HTTP server has done so far (a snapshot, or the final count after it stopped).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,37 +77,17 @@ impl Local {
     }
 }
 
-/// One thread's counters. The alignment keeps two threads' blocks off a shared cache line (128
-/// rather than 64 because adjacent-line prefetch pairs lines on common x86 parts).
+/// One thread's counters.
 #[derive(Debug, Default)]
-#[repr(align(128))]
-pub(crate) struct Counters {
-    connections: AtomicU64,
-    open: AtomicU64,
+pub struct Counters {
+    conns: Connections,
     requests: AtomicU64,
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
     by_class: [AtomicU64; 4],
-    rejected: AtomicU64,
 }
 
 impl Counters {
-    /// A connection was admitted: it counts as served and as open until [`Counters::closed`].
-    pub(crate) fn opened(&self) {
-        self.connections.fetch_add(1, Relaxed);
-        self.open.fetch_add(1, Relaxed);
-    }
-
-    /// An admitted connection ended.
-    pub(crate) fn closed(&self) {
-        self.open.fetch_sub(1, Relaxed);
-    }
-
-    /// A connection was refused over the connection limit.
-    pub(crate) fn rejected(&self) {
-        self.rejected.fetch_add(1, Relaxed);
-    }
-
     /// Adds a connection's gathered counts and clears them; touches only non-zero counters.
     pub(crate) fn take(&self, local: &mut Local) {
         let mut responses = 0;
@@ -128,68 +108,35 @@ impl Counters {
         }
         *local = Local::default();
     }
+}
 
-    fn add_to(&self, s: &mut HttpServerStats) {
-        s.connections += self.connections.load(Relaxed);
-        s.open += self.open.load(Relaxed);
-        s.requests += self.requests.load(Relaxed);
-        s.bytes_in += self.bytes_in.load(Relaxed);
-        s.bytes_out += self.bytes_out.load(Relaxed);
-        s.status_2xx += self.by_class[0].load(Relaxed);
-        s.status_3xx += self.by_class[1].load(Relaxed);
-        s.status_4xx += self.by_class[2].load(Relaxed);
-        s.status_5xx += self.by_class[3].load(Relaxed);
-        s.rejected += self.rejected.load(Relaxed);
+impl AsRef<Connections> for Counters {
+    fn as_ref(&self) -> &Connections {
+        &self.conns
+    }
+}
+
+impl Snapshot for HttpServerStats {
+    type Block = Counters;
+
+    fn add(&mut self, c: &Counters) {
+        self.connections += c.conns.connections.load(Relaxed);
+        self.open += c.conns.open.load(Relaxed);
+        self.requests += c.requests.load(Relaxed);
+        self.bytes_in += c.bytes_in.load(Relaxed);
+        self.bytes_out += c.bytes_out.load(Relaxed);
+        self.status_2xx += c.by_class[0].load(Relaxed);
+        self.status_3xx += c.by_class[1].load(Relaxed);
+        self.status_4xx += c.by_class[2].load(Relaxed);
+        self.status_5xx += c.by_class[3].load(Relaxed);
+        self.rejected += c.conns.rejected.load(Relaxed);
     }
 }
 
 /// Every thread's counters of one server.
-#[derive(Debug)]
-pub(crate) struct CounterSet {
-    threads: Box<[Counters]>,
-}
-
-impl CounterSet {
-    /// Counters for `threads` server threads (at least one).
-    pub(crate) fn new(threads: usize) -> Arc<CounterSet> {
-        Arc::new(CounterSet {
-            threads: (0..threads.max(1)).map(|_| Counters::default()).collect(),
-        })
-    }
-
-    /// The sum over all threads. Not atomic across counters: a snapshot taken while traffic
-    /// flows may pair a request count with a byte count a few responses apart.
-    pub(crate) fn snapshot(&self) -> HttpServerStats {
-        let mut s = HttpServerStats::default();
-        for c in self.threads.iter() {
-            c.add_to(&mut s);
-        }
-        s
-    }
-}
-
-/// A handle on one thread's counters that a connection task can own (tasks must be `'static`).
-#[derive(Clone, Debug)]
-pub(crate) struct Tally {
-    set: Arc<CounterSet>,
-    index: usize,
-}
-
-impl Tally {
-    /// Thread `index`'s counters of `set`; an index past the end wraps around.
-    pub(crate) fn new(set: Arc<CounterSet>, index: usize) -> Tally {
-        let index = index % set.threads.len();
-        Tally { set, index }
-    }
-}
-
-impl Deref for Tally {
-    type Target = Counters;
-
-    fn deref(&self) -> &Counters {
-        &self.set.threads[self.index]
-    }
-}
+pub(crate) type CounterSet = counters::CounterSet<HttpServerStats>;
+/// A handle on one thread's counters that a connection task can own.
+pub(crate) type Tally = counters::Tally<HttpServerStats>;
 
 #[cfg(test)]
 mod tests {
@@ -199,9 +146,9 @@ mod tests {
     fn sums_threads_by_class_and_formats() {
         let set = CounterSet::new(2);
         let (a, b) = (Tally::new(set.clone(), 0), Tally::new(set.clone(), 3));
-        a.opened();
-        b.opened();
-        b.closed();
+        a.as_ref().opened();
+        b.as_ref().opened();
+        b.as_ref().closed();
         let mut local = Local::default();
         for status in [200, 204, 301, 404, 503] {
             local.status(status);
@@ -217,6 +164,6 @@ mod tests {
             s.to_string(),
             "connections 2, requests 6, bytes in 10, bytes out 20, by status 2xx 3 3xx 1 4xx 1 5xx 1"
         );
-        assert_eq!(std::mem::align_of::<Counters>(), 128);
+        assert_eq!(std::mem::align_of::<counters::Aligned<Counters>>(), 128);
     }
 }

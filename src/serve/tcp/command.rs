@@ -5,17 +5,13 @@ use super::{run, PlainFraming, Stall, TcpServerOptions, DEFAULT_SOURCE_SIZE};
 use crate::cli::{ServeTcpArgs, ServerMode};
 use crate::error::{usage, UsageError};
 use crate::plan::{duration_flag, SocketOptions};
-use crate::serve::Shutdown;
+use crate::serve::command::{listen_addr, mode_and_threads, serve_until_signal};
+use crate::serve::listen::bind;
 use crate::units::{escape, parse_message_size, unescape};
-use socket2::{Domain, Protocol, Socket, Type};
-use std::io::{self, Write};
-use std::net::SocketAddr;
 use std::process::ExitCode;
 
 /// The longest `--delimiter` accepted; a delimited request may be at most 1 MiB anyway.
 const MAX_DELIMITER: usize = 1024;
-/// Pending connections the kernel queues before the server accepts them.
-const BACKLOG: i32 = 1024;
 
 /// `wirebench serve tcp`: prints `tcp://ADDR` as the first line, serves until SIGINT or SIGTERM,
 /// then prints the final counters.
@@ -23,20 +19,11 @@ pub fn main(args: &ServeTcpArgs) -> anyhow::Result<ExitCode> {
     let options = options(args)?;
     // Ten thousand clients need more descriptors than the usual soft limit of 1,024.
     crate::engine::usage::raise_fd_limit();
-    let listener = bind(listen_addr(&args.listen)?, &options.socket)?;
+    let listener = bind(listen_addr(&args.listen, 7000)?, &options.socket)?;
     let addr = listener.local_addr()?;
-    let shutdown = Shutdown::new();
-    // Before the address goes out: whoever reads it may signal at once.
-    on_signal(shutdown.clone())?;
-    let mut out = io::stdout().lock();
-    writeln!(out, "tcp://{addr}")?;
-    out.flush()?;
-    writeln!(out, "serving tcp: {}; stop with Ctrl-C", describe(&options))?;
-    out.flush()?;
-    drop(out);
-    let stats = run(listener, options, shutdown)?;
-    writeln!(io::stdout(), "stopped: {stats}")?;
-    Ok(ExitCode::SUCCESS)
+    serve_until_signal("tcp", addr, &describe(&options), |shutdown| {
+        run(listener, options, shutdown)
+    })
 }
 
 /// Validates the flags.
@@ -128,61 +115,9 @@ fn delimiter(text: &str) -> Result<Vec<u8>, UsageError> {
     Ok(d)
 }
 
-/// Parses `--listen`: an IP address and port. Host names other than `localhost` are not
-/// resolved, so a typo never turns into a DNS query.
-fn listen_addr(text: &str) -> Result<SocketAddr, UsageError> {
-    let text = text.trim();
-    let parsed = match text.strip_prefix("localhost:") {
-        Some(port) => format!("127.0.0.1:{port}").parse(),
-        None => text.parse(),
-    };
-    parsed.map_err(|_| {
-        UsageError(format!(
-            "--listen '{text}' is not an address: give IP:PORT, e.g. 127.0.0.1:7000 (port 0 picks a free port)"
-        ))
-    })
-}
-
-/// Binds and listens with socket2, so SO_RCVBUF is set before `listen`: the window scale a
-/// connection uses is fixed by its handshake, and accepted sockets inherit the buffer size.
-fn bind(addr: SocketAddr, options: &SocketOptions) -> anyhow::Result<std::net::TcpListener> {
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    // A restarted server can bind its port again while old connections sit in TIME_WAIT.
-    socket.set_reuse_address(true)?;
-    if let Some(n) = options.rcvbuf {
-        socket.set_recv_buffer_size(n)?;
-    }
-    socket
-        .bind(&addr.into())
-        .and_then(|()| socket.listen(BACKLOG))
-        .map_err(|e| bind_error(addr, &e))?;
-    Ok(socket.into())
-}
-
-/// A usage error for a failed bind, naming the address and the likely fix.
-fn bind_error(addr: SocketAddr, e: &io::Error) -> UsageError {
-    let fix = match e.kind() {
-        io::ErrorKind::AddrInUse => "the port is taken: pick another, or port 0 for a free one",
-        io::ErrorKind::PermissionDenied => {
-            "ports below 1024 need privileges: pick a port above 1024, or port 0 for a free one"
-        }
-        io::ErrorKind::AddrNotAvailable => {
-            "that address is not on this machine: use 127.0.0.1 or an address of a local interface"
-        }
-        _ => "check the address, or use 127.0.0.1:0",
-    };
-    UsageError(format!("cannot listen on {addr} ({e}): {fix}"))
-}
-
 /// The second line of output: what the server will do.
 fn describe(o: &TcpServerOptions) -> String {
-    let mode = match o.mode {
-        ServerMode::Echo => "echo",
-        ServerMode::Sink => "sink",
-        ServerMode::Source => "source",
-    };
-    let threads = if o.threads == 1 { "thread" } else { "threads" };
-    let mut text = format!("mode {mode}, {} {threads}", o.threads);
+    let mut text = mode_and_threads(o.mode, o.threads);
     if let Some(n) = o.reply_size {
         text += &format!(", replies of {n} bytes");
     }
@@ -205,47 +140,15 @@ fn describe(o: &TcpServerOptions) -> String {
     text
 }
 
-/// Triggers `shutdown` on SIGINT or SIGTERM. Unlike [`crate::serve::trigger_on_signal`], the
-/// handlers are registered before this returns: the address line invites a signal at once, and
-/// one arriving before registration would kill the process without the final counters.
-fn on_signal(shutdown: Shutdown) -> io::Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let (mut int, mut term) = {
-        let _context = runtime.enter();
-        (
-            signal(SignalKind::interrupt())?,
-            signal(SignalKind::terminate())?,
-        )
-    };
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            runtime.block_on(async {
-                tokio::select! {
-                    _ = int.recv() => {},
-                    _ = term.recv() => {},
-                    _ = shutdown.wait() => {},
-                }
-            });
-            shutdown.trigger();
-        })?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command, ServeCommand};
-    use clap::Parser;
+    use crate::cli::ServeCommand;
+    use crate::serve::command::{assert_refused, parse_serve};
 
     fn parse(args: &[&str]) -> Result<TcpServerOptions, UsageError> {
-        let mut argv = vec!["wirebench", "serve", "tcp"];
-        argv.extend_from_slice(args);
-        let Command::Serve(ServeCommand::Tcp(a)) = Cli::try_parse_from(argv).unwrap().command
-        else {
+        let argv = [&["tcp"], args].concat();
+        let ServeCommand::Tcp(a) = parse_serve(&argv) else {
             unreachable!()
         };
         options(&a)
@@ -264,23 +167,23 @@ mod tests {
 
     #[test]
     fn rejects_bad_flags() {
-        for args in [
-            &["--reply-size", "0"][..],
-            &["--delay", "abc"],
-            &["--mode", "sink", "--reply-size", "8"],
-            &["--size", "8"],
-            &["--delimiter", ""],
-            &["--delimiter", "\\r\\n", "--reply-size", "1"],
-            &["--threads", "0"],
-            &["--max-connections", "0"],
-            &["--sndbuf", "x"],
-        ] {
-            let err = parse(args).expect_err(&format!("{args:?}"));
-            assert!(!err.0.contains('\n'), "one line: {}", err.0);
-        }
-        assert!(listen_addr("999.1.1.1:1").is_err());
+        assert_refused(
+            parse,
+            &[
+                &["--reply-size", "0"],
+                &["--delay", "abc"],
+                &["--mode", "sink", "--reply-size", "8"],
+                &["--size", "8"],
+                &["--delimiter", ""],
+                &["--delimiter", "\\r\\n", "--reply-size", "1"],
+                &["--threads", "0"],
+                &["--max-connections", "0"],
+                &["--sndbuf", "x"],
+            ],
+        );
+        assert!(listen_addr("999.1.1.1:1", 7000).is_err());
         assert_eq!(
-            listen_addr("localhost:7").unwrap(),
+            listen_addr("localhost:7", 7000).unwrap(),
             "127.0.0.1:7".parse().unwrap()
         );
     }

@@ -25,27 +25,21 @@ mod transfer;
 pub use command::main;
 pub use stats::ServerStats;
 
+use super::listen::{self, Admission, Limit};
+use super::threads::{run_threads, runtime};
+use super::{Handle, Shutdown};
 use crate::cli::ServerMode;
 use crate::plan::SocketOptions;
-use crate::serve::Shutdown;
 use filler::Filler;
 use framer::Framer;
-use socket2::SockRef;
 use stats::{CounterSet, Tally};
 use std::io;
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 /// Message size pushed to plain clients in source mode when none is configured.
 pub const DEFAULT_SOURCE_SIZE: usize = 1024;
-
-/// How long a thread backs off after a failed accept (e.g. out of file descriptors), so it does
-/// not spin while the condition lasts.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// What the server does and how.
 #[derive(Clone, Debug)]
@@ -140,9 +134,8 @@ pub(crate) struct Shared {
     plain_reply: Option<Filler>,
     /// Plain clients' pushed messages in source mode.
     plain_source: Filler,
-    /// Connections open now, over all threads; only kept when `max_connections` is set, so an
-    /// unlimited server touches no shared counter per connection.
-    admitted: AtomicUsize,
+    /// Connections open now against `max_connections`, when set.
+    limit: Option<Arc<Limit>>,
 }
 
 impl Shared {
@@ -160,7 +153,7 @@ impl Shared {
         Ok(Shared {
             plain_reply: options.reply_size.map(|n| Filler::tailed(n, tail)),
             plain_source: Filler::tailed(options.source_size, tail),
-            admitted: AtomicUsize::new(0),
+            limit: Limit::new(options.max_connections),
             options,
         })
     }
@@ -186,48 +179,12 @@ pub fn run(
     shutdown: Shutdown,
 ) -> io::Result<ServerStats> {
     let counters = CounterSet::new(options.threads);
-    let prepared = prepare(listener, options)?;
-    serve(prepared, shutdown, counters.clone())?;
+    prepare(listener, options)?(shutdown, counters.clone())?;
     Ok(counters.snapshot())
 }
 
 /// A server running on a background thread (see [`spawn`]). Dropping it stops the server too.
-#[derive(Debug)]
-pub struct ServerHandle {
-    /// The address the server listens on.
-    pub addr: SocketAddr,
-    shutdown: Shutdown,
-    counters: Arc<CounterSet>,
-    thread: Option<JoinHandle<io::Result<()>>>,
-}
-
-impl ServerHandle {
-    /// The counters so far, while the server runs.
-    pub fn stats(&self) -> ServerStats {
-        self.counters.snapshot()
-    }
-
-    /// Stops the server, waits for its threads and returns the final counters.
-    pub fn stop(mut self) -> ServerStats {
-        self.finish();
-        self.counters.snapshot()
-    }
-
-    fn finish(&mut self) {
-        self.shutdown.trigger();
-        if let Some(thread) = self.thread.take() {
-            // Start-up errors were returned by `spawn`; a later failure (a thread that could not
-            // start) already stopped the server, and its counters say what it did.
-            let _ = thread.join();
-        }
-    }
-}
-
-impl Drop for ServerHandle {
-    fn drop(&mut self) {
-        self.finish();
-    }
-}
+pub type ServerHandle = Handle<ServerStats>;
 
 /// Runs [`run`] on a background thread. Start-up errors (bad options, no runtime) are returned
 /// here; the listener is already listening, so clients may connect as soon as this returns.
@@ -236,133 +193,40 @@ pub fn spawn(
     options: TcpServerOptions,
 ) -> io::Result<ServerHandle> {
     let addr = listener.local_addr()?;
-    let shutdown = Shutdown::new();
     let counters = CounterSet::new(options.threads);
-    let prepared = prepare(listener, options)?;
-    let (stop, set) = (shutdown.clone(), counters.clone());
-    let thread = std::thread::Builder::new()
-        .name("serve-tcp".into())
-        .spawn(move || serve(prepared, stop, set))?;
-    Ok(ServerHandle {
-        addr,
-        shutdown,
-        counters,
-        thread: Some(thread),
-    })
-}
-
-/// A server ready to start: per thread a handle on the listener and a runtime, and what its
-/// connections share.
-struct Prepared {
-    threads: Vec<(std::net::TcpListener, tokio::runtime::Runtime)>,
-    shared: Arc<Shared>,
+    Handle::start("serve-tcp", addr, counters, prepare(listener, options)?)
 }
 
 /// Everything that can fail before serving, done before the first thread starts, so a failure
-/// leaves nothing running.
-fn prepare(listener: std::net::TcpListener, options: TcpServerOptions) -> io::Result<Prepared> {
-    listener.set_nonblocking(true)?;
-    if let Some(n) = options.socket.rcvbuf {
-        // Accepted sockets inherit it; ideally it was set before listen (as `main` does), since
-        // the window scale is fixed by the handshake.
-        SockRef::from(&listener).set_recv_buffer_size(n)?;
-    }
-    let count = options.threads.max(1);
-    let shared = Arc::new(Shared::new(options)?);
-    let mut threads = Vec::with_capacity(count);
-    for _ in 0..count {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        // A duplicate descriptor of the same socket: every thread accepts from the one queue.
-        threads.push((listener.try_clone()?, runtime));
-    }
-    Ok(Prepared { threads, shared })
-}
-
-/// Starts the server threads and waits for them.
-fn serve(prepared: Prepared, shutdown: Shutdown, counters: Arc<CounterSet>) -> io::Result<()> {
-    let Prepared { threads, shared } = prepared;
-    let mut workers = Vec::with_capacity(threads.len());
-    for (i, (listener, runtime)) in threads.into_iter().enumerate() {
-        let (shared, stop) = (shared.clone(), shutdown.clone());
-        let tally = Tally::new(counters.clone(), i);
-        let spawned = std::thread::Builder::new()
-            .name(format!("serve-tcp-{i}"))
-            .spawn(move || worker(runtime, listener, shared, tally, stop));
-        match spawned {
-            Ok(w) => workers.push(w),
-            Err(e) => {
-                shutdown.trigger();
-                join(workers)?;
-                return Err(e);
-            }
-        }
-    }
-    join(workers)
-}
-
-/// Waits for every worker; the first error wins.
-fn join(workers: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
-    let mut result = Ok(());
-    for w in workers {
-        let r = w
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("a server thread panicked")));
-        if result.is_ok() {
-            result = r;
-        }
-    }
-    result
-}
-
-/// One server thread: accepts on its own runtime until shutdown, then drops the runtime, which
-/// ends the connections it serves.
-fn worker(
-    runtime: tokio::runtime::Runtime,
+/// leaves nothing running. Returns the server ready to start: it runs its threads until
+/// shutdown, each accepting on its own runtime, then dropping the runtime, which ends the
+/// connections it serves.
+fn prepare(
     listener: std::net::TcpListener,
-    shared: Arc<Shared>,
-    tally: Tally,
-    shutdown: Shutdown,
-) -> io::Result<()> {
-    let result = runtime.block_on(async {
-        let listener = TcpListener::from_std(listener)?;
-        let stopped = shutdown.wait();
-        tokio::pin!(stopped);
-        loop {
-            tokio::select! {
-                _ = &mut stopped => return Ok(()),
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => admit(stream, &shared, &tally, &shutdown),
-                    Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
-                },
+    options: TcpServerOptions,
+) -> io::Result<impl FnOnce(Shutdown, Arc<CounterSet>) -> io::Result<()> + Send + 'static> {
+    let shared = Arc::new(Shared::new(options)?);
+    let options = &shared.options;
+    let threads = listen::per_thread(listener, &options.socket, options.threads)?;
+    Ok(move |shutdown: Shutdown, counters: Arc<CounterSet>| {
+        run_threads("serve-tcp", threads, &shutdown, |i, (listener, runtime)| {
+            let (shared, stop) = (shared.clone(), shutdown.clone());
+            let tally = Tally::new(counters.clone(), i);
+            move || {
+                listen::accept_until(&stop, runtime, listener, |stream| {
+                    admit(stream, &shared, &tally, &stop)
+                })
             }
-        }
-    });
-    if result.is_err() {
-        // A server missing a thread would still look alive; stop all of it instead.
-        shutdown.trigger();
-    }
-    result
+        })
+    })
 }
 
 /// Applies the connection limit and socket options, then serves the connection on this thread.
 fn admit(stream: TcpStream, shared: &Arc<Shared>, tally: &Tally, shutdown: &Shutdown) {
-    let Some(admission) = Admission::new(shared, tally) else {
-        tally.rejected();
+    let options = &shared.options;
+    let Some(admission) = listen::admit(&stream, &shared.limit, &options.socket, tally) else {
         return; // dropping the stream closes it
     };
-    let socket = &shared.options.socket;
-    // Failures are ignored: the peer may already have reset the connection, and then the first
-    // read says so.
-    let _ = stream.set_nodelay(socket.nodelay);
-    let sock = SockRef::from(&stream);
-    if let Some(n) = socket.sndbuf {
-        let _ = sock.set_send_buffer_size(n);
-    }
-    if let Some(n) = socket.rcvbuf {
-        let _ = sock.set_recv_buffer_size(n);
-    }
     let (shared, shutdown) = (shared.clone(), shutdown.clone());
     if shared.options.blocking {
         return on_own_thread(stream, shared, admission, shutdown);
@@ -374,7 +238,12 @@ fn admit(stream: TcpStream, shared: &Arc<Shared>, tally: &Tally, shutdown: &Shut
 }
 
 /// `--blocking`: serves a connection on a thread of its own (see `blocking.rs`).
-fn on_own_thread(stream: TcpStream, shared: Arc<Shared>, admission: Admission, shutdown: Shutdown) {
+fn on_own_thread(
+    stream: TcpStream,
+    shared: Arc<Shared>,
+    admission: Admission<ServerStats>,
+    shutdown: Shutdown,
+) {
     let Ok(socket) = stream.into_std() else {
         return;
     };
@@ -382,10 +251,7 @@ fn on_own_thread(stream: TcpStream, shared: Arc<Shared>, admission: Admission, s
         .name("serve-tcp-conn".into())
         .stack_size(256 * 1024)
         .spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
+            let Ok(rt) = runtime() else {
                 return;
             };
             rt.block_on(async {
@@ -397,41 +263,4 @@ fn on_own_thread(stream: TcpStream, shared: Arc<Shared>, admission: Admission, s
         });
     // A thread that cannot start drops its connection: the client sees it closed.
     drop(spawned);
-}
-
-/// An admitted connection: counted open (and against the limit) until dropped, which happens
-/// when its task ends or its runtime is dropped.
-struct Admission {
-    tally: Tally,
-    limited: Option<Arc<Shared>>,
-}
-
-impl Admission {
-    /// Admits a connection, or `None` when `max_connections` are already open.
-    fn new(shared: &Arc<Shared>, tally: &Tally) -> Option<Admission> {
-        let limited = match shared.options.max_connections {
-            Some(max) => {
-                if shared.admitted.fetch_add(1, Ordering::Relaxed) >= max {
-                    shared.admitted.fetch_sub(1, Ordering::Relaxed);
-                    return None;
-                }
-                Some(shared.clone())
-            }
-            None => None,
-        };
-        tally.opened();
-        Some(Admission {
-            tally: tally.clone(),
-            limited,
-        })
-    }
-}
-
-impl Drop for Admission {
-    fn drop(&mut self) {
-        self.tally.closed();
-        if let Some(shared) = &self.limited {
-            shared.admitted.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
 }

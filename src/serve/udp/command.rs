@@ -6,31 +6,23 @@ use crate::cli::{ServeUdpArgs, ServerMode};
 use crate::datagram::MAX_DATAGRAM;
 use crate::error::{usage, UsageError};
 use crate::plan::{duration_flag, SocketOptions};
-use crate::serve::Shutdown;
+use crate::serve::command::{bind_error, listen_addr, mode_and_threads, serve_until_signal};
 use crate::units::parse_message_size;
-use std::io::{self, Write};
-use std::net::SocketAddr;
 use std::process::ExitCode;
 
 /// `wirebench serve udp`: prints `udp://ADDR` as the first line, serves until SIGINT or SIGTERM,
 /// then prints the final counters.
 pub fn main(args: &ServeUdpArgs) -> anyhow::Result<ExitCode> {
     let options = options(args)?;
-    let addr = listen_addr(&args.listen)?;
-    let socket = bind(addr, &options).map_err(|e| bind_error(addr, &e))?;
+    let addr = listen_addr(&args.listen, 7000)?;
+    let socket = bind(addr, &options).map_err(|e| {
+        let otherwise = "check the address and buffer sizes, or use 127.0.0.1:0";
+        bind_error(&format!("bind udp {addr}"), &e, otherwise)
+    })?;
     let addr = socket.local_addr()?;
-    let shutdown = Shutdown::new();
-    // Before the address goes out: whoever reads it may signal at once.
-    on_signal(shutdown.clone())?;
-    let mut out = io::stdout().lock();
-    writeln!(out, "udp://{addr}")?;
-    out.flush()?;
-    writeln!(out, "serving udp: {}; stop with Ctrl-C", describe(&options))?;
-    out.flush()?;
-    drop(out);
-    let stats = run(socket, options, shutdown)?;
-    writeln!(io::stdout(), "stopped: {stats}")?;
-    Ok(ExitCode::SUCCESS)
+    serve_until_signal("udp", addr, &describe(&options), |shutdown| {
+        run(socket, options, shutdown)
+    })
 }
 
 /// Validates the flags.
@@ -96,45 +88,9 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
     })
 }
 
-/// Parses `--listen`: an IP address and port. Host names other than `localhost` are not
-/// resolved, so a typo never turns into a DNS query.
-fn listen_addr(text: &str) -> Result<SocketAddr, UsageError> {
-    let text = text.trim();
-    let parsed = match text.strip_prefix("localhost:") {
-        Some(port) => format!("127.0.0.1:{port}").parse(),
-        None => text.parse(),
-    };
-    parsed.map_err(|_| {
-        UsageError(format!(
-            "--listen '{text}' is not an address: give IP:PORT, e.g. 127.0.0.1:7000 (port 0 picks a free port)"
-        ))
-    })
-}
-
-/// A usage error for a failed bind, naming the address and the likely fix.
-fn bind_error(addr: SocketAddr, e: &io::Error) -> UsageError {
-    let fix = match e.kind() {
-        io::ErrorKind::AddrInUse => "the port is taken: pick another, or port 0 for a free one",
-        io::ErrorKind::PermissionDenied => {
-            "ports below 1024 need privileges: pick a port above 1024, or port 0 for a free one"
-        }
-        io::ErrorKind::AddrNotAvailable => {
-            "that address is not on this machine: use 127.0.0.1 or an address of a local interface"
-        }
-        _ => "check the address and buffer sizes, or use 127.0.0.1:0",
-    };
-    UsageError(format!("cannot bind udp {addr} ({e}): {fix}"))
-}
-
 /// The second line of output: what the server will do.
 fn describe(o: &UdpServerOptions) -> String {
-    let mode = match o.mode {
-        ServerMode::Echo => "echo",
-        ServerMode::Sink => "sink",
-        ServerMode::Source => "source",
-    };
-    let threads = if o.threads == 1 { "thread" } else { "threads" };
-    let mut text = format!("mode {mode}, {} {threads}", o.threads);
+    let mut text = mode_and_threads(o.mode, o.threads);
     if o.blocking {
         text += ", blocking calls";
     }
@@ -157,48 +113,15 @@ fn describe(o: &UdpServerOptions) -> String {
     text
 }
 
-/// Triggers `shutdown` on SIGINT or SIGTERM. Unlike [`crate::serve::trigger_on_signal`], the
-/// handlers are registered before this returns: the address line invites a signal at once, and
-/// one arriving before registration would kill the process without the final counters. (The
-/// same as the TCP server's; both could move into `serve` once that is settled.)
-fn on_signal(shutdown: Shutdown) -> io::Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let (mut int, mut term) = {
-        let _context = runtime.enter();
-        (
-            signal(SignalKind::interrupt())?,
-            signal(SignalKind::terminate())?,
-        )
-    };
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            runtime.block_on(async {
-                tokio::select! {
-                    _ = int.recv() => {},
-                    _ = term.recv() => {},
-                    _ = shutdown.wait() => {},
-                }
-            });
-            shutdown.trigger();
-        })?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command, ServeCommand};
-    use clap::Parser;
+    use crate::cli::ServeCommand;
+    use crate::serve::command::{assert_refused, parse_serve};
 
     fn parse(args: &[&str]) -> Result<UdpServerOptions, UsageError> {
-        let mut argv = vec!["wirebench", "serve", "udp"];
-        argv.extend_from_slice(args);
-        let Command::Serve(ServeCommand::Udp(a)) = Cli::try_parse_from(argv).unwrap().command
-        else {
+        let argv = [&["udp"], args].concat();
+        let ServeCommand::Udp(a) = parse_serve(&argv) else {
             unreachable!()
         };
         options(&a)
@@ -241,23 +164,23 @@ mod tests {
 
     #[test]
     fn rejects_bad_flags() {
-        for args in [
-            &["--mode", "source"][..],
-            &["--reply-size", "70000"],
-            &["--reply-size", "0"],
-            &["--delay", "x"],
-            &["--mode", "sink", "--reply-size", "8"],
-            &["--mode", "sink", "--delay", "1ms"],
-            &["--threads", "0"],
-            &["--sndbuf", "x"],
-            &["--reorder-every", "0"],
-        ] {
-            let err = parse(args).expect_err(&format!("{args:?}"));
-            assert!(!err.0.contains('\n'), "one line: {}", err.0);
-        }
-        assert!(listen_addr("nohost:1").is_err());
+        assert_refused(
+            parse,
+            &[
+                &["--mode", "source"],
+                &["--reply-size", "70000"],
+                &["--reply-size", "0"],
+                &["--delay", "x"],
+                &["--mode", "sink", "--reply-size", "8"],
+                &["--mode", "sink", "--delay", "1ms"],
+                &["--threads", "0"],
+                &["--sndbuf", "x"],
+                &["--reorder-every", "0"],
+            ],
+        );
+        assert!(listen_addr("nohost:1", 7000).is_err());
         assert_eq!(
-            listen_addr("localhost:7").unwrap(),
+            listen_addr("localhost:7", 7000).unwrap(),
             "127.0.0.1:7".parse().unwrap()
         );
     }

@@ -43,16 +43,16 @@ mod worker;
 pub use command::main;
 pub use stats::UdpServerStats;
 
+use super::threads::{run_threads, runtime};
+use super::{Handle, Shutdown};
 use crate::cli::ServerMode;
 use crate::datagram::MAX_DATAGRAM;
 use crate::plan::SocketOptions;
-use crate::serve::Shutdown;
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 use stats::{CounterSet, Tally};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Flows a server keeps counters for when not told otherwise.
@@ -168,66 +168,19 @@ pub fn run(
     shutdown: Shutdown,
 ) -> io::Result<UdpServerStats> {
     let counters = CounterSet::new(options.threads);
-    let prepared = prepare(socket, options)?;
-    serve(prepared, shutdown, counters.clone())?;
+    prepare(socket, options)?(shutdown, counters.clone())?;
     Ok(counters.snapshot())
 }
 
 /// A UDP server running on a background thread (see [`spawn`]). Dropping it stops the server.
-#[derive(Debug)]
-pub struct UdpServerHandle {
-    /// The address the server is bound to.
-    pub addr: SocketAddr,
-    shutdown: Shutdown,
-    counters: Arc<CounterSet>,
-    thread: Option<JoinHandle<io::Result<()>>>,
-}
-
-impl UdpServerHandle {
-    /// The counters so far, while the server runs.
-    pub fn stats(&self) -> UdpServerStats {
-        self.counters.snapshot()
-    }
-
-    /// Stops the server, waits for its threads and returns the final counters.
-    pub fn stop(mut self) -> UdpServerStats {
-        self.finish();
-        self.counters.snapshot()
-    }
-
-    fn finish(&mut self) {
-        self.shutdown.trigger();
-        if let Some(thread) = self.thread.take() {
-            // Start-up errors were returned by `spawn`; a later failure stopped the server, and
-            // its counters say what it did.
-            let _ = thread.join();
-        }
-    }
-}
-
-impl Drop for UdpServerHandle {
-    fn drop(&mut self) {
-        self.finish();
-    }
-}
+pub type UdpServerHandle = Handle<UdpServerStats>;
 
 /// Runs [`run`] on a background thread. Start-up errors are returned here; every thread's
 /// socket is bound when this returns, so clients may send at once.
 pub fn spawn(socket: UdpSocket, options: UdpServerOptions) -> io::Result<UdpServerHandle> {
     let addr = socket.local_addr()?;
-    let shutdown = Shutdown::new();
     let counters = CounterSet::new(options.threads);
-    let prepared = prepare(socket, options)?;
-    let (stop, set) = (shutdown.clone(), counters.clone());
-    let thread = std::thread::Builder::new()
-        .name("serve-udp".into())
-        .spawn(move || serve(prepared, stop, set))?;
-    Ok(UdpServerHandle {
-        addr,
-        shutdown,
-        counters,
-        thread: Some(thread),
-    })
+    Handle::start("serve-udp", addr, counters, prepare(socket, options)?)
 }
 
 /// What every thread of one server shares, read-only.
@@ -238,12 +191,6 @@ pub(crate) struct Shared {
     local: SocketAddr,
     /// Flows each thread keeps counters for.
     flows_per_thread: usize,
-}
-
-/// A server ready to start: per thread a socket and a runtime (none for blocking threads).
-struct Prepared {
-    threads: Vec<(UdpSocket, Option<tokio::runtime::Runtime>)>,
-    shared: Arc<Shared>,
 }
 
 /// Checks the options.
@@ -270,8 +217,13 @@ fn validate(options: &UdpServerOptions) -> io::Result<()> {
     Ok(())
 }
 
-/// Everything that can fail before serving, done before the first thread starts.
-fn prepare(socket: UdpSocket, options: UdpServerOptions) -> io::Result<Prepared> {
+/// Everything that can fail before serving, done before the first thread starts. Returns the
+/// server ready to start: it runs its threads, each with a socket and a runtime (none for
+/// blocking threads), until shutdown.
+fn prepare(
+    socket: UdpSocket,
+    options: UdpServerOptions,
+) -> io::Result<impl FnOnce(Shutdown, Arc<CounterSet>) -> io::Result<()> + Send + 'static> {
     validate(&options)?;
     let local = socket.local_addr()?;
     let count = options.threads.max(1);
@@ -294,11 +246,7 @@ fn prepare(socket: UdpSocket, options: UdpServerOptions) -> io::Result<Prepared>
         let runtime = if options.blocking {
             None
         } else {
-            Some(
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?,
-            )
+            Some(runtime()?)
         };
         threads.push((socket, runtime));
     }
@@ -307,43 +255,13 @@ fn prepare(socket: UdpSocket, options: UdpServerOptions) -> io::Result<Prepared>
         options,
         local,
     });
-    Ok(Prepared { threads, shared })
-}
-
-/// Starts the server threads and waits for them.
-fn serve(prepared: Prepared, shutdown: Shutdown, counters: Arc<CounterSet>) -> io::Result<()> {
-    let Prepared { threads, shared } = prepared;
-    let mut workers = Vec::with_capacity(threads.len());
-    for (i, (socket, runtime)) in threads.into_iter().enumerate() {
-        let (shared, stop) = (shared.clone(), shutdown.clone());
-        let tally = Tally::new(counters.clone(), i);
-        let spawned = std::thread::Builder::new()
-            .name(format!("serve-udp-{i}"))
-            .spawn(move || thread(runtime, socket, shared, tally, stop));
-        match spawned {
-            Ok(w) => workers.push(w),
-            Err(e) => {
-                shutdown.trigger();
-                join(workers)?;
-                return Err(e);
-            }
-        }
-    }
-    join(workers)
-}
-
-/// Waits for every worker; the first error wins.
-fn join(workers: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
-    let mut result = Ok(());
-    for w in workers {
-        let r = w
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("a server thread panicked")));
-        if result.is_ok() {
-            result = r;
-        }
-    }
-    result
+    Ok(move |shutdown: Shutdown, counters: Arc<CounterSet>| {
+        run_threads("serve-udp", threads, &shutdown, |i, (socket, runtime)| {
+            let (shared, stop) = (shared.clone(), shutdown.clone());
+            let tally = Tally::new(counters.clone(), i);
+            move || thread(runtime, socket, shared, tally, stop)
+        })
+    })
 }
 
 /// One server thread: serves its socket until shutdown, on its own runtime or (without one)
@@ -356,17 +274,12 @@ fn thread(
     shutdown: Shutdown,
 ) -> io::Result<()> {
     let worker = worker::Worker::new(shared, tally);
-    let result = match runtime {
+    match runtime {
         None => blocking::run(worker, socket, &shutdown),
         Some(runtime) => runtime.block_on(async {
             let socket = tokio::net::UdpSocket::from_std(socket)?;
             worker::run_event_loop(worker, socket, &shutdown).await;
             Ok(())
         }),
-    };
-    if result.is_err() {
-        // A server missing a thread would still look alive; stop all of it instead.
-        shutdown.trigger();
     }
-    result
 }

@@ -1,12 +1,9 @@
-//! The UDP server's counters: one block per server thread, summed only when someone asks.
-//!
-//! Each thread owns a block on its own cache lines (as in the TCP server), so the per-datagram
-//! updates of one thread never bounce a cache line another thread writes.
+//! The UDP server's counters: one block per server thread, summed only when someone asks (see
+//! [`crate::serve::counters`]).
 
+use crate::serve::counters::{self, Snapshot};
 use std::fmt;
-use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
 
 /// What a UDP server has done so far (a snapshot, or the final count after it stopped).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,11 +49,9 @@ impl fmt::Display for UdpServerStats {
     }
 }
 
-/// One thread's counters, aligned so two threads' blocks never share a cache line (128 rather
-/// than 64 because adjacent-line prefetch pairs lines on common x86 parts).
+/// One thread's counters.
 #[derive(Debug, Default)]
-#[repr(align(128))]
-pub(crate) struct Counters {
+pub struct Counters {
     datagrams: AtomicU64,
     bytes_in: AtomicU64,
     replies: AtomicU64,
@@ -105,66 +100,28 @@ impl Counters {
     pub(crate) fn send_error(&self) {
         self.send_errors.fetch_add(1, Relaxed);
     }
+}
 
-    fn add_to(&self, s: &mut UdpServerStats) {
-        s.datagrams += self.datagrams.load(Relaxed);
-        s.bytes_in += self.bytes_in.load(Relaxed);
-        s.replies += self.replies.load(Relaxed);
-        s.bytes_out += self.bytes_out.load(Relaxed);
-        s.flows += self.flows.load(Relaxed);
-        s.bad += self.bad.load(Relaxed);
-        s.dropped += self.dropped.load(Relaxed);
-        s.untracked += self.untracked.load(Relaxed);
-        s.send_errors += self.send_errors.load(Relaxed);
+impl Snapshot for UdpServerStats {
+    type Block = Counters;
+
+    fn add(&mut self, c: &Counters) {
+        self.datagrams += c.datagrams.load(Relaxed);
+        self.bytes_in += c.bytes_in.load(Relaxed);
+        self.replies += c.replies.load(Relaxed);
+        self.bytes_out += c.bytes_out.load(Relaxed);
+        self.flows += c.flows.load(Relaxed);
+        self.bad += c.bad.load(Relaxed);
+        self.dropped += c.dropped.load(Relaxed);
+        self.untracked += c.untracked.load(Relaxed);
+        self.send_errors += c.send_errors.load(Relaxed);
     }
 }
 
 /// Every thread's counters of one server.
-#[derive(Debug)]
-pub(crate) struct CounterSet {
-    threads: Box<[Counters]>,
-}
-
-impl CounterSet {
-    /// Counters for `threads` server threads (at least one).
-    pub(crate) fn new(threads: usize) -> Arc<CounterSet> {
-        Arc::new(CounterSet {
-            threads: (0..threads.max(1)).map(|_| Counters::default()).collect(),
-        })
-    }
-
-    /// The sum over all threads (not atomic across counters).
-    pub(crate) fn snapshot(&self) -> UdpServerStats {
-        let mut s = UdpServerStats::default();
-        for c in self.threads.iter() {
-            c.add_to(&mut s);
-        }
-        s
-    }
-}
-
+pub(crate) type CounterSet = counters::CounterSet<UdpServerStats>;
 /// A handle on one thread's counters.
-#[derive(Clone, Debug)]
-pub(crate) struct Tally {
-    set: Arc<CounterSet>,
-    index: usize,
-}
-
-impl Tally {
-    /// Thread `index`'s counters of `set`; an index past the end wraps around.
-    pub(crate) fn new(set: Arc<CounterSet>, index: usize) -> Tally {
-        let index = index % set.threads.len();
-        Tally { set, index }
-    }
-}
-
-impl Deref for Tally {
-    type Target = Counters;
-
-    fn deref(&self) -> &Counters {
-        &self.set.threads[self.index]
-    }
-}
+pub(crate) type Tally = counters::Tally<UdpServerStats>;
 
 #[cfg(test)]
 mod tests {

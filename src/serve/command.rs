@@ -1,0 +1,143 @@
+//! What the `wirebench serve` commands share: `--listen`, bind errors, and the run from the
+//! address line to the final counters.
+
+use super::{trigger_on_signal, Shutdown};
+use crate::cli::ServerMode;
+use crate::error::UsageError;
+use std::fmt::Display;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+/// Prints `SCHEME://ADDR` as the first line and `serving SCHEME: DESCRIPTION; stop with Ctrl-C`
+/// as the second, runs the server until SIGINT or SIGTERM, then prints the final counters.
+pub(crate) fn serve_until_signal<S: Display>(
+    scheme: &str,
+    addr: SocketAddr,
+    description: &str,
+    run: impl FnOnce(Shutdown) -> io::Result<S>,
+) -> anyhow::Result<ExitCode> {
+    let shutdown = Shutdown::new();
+    // Before the address goes out: whoever reads it may signal at once.
+    trigger_on_signal(shutdown.clone())?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "{scheme}://{addr}")?;
+    out.flush()?;
+    writeln!(out, "serving {scheme}: {description}; stop with Ctrl-C")?;
+    out.flush()?;
+    drop(out);
+    let stats = run(shutdown)?;
+    writeln!(io::stdout(), "stopped: {stats}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The start of a TCP or UDP server's second line: `mode echo, 2 threads`.
+pub(crate) fn mode_and_threads(mode: ServerMode, n: usize) -> String {
+    let mode = match mode {
+        ServerMode::Echo => "echo",
+        ServerMode::Sink => "sink",
+        ServerMode::Source => "source",
+    };
+    format!("mode {mode}, {}", threads(n))
+}
+
+/// A thread count as the second line gives it: `1 thread`, `2 threads`.
+pub(crate) fn threads(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "thread" } else { "threads" })
+}
+
+/// Parses `--listen`: an IP address and port. Host names other than `localhost` are not
+/// resolved, so a typo never turns into a DNS query. The error suggests `example_port`.
+pub(crate) fn listen_addr(text: &str, example_port: u16) -> Result<SocketAddr, UsageError> {
+    let text = text.trim();
+    let parsed = match text.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{port}").parse(),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| {
+        UsageError(format!(
+            "--listen '{text}' is not an address: give IP:PORT, e.g. 127.0.0.1:{example_port} (port 0 picks a free port)"
+        ))
+    })
+}
+
+/// A usage error for a failed bind, `cannot WHAT (ERROR): FIX`, naming the likely fix;
+/// `otherwise` is the fix for an error that suggests none.
+pub(crate) fn bind_error(what: &str, e: &io::Error, otherwise: &str) -> UsageError {
+    let fix = match e.kind() {
+        io::ErrorKind::AddrInUse => "the port is taken: pick another, or port 0 for a free one",
+        io::ErrorKind::PermissionDenied => {
+            "ports below 1024 need privileges: pick a port above 1024, or port 0 for a free one"
+        }
+        io::ErrorKind::AddrNotAvailable => {
+            "that address is not on this machine: use 127.0.0.1 or an address of a local interface"
+        }
+        _ => otherwise,
+    };
+    UsageError(format!("cannot {what} ({e}): {fix}"))
+}
+
+/// Parses `wirebench serve ARGS`, for the commands' tests.
+#[cfg(test)]
+pub(crate) fn parse_serve(args: &[&str]) -> crate::cli::ServeCommand {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    let argv = ["wirebench", "serve"].iter().chain(args);
+    let Command::Serve(command) = Cli::try_parse_from(argv).unwrap().command else {
+        unreachable!()
+    };
+    command
+}
+
+/// Asserts that `parse` refuses each of `cases` with a one-line message, for the commands' tests.
+#[cfg(test)]
+pub(crate) fn assert_refused<T: std::fmt::Debug>(
+    parse: impl Fn(&[&str]) -> Result<T, UsageError>,
+    cases: &[&[&str]],
+) {
+    for args in cases {
+        let err = parse(args).expect_err(&format!("{args:?}"));
+        assert!(!err.0.contains('\n'), "one line: {}", err.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_line_starts_with_mode_and_threads() {
+        assert_eq!(mode_and_threads(ServerMode::Sink, 1), "mode sink, 1 thread");
+        assert_eq!(
+            mode_and_threads(ServerMode::Source, 2),
+            "mode source, 2 threads"
+        );
+    }
+
+    #[test]
+    fn listen_addr_takes_ip_port_and_localhost() {
+        assert!(listen_addr("999.1.1.1:1", 7000).is_err());
+        assert!(listen_addr("nohost:1", 7000).is_err());
+        assert_eq!(
+            listen_addr(" localhost:7 ", 7000).unwrap(),
+            "127.0.0.1:7".parse().unwrap()
+        );
+        let err = listen_addr("x", 8080).unwrap_err().0;
+        assert_eq!(
+            err,
+            "--listen 'x' is not an address: give IP:PORT, e.g. 127.0.0.1:8080 (port 0 picks a free port)"
+        );
+    }
+
+    #[test]
+    fn bind_error_names_the_fix() {
+        let taken = io::Error::from(io::ErrorKind::AddrInUse);
+        let err = bind_error("listen on 127.0.0.1:1", &taken, "retry").0;
+        assert!(err.starts_with("cannot listen on 127.0.0.1:1 ("), "{err}");
+        assert!(err.ends_with("): the port is taken: pick another, or port 0 for a free one"));
+        let other = io::Error::other("x");
+        assert!(bind_error("bind udp 127.0.0.1:1", &other, "retry")
+            .0
+            .ends_with("(x): retry"));
+    }
+}

@@ -1,0 +1,182 @@
+//! What the servers that accept TCP connections (`tcp` and `http`) share: the listening socket,
+//! a handle on it and a runtime per thread, the accept loop, and admission under a connection
+//! limit.
+
+use super::command::bind_error;
+use super::counters::{Connections, Snapshot, Tally};
+use super::threads::runtime;
+use super::Shutdown;
+use crate::plan::SocketOptions;
+use socket2::{Domain, Protocol, SockRef, Socket, Type};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Runtime;
+
+/// Pending connections the kernel queues before the server accepts them.
+const BACKLOG: i32 = 1024;
+
+/// How long a thread backs off after a failed accept (e.g. out of file descriptors), so it does
+/// not spin while the condition lasts.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// Binds and listens with socket2, so SO_RCVBUF is set before `listen`: the window scale a
+/// connection uses is fixed by its handshake, and accepted sockets inherit the buffer size.
+pub(crate) fn bind(
+    addr: SocketAddr,
+    options: &SocketOptions,
+) -> anyhow::Result<std::net::TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // A restarted server can bind its port again while old connections sit in TIME_WAIT.
+    socket.set_reuse_address(true)?;
+    if let Some(n) = options.rcvbuf {
+        socket.set_recv_buffer_size(n)?;
+    }
+    socket
+        .bind(&addr.into())
+        .and_then(|()| socket.listen(BACKLOG))
+        .map_err(|e| {
+            bind_error(
+                &format!("listen on {addr}"),
+                &e,
+                "check the address, or use 127.0.0.1:0",
+            )
+        })?;
+    Ok(socket.into())
+}
+
+/// Switches `listener` to non-blocking mode and sets its SO_RCVBUF (accepted sockets inherit
+/// it; ideally it was set before listen, as [`bind`] does, since the window scale is fixed by
+/// the handshake), then makes per thread a handle on it and a runtime.
+pub(crate) fn per_thread(
+    listener: std::net::TcpListener,
+    options: &SocketOptions,
+    threads: usize,
+) -> io::Result<Vec<(std::net::TcpListener, Runtime)>> {
+    listener.set_nonblocking(true)?;
+    if let Some(n) = options.rcvbuf {
+        SockRef::from(&listener).set_recv_buffer_size(n)?;
+    }
+    // Duplicate descriptors of the same socket: every thread accepts from the one queue.
+    (0..threads.max(1))
+        .map(|_| Ok((listener.try_clone()?, runtime()?)))
+        .collect()
+}
+
+/// Accepts on `runtime` until shutdown, handing each connection to `admit`, then drops the
+/// runtime, which ends the connections it serves.
+pub(crate) fn accept_until(
+    shutdown: &Shutdown,
+    runtime: Runtime,
+    listener: std::net::TcpListener,
+    mut admit: impl FnMut(TcpStream),
+) -> io::Result<()> {
+    runtime.block_on(async {
+        let listener = TcpListener::from_std(listener)?;
+        let stopped = shutdown.wait();
+        tokio::pin!(stopped);
+        loop {
+            tokio::select! {
+                _ = &mut stopped => return Ok(()),
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => admit(stream),
+                    Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+                },
+            }
+        }
+    })
+}
+
+/// `max_connections`, and the connections open now over all of a server's threads.
+#[derive(Debug)]
+pub(crate) struct Limit {
+    max: usize,
+    open: AtomicUsize,
+}
+
+impl Limit {
+    /// A limit when `max_connections` is set; without one, an unlimited server touches no
+    /// shared counter per connection.
+    pub(crate) fn new(max_connections: Option<usize>) -> Option<Arc<Limit>> {
+        max_connections.map(|max| {
+            Arc::new(Limit {
+                max,
+                open: AtomicUsize::new(0),
+            })
+        })
+    }
+}
+
+/// Admits a connection under `limit` and applies the socket options, or counts it rejected and
+/// returns `None` (dropping the stream then closes it).
+pub(crate) fn admit<S: Snapshot>(
+    stream: &TcpStream,
+    limit: &Option<Arc<Limit>>,
+    socket: &SocketOptions,
+    tally: &Tally<S>,
+) -> Option<Admission<S>>
+where
+    S::Block: AsRef<Connections>,
+{
+    let Some(admission) = Admission::new(limit, tally) else {
+        tally.as_ref().rejected();
+        return None;
+    };
+    // Failures are ignored: the peer may already have reset the connection, and then the first
+    // read says so.
+    let _ = stream.set_nodelay(socket.nodelay);
+    let sock = SockRef::from(stream);
+    if let Some(n) = socket.sndbuf {
+        let _ = sock.set_send_buffer_size(n);
+    }
+    if let Some(n) = socket.rcvbuf {
+        let _ = sock.set_recv_buffer_size(n);
+    }
+    Some(admission)
+}
+
+/// An admitted connection: counted open (and against the limit) until dropped, which happens
+/// when its task ends or its runtime is dropped.
+pub(crate) struct Admission<S: Snapshot>
+where
+    S::Block: AsRef<Connections>,
+{
+    /// The counters of the thread that accepted it.
+    pub(crate) tally: Tally<S>,
+    limited: Option<Arc<Limit>>,
+}
+
+impl<S: Snapshot> Admission<S>
+where
+    S::Block: AsRef<Connections>,
+{
+    /// Admits a connection, or `None` when `max_connections` are already open.
+    fn new(limit: &Option<Arc<Limit>>, tally: &Tally<S>) -> Option<Admission<S>> {
+        if let Some(limit) = limit {
+            if limit.open.fetch_add(1, Ordering::Relaxed) >= limit.max {
+                limit.open.fetch_sub(1, Ordering::Relaxed);
+                return None;
+            }
+        }
+        tally.as_ref().opened();
+        Some(Admission {
+            tally: tally.clone(),
+            limited: limit.clone(),
+        })
+    }
+}
+
+impl<S: Snapshot> Drop for Admission<S>
+where
+    S::Block: AsRef<Connections>,
+{
+    fn drop(&mut self) {
+        self.tally.as_ref().closed();
+        if let Some(limit) = &self.limited {
+            limit.open.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}

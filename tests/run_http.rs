@@ -335,3 +335,49 @@ fn bad_http_input_gets_one_line_and_exit_2() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// The client against wirebench's own HTTP server: counts agree, templated bodies are echoed,
+/// and the open loop paces HTTP as it paces TCP.
+#[test]
+fn the_client_against_the_reference_http_server() {
+    use wirebench::serve::http::{spawn, HttpServerOptions};
+    let srv = spawn(
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        HttpServerOptions::default(),
+    )
+    .unwrap();
+    let base = format!("http://{}", srv.addr);
+    let (json, code) = run_json(
+        &[&format!("{base}/bytes/1k"), "-c", "4", "-n", "1000"],
+        LIMIT,
+    );
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["http"]["body_bytes"]), 1000 * 1024);
+    // A templated body, echoed: "id=" and a number of 1 to 3 digits for 0..999.
+    let echo = format!("{base}/echo");
+    let (json, code) = run_json(&[&echo, "--body", "id={seq}", "-n", "1000"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    let digits: u64 = (0..1000u64).map(|i| i.to_string().len() as u64).sum();
+    assert_eq!(n(&json["http"]["body_bytes"]), 3 * 1000 + digits);
+    let (json, code) = run_json(
+        &[
+            &format!("{base}/bytes/100"),
+            "--rate",
+            "1000",
+            "-c",
+            "2",
+            "-d",
+            "2s",
+        ],
+        LIMIT,
+    );
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["open_loop"]["kept_up"], true, "{}", json["open_loop"]);
+    let stats = srv.stop();
+    // Replies in flight at the deadline are not counted by the client: one per connection.
+    let counted = 2000 + n(&json["ok"]);
+    assert!(
+        (counted..=counted + 2).contains(&stats.requests),
+        "{stats:?}"
+    );
+}

@@ -195,7 +195,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<String>,
 
-    /// HTTP: requests to cycle through, one per line: '[METHOD] PATH-or-URL', as vegeta's targets.
+    /// HTTP: requests to cycle through, one per line: 'METHOD PATH-or-URL' (method optional), as vegeta's targets.
     #[arg(long, value_name = "FILE")]
     pub targets: Option<String>,
 

@@ -276,7 +276,7 @@ impl Session for TcpConn {
         self.flush().await.map(|_| ())
     }
 
-    /// Writes bulk payload (stream mode) from a buffer of whole messages, about [`IO_CHUNK`]
+    /// Writes bulk payload (stream mode) from a buffer of whole messages, about `IO_CHUNK`
     /// bytes a call; returns the payload bytes written by this call.
     async fn send_bulk(&mut self) -> Result<usize, OpError> {
         if self.bulk.is_empty() {

@@ -434,27 +434,7 @@ impl Session for HttpSession {
     }
 
     async fn flush(&mut self) -> Result<usize, OpError> {
-        let mut bytes = 0;
-        while self.out_pos < self.out.len() {
-            let n = self
-                .stream
-                .write(&self.out[self.out_pos..])
-                .await
-                .map_err(|e| OpError::io("write request", &e))?;
-            if n == 0 {
-                return Err(OpError::new(
-                    ErrorKind::Reset,
-                    "write request: connection closed",
-                ));
-            }
-            self.out_pos += n;
-            bytes += n;
-        }
-        self.stream
-            .flush()
-            .await
-            .map_err(|e| OpError::io("write request", &e))?;
-        Ok(bytes)
+        self.stream.write_from(&self.out, &mut self.out_pos).await
     }
 
     async fn read(&mut self) -> Result<ReadOutcome, OpError> {

@@ -91,6 +91,33 @@ impl Stream {
         }
     }
 
+    /// Writes `buf[*pos..]`, advancing `*pos` as bytes go out (so a cancelled call loses
+    /// nothing), then pushes out anything TLS still holds. Returns the bytes written.
+    pub(crate) async fn write_from(
+        &mut self,
+        buf: &[u8],
+        pos: &mut usize,
+    ) -> Result<usize, OpError> {
+        let start = *pos;
+        while *pos < buf.len() {
+            let n = self
+                .write(&buf[*pos..])
+                .await
+                .map_err(|e| OpError::io("write request", &e))?;
+            if n == 0 {
+                return Err(OpError::new(
+                    ErrorKind::Reset,
+                    "write request: connection closed",
+                ));
+            }
+            *pos += n;
+        }
+        self.flush()
+            .await
+            .map_err(|e| OpError::io("write request", &e))?;
+        Ok(*pos - start)
+    }
+
     /// Pushes out anything a layer above the socket still holds (TLS records).
     pub(crate) async fn flush(&mut self) -> std::io::Result<()> {
         match self {

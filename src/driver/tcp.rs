@@ -221,20 +221,7 @@ impl Session for TcpConn {
 
     /// Writes everything queued; returns the payload bytes written.
     async fn flush(&mut self) -> Result<usize, OpError> {
-        while self.out_pos < self.out.len() {
-            let n = self
-                .stream
-                .write(&self.out[self.out_pos..])
-                .await
-                .map_err(|e| OpError::io("write request", &e))?;
-            if n == 0 {
-                return Err(OpError::new(
-                    ErrorKind::Reset,
-                    "write request: connection closed",
-                ));
-            }
-            self.out_pos += n;
-        }
+        self.stream.write_from(&self.out, &mut self.out_pos).await?;
         Ok(std::mem::take(&mut self.payload_out))
     }
 

@@ -64,11 +64,17 @@ fn ramps_and_stages_follow_their_timetable() {
     assert_eq!(series.len(), 2, "{json}");
     assert_eq!(series[0]["offered"], 1500);
     assert_eq!(series[1]["offered"], 2500);
-    assert_eq!(json["ok"], 4000, "{}", json["open_loop"]);
+    // Every request sent before the deadline is answered (in-flight ones get their --timeout);
+    // one whose send a late wake-up pushed past the deadline is offered but not sent.
+    let open = &json["open_loop"];
+    assert_eq!(open["offered"], 4000, "{open}");
+    assert_eq!(json["ok"], open["sent"], "{open}");
+    assert!(open["sent"].as_u64().unwrap() >= 3990, "{open}");
 
     let (json, code) = run_json(&[&srv.url, "--stages", "1s@500,1s@1500", "-c", "2"], LIMIT);
     assert_eq!(code, 0, "{json}");
-    assert_eq!(json["ok"], 2000);
+    assert_eq!(json["ok"], json["open_loop"]["sent"], "{json}");
+    assert!(json["ok"].as_u64().unwrap() >= 1990, "{json}");
     let series = json["series"].as_array().unwrap();
     let sent: Vec<u64> = series.iter().map(|p| p["sent"].as_u64().unwrap()).collect();
     assert!(

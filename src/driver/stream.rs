@@ -118,6 +118,33 @@ impl Stream {
         Ok(*pos - start)
     }
 
+    /// Asks the kernel not to wake a reader until `bytes` are buffered (SO_RCVLOWAT; plain TCP
+    /// only, a TLS record boundary is not a byte count). Fewer, larger reads for a long body.
+    pub(crate) fn set_rcvlowat(&self, bytes: usize) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let fd = match self {
+            Stream::Async(s) => s.as_raw_fd(),
+            Stream::Blocking(s) => s.as_raw_fd(),
+            Stream::Tls(_) => return Ok(()),
+        };
+        let v = bytes.clamp(1, i32::MAX as usize) as libc::c_int;
+        // SAFETY: a valid descriptor we own and a c_int of the size we pass.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVLOWAT,
+                (&v as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
     /// Pushes out anything a layer above the socket still holds (TLS records).
     pub(crate) async fn flush(&mut self) -> std::io::Result<()> {
         match self {

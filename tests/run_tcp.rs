@@ -49,6 +49,66 @@ fn pipelined_requests_are_all_answered_and_counted() {
     assert_eq!(srv.stop().requests, 5000);
 }
 
+/// Requests far larger than the socket buffers, to a server that echoes as it reads: the
+/// client must read while it writes (else both sides wait for ever), check every echoed byte,
+/// and never hold a whole request in memory. Both client paths: blocking calls (one connection
+/// on a thread) and the event loop (pipelined, two connections on one thread).
+#[test]
+fn requests_larger_than_the_socket_buffers_are_echoed_at_constant_memory() {
+    for blocking_server in [false, true] {
+        let (srv, url) = server(TcpServerOptions {
+            blocking: blocking_server,
+            ..TcpServerOptions::default()
+        });
+        let mb64 = 64 << 20;
+        let (json, code) = run_json(
+            &[
+                &url,
+                "--size",
+                "64M",
+                "-n",
+                "3",
+                "--threads",
+                "1",
+                "--timeout",
+                "20s",
+            ],
+            LIMIT,
+        );
+        assert_eq!(code, 0, "{json}");
+        assert_eq!(n(&json["ok"]), 3);
+        assert_eq!(n(&json["throughput"]["received_bytes"]), 3 * mb64);
+        let rss = n(&json["generator"]["peak_rss_kib"]);
+        assert!(
+            rss < 48 * 1024,
+            "client peak RSS {rss} KiB for 64 MiB requests"
+        );
+        let (json, code) = run_json(
+            &[
+                &url,
+                "--size",
+                "1M",
+                "-c",
+                "2",
+                "--threads",
+                "1",
+                "--pipeline",
+                "8",
+                "-n",
+                "200",
+                "--timeout",
+                "20s",
+            ],
+            LIMIT,
+        );
+        assert_eq!(code, 0, "{json}");
+        assert_eq!(n(&json["ok"]), 200);
+        let stats = srv.stop();
+        assert_eq!(stats.requests, 203, "{stats:?}");
+        assert_eq!(stats.bytes_in, 3 * mb64 + 200 * (1 << 20), "{stats:?}");
+    }
+}
+
 /// A server that reads the preamble, then answers every 64-byte request with the same bytes
 /// but one flipped: the client must notice the echo is not byte-exact.
 #[test]

@@ -103,8 +103,15 @@ pub trait Session {
     async fn flush(&mut self) -> Result<usize, OpError>;
     /// Waits for input once and parses it.
     async fn read(&mut self) -> Result<ReadOutcome, OpError>;
-    /// The replies completed by the last [`Session::read`].
+    /// The replies completed by the last [`Session::read`] (or, after a `Some` from
+    /// [`Session::take_early`], by the reads that flush made).
     fn completed(&self) -> &[Done];
+    /// What the last [`Session::flush`] read while its writes were blocked (a large request
+    /// to a server that answers as it reads: reading meanwhile keeps both sides moving), with
+    /// the replies it completed in [`Session::completed`]. None if it read nothing.
+    fn take_early(&mut self) -> Option<ReadOutcome> {
+        None
+    }
     /// Whether the session can carry another request (false once an HTTP server said
     /// `Connection: close`); the engine opens a new one if not.
     fn reusable(&self) -> bool {

@@ -118,6 +118,95 @@ impl Stream {
         Ok(*pos - start)
     }
 
+    /// Writes what the socket takes now, without waiting (WouldBlock if nothing).
+    pub(crate) fn try_write_now(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Async(s) => s.try_write(buf),
+            Stream::Blocking(s) => {
+                use std::os::fd::AsRawFd;
+                // SAFETY: `buf` is valid for reads of its length.
+                let n = unsafe {
+                    libc::send(
+                        s.as_raw_fd(),
+                        buf.as_ptr().cast(),
+                        buf.len(),
+                        libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                    )
+                };
+                if n < 0 {
+                    Err(std::io::Error::last_os_error())
+                } else {
+                    Ok(n as usize)
+                }
+            }
+            Stream::Tls(_) => Err(std::io::ErrorKind::Unsupported.into()),
+        }
+    }
+
+    /// Reads what is there now, without waiting (WouldBlock if nothing).
+    pub(crate) fn try_read_now(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Async(s) => s.try_read(buf),
+            Stream::Blocking(s) => {
+                use std::os::fd::AsRawFd;
+                // SAFETY: `buf` is valid for writes of its length.
+                let n = unsafe {
+                    libc::recv(
+                        s.as_raw_fd(),
+                        buf.as_mut_ptr().cast(),
+                        buf.len(),
+                        libc::MSG_DONTWAIT,
+                    )
+                };
+                if n < 0 {
+                    Err(std::io::Error::last_os_error())
+                } else {
+                    Ok(n as usize)
+                }
+            }
+            Stream::Tls(_) => Err(std::io::ErrorKind::Unsupported.into()),
+        }
+    }
+
+    /// Waits until the socket is readable or writable; returns (readable, writable). A blocking
+    /// stream waits in poll(2) up to its read timeout.
+    pub(crate) async fn wait_duplex(&mut self) -> std::io::Result<(bool, bool)> {
+        match self {
+            Stream::Async(s) => {
+                let r = s
+                    .ready(tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE)
+                    .await?;
+                Ok((r.is_readable() || r.is_read_closed(), r.is_writable()))
+            }
+            Stream::Blocking(s) => {
+                use std::os::fd::AsRawFd;
+                let wait = s
+                    .read_timeout()?
+                    .map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+                let mut p = libc::pollfd {
+                    fd: s.as_raw_fd(),
+                    events: libc::POLLIN | libc::POLLOUT,
+                    revents: 0,
+                };
+                loop {
+                    // SAFETY: one valid pollfd.
+                    match unsafe { libc::poll(&mut p, 1, wait) } {
+                        0 => return Err(timed_out(std::io::ErrorKind::WouldBlock.into())),
+                        n if n > 0 => break,
+                        _ => match std::io::Error::last_os_error() {
+                            e if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                            e => return Err(e),
+                        },
+                    }
+                }
+                let r = p.revents;
+                let bad = libc::POLLERR | libc::POLLHUP;
+                Ok((r & (libc::POLLIN | bad) != 0, r & libc::POLLOUT != 0))
+            }
+            Stream::Tls(_) => Err(std::io::ErrorKind::Unsupported.into()),
+        }
+    }
+
     /// Asks the kernel not to wake a reader until `bytes` are buffered (SO_RCVLOWAT; plain TCP
     /// only, a TLS record boundary is not a byte count). Fewer, larger reads for a long body.
     pub(crate) fn set_rcvlowat(&self, bytes: usize) -> std::io::Result<()> {

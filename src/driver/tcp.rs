@@ -9,11 +9,13 @@ use crate::plan::{Reply, Request, SocketOptions, Workload};
 use crate::record::{ErrorKind, OpError};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Period of the synthetic request pattern, and the largest request built in one piece.
 const PATTERN_LEN: usize = 64 * 1024;
-/// Read buffer size; also the unit of bulk writes (as iperf3's default 128 KiB).
+/// Read buffer size; also the unit of bulk writes (as iperf3's default 128 KiB). Requests
+/// longer than this are never built whole: they are written piece by piece from the pattern.
 const IO_CHUNK: usize = 128 * 1024;
 
 /// Opens connections to one target and knows the shape of its requests and replies.
@@ -38,8 +40,8 @@ pub struct TcpDriver {
 enum Template {
     /// `size` bytes: the first 8 (or fewer) carry the sequence number, the rest follow `pattern`.
     Synthetic { size: usize, pattern: Vec<u8> },
-    /// Exact bytes.
-    Payload(Vec<u8>),
+    /// Exact bytes, shared by every connection.
+    Payload(Arc<[u8]>),
 }
 
 impl Template {
@@ -71,7 +73,7 @@ impl TcpDriver {
                     .map(pattern_byte)
                     .collect(),
             },
-            Request::Payload(p) => Template::Payload(p.clone()),
+            Request::Payload(p) => Template::Payload(p.as_slice().into()),
         };
         let verify_echo = matches!(
             (&workload.request, &workload.reply),
@@ -143,6 +145,11 @@ impl Driver for TcpDriver {
             completed: Vec::new(),
             bulk: Vec::new(),
             bulk_pos: 0,
+            big: VecDeque::new(),
+            big_off: 0,
+            head: [0; 8],
+            wide: Vec::new(),
+            early: None,
         };
         Ok((conn, Some(took)))
     }
@@ -182,6 +189,17 @@ pub struct TcpConn {
     /// Stream mode's send buffer: whole messages, written round and round.
     bulk: Vec<u8>,
     bulk_pos: usize,
+    /// Requests over [`IO_CHUNK`] not yet fully written (sequence numbers), and how far the
+    /// first one is.
+    big: VecDeque<u64>,
+    big_off: usize,
+    /// The first one's sequence-number bytes.
+    head: [u8; 8],
+    /// The pattern, [`PATTERN_LEN`] + [`IO_CHUNK`] bytes long, so any chunk of a long request
+    /// past its first 8 bytes is one slice of it.
+    wide: Vec<u8>,
+    /// What flush read while its writes waited (see [`Session::take_early`]).
+    early: Option<ReadOutcome>,
 }
 
 impl Session for TcpConn {
@@ -197,6 +215,16 @@ impl Session for TcpConn {
 
     /// Queues request `seq`, counted as sent at `sent`; [`Session::flush`] writes it.
     fn queue(&mut self, seq: u64, sent: Sent) {
+        let len = self.shape.request.len();
+        if len > IO_CHUNK {
+            if self.big.is_empty() {
+                self.head = seq.to_le_bytes();
+            }
+            self.big.push_back(seq);
+            self.payload_out += len;
+            self.in_flight.push_back((seq, sent));
+            return;
+        }
         if self.out_pos == self.out.len() {
             self.out.clear();
             self.out_pos = 0;
@@ -219,14 +247,50 @@ impl Session for TcpConn {
         self.in_flight.push_back((seq, sent));
     }
 
-    /// Writes everything queued; returns the payload bytes written.
+    /// Writes everything queued; returns the payload bytes written. While the socket takes
+    /// no more it reads instead: a server that answers as it reads (an echo) would otherwise
+    /// stop reading once its replies fill the buffers, and both sides would wait for ever.
     async fn flush(&mut self) -> Result<usize, OpError> {
-        self.stream.write_from(&self.out, &mut self.out_pos).await?;
+        if self.early.is_none() {
+            self.completed.clear();
+        }
+        loop {
+            let data: &[u8] = if self.out_pos < self.out.len() {
+                &self.out[self.out_pos..]
+            } else if !self.big.is_empty() {
+                big_part(
+                    &self.shape.request,
+                    &self.head,
+                    self.big_off,
+                    &mut self.wide,
+                )
+            } else {
+                break;
+            };
+            match self.stream.try_write_now(data) {
+                Ok(0) => {
+                    return Err(OpError::new(
+                        ErrorKind::Reset,
+                        "write request: connection closed",
+                    ))
+                }
+                Ok(n) => self.advance(n),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.wait_duplex().await?,
+                Err(e) => return Err(OpError::io("write request", &e)),
+            }
+        }
         Ok(std::mem::take(&mut self.payload_out))
+    }
+
+    fn take_early(&mut self) -> Option<ReadOutcome> {
+        self.early.take()
     }
 
     /// Reads once and parses what came; completed replies' send times go to [`Session::completed`].
     async fn read(&mut self) -> Result<ReadOutcome, OpError> {
+        if let Some(early) = self.early.take() {
+            return Ok(early);
+        }
         self.completed.clear();
         let n = self
             .stream
@@ -313,7 +377,70 @@ impl Session for TcpConn {
     }
 }
 
+/// The next bytes of the long request whose first `off` bytes are written: its sequence number
+/// (`head`), then the pattern (from `wide`, built on first use) or the payload.
+fn big_part<'a>(
+    request: &'a Template,
+    head: &'a [u8; 8],
+    off: usize,
+    wide: &'a mut Vec<u8>,
+) -> &'a [u8] {
+    match request {
+        Template::Payload(p) => &p[off..p.len().min(off + IO_CHUNK)],
+        Template::Synthetic { .. } if off < 8 => &head[off..],
+        Template::Synthetic { size, pattern } => {
+            if wide.is_empty() {
+                *wide = (0..PATTERN_LEN + IO_CHUNK)
+                    .map(|i| pattern[i % pattern.len()])
+                    .collect();
+            }
+            let at = off % pattern.len();
+            &wide[at..at + IO_CHUNK.min(size - off)]
+        }
+    }
+}
+
 impl TcpConn {
+    /// `n` more queued bytes went out.
+    fn advance(&mut self, n: usize) {
+        if self.out_pos < self.out.len() {
+            self.out_pos += n;
+            return;
+        }
+        self.big_off += n;
+        if self.big_off == self.shape.request.len() {
+            self.big.pop_front();
+            self.big_off = 0;
+            if let Some(&seq) = self.big.front() {
+                self.head = seq.to_le_bytes();
+            }
+        }
+    }
+
+    /// Waits until the socket takes more or has input; reads and parses the input, keeping
+    /// what it brought for [`Session::take_early`].
+    async fn wait_duplex(&mut self) -> Result<(), OpError> {
+        let (readable, _) = self
+            .stream
+            .wait_duplex()
+            .await
+            .map_err(|e| OpError::io("write request", &e))?;
+        if !readable {
+            return Ok(());
+        }
+        let n = match self.stream.try_read_now(&mut self.inbuf) {
+            Ok(0) => return Err(self.closed_early()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(OpError::io("read reply", &e)),
+        };
+        let replies = self.parse(n)?;
+        let early = self.early.get_or_insert_with(ReadOutcome::default);
+        early.bytes += n;
+        early.replies += replies;
+        Ok(())
+    }
+
     /// After a failed upload: the reference server's reason, if it sent one before closing
     /// (a stream sent to an echo server), read without waiting.
     fn refusal(&mut self) -> Option<OpError> {

@@ -203,9 +203,18 @@ async fn read_replies<D: Driver>(ctx: &Ctx<D>, session: &mut D::Session) -> Resu
     Ok(outcome.replies)
 }
 
-/// Sends what is queued and records the bytes.
+/// Sends what is queued and records the bytes, and any replies read while writing waited.
 async fn flush<D: Driver>(ctx: &Ctx<D>, session: &mut D::Session) -> Result<(), OpError> {
-    let bytes = session.flush().await?;
+    let sent = session.flush().await;
+    if let Some(early) = session.take_early() {
+        let now = Instant::now();
+        let mut rec = ctx.rec.borrow_mut();
+        rec.read(now, &early);
+        for done in session.completed() {
+            rec.done(done, now);
+        }
+    }
+    let bytes = sent?;
     if bytes > 0 {
         ctx.rec.borrow_mut().sent(Instant::now(), bytes);
     }

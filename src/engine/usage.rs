@@ -59,9 +59,20 @@ pub fn process_cpu() -> CpuTimes {
     }
 }
 
-/// Peak resident set size of the process, KiB.
+/// Peak resident set size of the process, KiB: VmHWM, this program's own peak. (getrusage's
+/// ru_maxrss would do but for one thing: Linux carries it across fork and exec, so a wirebench
+/// started by a large process reports that process's peak.)
 pub fn peak_rss_kib() -> u64 {
-    rusage(libc::RUSAGE_SELF).ru_maxrss.max(0) as u64
+    let hwm = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| vm_hwm_kib(&s));
+    hwm.unwrap_or_else(|| rusage(libc::RUSAGE_SELF).ru_maxrss.max(0) as u64)
+}
+
+/// The `VmHWM:   1234 kB` line of /proc/PID/status, in KiB.
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Raises the soft limit on open files so `needed` descriptors fit (10,000 connections need
@@ -105,5 +116,20 @@ pub fn raise_fd_limit() {
             lim.rlim_cur = lim.rlim_max;
             libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_rss_is_this_process_own() {
+        assert_eq!(
+            vm_hwm_kib("Name:\tx\nVmHWM:\t   1234 kB\nVmRSS:\t 99 kB\n"),
+            Some(1234)
+        );
+        assert_eq!(vm_hwm_kib("Name:\tx\n"), None);
+        assert!(peak_rss_kib() > 0);
     }
 }

@@ -187,6 +187,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_keepalive: bool,
 
+    /// HTTP/2 instead of HTTP/1.1: on http:// with prior knowledge (h2c: the connection starts
+    /// with the HTTP/2 preface, no Upgrade), on https:// by ALPN "h2". -c is the connections;
+    /// --pipeline K the concurrent streams on each (like h2load -m K) [default: 1].
+    #[arg(long)]
+    pub http2: bool,
+
     /// HTTPS: accept any server certificate (self-signed test servers).
     #[arg(long, conflicts_with = "cacert")]
     pub insecure: bool,

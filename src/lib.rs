@@ -14,7 +14,8 @@
 //! - [`load`]: WHEN to send: the closed loop, or an open-loop [`load::Schedule`] (constant rate,
 //!   ramp, stages) as pure functions of the request index.
 //! - [`driver`]: WHAT one operation is, one file per protocol ([`driver::tcp`], [`driver::udp`],
-//!   [`driver::http`], with [`driver::tls`]), behind the `Driver`/`Session` traits.
+//!   [`driver::http`], [`driver::h2`] for HTTP/2, with [`driver::tls`]), behind the
+//!   `Driver`/`Session` traits.
 //! - [`template`]: `{seq}`, `{worker}`, `{rand:N}`, `{uuid}` placeholders in requests.
 //! - [`engine`]: worker threads, each a single-threaded runtime owning its connections and its
 //!   recorder; deadlines; the collector that merges per-second intervals.

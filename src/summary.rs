@@ -210,6 +210,8 @@ pub struct Http {
     pub requests: usize,
     /// Whether connections were kept alive.
     pub keepalive: bool,
+    /// The HTTP version spoken: "1.1" or "2".
+    pub version: &'static str,
     /// Replies by status code (code 0: no valid status).
     pub status: Vec<StatusCount>,
     /// Replies by class.

@@ -1,5 +1,7 @@
 //! The HTTP client against nginx (from Debian's packages, started by each test on a free port
 //! with a temporary configuration and its own access log): counts agree with the server's log.
+//! HTTP/2 (`--http2`) against nginx's h2c and h2-over-TLS listeners, and against a scripted
+//! HTTP/2 peer that resets streams or ends connections, which nginx does not do on demand.
 
 mod common;
 
@@ -10,7 +12,17 @@ use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
+/// How an nginx listens.
+#[derive(Clone, Copy, Default)]
+struct Listen {
+    /// https with a fresh self-signed certificate.
+    tls: bool,
+    /// HTTP/2: h2c with prior knowledge, or h2 by ALPN with `tls`.
+    http2: bool,
+}
+
 /// An nginx of this test's own: one worker, a temporary root and log, stopped by its PID.
+/// Its access log lines are `$connection $request_uri $status $server_protocol`.
 struct Nginx {
     child: Child,
     dir: PathBuf,
@@ -25,6 +37,11 @@ impl Nginx {
     /// With `tls`, the server speaks https with a fresh self-signed certificate for
     /// localhost and 127.0.0.1 (made with openssl), in `cert.pem` of its directory.
     fn start_with(name: &str, extra: &str, tls: bool) -> Nginx {
+        Nginx::launch(name, extra, Listen { tls, http2: false })
+    }
+
+    fn launch(name: &str, extra: &str, listen: Listen) -> Nginx {
+        let tls = listen.tls;
         let dir = std::env::temp_dir().join(format!("wb-nginx-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("www")).unwrap();
@@ -58,20 +75,28 @@ impl Nginx {
                 .expect("openssl makes the test certificate")
                 .success();
             assert!(ok, "openssl failed");
-            format!("ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem")
+            format!(" ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;")
         } else {
-            String::new()
+            ";".to_string()
+        };
+        // nginx turns TCP_NODELAY on for keep-alive HTTP/1.1 and TLS only: a cleartext HTTP/2
+        // connection keeps Nagle on, and sendfile then holds each small body for the client's
+        // delayed ACK (~40 ms). Without sendfile, a frame header and its data go in one write.
+        let (h2, sendfile) = match (listen.http2, tls) {
+            (true, false) => (" http2", "off"),
+            (true, true) => (" http2", "on"),
+            (false, _) => ("", "on"),
         };
         let conf = format!(
             "worker_processes 1; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;
              events {{ worker_connections 1024; }}
              http {{
-               log_format wb '$connection $request_uri $status';
+               log_format wb '$connection $request_uri $status $server_protocol';
                access_log {d}/access.log wb;
                client_body_temp_path {d}/body; proxy_temp_path {d}/proxy;
                fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
-               keepalive_requests 1000000; sendfile on;
-               server {{ listen 127.0.0.1:{port} {ssl}; root {d}/www;
+               keepalive_requests 1000000; sendfile {sendfile};
+               server {{ listen 127.0.0.1:{port}{h2}{ssl} root {d}/www;
                  location = /status/503 {{ return 503; }}
                  {extra}
                }}
@@ -434,4 +459,481 @@ fn long_and_short_bodies_alternate_on_one_connection() {
     let stats = srv.stop();
     assert_eq!(stats.connections, 4, "{stats:?}");
     assert_eq!(stats.requests, 60, "{stats:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP/2
+// ---------------------------------------------------------------------------------------------
+
+fn h2c(name: &str, extra: &str) -> Nginx {
+    Nginx::launch(
+        name,
+        extra,
+        Listen {
+            tls: false,
+            http2: true,
+        },
+    )
+}
+
+/// The distinct `$connection` numbers of an access log.
+fn connections(log: &[String]) -> usize {
+    let mut c: Vec<&str> = log.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    c.sort();
+    c.dedup();
+    c.len()
+}
+
+/// Every access log line was an HTTP/2 request.
+fn assert_all_http2(log: &[String]) {
+    assert!(!log.is_empty());
+    for l in log {
+        assert!(l.ends_with(" HTTP/2.0"), "not HTTP/2: {l}");
+    }
+}
+
+/// Panics unless `doc` validates against schema/result.v1.json.
+fn assert_schema(doc: &serde_json::Value) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.v1.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn http2_counts_equal_the_nginx_log_on_at_most_two_connections() {
+    let ngx = h2c("h2count", "");
+    let url = format!("{}/small.txt", ngx.url);
+    let args = [&url, "--http2", "-c", "2", "--pipeline", "8", "-n", "800"];
+    let (json, code) = run_json(&args, LIMIT);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["ok"]), 800);
+    assert_eq!(json["http"]["version"], "2");
+    assert_eq!(n(&json["http"]["status_2xx"]), 800);
+    assert_eq!(n(&json["http"]["body_bytes"]), 800 * 100);
+    assert_eq!(n(&json["connect"]["count"]), 2, "{}", json["connect"]);
+    assert!(json["http"]["ttfb"]["p50_us"].as_f64().unwrap() > 0.0);
+    assert_schema(&json);
+    let log = ngx.log();
+    assert_eq!(log.len(), 800);
+    assert_all_http2(&log);
+    assert!(connections(&log) <= 2, "{} connections", connections(&log));
+    // By time, with a warm-up: requests in flight at the deadline finish, so the log holds
+    // exactly what was counted, warm-up included.
+    let (json, code) = run_json(
+        &[
+            &url,
+            "--http2",
+            "-c",
+            "2",
+            "--pipeline",
+            "8",
+            "-d",
+            "1s",
+            "--warmup",
+            "100",
+        ],
+        LIMIT,
+    );
+    assert_eq!(code, 0, "{json}");
+    let ok = n(&json["ok"]) + n(&json["warmup"]["ok"]);
+    let lines = ngx.log().len() as u64 - 800;
+    assert!(ok > 100 && lines == ok, "log {lines}, client {ok}");
+}
+
+#[test]
+fn http2_statuses_are_counted_and_judged_by_accept() {
+    let ngx = h2c("h2status", "");
+    let url = format!("{}/status/503", ngx.url);
+    let (json, code) = run_json(&[&url, "--http2", "-n", "50", "--pipeline", "4"], LIMIT);
+    assert_eq!(code, 1, "503 is an error by default");
+    assert_eq!(json["errors"]["by_kind"][0]["kind"], "status");
+    assert_eq!(n(&json["errors"]["by_kind"][0]["count"]), 50);
+    assert_eq!(json["http"]["status"][0]["code"], 503);
+    let (json, code) = run_json(&[&url, "--http2", "-n", "50", "--accept", "2xx,503"], LIMIT);
+    assert_eq!((code, n(&json["ok"])), (0, 50), "{json}");
+    assert_eq!(n(&json["http"]["status_5xx"]), 50);
+    assert_eq!(ngx.log().len(), 100);
+}
+
+#[test]
+fn http2_large_bodies_are_counted_exactly_at_constant_memory() {
+    let ngx = h2c("h2big", "");
+    // A sparse file: nginx sends 64 MiB of zeros without the disk.
+    let f = std::fs::File::create(ngx.root().join("big.bin")).unwrap();
+    f.set_len(64 << 20).unwrap();
+    let url = format!("{}/big.bin", ngx.url);
+    // Six bodies, two at a time on one connection: 384 MiB through an 8 MiB window.
+    let (json, code) = run_json(
+        &[
+            &url,
+            "--http2",
+            "-n",
+            "6",
+            "--pipeline",
+            "2",
+            "--timeout",
+            "30s",
+        ],
+        LIMIT,
+    );
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["ok"]), 6);
+    assert_eq!(n(&json["http"]["body_bytes"]), 6 * (64 << 20));
+    let rss = n(&json["generator"]["peak_rss_kib"]);
+    assert!(rss < 48 * 1024, "peak RSS {rss} KiB for 384 MiB of bodies");
+}
+
+#[test]
+fn http2_over_tls_by_alpn_with_a_trusted_certificate() {
+    let ngx = Nginx::launch(
+        "h2tls",
+        "",
+        Listen {
+            tls: true,
+            http2: true,
+        },
+    );
+    let cert = ngx.dir.join("cert.pem").display().to_string();
+    let url = format!("{}/small.txt", ngx.url).replace("127.0.0.1", "localhost");
+    let (json, code) = run_json(
+        &[
+            &url,
+            "--http2",
+            "--cacert",
+            &cert,
+            "-c",
+            "2",
+            "--pipeline",
+            "4",
+            "-n",
+            "200",
+        ],
+        LIMIT,
+    );
+    assert_eq!((code, n(&json["ok"])), (0, 200), "{json}");
+    assert_eq!(n(&json["http"]["body_bytes"]), 200 * 100);
+    let log = ngx.log();
+    assert_eq!(log.len(), 200);
+    assert_all_http2(&log);
+    assert!(connections(&log) <= 2);
+    // Untrusted without --cacert: the same one line as for HTTP/1.1.
+    let (out, _) = run_bounded(&["run", &url, "--http2", "-n", "5"], LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("TLS handshake"), "{err}");
+}
+
+/// Servers that do not speak HTTP/2 are named before the load, in one line, exit 2.
+#[test]
+fn http2_servers_without_it_are_named_before_the_load() {
+    let plain = Nginx::start("h2no", "");
+    let tls = Nginx::start_with("h2notls", "", true);
+    let cert = tls.dir.join("cert.pem").display().to_string();
+    let tls_url = format!("{}/small.txt", tls.url);
+    let plain_url = format!("{}/small.txt", plain.url);
+    for (args, want) in [
+        (
+            vec!["run", &plain_url, "--http2", "-n", "5"],
+            "does not speak HTTP/2 without TLS",
+        ),
+        (
+            vec!["run", &tls_url, "--http2", "--cacert", &cert, "-n", "5"],
+            "chose http/1.1 in ALPN, not h2",
+        ),
+    ] {
+        let (out, _) = run_bounded(&args, LIMIT);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(want) && err.contains("--http2"), "{err}");
+    }
+    // No request reached either server: the HTTP/1.1 one logged the preface as a bad request.
+    assert!(tls.log().is_empty(), "{:?}", tls.log());
+    for l in plain.log() {
+        assert!(l.contains(" 400 "), "{l}");
+    }
+}
+
+#[test]
+fn bad_http2_input_gets_one_line_and_exit_2() {
+    for (args, want) in [
+        (
+            vec!["run", "tcp://127.0.0.1:9", "--http2"],
+            "--http2 applies to http://",
+        ),
+        (
+            vec!["run", "udp://127.0.0.1:9", "--http2"],
+            "--http2 applies to http://",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1:9/",
+                "--http2",
+                "-H",
+                "Connection: close",
+            ],
+            "HTTP/2 forbids connection-specific headers",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:9/", "--http2", "-H", "TE: gzip"],
+            "HTTP/2 forbids",
+        ),
+    ] {
+        let (out, _) = run_bounded(&args, LIMIT);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn http2_no_keepalive_opens_a_connection_per_request() {
+    let ngx = h2c("h2close", "");
+    let url = format!("{}/small.txt", ngx.url);
+    let (json, code) = run_json(
+        &[&url, "--http2", "--no-keepalive", "-c", "2", "-n", "40"],
+        LIMIT,
+    );
+    assert_eq!((code, n(&json["ok"])), (0, 40), "{json}");
+    assert_eq!(n(&json["connect"]["count"]), 40);
+    assert_eq!(json["http"]["keepalive"], false);
+    let log = ngx.log();
+    assert_eq!((log.len(), connections(&log)), (40, 40));
+    assert_all_http2(&log);
+}
+
+#[test]
+fn http2_sends_templates_bodies_headers_and_targets() {
+    let ngx = h2c(
+        "h2post",
+        "location = /post { return 200 \"$http_x_id:$request_body\"; }
+         location /item/ { return 200 \"$host\"; }",
+    );
+    // nginx reads a body only when something uses it: $request_body does, once it is read,
+    // which `return` does not wait for; so echo the header and count the body through the log.
+    let url = format!("{}/post", ngx.url);
+    let (json, code) = run_json(
+        &[
+            &url,
+            "--http2",
+            "-X",
+            "POST",
+            "-H",
+            "X-Id: {seq}",
+            "--body",
+            "k={seq}",
+            "-n",
+            "20",
+        ],
+        LIMIT,
+    );
+    assert_eq!((code, n(&json["ok"])), (0, 20), "{json}");
+    // "N:" per reply, N the numbers 0..19: 30 digits and 20 colons (the body is not read).
+    let body = n(&json["http"]["body_bytes"]);
+    assert!(body >= 30 + 20, "{body}");
+    // --targets in turn, with {seq} paths unique and a Host header as :authority.
+    let dir = ngx.dir.join("targets.txt");
+    std::fs::write(&dir, "GET /item/{seq}\nHEAD /small.txt\n").unwrap();
+    let base = format!("{}/", ngx.url);
+    let (json, code) = run_json(
+        &[
+            &base,
+            "--http2",
+            "--targets",
+            dir.to_str().unwrap(),
+            "-H",
+            "Host: example.org",
+            "-c",
+            "2",
+            "--pipeline",
+            "4",
+            "-n",
+            "100",
+        ],
+        LIMIT,
+    );
+    assert_eq!((code, n(&json["ok"])), (0, 100), "{json}");
+    // 50 replies "example.org" and 50 HEAD replies without a body.
+    assert_eq!(n(&json["http"]["body_bytes"]), 50 * 11);
+    let log = ngx.log();
+    let mut items: Vec<&str> = log
+        .iter()
+        .filter_map(|l| l.split(' ').nth(1))
+        .filter(|p| p.starts_with("/item/"))
+        .collect();
+    assert_eq!(items.len(), 50);
+    items.sort();
+    items.dedup();
+    assert_eq!(items.len(), 50, "some {{seq}} repeated");
+}
+
+#[test]
+fn http2_open_loop_keeps_its_schedule() {
+    let ngx = h2c("h2rate", "");
+    let url = format!("{}/small.txt", ngx.url);
+    let (json, code) = run_json(
+        &[&url, "--http2", "--rate", "500", "-c", "2", "-d", "2s"],
+        LIMIT,
+    );
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["open_loop"]["kept_up"], true, "{}", json["open_loop"]);
+    assert_eq!(ngx.log().len() as u64, n(&json["ok"]));
+    assert_schema(&json);
+}
+
+/// nginx ends an HTTP/2 connection with GOAWAY after keepalive_requests streams: the client
+/// opens another, and every request is either an ok reply nginx logged or a counted error
+/// (streams beyond the GOAWAY were refused, not processed).
+#[test]
+fn http2_goaway_after_a_request_limit_reconnects_and_counts_every_request() {
+    let ngx = h2c("h2goaway", "keepalive_requests 100;");
+    let url = format!("{}/small.txt", ngx.url);
+    let (json, code) = run_json(&[&url, "--http2", "-n", "350"], LIMIT);
+    assert_eq!((code, n(&json["ok"])), (0, 350), "{json}");
+    assert_eq!(n(&json["connect"]["count"]), 4, "{}", json["connect"]);
+    assert_eq!(connections(&ngx.log()), 4);
+    let before = ngx.log().len() as u64;
+    let (json, _) = run_json(&[&url, "--http2", "--pipeline", "8", "-n", "700"], LIMIT);
+    let (ok, errors) = (n(&json["ok"]), n(&json["errors"]["total"]));
+    assert_eq!(ok + errors, 700, "{json}");
+    assert_eq!(ngx.log().len() as u64 - before, ok);
+    for kind in json["errors"]["by_kind"].as_array().unwrap() {
+        assert_eq!(kind["kind"], "refused", "{kind}");
+    }
+    assert!(n(&json["connect"]["count"]) >= 7, "{}", json["connect"]);
+}
+
+/// With more streams wanted than the server allows at once, the rest wait their turn.
+#[test]
+fn http2_streams_beyond_the_servers_limit_wait_their_turn() {
+    let ngx = h2c("h2limit", "http2_max_concurrent_streams 4;");
+    let url = format!("{}/small.txt", ngx.url);
+    // The client waits for nginx's SETTINGS before its first streams, so none is refused.
+    let (json, code) = run_json(&[&url, "--http2", "--pipeline", "16", "-n", "400"], LIMIT);
+    assert_eq!((code, n(&json["ok"])), (0, 400), "{json}");
+    assert_eq!(ngx.log().len(), 400);
+    assert_eq!(n(&json["connect"]["count"]), 1);
+}
+
+/// What a scripted HTTP/2 peer does with each request.
+#[derive(Clone, Copy)]
+enum Misbehave {
+    /// RST_STREAM REFUSED_STREAM; the connection goes on.
+    RefuseStream,
+    /// GOAWAY ENHANCE_YOUR_CALM (no stream processed), then the end of the connection.
+    GoAway,
+}
+
+/// A minimal HTTP/2 peer on 127.0.0.1 that answers the preface with SETTINGS and each request
+/// as `how` says; it stops when the returned flag is set. Returns the URL, the flag, and the
+/// thread (which yields the connections it accepted).
+fn misbehaving_h2(
+    how: Misbehave,
+) -> (
+    String,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<usize>,
+) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let frame = |kind: u8, flags: u8, stream: u32, payload: &[u8]| {
+        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        f.extend_from_slice(&[kind, flags]);
+        f.extend_from_slice(&stream.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    };
+    let thread = std::thread::spawn(move || {
+        let mut accepted = 0;
+        while !flag.load(Ordering::Relaxed) {
+            let Ok((mut s, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            accepted += 1;
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            s.write_all(&frame(4, 0, 0, &[])).unwrap();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let mut at = 24; // the client's preface
+            'conn: loop {
+                match s.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                }
+                while buf.len() >= at + 9 {
+                    let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
+                    if buf.len() < at + 9 + len {
+                        break;
+                    }
+                    let (kind, flags) = (buf[at + 3], buf[at + 4]);
+                    let stream = u32::from_be_bytes(buf[at + 5..at + 9].try_into().unwrap());
+                    at += 9 + len;
+                    let reply = match (kind, how) {
+                        (4, _) if flags & 1 == 0 => frame(4, 1, 0, &[]),
+                        (1, Misbehave::RefuseStream) => frame(3, 0, stream, &7u32.to_be_bytes()),
+                        (1, Misbehave::GoAway) => {
+                            let mut p = 0u32.to_be_bytes().to_vec();
+                            p.extend_from_slice(&11u32.to_be_bytes());
+                            let _ = s.write_all(&frame(7, 0, 0, &p));
+                            // Read on until the client closes, so no reset loses the GOAWAY.
+                            let _ = s.shutdown(std::net::Shutdown::Write);
+                            while matches!(s.read(&mut chunk), Ok(k) if k > 0) {}
+                            break 'conn;
+                        }
+                        _ => continue,
+                    };
+                    if s.write_all(&reply).is_err() {
+                        break 'conn;
+                    }
+                }
+            }
+        }
+        accepted
+    });
+    (url, stop, thread)
+}
+
+#[test]
+fn http2_refused_streams_and_failed_connections_are_errors_of_their_kind() {
+    use std::sync::atomic::Ordering;
+    // Refused streams: each request fails alone; the one connection goes on.
+    let (url, stop, thread) = misbehaving_h2(Misbehave::RefuseStream);
+    let (json, code) = run_json(&[&url, "--http2", "-n", "10"], LIMIT);
+    stop.store(true, Ordering::Relaxed);
+    let accepted = thread.join().unwrap();
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(n(&json["ok"]), 0);
+    assert_eq!(json["errors"]["by_kind"][0]["kind"], "refused", "{json}");
+    assert_eq!(n(&json["errors"]["by_kind"][0]["count"]), 10);
+    let sample = json["errors"]["by_kind"][0]["sample"].as_str().unwrap();
+    assert!(sample.contains("REFUSED_STREAM"), "{sample}");
+    assert_eq!(n(&json["connect"]["count"]), 1);
+    assert_eq!(accepted, 2, "the pre-flight check and one connection");
+    // A connection ended with an error: its request fails and the engine reconnects.
+    let (url, stop, thread) = misbehaving_h2(Misbehave::GoAway);
+    let (json, code) = run_json(&[&url, "--http2", "-n", "10"], LIMIT);
+    stop.store(true, Ordering::Relaxed);
+    let accepted = thread.join().unwrap();
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(json["errors"]["by_kind"][0]["kind"], "reset", "{json}");
+    assert_eq!(n(&json["errors"]["total"]), 10);
+    let sample = json["errors"]["by_kind"][0]["sample"].as_str().unwrap();
+    assert!(
+        sample.contains("GOAWAY") && sample.contains("ENHANCE_YOUR_CALM"),
+        "{sample}"
+    );
+    assert_eq!(n(&json["connect"]["count"]), 10);
+    assert_eq!(accepted, 11);
 }

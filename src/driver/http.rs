@@ -170,6 +170,12 @@ struct Head {
     consumed: usize,
 }
 
+/// The `{seq}` of the engine's request `seq` (connection k's n-th request is `k << 40 | n`):
+/// dense and unique over the run without shared state, in a run of `connections` connections.
+pub(crate) fn unique_seq(seq: u64, connections: u64) -> u64 {
+    (seq & ((1 << 40) - 1)) * connections + (seq >> 40)
+}
+
 fn parse_head(buf: &[u8]) -> Result<Option<Head>, String> {
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut resp = httparse::Response::new(&mut headers);
@@ -207,8 +213,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, String> {
 impl HttpSession {
     /// Renders request `seq` into the output buffer.
     fn render(&mut self, seq: u64) {
-        // Dense and unique over the run without shared state: connection k's n-th request.
-        let unique = (seq & ((1 << 40) - 1)) * self.connections + (seq >> 40);
+        let unique = unique_seq(seq, self.connections);
         let spec = self.spec.clone();
         let req = &spec.requests[(unique % spec.requests.len() as u64) as usize];
         let mut vars = Vars {
@@ -409,6 +414,7 @@ impl HttpSession {
             first_byte: p.first_byte,
             status: Some(p.status),
             accepted: self.spec.accept.accepts(p.status),
+            failure: None,
         });
     }
 

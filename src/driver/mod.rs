@@ -3,13 +3,14 @@
 //! socket), a session writes requests and recognises replies. Neither knows about rates,
 //! deadlines or phases.
 
+pub mod h2;
 pub mod http;
 mod stream;
 pub mod tcp;
 pub mod tls;
 pub mod udp;
 
-use crate::record::OpError;
+use crate::record::{ErrorKind, OpError};
 use std::time::{Duration, Instant};
 
 /// When a request was meant to go out and when it did; equal in a closed loop.
@@ -32,6 +33,31 @@ pub struct Done {
     pub status: Option<u16>,
     /// Whether the reply counts as a success (an HTTP status outside `--accept` does not).
     pub accepted: bool,
+    /// Set when this request failed on its own while its session went on (an HTTP/2 stream
+    /// the server reset or refused): an error of that kind, not a reply.
+    pub failure: Option<Failure>,
+}
+
+/// Why one request failed while its session went on. Static text keeps [`Done`] `Copy`; the
+/// recorder builds the message only for the error samples it keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The error counter it goes to.
+    pub kind: ErrorKind,
+    /// What happened, in words.
+    pub what: &'static str,
+    /// The protocol's name for the cause, if it gave one (e.g. `REFUSED_STREAM`).
+    pub code: Option<&'static str>,
+}
+
+impl Failure {
+    /// The message for the report's sample column.
+    pub fn message(&self) -> String {
+        match self.code {
+            Some(code) => format!("{} ({code})", self.what),
+            None => self.what.to_string(),
+        }
+    }
 }
 
 impl Done {
@@ -42,6 +68,7 @@ impl Done {
             first_byte: None,
             status: None,
             accepted: true,
+            failure: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! TLS for `https://` targets (rustls, ring provider): the client configuration, built once per
 //! run, with the system's usual web roots (webpki-roots), a CA of the user's (`--cacert`), or no
-//! verification at all (`--insecure`, for self-signed test servers).
+//! verification at all (`--insecure`, for self-signed test servers). For HTTP/2 the client
+//! offers `h2` (then `http/1.1`) in ALPN, and a connection counts only if the server chose `h2`.
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
@@ -25,13 +26,19 @@ impl std::fmt::Debug for TlsClient {
 }
 
 impl TlsClient {
-    /// A client for `host`, verifying against `cacert` (PEM) or the web roots, or not at all.
-    pub fn new(host: &str, insecure: bool, cacert: Option<&str>) -> Result<TlsClient, String> {
+    /// A client for `host`, verifying against `cacert` (PEM) or the web roots, or not at all;
+    /// with `http2`, offering `h2` in ALPN.
+    pub fn new(
+        host: &str,
+        insecure: bool,
+        cacert: Option<&str>,
+        http2: bool,
+    ) -> Result<TlsClient, String> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("TLS set-up: {e}"))?;
-        let config = if insecure {
+        let mut config = if insecure {
             builder
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
@@ -41,6 +48,11 @@ impl TlsClient {
                 .with_root_certificates(roots(cacert)?)
                 .with_no_client_auth()
         };
+        if http2 {
+            // http/1.1 too, so a server without h2 still completes the handshake and says
+            // what it speaks (nginx fails a handshake that shares no protocol with a fatal alert).
+            config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        }
         let bare = host.rsplit_once(':').map_or(host, |(h, _)| h);
         let bare = bare.trim_start_matches('[').trim_end_matches(']');
         let name = ServerName::try_from(bare.to_string())
@@ -55,6 +67,35 @@ impl TlsClient {
     pub async fn handshake(&self, tcp: TcpStream) -> std::io::Result<TlsStream<TcpStream>> {
         self.connector.connect(self.name.clone(), tcp).await
     }
+}
+
+/// The protocol the server chose in ALPN, if any.
+pub fn alpn(stream: &TlsStream<TcpStream>) -> Option<&[u8]> {
+    stream.get_ref().1.alpn_protocol()
+}
+
+/// Why a connection cannot carry HTTP/2: the server chose another protocol in ALPN, or none.
+pub fn not_h2(chosen: Option<&[u8]>) -> Option<String> {
+    match chosen {
+        Some(b"h2") => None,
+        Some(p) => Some(format!(
+            "the server chose {} in ALPN, not h2",
+            String::from_utf8_lossy(p)
+        )),
+        None => Some("the server chose no protocol in ALPN (it does not offer h2)".to_string()),
+    }
+}
+
+/// Whether a failed handshake was the server refusing every protocol offered in ALPN.
+pub fn refused_alpn(err: &std::io::Error) -> bool {
+    err.get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+        .is_some_and(|e| {
+            matches!(
+                e,
+                rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
+            )
+        })
 }
 
 fn roots(cacert: Option<&str>) -> Result<RootCertStore, String> {

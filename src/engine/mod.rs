@@ -14,6 +14,7 @@ pub mod usage;
 mod worker;
 
 use crate::cli::{ClientMode, RunArgs};
+use crate::driver::h2::H2Driver;
 use crate::driver::http::HttpDriver;
 use crate::driver::tcp::TcpDriver;
 use crate::driver::udp::UdpDriver;
@@ -65,13 +66,21 @@ pub fn exit_code(s: &Summary) -> ExitCode {
     }
 }
 
+/// Whether the plan speaks HTTP/2.
+fn http2(plan: &Plan) -> bool {
+    plan.workload.http.as_ref().is_some_and(|h| h.http2)
+}
+
 /// Connects once before the load starts, so a target that is not there is bad input (exit 2)
-/// with a message saying what to do, not a run full of errors.
+/// with a message saying what to do, not a run full of errors. For HTTP/2 it also checks that
+/// the server speaks it: h2c answers the preface, TLS agrees to `h2` in ALPN.
 pub fn preflight(plan: &Plan) -> Result<(), UsageError> {
     let addr = plan.target.addr;
     match std::net::TcpStream::connect_timeout(&addr, plan.timeout) {
         Ok(s) => match &plan.tls {
             Some(tls) => preflight_tls(s, tls, plan),
+            None if http2(plan) => crate::driver::h2::probe_h2c(s, plan.timeout)
+                .map_err(|why| UsageError(format!("{}: {why}", plan.target.url))),
             None => Ok(()),
         },
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(UsageError(format!(
@@ -103,8 +112,19 @@ fn preflight_tls(
         s.set_nonblocking(true).ok();
         let tcp = tokio::net::TcpStream::from_std(s)
             .map_err(|e| UsageError(format!("cannot connect to {addr}: {e}")))?;
+        let h2_fix = "enable HTTP/2 on the server (nginx: listen PORT ssl http2) or leave out --http2";
         match tokio::time::timeout(plan.timeout, tls.handshake(tcp)).await {
-            Ok(Ok(_)) => Ok(()),
+            Ok(Ok(s)) => match crate::driver::tls::not_h2(crate::driver::tls::alpn(&s)) {
+                Some(why) if http2(plan) => Err(UsageError(format!(
+                    "{}: {why}: {h2_fix}",
+                    plan.target.url
+                ))),
+                _ => Ok(()),
+            },
+            Ok(Err(e)) if http2(plan) && crate::driver::tls::refused_alpn(&e) => Err(UsageError(format!(
+                "{}: the server refused every protocol offered in ALPN (h2, http/1.1): {h2_fix}",
+                plan.target.url
+            ))),
             Ok(Err(e)) => Err(UsageError(format!(
                 "TLS handshake with {addr} failed: {e}; for a self-signed server use --insecure, or --cacert FILE with its CA"
             ))),
@@ -148,6 +168,18 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
                                 p.load.in_flight(),
                             )
                             .blocking(blocking);
+                            worker::run(spec, d)
+                        }
+                        Protocol::Http if http2(p) => {
+                            let http = p.workload.http.clone().expect("http:// plans have a spec");
+                            let d = H2Driver::new(
+                                p.target.addr,
+                                http,
+                                p.socket,
+                                spec.worker,
+                                p.connections,
+                                p.tls.clone(),
+                            );
                             worker::run(spec, d)
                         }
                         Protocol::Http => {
@@ -272,6 +304,7 @@ fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> summar
         path: spec_path(spec),
         requests: spec.requests.len(),
         keepalive: spec.keepalive,
+        version: if spec.http2 { "2" } else { "1.1" },
         status: total
             .status
             .iter()

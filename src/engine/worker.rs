@@ -141,8 +141,13 @@ impl WorkerRec {
     }
 
     /// A reply completed: ok if accepted, else an error of its status; first-byte time and
-    /// status code recorded where the protocol has them.
+    /// status code recorded where the protocol has them. A request that failed on its own
+    /// (an HTTP/2 stream reset) is an error of its kind and nothing else.
     pub fn done(&mut self, d: &crate::driver::Done, now: Instant) {
+        if let Some(f) = &d.failure {
+            let err = OpError::new(f.kind, f.message());
+            return self.error(d.sent.intended, now, err, 1);
+        }
         if d.accepted {
             self.ok(d.sent, now);
         } else {

@@ -20,6 +20,8 @@ pub struct HttpSpec {
     pub keepalive: bool,
     /// The URL's path as written, for reports.
     pub path_text: String,
+    /// HTTP/2 (`--http2`) instead of HTTP/1.1.
+    pub http2: bool,
 }
 
 /// One request shape.
@@ -99,6 +101,9 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         .iter()
         .map(|h| header(h))
         .collect::<Result<Vec<_>, _>>()?;
+    if a.http2 {
+        a.headers.iter().try_for_each(|h| h2_header(h))?;
+    }
     let has_host = a.headers.iter().any(|h| {
         h.split(':')
             .next()
@@ -122,6 +127,7 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         accept,
         keepalive: !a.no_keepalive,
         path_text: target.path.clone(),
+        http2: a.http2,
     })
 }
 
@@ -153,6 +159,26 @@ fn header(h: &str) -> Result<Template, UsageError> {
         ));
     }
     Template::parse("-H", &format!("{name}: {}", value.trim())).map_err(UsageError)
+}
+
+/// HTTP/2 has no connection-specific header fields (RFC 9113 §8.2.2): a request that carries
+/// one is malformed, so it is bad input here rather than an error on every request.
+fn h2_header(h: &str) -> Result<(), UsageError> {
+    let (name, value) = h.split_once(':').unwrap_or((h, ""));
+    let name = name.trim().to_ascii_lowercase();
+    let banned = [
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "transfer-encoding",
+        "upgrade",
+    ];
+    if banned.contains(&name.as_str()) || (name == "te" && value.trim() != "trailers") {
+        return usage(format!(
+            "-H '{h}': HTTP/2 forbids connection-specific headers (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding, Upgrade, TE other than 'trailers'): leave it out with --http2"
+        ));
+    }
+    Ok(())
 }
 
 /// Parses `--body TEXT` or `--body @FILE`.

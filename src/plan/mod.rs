@@ -367,6 +367,7 @@ fn check_flags_fit(a: &RunArgs, protocol: Protocol) -> Result<(), UsageError> {
         ("--accept", a.accept.is_some()),
         ("--no-keepalive", a.no_keepalive),
         ("--targets", a.targets.is_some()),
+        ("--http2", a.http2),
     ];
     let stream_only = [
         ("--size", a.size.is_some()),
@@ -504,13 +505,22 @@ impl TryFrom<&RunArgs> for Plan {
         }
         let tls = match target.tls {
             true => Some(std::sync::Arc::new(
-                crate::driver::tls::TlsClient::new(&target.host, a.insecure, a.cacert.as_deref())
-                    .map_err(UsageError)?,
+                crate::driver::tls::TlsClient::new(
+                    &target.host,
+                    a.insecure,
+                    a.cacert.as_deref(),
+                    a.http2,
+                )
+                .map_err(UsageError)?,
             )),
             false => None,
         };
         if target.protocol == Protocol::Http {
-            workload.http = Some(std::sync::Arc::new(http::spec(a, &target)?));
+            let spec = http::spec(a, &target)?;
+            if spec.http2 {
+                crate::driver::h2::check(&spec, target.tls).map_err(UsageError)?;
+            }
+            workload.http = Some(std::sync::Arc::new(spec));
             if a.no_keepalive {
                 // A connection per request is the crr mode, HTTP-style.
                 workload.mode = ClientMode::Crr;

@@ -94,7 +94,7 @@ fn sizes(s: &Summary) -> String {
         } else {
             "a connection per request"
         };
-        return format!("{} {}, {alive}", h.method, h.path);
+        return format!("{} {}, HTTP/{}, {alive}", h.method, h.path, h.version);
     }
     let request = size(c.request_bytes as u64);
     if is_bulk(s) {

@@ -1,0 +1,642 @@
+//! HTTP/2 (`--http2`) with the hyperium `h2` crate: h2c with prior knowledge on http://, ALPN
+//! `h2` on https://. One session is one connection; `--pipeline K` requests in flight are K
+//! concurrent streams on it.
+//!
+//! The session drives the h2 connection itself, inside its own `flush`/`read`, instead of in a
+//! task of its own: every frame is then processed in the connection's own task, a wake-up per
+//! socket event as with HTTP/1.1. The streams of the requests in flight are polled after the
+//! connection with a no-op waker: nothing but that connection poll (which registered the real
+//! waker with the socket) can change their state. A response's time to first byte is when its
+//! HEADERS were seen; its body is drained as DATA arrives and the flow-control capacity given
+//! back at once, so a body of any length costs at most a window of memory.
+//!
+//! Failures: a stream the server resets or refuses (RST_STREAM, or beyond the last stream of a
+//! GOAWAY) is an error of that request alone and the connection goes on; a connection that
+//! fails or closes fails its streams, is not reused, and the engine opens another. After a
+//! graceful GOAWAY a read waits until every stream still in flight has finished, so none is
+//! dropped uncounted when the engine moves to a new connection. A request past `--timeout` is
+//! cancelled alone (RST_STREAM CANCEL), unless the connection has been silent all that time:
+//! then the whole connection is given up, as an HTTP/1.1 one is.
+//!
+//! Sent bytes are what the connection wrote (frames, compressed headers); received bytes are
+//! body bytes, as for HTTP/1.1.
+
+mod io;
+mod request;
+
+pub use io::probe_h2c;
+
+use super::stream::connect_stream;
+use super::tls::TlsClient;
+use super::{Done, Driver, Expiry, Failure, ReadOutcome, Sent, Session};
+use crate::plan::http::{Accept, HttpSpec};
+use crate::plan::SocketOptions;
+use crate::record::{ErrorKind, OpError};
+use crate::template::{Rng, Vars};
+use bytes::Bytes;
+use h2::client::{Connection, ResponseFuture, SendRequest};
+use h2::{Reason, RecvStream};
+use io::{Counts, Io};
+use request::{Rendered, Shapes};
+use std::future::{poll_fn, Future};
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// The receive window granted to each stream: how much of one body the server may send ahead.
+const STREAM_WINDOW: u32 = 4 << 20;
+/// The receive window of the whole connection: at most this much is buffered unread.
+const CONNECTION_WINDOW: u32 = 8 << 20;
+/// Streams assumed allowed until the server's SETTINGS say otherwise (connect waits for them,
+/// so this matters only for a server whose SETTINGS are late): the least a server should allow
+/// (RFC 9113 §5.1.2 recommends no fewer than 100).
+const INITIAL_STREAMS: usize = 100;
+
+/// Checks that every request of `spec` can be sent over HTTP/2 (at plan time: bad input).
+pub fn check(spec: &HttpSpec, https: bool) -> Result<(), String> {
+    Shapes::new(spec, https).map(|_| ())
+}
+
+/// Opens HTTP/2 connections to one target.
+#[derive(Debug)]
+pub struct H2Driver {
+    addr: SocketAddr,
+    socket: SocketOptions,
+    tls: Option<Arc<TlsClient>>,
+    spec: Arc<HttpSpec>,
+    shapes: Rc<Shapes>,
+    worker: usize,
+    connections: u64,
+    builder: h2::client::Builder,
+}
+
+impl H2Driver {
+    /// A driver for worker `worker` of a run with `connections` connections; TLS with `tls`.
+    pub fn new(
+        addr: SocketAddr,
+        spec: Arc<HttpSpec>,
+        socket: SocketOptions,
+        worker: usize,
+        connections: usize,
+        tls: Option<Arc<TlsClient>>,
+    ) -> H2Driver {
+        let shapes = Shapes::new(&spec, tls.is_some()).expect("checked when the plan was made");
+        let mut builder = h2::client::Builder::new();
+        builder
+            .initial_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .initial_max_send_streams(INITIAL_STREAMS)
+            .enable_push(false);
+        H2Driver {
+            addr,
+            socket,
+            tls,
+            spec,
+            shapes: Rc::new(shapes),
+            worker,
+            connections: connections as u64,
+            builder,
+        }
+    }
+}
+
+impl Driver for H2Driver {
+    type Session = H2Session;
+
+    async fn connect(&self, timeout: Duration) -> Result<(H2Session, Option<Duration>), OpError> {
+        let started = Instant::now();
+        let (mut stream, _) = connect_stream(self.addr, self.socket, timeout, false).await?;
+        if let Some(tls) = &self.tls {
+            stream = stream.tls(tls, timeout).await?;
+        }
+        let counts = Rc::new(Counts::default());
+        let io = Io::new(stream, counts.clone())?;
+        let handshake = async {
+            let (send, mut conn) = self
+                .builder
+                .handshake(io)
+                .await
+                .map_err(|e| connection_error("HTTP/2 handshake", &e))?;
+            // The server's SETTINGS say how many streams it allows; streams opened before they
+            // arrive would be refused past its limit. They are the first thing a server sends:
+            // once some bytes have been read and handled, they are in force.
+            poll_fn(|cx| match Pin::new(&mut conn).poll(cx) {
+                Poll::Ready(Ok(())) => Poll::Ready(Err(OpError::new(
+                    ErrorKind::ShortReply,
+                    "HTTP/2 handshake: the server closed the connection",
+                ))),
+                Poll::Ready(Err(e)) => Poll::Ready(Err(connection_error("HTTP/2 handshake", &e))),
+                Poll::Pending if counts.read.get() > 0 => Poll::Ready(Ok(())),
+                Poll::Pending => Poll::Pending,
+            })
+            .await?;
+            Ok((send, conn))
+        };
+        let (send, conn) = match tokio::time::timeout(timeout, handshake).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(OpError::new(
+                    ErrorKind::Timeout,
+                    format!("HTTP/2 handshake: no SETTINGS from the server within {timeout:?}"),
+                ))
+            }
+        };
+        let took = started.elapsed();
+        let session = H2Session {
+            conn,
+            send,
+            spec: self.spec.clone(),
+            shapes: self.shapes.clone(),
+            worker: self.worker,
+            connections: self.connections,
+            rng: Rng::new(),
+            scratch: Vec::new(),
+            entries: Vec::new(),
+            waiting: 0,
+            completed: Vec::new(),
+            delivered: true,
+            body_bytes: 0,
+            counts,
+            reported: 0,
+            gone: false,
+            closed: None,
+        };
+        Ok((session, Some(took)))
+    }
+}
+
+/// Where a request is.
+enum Stage {
+    /// Rendered, waiting for the server to allow another concurrent stream.
+    Queued(Box<Rendered>),
+    /// Sent; waiting for the response head.
+    Head(ResponseFuture),
+    /// The head came (status kept in the entry); draining the body.
+    Body(RecvStream),
+    /// For a moment only: a queued request on its way into h2.
+    Opening,
+}
+
+impl Stage {
+    /// Takes the request out of a queued stage.
+    fn take_queued(&mut self) -> Option<Box<Rendered>> {
+        match std::mem::replace(self, Stage::Opening) {
+            Stage::Queued(req) => Some(req),
+            other => {
+                *self = other;
+                None
+            }
+        }
+    }
+}
+
+/// A request in flight.
+struct Entry {
+    sent: Sent,
+    /// The connection's bytes read when it was queued: unchanged at its time limit means the
+    /// connection has been silent all along.
+    mark: u64,
+    first_byte: Option<Instant>,
+    status: u16,
+    stage: Stage,
+}
+
+/// One open HTTP/2 connection.
+pub struct H2Session {
+    conn: Connection<Io, Bytes>,
+    send: SendRequest<Bytes>,
+    spec: Arc<HttpSpec>,
+    shapes: Rc<Shapes>,
+    worker: usize,
+    connections: u64,
+    rng: Rng,
+    /// Scratch space for rendering templated parts.
+    scratch: Vec<u8>,
+    /// Requests in flight, oldest first.
+    entries: Vec<Entry>,
+    /// How many of them are [`Stage::Queued`] (always the newest).
+    waiting: usize,
+    /// Finished requests: those of the last read once `delivered`, else ones still to report.
+    completed: Vec<Done>,
+    delivered: bool,
+    /// Body bytes not yet reported.
+    body_bytes: usize,
+    counts: Rc<Counts>,
+    /// Bytes written already reported by `flush`.
+    reported: u64,
+    /// The connection takes no new streams (GOAWAY, failure or close).
+    gone: bool,
+    /// The connection has ended, and how (None while it runs).
+    closed: Option<Failure>,
+}
+
+impl std::fmt::Debug for H2Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("H2Session")
+            .field("in_flight", &self.entries.len())
+            .field("gone", &self.gone)
+            .field("closed", &self.closed)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A context whose waker does nothing, for polling the streams (see the module docs).
+fn quiet() -> Context<'static> {
+    Context::from_waker(Waker::noop())
+}
+
+/// What became of an attempt to open a stream.
+enum Opened {
+    Stream(ResponseFuture),
+    Wait(Box<Rendered>),
+    Failed(Failure),
+}
+
+/// Opens a stream for `req` if the connection allows another now.
+fn open(send: &mut SendRequest<Bytes>, req: Box<Rendered>, gone: &mut bool) -> Opened {
+    match send.poll_ready(&mut quiet()) {
+        Poll::Pending => return Opened::Wait(req),
+        Poll::Ready(Err(e)) => {
+            *gone = true;
+            return Opened::Failed(stream_failure(&e));
+        }
+        Poll::Ready(Ok(())) => {}
+    }
+    let (req, body) = *req;
+    match send.send_request(req, body.is_none()) {
+        Ok((response, mut tx)) => {
+            // Buffered by h2 and sent as the server's window allows.
+            if let Some(b) = body {
+                if let Err(e) = tx.send_data(b, true) {
+                    return Opened::Failed(stream_failure(&e));
+                }
+            }
+            Opened::Stream(response)
+        }
+        Err(e) => Opened::Failed(stream_failure(&e)),
+    }
+}
+
+impl Entry {
+    /// Advances this request; returns its outcome once it has one. `now` is the time of the
+    /// connection poll that brought what is seen here.
+    fn poll(
+        &mut self,
+        now: Instant,
+        send: &mut SendRequest<Bytes>,
+        gone: &mut bool,
+        bytes: &mut usize,
+        accept: &Accept,
+    ) -> Option<Done> {
+        let mut cx = quiet();
+        loop {
+            match &mut self.stage {
+                Stage::Opening => unreachable!("a request is opened within one call"),
+                Stage::Queued(_) => {
+                    let req = self.stage.take_queued()?;
+                    match open(send, req, gone) {
+                        Opened::Stream(r) => self.stage = Stage::Head(r),
+                        Opened::Wait(req) => {
+                            self.stage = Stage::Queued(req);
+                            return None;
+                        }
+                        Opened::Failed(f) => return Some(self.failed(f)),
+                    }
+                }
+                Stage::Head(response) => match Pin::new(response).poll(&mut cx) {
+                    Poll::Pending => return None,
+                    Poll::Ready(Err(e)) => return Some(self.failed(stream_failure(&e))),
+                    Poll::Ready(Ok(r)) => {
+                        self.first_byte = Some(now);
+                        self.status = r.status().as_u16();
+                        self.stage = Stage::Body(r.into_body());
+                    }
+                },
+                Stage::Body(body) => loop {
+                    match body.poll_data(&mut cx) {
+                        Poll::Pending => return None,
+                        Poll::Ready(Some(Ok(chunk))) => {
+                            *bytes += chunk.len();
+                            let _ = body.flow_control().release_capacity(chunk.len());
+                        }
+                        Poll::Ready(Some(Err(e))) => return Some(self.failed(stream_failure(&e))),
+                        Poll::Ready(None) => {
+                            return Some(Done {
+                                sent: self.sent,
+                                first_byte: self.first_byte,
+                                status: Some(self.status),
+                                accepted: accept.accepts(self.status),
+                                failure: None,
+                            })
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    fn failed(&self, f: Failure) -> Done {
+        Done {
+            sent: self.sent,
+            first_byte: None,
+            status: None,
+            accepted: false,
+            failure: Some(f),
+        }
+    }
+}
+
+impl H2Session {
+    /// Polls the connection: reads and handles what has arrived, writes what is queued.
+    fn drive(&mut self, cx: &mut Context<'_>) {
+        if self.closed.is_some() {
+            return;
+        }
+        match Pin::new(&mut self.conn).poll(cx) {
+            Poll::Pending => {}
+            Poll::Ready(Ok(())) => {
+                self.gone = true;
+                self.closed = Some(Failure {
+                    kind: ErrorKind::ShortReply,
+                    what: "HTTP/2: the connection closed before the response",
+                    code: None,
+                });
+            }
+            Poll::Ready(Err(e)) => {
+                self.gone = true;
+                self.closed = Some(stream_failure(&e));
+            }
+        }
+    }
+
+    /// Advances every request after a connection poll; returns whether a queued one was
+    /// handed to h2 (the connection must then be polled again to send it).
+    fn advance(&mut self, now: Instant) -> bool {
+        let waiting = self.waiting;
+        let (send, gone, bytes, completed) = (
+            &mut self.send,
+            &mut self.gone,
+            &mut self.body_bytes,
+            &mut self.completed,
+        );
+        let accept = &self.spec.accept;
+        let mut still_waiting = 0;
+        self.entries
+            .retain_mut(|e| match e.poll(now, send, gone, bytes, accept) {
+                Some(d) => {
+                    completed.push(d);
+                    false
+                }
+                None => {
+                    still_waiting += matches!(e.stage, Stage::Queued(_)) as usize;
+                    true
+                }
+            });
+        self.waiting = still_waiting;
+        still_waiting < waiting
+    }
+}
+
+impl Session for H2Session {
+    fn in_flight(&self) -> usize {
+        let unreported = if self.delivered {
+            0
+        } else {
+            self.completed.len()
+        };
+        self.entries.len() + unreported
+    }
+
+    fn oldest(&self) -> Option<Instant> {
+        let first = self.entries.first().map(|e| e.sent.at);
+        if self.delivered {
+            return first;
+        }
+        self.completed.iter().map(|d| d.sent.at).chain(first).min()
+    }
+
+    fn queue(&mut self, seq: u64, sent: Sent) {
+        if self.delivered {
+            self.completed.clear();
+            self.delivered = false;
+        }
+        let mut vars = Vars {
+            seq: super::http::unique_seq(seq, self.connections),
+            worker: self.worker,
+            rng: &mut self.rng,
+        };
+        let Some(req) = self.shapes.render(&mut vars, &mut self.scratch) else {
+            let what = "HTTP/2: a placeholder rendered a value HTTP/2 cannot carry";
+            return self.completed.push(Done {
+                sent,
+                first_byte: None,
+                status: None,
+                accepted: false,
+                failure: Some(Failure {
+                    kind: ErrorKind::Other,
+                    what,
+                    code: None,
+                }),
+            });
+        };
+        let mut entry = Entry {
+            sent,
+            mark: self.counts.read.get(),
+            first_byte: None,
+            status: 0,
+            stage: Stage::Queued(Box::new(req)),
+        };
+        // Behind requests already waiting for a stream, this one waits too.
+        if let Some(req) = (self.waiting == 0)
+            .then(|| entry.stage.take_queued())
+            .flatten()
+        {
+            match open(&mut self.send, req, &mut self.gone) {
+                Opened::Stream(r) => entry.stage = Stage::Head(r),
+                Opened::Wait(req) => entry.stage = Stage::Queued(req),
+                Opened::Failed(f) => return self.completed.push(entry.failed(f)),
+            }
+        }
+        self.waiting += matches!(entry.stage, Stage::Queued(_)) as usize;
+        self.entries.push(entry);
+    }
+
+    async fn flush(&mut self) -> Result<usize, OpError> {
+        // The frames go out with the connection poll that starts the next read; report what
+        // the connection has written since the last flush.
+        let written = self.counts.written.get();
+        let n = written - self.reported;
+        self.reported = written;
+        Ok(n as usize)
+    }
+
+    async fn read(&mut self) -> Result<ReadOutcome, OpError> {
+        if self.delivered {
+            self.completed.clear();
+            self.delivered = false;
+        }
+        poll_fn(|cx| self.poll_read(cx)).await
+    }
+
+    fn completed(&self) -> &[Done] {
+        &self.completed
+    }
+
+    fn reusable(&self) -> bool {
+        !self.gone
+    }
+
+    fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry {
+        let overdue = self
+            .entries
+            .iter()
+            .take_while(|e| now >= e.sent.at + timeout)
+            .count();
+        if overdue == 0 {
+            return Expiry::None;
+        }
+        if self.counts.read.get() == self.entries[0].mark {
+            return Expiry::Reset;
+        }
+        // Dropping a stream's handles resets it (RST_STREAM CANCEL) with the next poll.
+        let queued = self.entries[..overdue]
+            .iter()
+            .filter(|e| matches!(e.stage, Stage::Queued(_)))
+            .count();
+        self.waiting -= queued;
+        self.entries.drain(..overdue);
+        Expiry::Lost(overdue)
+    }
+
+    async fn start_bulk(&mut self) -> Result<(), OpError> {
+        Err(OpError::new(
+            ErrorKind::Other,
+            "HTTP has no bulk mode: download a large body with GET",
+        ))
+    }
+
+    async fn send_bulk(&mut self) -> Result<usize, OpError> {
+        self.start_bulk().await.map(|_| 0)
+    }
+
+    async fn recv_bulk(&mut self) -> Result<usize, OpError> {
+        self.start_bulk().await.map(|_| 0)
+    }
+}
+
+impl H2Session {
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Result<ReadOutcome, OpError>> {
+        loop {
+            self.drive(cx);
+            let handed = self.advance(Instant::now());
+            if !handed || self.closed.is_some() {
+                break;
+            }
+        }
+        if let Some(f) = self.closed {
+            // Every stream has its error from h2 by now; this is a safety net.
+            for e in self.entries.drain(..) {
+                self.completed.push(e.failed(f));
+            }
+            self.waiting = 0;
+        } else if !self.gone {
+            // A GOAWAY shows here first when no stream was beyond its last one.
+            if let Poll::Ready(Err(_)) = self.send.poll_ready(&mut quiet()) {
+                self.gone = true;
+            }
+        }
+        // After a GOAWAY, wait for every stream still in flight: the engine drops a session
+        // it cannot reuse, and with it any request not yet reported.
+        let draining = self.gone && !self.entries.is_empty();
+        let progress = !self.completed.is_empty() || self.body_bytes > 0;
+        if progress && !draining {
+            self.delivered = true;
+            let out = ReadOutcome {
+                bytes: std::mem::take(&mut self.body_bytes),
+                replies: self.completed.len(),
+                ..ReadOutcome::default()
+            };
+            return Poll::Ready(Ok(out));
+        }
+        if let Some(f) = self.closed {
+            if self.completed.is_empty() {
+                return Poll::Ready(Err(OpError::new(f.kind, f.message())));
+            }
+        }
+        Poll::Pending
+    }
+}
+
+/// The name of an HTTP/2 error code (RFC 9113 §7).
+fn reason_name(r: Reason) -> &'static str {
+    const NAMES: [&str; 14] = [
+        "NO_ERROR",
+        "PROTOCOL_ERROR",
+        "INTERNAL_ERROR",
+        "FLOW_CONTROL_ERROR",
+        "SETTINGS_TIMEOUT",
+        "STREAM_CLOSED",
+        "FRAME_SIZE_ERROR",
+        "REFUSED_STREAM",
+        "CANCEL",
+        "COMPRESSION_ERROR",
+        "CONNECT_ERROR",
+        "ENHANCE_YOUR_CALM",
+        "INADEQUATE_SECURITY",
+        "HTTP_1_1_REQUIRED",
+    ];
+    NAMES
+        .get(u32::from(r) as usize)
+        .copied()
+        .unwrap_or("unknown error code")
+}
+
+/// What an h2 error means for the request it ended, as an error counter and words.
+fn stream_failure(e: &h2::Error) -> Failure {
+    let code = e.reason().map(reason_name);
+    let f = |kind, what| Failure { kind, what, code };
+    if let Some(io) = e.get_io() {
+        return match io.kind() {
+            // h2 reports the server closing the connection as a broken pipe.
+            std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::UnexpectedEof => f(
+                ErrorKind::ShortReply,
+                "HTTP/2: the server closed the connection",
+            ),
+            _ => Failure {
+                kind: ErrorKind::of_io(io),
+                what: "HTTP/2: the connection failed",
+                code: None,
+            },
+        };
+    }
+    let remote = e.is_remote();
+    match (e.is_go_away(), e.is_reset(), e.reason()) {
+        (true, _, Some(Reason::NO_ERROR)) if remote => f(
+            ErrorKind::Refused,
+            "HTTP/2: the server sent GOAWAY before this stream, which it did not process (a limit of requests per connection, e.g. nginx's keepalive_requests)",
+        ),
+        (true, _, _) if remote => f(
+            ErrorKind::Reset,
+            "HTTP/2: the server closed the connection with GOAWAY",
+        ),
+        (_, true, Some(Reason::REFUSED_STREAM)) if remote => f(
+            ErrorKind::Refused,
+            "HTTP/2: the server refused the stream (RST_STREAM), which it did not process",
+        ),
+        (_, true, _) if remote => f(ErrorKind::Reset, "HTTP/2: the server reset the stream (RST_STREAM)"),
+        (true, _, _) | (_, true, _) => f(
+            ErrorKind::Mismatch,
+            "HTTP/2: the server broke the protocol; the client ended the stream or connection",
+        ),
+        _ => f(ErrorKind::Other, "HTTP/2: the request could not be sent"),
+    }
+}
+
+/// An error of a whole connection, before any stream.
+fn connection_error(doing: &str, e: &h2::Error) -> OpError {
+    let f = stream_failure(e);
+    OpError::new(f.kind, format!("{doing}: {e}"))
+}

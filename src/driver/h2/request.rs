@@ -1,0 +1,284 @@
+//! HTTP/2 requests from the run's templates. What does not change is built once per worker
+//! (method, URI, header names and values, a file body, its length), so a request without
+//! placeholders costs clones of shared buffers; what does change is rendered per request.
+
+use crate::plan::http::{Body, HttpRequest, HttpSpec};
+use crate::template::{Rng, Template, Vars};
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH};
+use http::uri::{Authority, PathAndQuery, Scheme, Uri};
+use http::{Method, Request, Version};
+use std::sync::Arc;
+
+/// A request, ready for `SendRequest::send_request`, and its body if it has one.
+pub(super) type Rendered = (Request<()>, Option<Bytes>);
+
+/// Something fixed for the run, or a template rendered per request.
+#[derive(Debug)]
+enum Part<T> {
+    Fixed(T),
+    Template(Template),
+}
+
+/// One request shape (`--targets` gives several), prepared for HTTP/2.
+#[derive(Debug)]
+struct Shape {
+    method: Method,
+    scheme: Scheme,
+    /// `:authority`: the URL's host, or the value of a `-H Host:` header (its template is the
+    /// whole `Host: value` line).
+    authority: Part<Authority>,
+    path: Part<PathAndQuery>,
+    /// The whole URI when neither authority nor path has placeholders.
+    uri: Option<Uri>,
+    /// Header fields; a template renders the whole `Name: value` line.
+    headers: Vec<(HeaderName, Part<HeaderValue>)>,
+    /// The body and, when fixed, its Content-Length.
+    body: Option<(Option<HeaderValue>, Part<Bytes>)>,
+}
+
+/// The run's request shapes, prepared once per worker.
+#[derive(Debug)]
+pub(super) struct Shapes(Vec<Shape>);
+
+/// A file body shared with the plan, not copied per worker.
+struct Shared(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// The value of a rendered `Name: value` line.
+fn value_of(line: &[u8]) -> &[u8] {
+    let at = line.iter().position(|&b| b == b':').map_or(0, |i| i + 1);
+    line[at..].trim_ascii()
+}
+
+/// Renders a template with placeholder values that only serve to check its syntax.
+fn sample(t: &Template) -> Vec<u8> {
+    let mut rng = Rng::new();
+    let mut out = Vec::new();
+    t.render(
+        &mut Vars {
+            seq: 0,
+            worker: 0,
+            rng: &mut rng,
+        },
+        &mut out,
+    );
+    out
+}
+
+impl Shapes {
+    /// Prepares every request of `spec`; an error names what HTTP/2 cannot carry.
+    pub(super) fn new(spec: &HttpSpec, https: bool) -> Result<Shapes, String> {
+        spec.requests
+            .iter()
+            .map(|r| Shape::new(r, &spec.host, https))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Shapes)
+    }
+
+    /// Renders the request with unique number `vars.seq`; None if a placeholder produced
+    /// something HTTP/2 cannot carry (never for the placeholders wirebench has).
+    pub(super) fn render(&self, vars: &mut Vars<'_>, scratch: &mut Vec<u8>) -> Option<Rendered> {
+        let shape = &self.0[(vars.seq % self.0.len() as u64) as usize];
+        shape.render(vars, scratch)
+    }
+}
+
+impl Shape {
+    fn new(r: &HttpRequest, host: &str, https: bool) -> Result<Shape, String> {
+        let method = Method::from_bytes(r.method.as_bytes())
+            .map_err(|_| format!("-X {}: not an HTTP method", r.method))?;
+        let mut authority = Part::Fixed(
+            Authority::try_from(host)
+                .map_err(|e| format!("'{host}' is not a valid :authority ({e})"))?,
+        );
+        let mut headers = Vec::new();
+        for h in &r.headers {
+            let line = sample(h);
+            let text = String::from_utf8_lossy(&line).into_owned();
+            let name = line.split(|&b| b == b':').next().unwrap_or_default();
+            let name = HeaderName::from_bytes(name.trim_ascii())
+                .map_err(|_| format!("-H '{text}': not an HTTP/2 header name"))?;
+            let value = HeaderValue::from_bytes(value_of(&line))
+                .map_err(|_| format!("-H '{text}': not a valid header value"))?;
+            if name == http::header::HOST {
+                // HTTP/2 carries the host as :authority (RFC 9113 §8.3.1).
+                let a = Authority::try_from(value_of(&line))
+                    .map_err(|_| format!("-H '{text}': not a valid host"))?;
+                authority = match h.is_literal() {
+                    true => Part::Fixed(a),
+                    false => Part::Template(h.clone()),
+                };
+                continue;
+            }
+            let value = match h.is_literal() {
+                true => Part::Fixed(value),
+                false => Part::Template(h.clone()),
+            };
+            headers.push((name, value));
+        }
+        let path = match r.path.is_literal() {
+            true => Part::Fixed(
+                PathAndQuery::from_maybe_shared(Bytes::from(sample(&r.path)))
+                    .map_err(|e| format!("the path is not valid for HTTP/2 ({e})"))?,
+            ),
+            false => {
+                PathAndQuery::try_from(sample(&r.path).as_slice())
+                    .map_err(|e| format!("the path is not valid for HTTP/2 ({e})"))?;
+                Part::Template(r.path.clone())
+            }
+        };
+        let scheme = if https { Scheme::HTTPS } else { Scheme::HTTP };
+        let uri = match (&authority, &path) {
+            (Part::Fixed(a), Part::Fixed(p)) => Some(uri(&scheme, a.clone(), p.clone())?),
+            _ => None,
+        };
+        let fixed = |b: Bytes| (Some(HeaderValue::from(b.len())), Part::Fixed(b));
+        let body = match &r.body {
+            None => None,
+            Some(Body::Bytes(b)) => Some(fixed(Bytes::from_owner(Shared(b.clone())))),
+            Some(Body::Template(t)) if t.is_literal() => Some(fixed(Bytes::from(sample(t)))),
+            Some(Body::Template(t)) => Some((None, Part::Template(t.clone()))),
+        };
+        Ok(Shape {
+            method,
+            scheme,
+            authority,
+            path,
+            uri,
+            headers,
+            body,
+        })
+    }
+
+    fn render(&self, vars: &mut Vars<'_>, scratch: &mut Vec<u8>) -> Option<Rendered> {
+        let mut req = Request::new(());
+        *req.method_mut() = self.method.clone();
+        // Version 2 makes h2 send :authority and :scheme, not a Host header.
+        *req.version_mut() = Version::HTTP_2;
+        *req.uri_mut() = match &self.uri {
+            Some(u) => u.clone(),
+            None => {
+                let path = match &self.path {
+                    Part::Fixed(p) => p.clone(),
+                    Part::Template(t) => {
+                        scratch.clear();
+                        t.render(vars, scratch);
+                        PathAndQuery::from_maybe_shared(Bytes::copy_from_slice(scratch)).ok()?
+                    }
+                };
+                let authority = match &self.authority {
+                    Part::Fixed(a) => a.clone(),
+                    Part::Template(t) => {
+                        scratch.clear();
+                        t.render(vars, scratch);
+                        Authority::try_from(value_of(scratch)).ok()?
+                    }
+                };
+                uri(&self.scheme, authority, path).ok()?
+            }
+        };
+        if self.headers.is_empty() && self.body.is_none() {
+            return Some((req, None));
+        }
+        let map = req.headers_mut();
+        map.reserve(self.headers.len() + 1);
+        for (name, value) in &self.headers {
+            let value = match value {
+                Part::Fixed(v) => v.clone(),
+                Part::Template(t) => {
+                    scratch.clear();
+                    t.render(vars, scratch);
+                    HeaderValue::from_bytes(value_of(scratch)).ok()?
+                }
+            };
+            map.append(name.clone(), value);
+        }
+        let body = match &self.body {
+            None => None,
+            Some((length, Part::Fixed(b))) => {
+                if let Some(l) = length {
+                    map.insert(CONTENT_LENGTH, l.clone());
+                }
+                Some(b.clone())
+            }
+            Some((_, Part::Template(t))) => {
+                scratch.clear();
+                t.render(vars, scratch);
+                map.insert(CONTENT_LENGTH, HeaderValue::from(scratch.len()));
+                Some(Bytes::copy_from_slice(scratch))
+            }
+        };
+        Some((req, body))
+    }
+}
+
+fn uri(scheme: &Scheme, authority: Authority, path: PathAndQuery) -> Result<Uri, String> {
+    let mut parts = http::uri::Parts::default();
+    parts.scheme = Some(scheme.clone());
+    parts.authority = Some(authority);
+    parts.path_and_query = Some(path);
+    Uri::from_parts(parts).map_err(|e| format!("not a valid URI ({e})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn shapes(args: &[&str]) -> Shapes {
+        let mut argv = vec!["wirebench", "run"];
+        argv.extend_from_slice(args);
+        let Command::Run(run) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        let plan = crate::plan::Plan::try_from(&run).unwrap();
+        Shapes::new(plan.workload.http.as_ref().unwrap(), plan.target.tls).unwrap()
+    }
+
+    fn render(s: &Shapes, seq: u64) -> Rendered {
+        let mut rng = Rng::new();
+        let mut vars = Vars {
+            seq,
+            worker: 1,
+            rng: &mut rng,
+        };
+        s.render(&mut vars, &mut Vec::new()).unwrap()
+    }
+
+    #[test]
+    fn fixed_and_templated_parts() {
+        let s = shapes(&[
+            "http://127.0.0.1:9/a/{seq}?w={worker}",
+            "--http2",
+            "-H",
+            "X-Id: {seq}",
+            "-H",
+            "Accept: text/plain",
+            "--body",
+            "n={seq}",
+        ]);
+        let (req, body) = render(&s, 42);
+        assert_eq!(req.version(), Version::HTTP_2);
+        assert_eq!(req.method(), Method::POST);
+        assert_eq!(req.uri().to_string(), "http://127.0.0.1:9/a/42?w=1");
+        assert_eq!(req.headers()["x-id"], "42");
+        assert_eq!(req.headers()["accept"], "text/plain");
+        assert_eq!(req.headers()["content-length"], "4");
+        assert_eq!(body.unwrap(), "n=42");
+    }
+
+    #[test]
+    fn a_host_header_becomes_the_authority() {
+        let s = shapes(&["https://127.0.0.1:9/", "--http2", "-H", "Host: example.org"]);
+        let (req, body) = render(&s, 0);
+        assert_eq!(req.uri().to_string(), "https://example.org/");
+        assert!(req.headers().get("host").is_none() && body.is_none());
+    }
+}

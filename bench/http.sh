@@ -5,12 +5,14 @@
 #       wirebench / wrk / h2load / ab in turn in each round: requests/s and requests per client
 #       CPU-second (requests ÷ the client process's user + system time)
 #   (2) a 1 GiB download (a sparse file), one connection: wirebench vs curl, MB/s and client CPU
+#   (3) HTTP/2 cleartext (h2c, prior knowledge): the same file on 50 connections, one stream in
+#       flight on each; wirebench --http2 / h2load in turn, requests/s and per client CPU-second
 # nginx runs 1 worker pinned to CPU 0; every client is pinned to CPU 1.
 # See bench/README.md ("http.sh") for how to read the output.
 #
 # Usage: bench/http.sh [--quick]      (from the repository root, or from anywhere)
 #   --quick   1 round of each, 3 s runs, no discarded warm-up round (~40 s): a smoke check
-# Environment: ROUNDS=N overrides the measured rounds of (1), DL_ROUNDS=N those of (2) (default 3; --quick 1).
+# Environment: ROUNDS=N overrides the measured rounds of (1) and (3), DL_ROUNDS=N those of (2) (default 3; --quick 1).
 set -euo pipefail
 
 QUICK=0
@@ -18,7 +20,7 @@ for arg in "$@"; do
     case "$arg" in
         --quick) QUICK=1 ;;
         -h | --help)
-            sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
@@ -48,6 +50,7 @@ SMALL_BYTES=100    # the small file
 SERVER_CPU=0       # nginx (master and its one worker)
 CLIENT_CPU=1       # every client
 TOOLS=(wirebench wrk h2load ab)
+H2_TOOLS=(wirebench h2load) # (3)
 
 # ---------------------------------------------------------------------------------------------
 # Tools
@@ -224,7 +227,7 @@ def grab(pattern, conv=float, flags=0):
 rec = {"sec": kind, "tool": tool, "round": rnd, "rc": rc, "user": user, "sys": sys_, "cpu": cpu,
        "wall": wall, "maxrss": maxrss, "nvcsw": nvcsw, "nivcsw": nivcsw, "srv": round(srv_pct, 1), "bg": bg}
 
-if kind == "rps":
+if kind in ("rps", "h2"):
     lat = ""
     if tool == "wirebench":
         try:
@@ -377,6 +380,7 @@ chmod 755 "$NGX_DIR/www"
 chmod 644 "$NGX_DIR/www/small.bin" "$NGX_DIR/www/big.bin"
 BIG_ON_DISK_KIB=$(du -k "$NGX_DIR/www/big.bin" | awk '{ print $1 }')
 PORT=$(free_port)
+H2_PORT=$(free_port)
 NGX_CONF=$NGX_DIR/nginx.conf
 cat >"$NGX_CONF" <<EOF
 # bench/http.sh: one worker, no access log, sendfile, keep-alive for (almost) ever
@@ -400,6 +404,15 @@ http {
     scgi_temp_path $NGX_DIR/tmp/scgi;
     server {
         listen 127.0.0.1:$PORT;
+        root $NGX_DIR/www;
+        location / { }
+    }
+    # (3) h2c with prior knowledge. nginx turns TCP_NODELAY on only for keep-alive HTTP/1.1
+    # and TLS, so Nagle stays on here, and with sendfile each small body would wait ~40 ms for
+    # the client's delayed ACK; without sendfile a DATA frame's header and data go in one write.
+    server {
+        listen 127.0.0.1:$H2_PORT http2;
+        sendfile off;
         root $NGX_DIR/www;
         location / { }
     }
@@ -427,6 +440,12 @@ if [[ $check != "200 $SMALL_BYTES" ]]; then
     echo "bench/http.sh: GET $BASE/small.bin gave '$check', expected '200 $SMALL_BYTES'" >&2
     exit 1
 fi
+H2_BASE=http://127.0.0.1:$H2_PORT
+check=$(curl -s --http2-prior-knowledge -o /dev/null -w '%{http_version} %{http_code} %{size_download}' "$H2_BASE/small.bin")
+if [[ $check != "2 200 $SMALL_BYTES" ]]; then
+    echo "bench/http.sh: GET $H2_BASE/small.bin (h2c) gave '$check', expected '2 200 $SMALL_BYTES'" >&2
+    exit 1
+fi
 echo "== nginx $("$NGINX" -v 2>&1 | sed 's#.*/##') (master pid $NGX_PID, worker ${NGX_WORKERS[*]:-?}, CPU $SERVER_CPU): $BASE/ from $NGX_DIR/www"
 echo "   small.bin $SMALL_BYTES B; big.bin 1 GiB, sparse ($BIG_ON_DISK_KIB KiB on disk): its holes read as zeros, so disk reads cost nothing"
 
@@ -446,11 +465,20 @@ rps_cmd() { # TOOL DUR -> sets CMD (the client command, without wrappers)
     esac
 }
 
-rps_run() { # TOOL ROUND DUR
-    local tool=$1 round=$2 dur=$3 tag out rc=0 bg t0 t1
-    tag=rps-r$round-$tool
+h2_cmd() { # TOOL DUR -> sets CMD: h2c with prior knowledge, one stream in flight per connection
+    local url=$H2_BASE/small.bin
+    case "$1" in
+        wirebench) CMD=("$WB" run --http2 "$url" -c "$CONNS" --pipeline 1 --threads 1 -d "${2}s" --json -q) ;;
+        # h2load speaks h2c with prior knowledge to http:// URLs by default; -m 1: one stream each.
+        h2load) CMD=(h2load -c"$CONNS" -m1 -t1 -D "$2" "$url") ;;
+    esac
+}
+
+rps_run() { # TOOL ROUND DUR [KIND]: KIND rps (HTTP/1.1, the default) or h2 (section 3)
+    local tool=$1 round=$2 dur=$3 kind=${4:-rps} tag out rc=0 bg t0 t1
+    tag=$kind-r$round-$tool
     out=$RAW/$tag.out
-    rps_cmd "$tool" "$dur"
+    if [[ $kind == h2 ]]; then h2_cmd "$tool" "$dur"; else rps_cmd "$tool" "$dur"; fi
     logcmd taskset -c "$CLIENT_CPU" "${CMD[@]}"
     wait_quiet
     t0=$(worker_ticks)
@@ -463,7 +491,7 @@ rps_run() { # TOOL ROUND DUR
         exit 1
     fi
     ((rc == 0)) || echo "   ($tool exit $rc, see $out and $RAW/$tag.err)" >&2
-    python3 "$PARSE" rps "$tool" "$round" "$out" "$RAW/$tag.cpu" "$rc" $((t1 - t0)) "$bg" "$RECORDS"
+    python3 "$PARSE" "$kind" "$tool" "$round" "$out" "$RAW/$tag.cpu" "$rc" $((t1 - t0)) "$bg" "$RECORDS"
 }
 
 echo "== (1) GET /small.bin ($SMALL_BYTES B) on keep-alive: $CONNS connections, 1 client thread on CPU $CLIENT_CPU, ${DUR} s per run; nginx (1 worker) on CPU $SERVER_CPU"
@@ -517,6 +545,17 @@ for ((r = 1; r <= DL_ROUNDS; r++)); do
     dl_run curl "$r"
 done
 
+# ---------------------------------------------------------------------------------------------
+# (3) HTTP/2 cleartext (h2c, prior knowledge)
+# ---------------------------------------------------------------------------------------------
+echo "== (3) GET /small.bin ($SMALL_BYTES B) over h2c: $CONNS connections, 1 stream in flight on each, 1 client thread on CPU $CLIENT_CPU, ${DUR} s per run; nginx (same worker) on CPU $SERVER_CPU"
+if ((WARM_ROUND)); then
+    for tool in "${H2_TOOLS[@]}"; do rps_run "$tool" warm-up "$WARM_DUR" h2; done
+fi
+for ((r = 1; r <= ROUNDS; r++)); do
+    for tool in "${H2_TOOLS[@]}"; do rps_run "$tool" "$r" "$DUR" h2; done
+done
+
 kill -TERM "$NGX_PID" 2>/dev/null || true
 wait "$NGX_PID" 2>/dev/null || true
 PIDS=()
@@ -536,7 +575,8 @@ HEADER=$(
         "$(curl --version | head -n1 | awk '{print "curl", $2}');" \
         "kernel $(uname -r); $(nproc) CPUs"
     echo "(1) $ROUNDS measured round(s) of ${DUR} s per tool, $(printf '%s ' "${TOOLS[@]}" | sed 's/ $//; s# # / #g') in turn$( ((WARM_ROUND)) && echo ", after one discarded ${WARM_DUR} s warm-up round");" \
-        "(2) $DL_ROUNDS measured round(s) per tool, wirebench / curl in turn$( ((WARM_ROUND)) && echo ', after one discarded warm-up round')"
+        "(2) $DL_ROUNDS measured round(s) per tool, wirebench / curl in turn$( ((WARM_ROUND)) && echo ', after one discarded warm-up round');" \
+        "(3) $ROUNDS measured round(s) of ${DUR} s per tool, wirebench / h2load in turn$( ((WARM_ROUND)) && echo ", after one discarded ${WARM_DUR} s warm-up round")"
 )
 python3 - "$RECORDS" "$RESULTS/http.txt" "$HEADER" "$QUIET_PCT" "$WAITED" "$COMMANDS" "$CONNS" "$DUR" \
     "$SMALL_BYTES" "$BIG_ON_DISK_KIB" "$SERVER_CPU" "$CLIENT_CPU" <<'EOF'
@@ -628,6 +668,32 @@ if wm and cm:
                       f"client CPU s user [{fmt_list(pick('dl', t, 'user'), 2)}] sys [{fmt_list(pick('dl', t, 'sys'), 2)}]  "
                       f"sleeps (voluntary context switches) [{fmt_list(pick('dl', t, 'nvcsw'))}]  nginx CPU % [{fmt_list(pick('dl', t, 'srv'))}]  body bytes [{' '.join(str(b) for b in pick('dl', t, 'body'))}]")
     detail.append(f"  (2) big.bin on disk: {big_kib} KiB (sparse)")
+
+# (3)
+h2t = ["wirebench", "h2load"]
+if all(pick("h2", t, "rps") for t in h2t):
+    hr = {t: med(pick("h2", t, "rps")) for t in h2t}
+    hp = {t: med(pick("h2", t, "per_cpu_s")) for t in h2t}
+    summary.append("")
+    summary.append(f"(3) GET /small.bin ({small} B) over HTTP/2 cleartext (h2c, prior knowledge), {conns} connections, one stream in "
+                   f"flight on each, 1 client thread on CPU {ccpu}, nginx 1 worker on CPU {scpu}, {dur} s runs; medians")
+    summary.append(f"    {'':<10}{'requests/s':>12}{'wb/tool':>9}{'req per client CPU-s':>23}{'wb/tool':>9}"
+                   f"{'client CPU':>12}{'nginx CPU':>11}   latency as the tool reports it")
+    for t in h2t:
+        cli = med([r["cpu"] / r["wall"] * 100 for r in rows if r["sec"] == "h2" and r["tool"] == t])
+        srv = med(pick("h2", t, "srv"))
+        if t == "wirebench":
+            lat = f"p50 {med(pick('h2', t, 'p50')):.0f} µs, p99 {med(pick('h2', t, 'p99')):.0f} µs"
+            r1 = r2 = "—"
+        else:
+            r1, r2 = f"{hr['wirebench'] / hr[t]:.2f}", f"{hp['wirebench'] / hp[t]:.2f}"
+            lat = f"mean {med(pick('h2', t, 'mean')):.0f} µs (no percentiles printed)"
+        summary.append(f"    {t:<10}{hr[t]:>12,.0f}{r1:>9}{hp[t]:>23,.0f}{r2:>9}{cli:>11.0f}%{srv:>10.0f}%   {lat}")
+    a, b = paired("h2", "wirebench", "h2load", "rps"), paired("h2", "wirebench", "h2load", "per_cpu_s")
+    summary.append(f"    paired (per-round ratios wirebench/h2load): req/s {med(a):.2f}, req/CPU-s {med(b):.2f} [{fmt_list(b, 2)}]")
+    for t in h2t:
+        detail.append(f"  (3) {t:<9} req/s [{fmt_list(pick('h2', t, 'rps'))}]  req per CPU-s [{fmt_list(pick('h2', t, 'per_cpu_s'))}]  "
+                      f"client CPU s [{fmt_list(pick('h2', t, 'cpu'), 2)}]  nginx CPU % [{fmt_list(pick('h2', t, 'srv'))}]  errors {sum(pick('h2', t, 'errors'))}")
 
 detail.append(f"  waited {waited} s in all for a quiet machine before runs")
 busy = [f"{r['sec']} round {r['round']} {r['tool']} ({r['bg']}%)" for r in rows if int(r["bg"]) > quiet]

@@ -289,6 +289,20 @@ async fn closed_loop<D: Driver>(
             Ok(Ok(0)) => {}
             Ok(Ok(_)) => {
                 if per_request || !slot.session.as_ref().is_some_and(|s| s.reusable()) {
+                    // Requests pipelined behind a "Connection: close" will not be answered:
+                    // they fail, so that every request sent is an ok or an error.
+                    let left = slot.session.as_ref().map_or(0, |s| s.in_flight());
+                    if left > 0 {
+                        let why = format!(
+                            "the server closed the connection with {left} request(s) unanswered"
+                        );
+                        fail_all(
+                            ctx,
+                            slot,
+                            OpError::new(ErrorKind::ShortReply, why),
+                            op_start,
+                        );
+                    }
                     slot.session = None; // close: the client holds TIME_WAIT, as a real client would
                 }
                 if let Some(t) = think {
@@ -350,7 +364,10 @@ async fn open_loop<D: Driver>(
         let session = slot.session.as_mut().expect("connected above");
         let now = Instant::now();
         let mut queued = false;
-        while let Some(d) = due(j).filter(|&d| d <= now && session.in_flight() < window) {
+        // Nothing more goes on a connection the server is closing; it is replaced once empty.
+        while let Some(d) =
+            due(j).filter(|&d| d <= now && session.in_flight() < window && session.reusable())
+        {
             let sent = Sent {
                 intended: d,
                 at: now,
@@ -374,8 +391,9 @@ async fn open_loop<D: Driver>(
         if next.is_none() && session.in_flight() == 0 {
             return;
         }
-        // With the window full, a due request waits for a reply, not for its time.
-        let next = next.filter(|_| session.in_flight() < window);
+        // With the window full (or the connection closing), a due request waits for a reply,
+        // not for its time.
+        let next = next.filter(|_| session.in_flight() < window && session.reusable());
         let expires = session.oldest().map(|t| t + ctx.plan.timeout);
         let waiting = session.in_flight() > 0;
         tokio::select! {

@@ -14,9 +14,13 @@ use std::time::{Duration, Instant};
 
 /// Period of the synthetic request pattern, and the largest request built in one piece.
 const PATTERN_LEN: usize = 64 * 1024;
-/// Read buffer size; also the unit of bulk writes (as iperf3's default 128 KiB). Requests
-/// longer than this are never built whole: they are written piece by piece from the pattern.
+/// Read buffer size (bulk reads are iperf3's default 128 KiB). Requests longer than this are
+/// never built whole: they are written piece by piece from the pattern.
 const IO_CHUNK: usize = 128 * 1024;
+/// Bytes per bulk write (stream mode), in whole messages where they fit: four times iperf3's
+/// default. On loopback a 512 KiB write costs the sender little more than a 128 KiB one, and
+/// the sender's CPU is the limit: one stream moved ~1.5x more (bench/run.sh, bulk).
+const BULK_WRITE: usize = 512 * 1024;
 
 /// Opens connections to one target and knows the shape of its requests and replies.
 #[derive(Clone, Debug)]
@@ -33,6 +37,9 @@ pub struct TcpDriver {
     /// Read buffer size per connection: small for small replies, so ten thousand connections
     /// stay within a few megabytes; [`IO_CHUNK`] for bulk transfer.
     read_len: usize,
+    /// Stream mode's send buffer, whole messages written round and round; one for all the
+    /// connections (empty in other modes).
+    bulk: Arc<[u8]>,
 }
 
 /// Request bytes: synthetic (pattern with the sequence number in front) or the user's payload.
@@ -87,7 +94,19 @@ impl TcpDriver {
             (ClientMode::Rr | ClientMode::Crr, Reply::Until(_)) => 4096,
             _ => IO_CHUNK,
         };
+        let bulk: Arc<[u8]> = if workload.mode == ClientMode::Stream {
+            let unit = request.len();
+            let len = if unit >= BULK_WRITE {
+                BULK_WRITE
+            } else {
+                BULK_WRITE / unit * unit
+            };
+            (0..len).map(pattern_byte).collect()
+        } else {
+            Arc::from(&[][..])
+        };
         TcpDriver {
+            bulk,
             addr,
             socket,
             preamble: workload.preamble().map(|p| p.encode()),
@@ -143,7 +162,7 @@ impl Driver for TcpDriver {
             reply_pos: 0,
             delim_matched: 0,
             completed: Vec::new(),
-            bulk: Vec::new(),
+            bulk: self.bulk.clone(),
             bulk_pos: 0,
             big: VecDeque::new(),
             big_off: 0,
@@ -186,8 +205,8 @@ pub struct TcpConn {
     delim_matched: usize,
     /// Send times of the replies completed by the last `read`.
     completed: Vec<Done>,
-    /// Stream mode's send buffer: whole messages, written round and round.
-    bulk: Vec<u8>,
+    /// Stream mode's send buffer (the driver's), and where the next write starts in it.
+    bulk: Arc<[u8]>,
     bulk_pos: usize,
     /// Requests over [`IO_CHUNK`] not yet fully written (sequence numbers), and how far the
     /// first one is.
@@ -327,17 +346,14 @@ impl Session for TcpConn {
         self.flush().await.map(|_| ())
     }
 
-    /// Writes bulk payload (stream mode) from a buffer of whole messages, about `IO_CHUNK`
-    /// bytes a call; returns the payload bytes written by this call.
+    /// Writes bulk payload (stream mode) from a buffer of whole messages, up to
+    /// [`BULK_WRITE`] bytes a call; returns the payload bytes written by this call.
     async fn send_bulk(&mut self) -> Result<usize, OpError> {
         if self.bulk.is_empty() {
-            let unit = self.shape.request.len();
-            let len = if unit >= IO_CHUNK {
-                IO_CHUNK
-            } else {
-                IO_CHUNK / unit * unit
-            };
-            self.bulk = (0..len).map(pattern_byte).collect();
+            return Err(OpError::new(
+                ErrorKind::Other,
+                "no bulk buffer outside stream mode",
+            ));
         }
         let n = match self.stream.write(&self.bulk[self.bulk_pos..]).await {
             Ok(n) if n > 0 => n,

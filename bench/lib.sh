@@ -2,20 +2,22 @@
 # the quiet-machine check, and small helpers. Nothing here starts a process that outlives the
 # call that started it.
 
-# Runs a client under a tiny wrapper that writes the client's own CPU time (getrusage of the
-# child: user, sys), wall time and peak RSS (KiB) to FILE: the same measure for every tool,
-# beside wirebench's self-reported generator CPU. Usage: python3 "$CPUWRAP" FILE cmd...
+# Runs a client and writes the client process's own CPU time (wait4 rusage of that child: user,
+# sys), its wall time, peak RSS (KiB) and voluntary / involuntary context switches to FILE: the
+# same measure for every tool, start-up and wind-down included, beside wirebench's self-reported
+# generator CPU. Usage: python3 "$CPUWRAP" FILE cmd...
 CPUWRAP=$RAW/cpuwrap.py
 cat >"$CPUWRAP" <<'EOF'
-import resource, subprocess, sys, time
+import os, subprocess, sys, time
 out, cmd = sys.argv[1], sys.argv[2:]
 t0 = time.monotonic()
-rc = subprocess.call(cmd)
+p = subprocess.Popen(cmd)
+_, status, ru = os.wait4(p.pid, 0)
+p.returncode = os.waitstatus_to_exitcode(status)
 wall = time.monotonic() - t0
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(out, "w") as f:
-    f.write(f"{ru.ru_utime} {ru.ru_stime} {wall} {ru.ru_maxrss}\n")
-sys.exit(rc)
+    f.write(f"{ru.ru_utime} {ru.ru_stime} {wall} {ru.ru_maxrss} {ru.ru_nvcsw} {ru.ru_nivcsw}\n")
+sys.exit(p.returncode % 256)
 EOF
 
 server_ticks() { # PID -> user + system clock ticks used so far

@@ -407,7 +407,7 @@ rss_case() { # idle|busy
     local rss conns okn errs ops gen wall maxrss
     read -r rss conns okn errs ops gen < <(json_get "$out" \
         '" ".join(str(x) for x in (j["generator"]["peak_rss_kib"], (j["connect"] or {}).get("count", 0), j["ok"], j["errors"]["total"], round(j["throughput"]["ops_per_s"]), round(j["generator"]["cpu_percent_of_threads"], 1)))')
-    read -r _ _ wall maxrss <"$RAW/$tag.cpu"
+    read -r _ _ wall maxrss _ <"$RAW/$tag.cpu"
     printf '   %-4s client peak RSS %7s KiB (%.1f MB)  server VmHWM %7s KiB (%.1f MB)  connections %s  ok %s (%s/s)  errors %s  generator CPU %s%%  client wall %.1f s%s\n' \
         "$kind" "$rss" "$(awk -v k="$rss" 'BEGIN { print k * 1024 / 1e6 }')" "$srv_hwm" \
         "$(awk -v k="$srv_hwm" 'BEGIN { print k * 1024 / 1e6 }')" "$conns" "$okn" "$ops" "$errs" "$gen" "$wall" "$(bg_note "$bg")"

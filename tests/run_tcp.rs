@@ -160,6 +160,40 @@ fn server_delay_shows_in_the_median() {
     assert!(f(&json["latency"]["min_us"]) >= 5_000.0);
 }
 
+/// --think pauses each connection between requests (the Handle.Net study's 10 ms), and a
+/// pause longer than the run ends with the run, not with --timeout.
+#[test]
+fn think_time_paces_each_connection_and_ends_with_the_run() {
+    let (srv, url) = server(TcpServerOptions::default());
+    let (json, code) = run_json(&[&url, "-c", "2", "--think", "100ms", "-d", "1s"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    // At most one request per 100 ms per connection: 2 x 10 (the first goes at once).
+    let ok = n(&json["ok"]);
+    assert!((10..=22).contains(&ok), "ok {ok} with 100 ms think: {json}");
+    let started = Instant::now();
+    let (json, code) = run_json(
+        &[
+            &url,
+            "-c",
+            "4",
+            "--think",
+            "30s",
+            "-d",
+            "1s",
+            "--timeout",
+            "10s",
+        ],
+        LIMIT,
+    );
+    assert_eq!((code, n(&json["ok"])), (0, 4), "{json}");
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "took {took:?}: the pause outlived the run"
+    );
+    assert_eq!(srv.stop().requests, ok + 4);
+}
+
 #[test]
 fn warmup_requests_stay_out_of_the_statistics() {
     let (srv, url) = server(TcpServerOptions::default());

@@ -306,7 +306,9 @@ async fn closed_loop<D: Driver>(
                     slot.session = None; // close: the client holds TIME_WAIT, as a real client would
                 }
                 if let Some(t) = think {
-                    tokio::time::sleep(t).await;
+                    // A pause never outlasts the time for issuing requests.
+                    let until = Instant::now() + t;
+                    sleep_until(issue_until.map_or(until, |u| until.min(u)).into()).await;
                 }
             }
             Ok(Err(e)) => fail_all(ctx, slot, e, op_start),

@@ -508,21 +508,6 @@ impl Session for HttpSession {
             _ => Expiry::None,
         }
     }
-
-    async fn start_bulk(&mut self) -> Result<(), OpError> {
-        Err(OpError::new(
-            ErrorKind::Other,
-            "HTTP has no bulk mode: download a large body with GET",
-        ))
-    }
-
-    async fn send_bulk(&mut self) -> Result<usize, OpError> {
-        self.start_bulk().await.map(|_| 0)
-    }
-
-    async fn recv_bulk(&mut self) -> Result<usize, OpError> {
-        self.start_bulk().await.map(|_| 0)
-    }
 }
 
 #[cfg(test)]

@@ -146,12 +146,19 @@ pub trait Session {
     }
     /// Deals with requests sent before `now - timeout`.
     fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry;
-    /// Bulk modes: anything to send before the transfer starts (a preamble).
-    async fn start_bulk(&mut self) -> Result<(), OpError>;
+    /// Bulk modes: anything to send before the transfer starts (a preamble). Protocols
+    /// without a bulk mode (HTTP: download a large body with GET) keep the default error.
+    async fn start_bulk(&mut self) -> Result<(), OpError> {
+        Err(no_bulk())
+    }
     /// Bulk upload: sends one chunk; returns payload bytes sent.
-    async fn send_bulk(&mut self) -> Result<usize, OpError>;
+    async fn send_bulk(&mut self) -> Result<usize, OpError> {
+        Err(no_bulk())
+    }
     /// Bulk download: receives one chunk; returns payload bytes received.
-    async fn recv_bulk(&mut self) -> Result<usize, OpError>;
+    async fn recv_bulk(&mut self) -> Result<usize, OpError> {
+        Err(no_bulk())
+    }
     /// At the end of a run: the receiving server's own counters of this session, if the
     /// protocol can ask for them (wirebench datagrams can).
     async fn report(&mut self, _limit: Duration) -> Option<PeerReport> {
@@ -166,4 +173,11 @@ pub struct PeerReport {
     pub sent: u64,
     /// The server's counters.
     pub report: crate::datagram::FlowReport,
+}
+
+fn no_bulk() -> OpError {
+    OpError::new(
+        ErrorKind::Other,
+        "this protocol has no bulk mode (for HTTP, download a large body with GET)",
+    )
 }

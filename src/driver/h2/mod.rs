@@ -512,21 +512,6 @@ impl Session for H2Session {
         self.entries.drain(..overdue);
         Expiry::Lost(overdue)
     }
-
-    async fn start_bulk(&mut self) -> Result<(), OpError> {
-        Err(OpError::new(
-            ErrorKind::Other,
-            "HTTP has no bulk mode: download a large body with GET",
-        ))
-    }
-
-    async fn send_bulk(&mut self) -> Result<usize, OpError> {
-        self.start_bulk().await.map(|_| 0)
-    }
-
-    async fn recv_bulk(&mut self) -> Result<usize, OpError> {
-        self.start_bulk().await.map(|_| 0)
-    }
 }
 
 impl H2Session {

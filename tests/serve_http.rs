@@ -80,13 +80,20 @@ impl Client {
     /// Reads more; 0 at the end of the stream (a reset counts as the end).
     fn fill(&mut self) -> usize {
         let mut chunk = [0; 64 * 1024];
-        match self.s.read(&mut chunk) {
-            Ok(n) => {
-                self.buf.extend_from_slice(&chunk[..n]);
-                n
+        loop {
+            match self.s.read(&mut chunk) {
+                Ok(n) => {
+                    self.buf.extend_from_slice(&chunk[..n]);
+                    return n;
+                }
+                // A signal (a sibling test's child ending) may interrupt the read: try again.
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == ErrorKind::ConnectionReset => return 0,
+                Err(e) => panic!(
+                    "read failed ({:?}; a timeout means the server did not answer): {e}",
+                    e.kind()
+                ),
             }
-            Err(e) if e.kind() == ErrorKind::ConnectionReset => 0,
-            Err(e) => panic!("read failed (a timeout means the server did not answer): {e}"),
         }
     }
 

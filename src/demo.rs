@@ -21,7 +21,7 @@ use std::time::Duration;
 pub const SIZES: [usize; 10] = [4, 128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536];
 
 /// One row of the study: a workload measured at every size.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Row {
     /// What the row measured.
     pub label: &'static str,
@@ -190,17 +190,34 @@ pub fn findings(rows: &[Row]) -> Vec<String> {
         .iter()
         .map(|r| {
             let base = r.messages_per_s[0];
-            match r.messages_per_s.iter().position(|&m| m < base / 2.0) {
+            let below: Vec<bool> = r.messages_per_s.iter().map(|&m| m < base / 2.0).collect();
+            // A fall is where the rate stays below half for every larger size; an isolated
+            // low point before it (a noisy measurement) is named as a dip, not as the fall.
+            let from = (0..below.len()).find(|&i| below[i..].iter().all(|&b| b));
+            let dips: Vec<String> = (0..from.unwrap_or(below.len()))
+                .filter(|&i| below[i])
+                .map(|i| format!("{} B", SIZES[i]))
+                .collect();
+            let dip = |lead: &str| match dips.is_empty() {
+                true => String::new(),
+                false => format!(" ({lead} a dip at {})", dips.join(", ")),
+            };
+            match from {
                 Some(i) => format!(
-                    "{} falls below half its {} B rate ({:.0}/s) from {} B on",
-                    r.label, SIZES[0], base, SIZES[i]
-                ),
-                None => format!(
-                    "{} stays within half its {} B rate ({:.0}/s) up to {} B",
+                    "{} falls below half its {} B rate ({:.0}/s) from {} B on{}",
                     r.label,
                     SIZES[0],
                     base,
-                    SIZES[SIZES.len() - 1]
+                    SIZES[i],
+                    dip("after")
+                ),
+                None => format!(
+                    "{} stays within half its {} B rate ({:.0}/s) up to {} B{}",
+                    r.label,
+                    SIZES[0],
+                    base,
+                    SIZES[SIZES.len() - 1],
+                    dip("apart from")
                 ),
             }
         })
@@ -237,7 +254,26 @@ mod tests {
         }];
         let lines = findings(&rows);
         assert!(lines[0].contains("peaks at 32768 B"), "{}", lines[0]);
-        assert!(lines[1].contains("from 16384 B on"), "{}", lines[1]);
+        assert!(lines[1].contains("from 16384 B on."), "{}", lines[1]);
+        // One low point that recovers is a dip, not the fall.
+        let mut dipped = rows[0].clone();
+        dipped.messages_per_s[3] = 9000.0;
+        let lines = findings(&[dipped]);
+        assert!(
+            lines[1].contains("from 16384 B on (after a dip at 1024 B)"),
+            "{}",
+            lines[1]
+        );
+        let mut flat = rows[0].clone();
+        flat.messages_per_s = vec![1000.0; 10];
+        flat.messages_per_s[3] = 100.0;
+        let lines = findings(&[flat]);
+        assert!(
+            lines[1].contains("stays within half")
+                && lines[1].contains("apart from a dip at 1024 B"),
+            "{}",
+            lines[1]
+        );
         let mut out = Vec::new();
         write_study(&rows, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();

@@ -189,7 +189,7 @@ pub struct RunArgs {
 
     /// HTTP/2 instead of HTTP/1.1: on http:// with prior knowledge (h2c: the connection starts
     /// with the HTTP/2 preface, no Upgrade), on https:// by ALPN "h2". -c is the connections;
-    /// --pipeline K the concurrent streams on each (like h2load -m K) [default: 1].
+    /// --pipeline K the concurrent streams on each, 1 unless given (like h2load -m K).
     #[arg(long)]
     pub http2: bool,
 

@@ -14,24 +14,9 @@
 #   --quick   1 round of each, 3 s runs, no discarded warm-up round (~40 s): a smoke check
 # Environment: ROUNDS=N overrides the measured rounds of (1) and (3), DL_ROUNDS=N those of (2) (default 3; --quick 1).
 set -euo pipefail
-
-QUICK=0
-for arg in "$@"; do
-    case "$arg" in
-        --quick) QUICK=1 ;;
-        -h | --help)
-            sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
-            exit 0
-            ;;
-        *)
-            echo "bench/http.sh: unknown argument '$arg' (only --quick is accepted)" >&2
-            exit 2
-            ;;
-    esac
-done
-
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$PWD
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_args "$@"
 
 if ((QUICK)); then
     ROUNDS=${ROUNDS:-1}
@@ -65,21 +50,10 @@ command -v h2load >/dev/null 2>&1 || need_pkgs+=(nghttp2-client)
 command -v ab >/dev/null 2>&1 || need_pkgs+=(apache2-utils)
 command -v curl >/dev/null 2>&1 || need_pkgs+=(curl)
 if ((${#need_pkgs[@]})); then
-    if [[ $(id -u) -ne 0 ]]; then
-        echo "bench/http.sh: missing ${need_pkgs[*]}; run as root or: sudo apt-get install -y ${need_pkgs[*]}" >&2
-        exit 1
-    fi
-    echo "== installing ${need_pkgs[*]} (Debian packages)"
-    export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install -y "${need_pkgs[@]}"; then
-        apt-get update
-        apt-get install -y "${need_pkgs[@]}"
-    fi
+    install_pkgs "${need_pkgs[@]}"
     NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 fi
-for tool in python3 taskset timeout cargo truncate "$NGINX"; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "bench/http.sh: '$tool' not found" >&2; exit 1; }
-done
+require_cmds python3 taskset timeout cargo truncate "$NGINX"
 if [[ $(nproc) -lt 2 ]]; then
     echo "bench/http.sh: needs 2 CPUs (nginx on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU); this machine has $(nproc)" >&2
     exit 1
@@ -93,15 +67,7 @@ if [[ $(h2load --help 2>&1) != *--duration=* ]]; then
 fi
 
 RESULTS=$ROOT/bench/results
-RAW=$RESULTS/raw/http # every run's own output, overwritten each time (ignored by git)
-rm -rf "$RAW"
-mkdir -p "$RAW"
-
-echo "== cargo build --release"
-cargo build --release --quiet
-# Measure a snapshot of the binary: a rebuild in target/ during the bench must not change it.
-cp "$ROOT/target/release/wirebench" "$RAW/wirebench"
-WB=$RAW/wirebench
+bench_setup "$RESULTS/raw/http" # every run's own output, overwritten each time (ignored by git)
 RECORDS=$RAW/records.jsonl # one JSON object per measured run; the summary is computed from it
 COMMANDS=$RAW/commands.txt # every tool command exactly as run (without the timeout/CPU wrappers)
 : >"$RECORDS"
@@ -112,18 +78,12 @@ COMMANDS=$RAW/commands.txt # every tool command exactly as run (without the time
 # nginx is stopped with SIGTERM to its master (the master then stops its worker; SIGKILL to the
 # master would orphan the worker). The temporary directory is removed after nginx has gone.
 # ---------------------------------------------------------------------------------------------
-PIDS=()
 NGX_DIR=""
 NGX_PID=""
 NGX_WORKERS=()
 cleanup() {
     local pid i
-    for pid in "${PIDS[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    for pid in "${PIDS[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
+    stop_all
     # The master waits for its worker before it exits; make sure, by the worker's own PID.
     for pid in "${NGX_WORKERS[@]}"; do
         for ((i = 0; i < 50; i++)); do
@@ -139,51 +99,7 @@ cleanup() {
         rm -rf "$NGX_DIR"
     fi
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
-logcmd() { # cmd... -> appended to commands.txt, shell-quoted, the binary shown as "wirebench"
-    local line="" arg
-    for arg in "$@"; do
-        if [[ $arg =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
-            line+=" $arg"
-        else
-            line+=" '${arg//\'/\'\\\'\'}'"
-        fi
-    done
-    line=${line# }
-    line=${line//"$WB"/wirebench}
-    [[ -z $NGX_DIR ]] || line=${line//"$NGX_DIR"/DIR}
-    echo "$line" >>"$COMMANDS"
-}
-
-free_port() {
-    python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
-
-wait_listen() { # PORT PID: wait (≤ 5 s) until something listens on 127.0.0.1:PORT
-    python3 - "$1" "$2" <<'EOF'
-import os, sys, time
-port, pid = int(sys.argv[1]), int(sys.argv[2])
-deadline = time.monotonic() + 5
-while time.monotonic() < deadline:
-    with open("/proc/net/tcp") as f:
-        for line in f.readlines()[1:]:
-            local, st = line.split()[1], line.split()[3]
-            if st == "0A" and int(local.split(":")[1], 16) == port:
-                sys.exit(0)
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        sys.exit(f"server (pid {pid}) exited before listening on port {port}")
-    time.sleep(0.05)
-sys.exit(f"nothing listens on 127.0.0.1:{port} after 5 s")
-EOF
-}
-
-# The CPU-time wrapper ($CPUWRAP), the quiet-machine check and small helpers.
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
 
 # Reads one client run's output and writes one record (a JSON line) plus the line printed for
 # the run. Usage: python3 $PARSE KIND TOOL ROUND OUT CPUFILE RC SRV_TICKS BG RECORDS
@@ -316,6 +232,7 @@ worker_ticks() { # -> user + system clock ticks used so far by the nginx worker(
 # nginx of our own, from a temporary directory
 # ---------------------------------------------------------------------------------------------
 NGX_DIR=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-http.XXXXXX")
+DIR_ALIAS=$NGX_DIR # shown as DIR in the commands
 # Run as root, nginx's worker switches to an unprivileged user: it must be able to read the files.
 chmod 755 "$NGX_DIR"
 mkdir -p "$NGX_DIR/www" "$NGX_DIR/tmp" "$NGX_DIR/logs"
@@ -370,7 +287,7 @@ taskset -c "$SERVER_CPU" "$NGINX" -c "$NGX_CONF" -p "$NGX_DIR" -e "$NGX_DIR/logs
     </dev/null >"$RAW/nginx.out" 2>&1 &
 NGX_PID=$!
 PIDS+=("$NGX_PID")
-if ! wait_listen "$PORT" "$NGX_PID"; then
+if ! wait_bound tcp "$PORT" "$NGX_PID"; then
     cat "$RAW/nginx.out" "$NGX_DIR/logs/error.log" >&2 2>/dev/null || true
     exit 1
 fi

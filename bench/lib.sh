@@ -1,13 +1,160 @@
-# Shared by the bench scripts (source it after setting RAW and QUICK): the CPU-time wrapper,
-# the quiet-machine check, and small helpers. Nothing here starts a process that outlives the
-# call that started it.
+# Shared by the bench scripts. Source it first thing, then call bench_args "$@":
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"; bench_args "$@"
+# It moves to the repository root (ROOT), parses --quick / --help, and provides the set-up
+# (bench_setup), process bookkeeping (PIDS, stop_pid, cleanup on exit), ports and readiness
+# waits, the CPU-time wrapper, the quiet-machine check and small helpers. Nothing here starts a
+# process that outlives the call (or, for servers in PIDS, the script) that started it.
+
+BENCH=bench/$(basename "$0")
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+bench_args() { # "$@" -> QUICK (0 or 1); --help prints the script's leading comment block
+    local arg
+    QUICK=0
+    for arg in "$@"; do
+        case "$arg" in
+            --quick) QUICK=1 ;;
+            -h | --help)
+                awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
+                exit 0
+                ;;
+            *)
+                echo "$BENCH: unknown argument '$arg' (only --quick is accepted)" >&2
+                exit 2
+                ;;
+        esac
+    done
+    if ((QUICK)); then WAIT_BUDGET=15; else WAIT_BUDGET=60; fi # seconds of waiting in all
+}
+
+install_pkgs() { # PACKAGE... -> installed from Debian's packages (needs root; says how if not)
+    (($#)) || return 0
+    if [[ $(id -u) -ne 0 ]]; then
+        echo "$BENCH: missing $*; run as root or: sudo apt-get install -y $*" >&2
+        exit 1
+    fi
+    echo "== installing $* (Debian packages)"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y "$@"; then
+        apt-get update
+        apt-get install -y "$@"
+    fi
+}
+
+require_cmds() { # CMD... -> exits naming the first one missing
+    local tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null 2>&1 || { echo "$BENCH: '$tool' not found" >&2; exit 1; }
+    done
+}
+
+bench_setup() { # DIR -> RAW=DIR made afresh (ignored by git), the CPU wrapper in it, and WB: a
+    # snapshot of the release binary, so that a rebuild in target/ during the bench changes nothing.
+    RAW=$1
+    rm -rf "$RAW"
+    mkdir -p "$RAW"
+    write_cpuwrap
+    echo "== cargo build --release"
+    cargo build --release --quiet
+    cp "$ROOT/target/release/wirebench" "$RAW/wirebench"
+    WB=$RAW/wirebench
+}
+
+# Process bookkeeping: every server we start goes in PIDS and is stopped on exit. A script with
+# more to undo (http.sh: nginx's worker, a temporary directory) defines its own cleanup, which
+# calls stop_all.
+PIDS=()
+stop_all() {
+    local pid
+    for pid in "${PIDS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+}
+cleanup() { stop_all; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+stop_pid() { # stop one server we started, wait for it, and forget its PID (it may be reused)
+    local pid keep=()
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+    for pid in "${PIDS[@]}"; do
+        [[ $pid == "$1" ]] || keep+=("$pid")
+    done
+    PIDS=("${keep[@]}")
+}
+
+logcmd() { # cmd... -> appended to $COMMANDS, shell-quoted, the binary shown as "wirebench" and
+    # $DIR_ALIAS (a temporary directory, if set) as DIR
+    local line="" arg
+    for arg in "$@"; do
+        if [[ $arg =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
+            line+=" $arg"
+        else
+            line+=" '${arg//\'/\'\\\'\'}'"
+        fi
+    done
+    line=${line# }
+    line=${line//"$WB"/wirebench}
+    [[ -z ${DIR_ALIAS:-} ]] || line=${line//"$DIR_ALIAS"/DIR}
+    echo "$line" >>"$COMMANDS"
+}
+
+free_port() { # [PROTO] (tcp, the default, or udp) -> a port free on 127.0.0.1 for that protocol
+    python3 - "${1:-tcp}" <<'EOF'
+import socket, sys
+kind = socket.SOCK_STREAM if sys.argv[1] == "tcp" else socket.SOCK_DGRAM
+s = socket.socket(socket.AF_INET, kind)
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+EOF
+}
+
+wait_bound() { # PROTO PORT PID: wait (≤ 5 s) until a socket listens (tcp) or is bound (udp) on PORT
+    python3 - "$1" "$2" "$3" <<'EOF'
+import os, sys, time
+proto, port, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+deadline = time.monotonic() + 5
+while time.monotonic() < deadline:
+    with open(f"/proc/net/{proto}") as f:
+        for line in f.readlines()[1:]:
+            local, st = line.split()[1], line.split()[3]
+            if int(local.split(":")[1], 16) == port and (proto == "udp" or st == "0A"):
+                sys.exit(0)
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        sys.exit(f"server (pid {pid}) exited before binding {proto} port {port}")
+    time.sleep(0.05)
+sys.exit(f"nothing bound to {proto} 127.0.0.1:{port} after 5 s")
+EOF
+}
+
+wait_url() { # FILE PID: wait (≤ 5 s) for a wirebench server's first stdout line, its URL
+    local i
+    for ((i = 0; i < 100; i++)); do
+        if [[ -s $1 && $(head -n1 "$1") =~ ^(tcp|udp|http)://[^[:space:]]+ ]]; then
+            echo "${BASH_REMATCH[0]}"
+            return 0
+        fi
+        kill -0 "$2" 2>/dev/null || { echo "wirebench server exited: $(cat "$1")" >&2; return 1; }
+        sleep 0.05
+    done
+    echo "wirebench server printed no URL in 5 s" >&2
+    return 1
+}
 
 # Runs a client and writes the client process's own CPU time (wait4 rusage of that child: user,
 # sys), its wall time, peak RSS (KiB) and voluntary / involuntary context switches to FILE: the
 # same measure for every tool, start-up and wind-down included, beside wirebench's self-reported
 # generator CPU. Usage: python3 "$CPUWRAP" FILE cmd...
-CPUWRAP=$RAW/cpuwrap.py
-cat >"$CPUWRAP" <<'EOF'
+write_cpuwrap() { # -> $CPUWRAP, in $RAW
+    CPUWRAP=$RAW/cpuwrap.py
+    cat >"$CPUWRAP" <<'EOF'
 import os, subprocess, sys, time
 out, cmd = sys.argv[1], sys.argv[2:]
 t0 = time.monotonic()
@@ -19,6 +166,7 @@ with open(out, "w") as f:
     f.write(f"{ru.ru_utime} {ru.ru_stime} {wall} {ru.ru_maxrss} {ru.ru_nvcsw} {ru.ru_nivcsw}\n")
 sys.exit(p.returncode % 256)
 EOF
+}
 
 server_ticks() { # PID -> user + system clock ticks used so far
     awk '{ print $14 + $15 }' "/proc/$1/stat"
@@ -33,7 +181,6 @@ vm_hwm_kib() { # PID -> the process's peak resident set (VmHWM), KiB
 # two busy figures (% of one CPU, outside our idle servers) is printed with the run and flagged
 # in the summary when above QUIET_PCT.
 QUIET_PCT=10
-if ((QUICK)); then WAIT_BUDGET=15; else WAIT_BUDGET=60; fi # seconds of waiting in all
 WAITED=0
 busy_pct() { # SECONDS -> % of one CPU that was busy (all CPUs added) over the next SECONDS
     python3 - "$1" <<'EOF2'

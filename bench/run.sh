@@ -9,24 +9,9 @@
 #   --quick   1 round per comparison, 3 s runs, no discarded warm-up round (~30 s)
 # Environment: ROUNDS=N overrides the number of measured rounds (default 5; --quick 1).
 set -euo pipefail
-
-QUICK=0
-for arg in "$@"; do
-    case "$arg" in
-        --quick) QUICK=1 ;;
-        -h | --help)
-            sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
-            exit 0
-            ;;
-        *)
-            echo "bench/run.sh: unknown argument '$arg' (only --quick is accepted)" >&2
-            exit 2
-            ;;
-    esac
-done
-
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$PWD
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_args "$@"
 
 if ((QUICK)); then
     ROUNDS=${ROUNDS:-1}
@@ -49,108 +34,18 @@ CROSS_CPU=1
 need_pkgs=()
 command -v sockperf >/dev/null 2>&1 || need_pkgs+=(sockperf)
 command -v iperf3 >/dev/null 2>&1 || need_pkgs+=(iperf3)
-if ((${#need_pkgs[@]})); then
-    if [[ $(id -u) -ne 0 ]]; then
-        echo "bench/run.sh: missing ${need_pkgs[*]}; run as root or: sudo apt-get install -y ${need_pkgs[*]}" >&2
-        exit 1
-    fi
-    echo "== installing ${need_pkgs[*]} (Debian packages)"
-    export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install -y "${need_pkgs[@]}"; then
-        apt-get update
-        apt-get install -y "${need_pkgs[@]}"
-    fi
-fi
-for tool in python3 taskset timeout cargo; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "bench/run.sh: '$tool' not found" >&2; exit 1; }
-done
+install_pkgs "${need_pkgs[@]}"
+require_cmds python3 taskset timeout cargo
 if [[ $(nproc) -lt 2 ]]; then
     echo "bench/run.sh: needs 2 CPUs (server on CPU $SERVER_CPU, client on CPU $CROSS_CPU); this machine has $(nproc)" >&2
     exit 1
 fi
 
 RESULTS=$ROOT/bench/results
-RAW=$RESULTS/raw           # every run's own output, overwritten each time (ignored by git)
-rm -rf "$RAW"
-mkdir -p "$RAW"
-
-echo "== cargo build --release"
-cargo build --release --quiet
-# Measure a snapshot of the binary: a rebuild in target/ during the bench must not change it.
-cp "$ROOT/target/release/wirebench" "$RAW/wirebench"
-WB=$RAW/wirebench
+bench_setup "$RESULTS/raw" # every run's own output, overwritten each time (ignored by git)
 RECORDS=$RAW/records.tsv   # one line per measured run; the summary is computed from it
 : >"$RECORDS"
 
-# ---------------------------------------------------------------------------------------------
-# Process bookkeeping: every server we start is remembered by PID and killed on exit.
-# ---------------------------------------------------------------------------------------------
-PIDS=()
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]}"; do
-        if kill -0 "$pid" 2>/dev/null; then
-            kill "$pid" 2>/dev/null || true
-        fi
-    done
-    for pid in "${PIDS[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-stop_pid() { # stop one server we started, wait for it, and forget its PID (it may be reused)
-    local pid keep=()
-    kill "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-    for pid in "${PIDS[@]}"; do
-        [[ $pid == "$1" ]] || keep+=("$pid")
-    done
-    PIDS=("${keep[@]}")
-}
-
-free_port() {
-    python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
-
-wait_listen() { # PORT PID: wait (≤ 5 s) until something listens on 127.0.0.1:PORT
-    python3 - "$1" "$2" <<'EOF'
-import os, sys, time
-port, pid = int(sys.argv[1]), int(sys.argv[2])
-deadline = time.monotonic() + 5
-while time.monotonic() < deadline:
-    with open("/proc/net/tcp") as f:
-        for line in f.readlines()[1:]:
-            local, st = line.split()[1], line.split()[3]
-            if st == "0A" and int(local.split(":")[1], 16) == port:
-                sys.exit(0)
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        sys.exit(f"server (pid {pid}) exited before listening on port {port}")
-    time.sleep(0.05)
-sys.exit(f"nothing listens on 127.0.0.1:{port} after 5 s")
-EOF
-}
-
-wait_url() { # FILE PID: wait (≤ 5 s) for a wirebench server's first stdout line, its URL
-    local i
-    for ((i = 0; i < 100; i++)); do
-        if [[ -s $1 ]] && head -n1 "$1" | grep -q '^tcp://'; then
-            head -n1 "$1"
-            return 0
-        fi
-        kill -0 "$2" 2>/dev/null || { echo "wirebench server exited: $(cat "$1")" >&2; return 1; }
-        sleep 0.05
-    done
-    echo "wirebench server printed no URL in 5 s" >&2
-    return 1
-}
-
-# The CPU-time wrapper ($CPUWRAP), the quiet-machine check and small helpers.
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
 
 record() { # section placement round tool p50 p99 gbit gen_cpu client_cpu background_load
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RECORDS"
@@ -178,7 +73,7 @@ SP_PORT=$(free_port)
 taskset -c "$SERVER_CPU" sockperf server --tcp -i 127.0.0.1 -p "$SP_PORT" >"$RAW/sockperf-server.txt" 2>&1 &
 SP_PID=$!
 PIDS+=("$SP_PID")
-wait_listen "$SP_PORT" "$SP_PID"
+wait_bound tcp "$SP_PORT" "$SP_PID"
 echo "== sockperf server (pid $SP_PID, CPU $SERVER_CPU): 127.0.0.1:$SP_PORT"
 
 pp_wirebench() { # placement round dur -> prints one line, records when round > 0
@@ -299,7 +194,7 @@ bulk_iperf3() {
     taskset -c "$SERVER_CPU" iperf3 -s -1 -B 127.0.0.1 -p "$port" >"$RAW/$tag.server.txt" 2>&1 &
     pid=$!
     PIDS+=("$pid")
-    wait_listen "$port" "$pid"
+    wait_bound tcp "$port" "$pid"
     wait_quiet
     bounded $((dur + 30)) python3 "$CPUWRAP" "$RAW/$tag.cpu" \
         taskset -c "$CROSS_CPU" iperf3 -c 127.0.0.1 -p "$port" -t "$dur" -J >"$out" 2>&1 || rc=$?

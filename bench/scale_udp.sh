@@ -13,24 +13,9 @@
 #   --quick   1 ping-pong round, no discarded warm-up round, shorter runs (~1.5 min): a smoke check
 # Environment: ROUNDS=N overrides the number of measured ping-pong rounds (default 3; --quick 1).
 set -euo pipefail
-
-QUICK=0
-for arg in "$@"; do
-    case "$arg" in
-        --quick) QUICK=1 ;;
-        -h | --help)
-            sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
-            exit 0
-            ;;
-        *)
-            echo "bench/scale_udp.sh: unknown argument '$arg' (only --quick is accepted)" >&2
-            exit 2
-            ;;
-    esac
-done
-
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$PWD
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_args "$@"
 
 if ((QUICK)); then
     ROUNDS=${ROUNDS:-1}
@@ -63,21 +48,8 @@ RSS_GOAL_KIB=97656 # "under 100 MB": 100 × 10^6 bytes = 97,656 KiB
 # ---------------------------------------------------------------------------------------------
 # Tools and limits
 # ---------------------------------------------------------------------------------------------
-if ! command -v sockperf >/dev/null 2>&1; then
-    if [[ $(id -u) -ne 0 ]]; then
-        echo "bench/scale_udp.sh: missing sockperf; run as root or: sudo apt-get install -y sockperf" >&2
-        exit 1
-    fi
-    echo "== installing sockperf (Debian package)"
-    export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install -y sockperf; then
-        apt-get update
-        apt-get install -y sockperf
-    fi
-fi
-for tool in python3 taskset timeout cargo; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "bench/scale_udp.sh: '$tool' not found" >&2; exit 1; }
-done
+command -v sockperf >/dev/null 2>&1 || install_pkgs sockperf
+require_cmds python3 taskset timeout cargo
 if [[ $(nproc) -lt 2 ]]; then
     echo "bench/scale_udp.sh: needs 2 CPUs (server on CPU $SERVER_CPU, client on CPU $CROSS_CPU); this machine has $(nproc)" >&2
     exit 1
@@ -118,99 +90,12 @@ else
 fi
 
 RESULTS=$ROOT/bench/results
-RAW=$RESULTS/raw/scale_udp # every run's own output, overwritten each time (ignored by git)
-rm -rf "$RAW"
-mkdir -p "$RAW"
-
-echo "== cargo build --release"
-cargo build --release --quiet
-# Measure a snapshot of the binary: a rebuild in target/ during the bench must not change it.
-cp "$ROOT/target/release/wirebench" "$RAW/wirebench"
-WB=$RAW/wirebench
+bench_setup "$RESULTS/raw/scale_udp" # every run's own output, overwritten each time (ignored by git)
 RECORDS=$RAW/records.jsonl # one JSON object per measured run; the summary is computed from it
 COMMANDS=$RAW/commands.txt # every tool command exactly as run (without the timeout/CPU wrappers)
 : >"$RECORDS"
 : >"$COMMANDS"
 
-# ---------------------------------------------------------------------------------------------
-# Process bookkeeping: every server we start is remembered by PID and killed on exit.
-# ---------------------------------------------------------------------------------------------
-PIDS=()
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${PIDS[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-stop_pid() { # stop one server we started, wait for it, and forget its PID (it may be reused)
-    local pid keep=()
-    kill "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-    for pid in "${PIDS[@]}"; do
-        [[ $pid == "$1" ]] || keep+=("$pid")
-    done
-    PIDS=("${keep[@]}")
-}
-
-logcmd() { # cmd... -> appended to commands.txt, shell-quoted, the binary shown as "wirebench"
-    local line
-    line=$(printf '%q ' "$@")
-    echo "${line% }" | sed "s#$(printf '%q' "$WB")#wirebench#g" >>"$COMMANDS"
-}
-
-free_port() { # PROTO (tcp|udp) -> a port free on 127.0.0.1 for that protocol
-    python3 - "$1" <<'EOF'
-import socket, sys
-kind = socket.SOCK_STREAM if sys.argv[1] == "tcp" else socket.SOCK_DGRAM
-s = socket.socket(socket.AF_INET, kind)
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-EOF
-}
-
-wait_bound() { # PROTO PORT PID: wait (≤ 5 s) until a socket listens (tcp) or is bound (udp) on PORT
-    python3 - "$1" "$2" "$3" <<'EOF'
-import os, sys, time
-proto, port, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-deadline = time.monotonic() + 5
-while time.monotonic() < deadline:
-    with open(f"/proc/net/{proto}") as f:
-        for line in f.readlines()[1:]:
-            local, st = line.split()[1], line.split()[3]
-            if int(local.split(":")[1], 16) == port and (proto == "udp" or st == "0A"):
-                sys.exit(0)
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        sys.exit(f"server (pid {pid}) exited before binding {proto} port {port}")
-    time.sleep(0.05)
-sys.exit(f"nothing bound to {proto} 127.0.0.1:{port} after 5 s")
-EOF
-}
-
-wait_url() { # FILE PID: wait (≤ 5 s) for a wirebench server's first stdout line, its URL
-    local i
-    for ((i = 0; i < 100; i++)); do
-        if [[ -s $1 ]] && head -n1 "$1" | grep -Eq '^(tcp|udp)://'; then
-            head -n1 "$1"
-            return 0
-        fi
-        kill -0 "$2" 2>/dev/null || { echo "wirebench server exited: $(cat "$1")" >&2; return 1; }
-        sleep 0.05
-    done
-    echo "wirebench server printed no URL in 5 s" >&2
-    return 1
-}
-
-# The CPU-time wrapper ($CPUWRAP), the quiet-machine check and small helpers.
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
 
 record() { # key=value ... -> one JSON line in $RECORDS (numbers stay numbers)
     python3 - "$RECORDS" "$@" <<'EOF'

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Period of the synthetic request pattern, and the largest request built in one piece.
+/// The longest period of the synthetic request pattern.
 const PATTERN_LEN: usize = 64 * 1024;
 /// Read buffer size (bulk reads are iperf3's default 128 KiB). Requests longer than this are
 /// never built whole: they are written piece by piece from the pattern.
@@ -45,8 +45,15 @@ pub struct TcpDriver {
 /// Request bytes: synthetic (pattern with the sequence number in front) or the user's payload.
 #[derive(Clone, Debug)]
 enum Template {
-    /// `size` bytes: the first 8 (or fewer) carry the sequence number, the rest follow `pattern`.
-    Synthetic { size: usize, pattern: Vec<u8> },
+    /// `size` bytes: the first 8 (or fewer) carry the sequence number, the rest follow
+    /// `pattern`, whose byte `i` is the request's byte at every offset `i` modulo `period`.
+    /// For requests over [`IO_CHUNK`] it runs [`IO_CHUNK`] bytes past one period, so any chunk
+    /// of such a request past its first 8 bytes is one slice of it. Shared by all connections.
+    Synthetic {
+        size: usize,
+        period: usize,
+        pattern: Arc<[u8]>,
+    },
     /// Exact bytes, shared by every connection.
     Payload(Arc<[u8]>),
 }
@@ -76,9 +83,14 @@ impl TcpDriver {
         let request = match &workload.request {
             Request::Sized { size, .. } => Template::Synthetic {
                 size: *size,
-                pattern: (0..PATTERN_LEN.min(*size).max(8))
-                    .map(pattern_byte)
-                    .collect(),
+                period: PATTERN_LEN.min(*size).max(8),
+                pattern: {
+                    let period = PATTERN_LEN.min(*size).max(8);
+                    let extra = if *size > IO_CHUNK { IO_CHUNK } else { 0 };
+                    (0..period + extra)
+                        .map(|i| pattern_byte(i % period))
+                        .collect()
+                },
             },
             Request::Payload(p) => Template::Payload(p.as_slice().into()),
         };
@@ -167,7 +179,6 @@ impl Driver for TcpDriver {
             big: VecDeque::new(),
             big_off: 0,
             head: [0; 8],
-            wide: Vec::new(),
             early: None,
         };
         Ok((conn, Some(took)))
@@ -214,9 +225,6 @@ pub struct TcpConn {
     big_off: usize,
     /// The first one's sequence-number bytes.
     head: [u8; 8],
-    /// The pattern, [`PATTERN_LEN`] + [`IO_CHUNK`] bytes long, so any chunk of a long request
-    /// past its first 8 bytes is one slice of it.
-    wide: Vec<u8>,
     /// What flush read while its writes waited (see [`Session::take_early`]).
     early: Option<ReadOutcome>,
 }
@@ -250,11 +258,15 @@ impl Session for TcpConn {
         }
         match &self.shape.request {
             Template::Payload(p) => self.out.extend_from_slice(p),
-            Template::Synthetic { size, pattern } => {
+            Template::Synthetic {
+                size,
+                period,
+                pattern,
+            } => {
                 let start = self.out.len();
                 let mut left = *size;
                 while left > 0 {
-                    let n = left.min(pattern.len());
+                    let n = left.min(*period);
                     self.out.extend_from_slice(&pattern[..n]);
                     left -= n;
                 }
@@ -277,12 +289,7 @@ impl Session for TcpConn {
             let data: &[u8] = if self.out_pos < self.out.len() {
                 &self.out[self.out_pos..]
             } else if !self.big.is_empty() {
-                big_part(
-                    &self.shape.request,
-                    &self.head,
-                    self.big_off,
-                    &mut self.wide,
-                )
+                big_part(&self.shape.request, &self.head, self.big_off)
             } else {
                 break;
             };
@@ -394,24 +401,18 @@ impl Session for TcpConn {
 }
 
 /// The next bytes of the long request whose first `off` bytes are written: its sequence number
-/// (`head`), then the pattern (from `wide`, built on first use) or the payload.
-fn big_part<'a>(
-    request: &'a Template,
-    head: &'a [u8; 8],
-    off: usize,
-    wide: &'a mut Vec<u8>,
-) -> &'a [u8] {
+/// (`head`), then one slice of the pattern, or of the payload.
+fn big_part<'a>(request: &'a Template, head: &'a [u8; 8], off: usize) -> &'a [u8] {
     match request {
         Template::Payload(p) => &p[off..p.len().min(off + IO_CHUNK)],
         Template::Synthetic { .. } if off < 8 => &head[off..],
-        Template::Synthetic { size, pattern } => {
-            if wide.is_empty() {
-                *wide = (0..PATTERN_LEN + IO_CHUNK)
-                    .map(|i| pattern[i % pattern.len()])
-                    .collect();
-            }
-            let at = off % pattern.len();
-            &wide[at..at + IO_CHUNK.min(size - off)]
+        Template::Synthetic {
+            size,
+            period,
+            pattern,
+        } => {
+            let at = off % period;
+            &pattern[at..at + IO_CHUNK.min(size - off)]
         }
     }
 }
@@ -539,7 +540,12 @@ impl TcpConn {
     /// The reply offset of the first byte in `inbuf[at..at+len]` that differs from request
     /// `seq` (the bytes stand at offset `reply_pos` of the reply), if any does.
     fn first_difference(&self, seq: u64, at: usize, len: usize) -> Option<usize> {
-        let Template::Synthetic { size, pattern } = &self.shape.request else {
+        let Template::Synthetic {
+            size,
+            period,
+            pattern,
+        } = &self.shape.request
+        else {
             return None;
         };
         let data = &self.inbuf[at..at + len];
@@ -555,8 +561,8 @@ impl TcpConn {
             d = &d[1..];
         }
         while !d.is_empty() {
-            let off = p % pattern.len();
-            let k = (pattern.len() - off).min(d.len());
+            let off = p % period;
+            let k = (period - off).min(d.len());
             if d[..k] != pattern[off..off + k] {
                 let i = d
                     .iter()

@@ -330,14 +330,14 @@ async fn open_loop<D: Driver>(
     let (c, k) = (ctx.plan.connections as u64, ctx.index as u64);
     let window = ctx.plan.load.in_flight();
     let per_request = ctx.plan.workload.mode == ClientMode::Crr;
-    let due = |j: u64| -> Option<Instant> {
+    // Request j's intended time, if it is still to go out at `now`: past the end nothing more
+    // goes out, not even requests still owed from before it.
+    let due = |j: u64, now: Instant| -> Option<Instant> {
         if limit.is_some_and(|l| j >= l) {
             return None;
         }
         let at = start + schedule.time_of(j * c + k)?;
-        // Past the end nothing more goes out, not even requests still owed from before it.
-        end.is_none_or(|e| at < e && Instant::now() < e)
-            .then_some(at)
+        end.is_none_or(|e| at < e && now < e).then_some(at)
     };
     let far = Instant::now() + Duration::from_secs(365 * 86400);
     let timer = match super::timer::PreciseTimer::new() {
@@ -350,14 +350,16 @@ async fn open_loop<D: Driver>(
     };
     let mut j = 0u64;
     loop {
-        let next = due(j);
         if slot.session.is_none() {
-            let Some(at) = next else { return };
+            let Some(at) = due(j, Instant::now()) else {
+                return;
+            };
             let _ = timer.sleep_until(at).await;
             if ensure_session(ctx, slot).await.is_err() {
                 // Requests due while the target could not be reached failed with it.
                 j += 1;
-                while due(j).is_some_and(|d| d <= Instant::now()) {
+                let now = Instant::now();
+                while due(j, now).is_some_and(|d| d <= now) {
                     j += 1;
                 }
                 continue;
@@ -368,7 +370,7 @@ async fn open_loop<D: Driver>(
         let mut queued = false;
         // Nothing more goes on a connection the server is closing; it is replaced once empty.
         while let Some(d) =
-            due(j).filter(|&d| d <= now && session.in_flight() < window && session.reusable())
+            due(j, now).filter(|&d| d <= now && session.in_flight() < window && session.reusable())
         {
             let sent = Sent {
                 intended: d,
@@ -389,7 +391,7 @@ async fn open_loop<D: Driver>(
             }
             continue;
         }
-        let next = due(j);
+        let next = due(j, now);
         if next.is_none() && session.in_flight() == 0 {
             return;
         }

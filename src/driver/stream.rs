@@ -133,11 +133,7 @@ impl Stream {
                         libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
                     )
                 };
-                if n < 0 {
-                    Err(std::io::Error::last_os_error())
-                } else {
-                    Ok(n as usize)
-                }
+                byte_count(n)
             }
             Stream::Tls(_) => Err(std::io::ErrorKind::Unsupported.into()),
         }
@@ -158,11 +154,7 @@ impl Stream {
                         libc::MSG_DONTWAIT,
                     )
                 };
-                if n < 0 {
-                    Err(std::io::Error::last_os_error())
-                } else {
-                    Ok(n as usize)
-                }
+                byte_count(n)
             }
             Stream::Tls(_) => Err(std::io::ErrorKind::Unsupported.into()),
         }
@@ -266,6 +258,11 @@ impl Stream {
 }
 
 /// A blocking call that ran into SO_RCVTIMEO/SO_SNDTIMEO reports EAGAIN; say what it means.
+/// A send(2) or recv(2) result: the byte count, or the error the call set.
+fn byte_count(n: libc::ssize_t) -> std::io::Result<usize> {
+    usize::try_from(n).map_err(|_| std::io::Error::last_os_error())
+}
+
 fn timed_out(e: std::io::Error) -> std::io::Error {
     if e.kind() == std::io::ErrorKind::WouldBlock {
         std::io::Error::new(std::io::ErrorKind::TimedOut, "no progress within --timeout")

@@ -384,19 +384,10 @@ impl Session for TcpConn {
                 "the server closed the connection",
             ));
         }
-        if n >= crate::framing::ERROR_PREFIX.len()
-            && self.inbuf.starts_with(crate::framing::ERROR_PREFIX)
-        {
-            let line = self.inbuf[..n]
-                .split(|&b| b == b'\n')
-                .next()
-                .unwrap_or_default();
-            return Err(OpError::new(
-                ErrorKind::Mismatch,
-                String::from_utf8_lossy(line).into_owned(),
-            ));
+        match server_error(&self.inbuf[..n]) {
+            Some(e) => Err(e),
+            None => Ok(n),
         }
-        Ok(n)
     }
 }
 
@@ -601,12 +592,8 @@ impl TcpConn {
 
     fn unexpected(&self, at: usize, n: usize) -> OpError {
         let shown = &self.inbuf[at..n.min(at + 80)];
-        if shown.starts_with(crate::framing::ERROR_PREFIX) {
-            let line = shown.split(|&b| b == b'\n').next().unwrap_or(shown);
-            return OpError::new(
-                ErrorKind::Mismatch,
-                String::from_utf8_lossy(line).into_owned(),
-            );
+        if let Some(e) = server_error(shown) {
+            return e;
         }
         OpError::new(
             ErrorKind::Mismatch,
@@ -619,13 +606,10 @@ impl TcpConn {
     }
 
     fn mismatch(&self, seq: u64, byte: usize, at: usize, n: usize) -> OpError {
-        let shown = &self.inbuf[at..n.min(at + 80)];
-        if self.reply_pos == 0 && shown.starts_with(crate::framing::ERROR_PREFIX) {
-            let line = shown.split(|&b| b == b'\n').next().unwrap_or(shown);
-            return OpError::new(
-                ErrorKind::Mismatch,
-                String::from_utf8_lossy(line).into_owned(),
-            );
+        if self.reply_pos == 0 {
+            if let Some(e) = server_error(&self.inbuf[at..n.min(at + 80)]) {
+                return e;
+            }
         }
         OpError::new(
             ErrorKind::Mismatch,
@@ -634,6 +618,19 @@ impl TcpConn {
             ),
         )
     }
+}
+
+/// The reference server's error line (it refuses a client with `ERROR_PREFIX` and a reason,
+/// then closes), if `bytes` start with one, as the error to report.
+fn server_error(bytes: &[u8]) -> Option<OpError> {
+    if !bytes.starts_with(crate::framing::ERROR_PREFIX) {
+        return None;
+    }
+    let line = bytes.split(|&b| b == b'\n').next().unwrap_or(bytes);
+    Some(OpError::new(
+        ErrorKind::Mismatch,
+        String::from_utf8_lossy(line).into_owned(),
+    ))
 }
 
 /// The KMP failure function of `pattern`: for each prefix, the length of its longest proper

@@ -336,8 +336,8 @@ h2_cmd() { # TOOL DUR -> sets CMD: h2c with prior knowledge, one stream in fligh
     esac
 }
 
-rps_run() { # TOOL ROUND DUR [KIND]: KIND rps (HTTP/1.1, the default) or h2 (section 3)
-    local tool=$1 round=$2 dur=$3 kind=${4:-rps} tag out rc=0 bg t0 t1
+rps_run() { # KIND TOOL ROUND DUR: KIND rps (HTTP/1.1) or h2 (section 3)
+    local kind=$1 tool=$2 round=$3 dur=$4 tag out rc=0 bg t0 t1
     tag=$kind-r$round-$tool
     out=$RAW/$tag.out
     if [[ $kind == h2 ]]; then h2_cmd "$tool" "$dur"; else rps_cmd "$tool" "$dur"; fi
@@ -357,12 +357,7 @@ rps_run() { # TOOL ROUND DUR [KIND]: KIND rps (HTTP/1.1, the default) or h2 (sec
 }
 
 echo "== (1) GET /small.bin ($SMALL_BYTES B) on keep-alive: $CONNS connections, 1 client thread on CPU $CLIENT_CPU, ${DUR} s per run; nginx (1 worker) on CPU $SERVER_CPU"
-if ((WARM_ROUND)); then
-    for tool in "${TOOLS[@]}"; do rps_run "$tool" warm-up "$WARM_DUR"; done
-fi
-for ((r = 1; r <= ROUNDS; r++)); do
-    for tool in "${TOOLS[@]}"; do rps_run "$tool" "$r" "$DUR"; done
-done
+alternate "$ROUNDS" "${TOOLS[@]/#/rps_run rps }"
 
 # ---------------------------------------------------------------------------------------------
 # (2) a 1 GiB download
@@ -375,7 +370,7 @@ dl_cmd() { # TOOL -> sets CMD
     esac
 }
 
-dl_run() { # TOOL ROUND
+dl_run() { # TOOL ROUND [DUR]: DUR unused, a download runs to its end
     local tool=$1 round=$2 tag out rc=0 bg t0 t1
     tag=dl-r$round-$tool
     out=$RAW/$tag.out
@@ -398,25 +393,13 @@ dl_run() { # TOOL ROUND
 echo "== (2) GET /big.bin (1 GiB, sparse: no disk reads), 1 connection, client on CPU $CLIENT_CPU; nginx sendfile on CPU $SERVER_CPU"
 # Read the file once so that every measured download finds the same (zero-filled) page cache.
 cat "$NGX_DIR/www/big.bin" >/dev/null
-if ((WARM_ROUND)); then
-    dl_run wirebench warm-up
-    dl_run curl warm-up
-fi
-for ((r = 1; r <= DL_ROUNDS; r++)); do
-    dl_run wirebench "$r"
-    dl_run curl "$r"
-done
+alternate "$DL_ROUNDS" "dl_run wirebench" "dl_run curl"
 
 # ---------------------------------------------------------------------------------------------
 # (3) HTTP/2 cleartext (h2c, prior knowledge)
 # ---------------------------------------------------------------------------------------------
 echo "== (3) GET /small.bin ($SMALL_BYTES B) over h2c: $CONNS connections, 1 stream in flight on each, 1 client thread on CPU $CLIENT_CPU, ${DUR} s per run; nginx (same worker) on CPU $SERVER_CPU"
-if ((WARM_ROUND)); then
-    for tool in "${H2_TOOLS[@]}"; do rps_run "$tool" warm-up "$WARM_DUR" h2; done
-fi
-for ((r = 1; r <= ROUNDS; r++)); do
-    for tool in "${H2_TOOLS[@]}"; do rps_run "$tool" "$r" "$DUR" h2; done
-done
+alternate "$ROUNDS" "${H2_TOOLS[@]/#/rps_run h2 }"
 
 kill -TERM "$NGX_PID" 2>/dev/null || true
 wait "$NGX_PID" 2>/dev/null || true

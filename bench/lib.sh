@@ -88,6 +88,19 @@ stop_pid() { # stop one server we started, wait for it, and forget its PID (it m
     PIDS=("${keep[@]}")
 }
 
+alternate() { # N CMD... -> each CMD (a function and its first arguments, as one string) is run
+    # with ROUND DUR appended, in turn: one discarded warm-up round of WARM_DUR first when
+    # WARM_ROUND is set, then N measured rounds of DUR, A B A B (METHOD.md, "Fair comparison")
+    local n=$1 r cmd
+    shift
+    if ((WARM_ROUND)); then
+        for cmd in "$@"; do $cmd warm-up "$WARM_DUR"; done
+    fi
+    for ((r = 1; r <= n; r++)); do
+        for cmd in "$@"; do $cmd "$r" "$DUR"; done
+    done
+}
+
 logcmd() { # cmd... -> appended to $COMMANDS, shell-quoted, the binary shown as "wirebench" and
     # $DIR_ALIAS (a temporary directory, if set) as DIR
     local line="" arg

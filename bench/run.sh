@@ -132,14 +132,7 @@ for pl in same cross; do
     else
         echo "== (a) ping-pong ${SIZE} B, 1 connection, cross CPU: server on CPU $SERVER_CPU, client on CPU $CROSS_CPU"
     fi
-    if ((WARM_ROUND)); then
-        pp_wirebench "$pl" warm-up "$WARM_DUR"
-        pp_sockperf "$pl" warm-up "$WARM_DUR"
-    fi
-    for ((r = 1; r <= ROUNDS; r++)); do
-        pp_wirebench "$pl" "$r" "$DUR"
-        pp_sockperf "$pl" "$r" "$DUR"
-    done
+    alternate "$ROUNDS" "pp_wirebench $pl" "pp_sockperf $pl"
 done
 stop_pid "$WB_ECHO_PID"
 stop_pid "$SP_PID"
@@ -218,14 +211,7 @@ bulk_iperf3() {
     [[ $round == warm-up ]] || record bulk cross "$round" iperf3 - - "$gbit" - "$cli" "$bg"
 }
 
-if ((WARM_ROUND)); then
-    bulk_wirebench warm-up "$WARM_DUR"
-    bulk_iperf3 warm-up "$WARM_DUR"
-fi
-for ((r = 1; r <= ROUNDS; r++)); do
-    bulk_wirebench "$r" "$DUR"
-    bulk_iperf3 "$r" "$DUR"
-done
+alternate "$ROUNDS" bulk_wirebench bulk_iperf3
 stop_pid "$WB_SINK_PID"
 echo "   wirebench sink server: $(tail -n1 "$WB_SINK_LOG")"
 

@@ -207,14 +207,7 @@ for pl in same cross; do
     else
         echo "== (1) UDP ping-pong ${SIZE} B, 1 flow, cross CPU: server on CPU $SERVER_CPU, client on CPU $CROSS_CPU"
     fi
-    if ((WARM_ROUND)); then
-        pp_wirebench "$pl" warm-up "$WARM_DUR"
-        pp_sockperf "$pl" warm-up "$WARM_DUR"
-    fi
-    for ((r = 1; r <= ROUNDS; r++)); do
-        pp_wirebench "$pl" "$r" "$DUR"
-        pp_sockperf "$pl" "$r" "$DUR"
-    done
+    alternate "$ROUNDS" "pp_wirebench $pl" "pp_sockperf $pl"
 done
 stop_pid "$WB_UDP_PID"
 stop_pid "$SP_PID"

@@ -155,12 +155,11 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
                 .name(format!("wirebench-{w}"))
                 .spawn(move || {
                     let p = &spec.plan;
+                    // A worker with a single closed-loop connection blocks in its socket calls
+                    // instead of waiting in epoll: a syscall less per read.
+                    let blocking = spec.connections.len() == 1 && p.load.schedule().is_none();
                     match p.target.protocol {
                         Protocol::Tcp => {
-                            // A worker with a single closed-loop connection blocks in its
-                            // socket calls instead of waiting in epoll: a syscall less per read.
-                            let blocking =
-                                spec.connections.len() == 1 && p.load.schedule().is_none();
                             let d = TcpDriver::new(
                                 p.target.addr,
                                 &p.workload,
@@ -183,8 +182,6 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
                             worker::run(spec, d)
                         }
                         Protocol::Http => {
-                            let blocking =
-                                spec.connections.len() == 1 && p.load.schedule().is_none();
                             let http = p.workload.http.clone().expect("http:// plans have a spec");
                             let d = HttpDriver::new(
                                 p.target.addr,
@@ -198,8 +195,6 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
                             worker::run(spec, d)
                         }
                         Protocol::Udp => {
-                            let blocking =
-                                spec.connections.len() == 1 && p.load.schedule().is_none();
                             let d = UdpDriver::new(p.target.addr, &p.workload, p.socket)
                                 .blocking(blocking);
                             worker::run(spec, d)

@@ -21,6 +21,42 @@ struct Listen {
     http2: bool,
 }
 
+/// Waits (≤ 5 s) until `child` itself listens on 127.0.0.1:`port`: a socket listening there
+/// whose inode is among the child's descriptors. False if the child exits first (its bind
+/// failed) or never does: then someone else owns the port, and a connect would reach them.
+fn listens(child: &mut Child, port: u16) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if child.try_wait().ok().flatten().is_some() {
+            return false;
+        }
+        let inodes: Vec<String> = std::fs::read_to_string("/proc/net/tcp")
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let local_port = u16::from_str_radix(f.get(1)?.rsplit(':').next()?, 16).ok()?;
+                (local_port == port && f.get(3) == Some(&"0A"))
+                    .then(|| f.get(9).map(|i| i.to_string()))?
+            })
+            .collect();
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", child.id()));
+        let mine = fds.into_iter().flatten().flatten().any(|e| {
+            std::fs::read_link(e.path()).is_ok_and(|t| {
+                inodes
+                    .iter()
+                    .any(|i| t.to_string_lossy() == format!("socket:[{i}]"))
+            })
+        });
+        if mine {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
 /// An nginx of this test's own: one worker, a temporary root and log, stopped by its PID.
 /// Its access log lines are `$connection $request_uri $status $server_protocol`.
 struct Nginx {
@@ -46,7 +82,6 @@ impl Nginx {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("www")).unwrap();
         std::fs::write(dir.join("www/small.txt"), "x".repeat(100)).unwrap();
-        let port = free_port();
         let d = dir.display();
         let ssl = if tls {
             let ok = Command::new("openssl")
@@ -87,35 +122,44 @@ impl Nginx {
             (true, true) => (" http2", "on"),
             (false, _) => ("", "on"),
         };
-        let conf = format!(
-            "worker_processes 1; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;
-             events {{ worker_connections 1024; }}
-             http {{
-               log_format wb '$connection $request_uri $status $server_protocol';
-               access_log {d}/access.log wb;
-               client_body_temp_path {d}/body; proxy_temp_path {d}/proxy;
-               fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
-               keepalive_requests 1000000; sendfile {sendfile};
-               server {{ listen 127.0.0.1:{port}{h2}{ssl} root {d}/www;
-                 location = /status/503 {{ return 503; }}
-                 {extra}
-               }}
-             }}"
-        );
-        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        // Its workers must not hold the test harness's output pipes open.
-        let child = Command::new("nginx")
-            .args(["-c", &format!("{d}/nginx.conf"), "-p", &format!("{d}")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx must be installed (apt-get install nginx-light; .ci/run does it)");
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nginx did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let mut attempt = 0;
+        let (child, port) = loop {
+            attempt += 1;
+            let port = free_port();
+            let conf = format!(
+                "worker_processes 1; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;
+                 events {{ worker_connections 1024; }}
+                 http {{
+                   log_format wb '$connection $request_uri $status $server_protocol';
+                   access_log {d}/access.log wb;
+                   client_body_temp_path {d}/body; proxy_temp_path {d}/proxy;
+                   fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
+                   keepalive_requests 1000000; sendfile {sendfile};
+                   server {{ listen 127.0.0.1:{port}{h2}{ssl} root {d}/www;
+                     location = /status/503 {{ return 503; }}
+                     {extra}
+                   }}
+                 }}"
+            );
+            std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+            // Its workers must not hold the test harness's output pipes open.
+            let mut child = Command::new("nginx")
+                .args(["-c", &format!("{d}/nginx.conf"), "-p", &format!("{d}")])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("nginx must be installed (apt-get install nginx-light; .ci/run does it)");
+            if listens(&mut child, port) {
+                break (child, port);
+            }
+            // Another test's server took the port between free_port() and nginx's bind (nginx
+            // retries its bind for a while, then exits). SIGTERM, so a master stops its worker.
+            // SAFETY: kill(2) on the PID of the child this test started.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let _ = child.wait();
+            assert!(attempt < 5, "nginx did not start on any of 5 free ports");
+        };
         let scheme = if tls { "https" } else { "http" };
         Nginx {
             child,

@@ -5,10 +5,10 @@
 
 mod common;
 
-use common::{free_port, run_bounded, run_json, usage_error};
+use common::{free_port, listens, run_bounded, run_json, usage_error};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -19,42 +19,6 @@ struct Listen {
     tls: bool,
     /// HTTP/2: h2c with prior knowledge, or h2 by ALPN with `tls`.
     http2: bool,
-}
-
-/// Waits (≤ 5 s) until `child` itself listens on 127.0.0.1:`port`: a socket listening there
-/// whose inode is among the child's descriptors. False if the child exits first (its bind
-/// failed) or never does: then someone else owns the port, and a connect would reach them.
-fn listens(child: &mut Child, port: u16) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline {
-        if child.try_wait().ok().flatten().is_some() {
-            return false;
-        }
-        let inodes: Vec<String> = std::fs::read_to_string("/proc/net/tcp")
-            .unwrap_or_default()
-            .lines()
-            .skip(1)
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let local_port = u16::from_str_radix(f.get(1)?.rsplit(':').next()?, 16).ok()?;
-                (local_port == port && f.get(3) == Some(&"0A"))
-                    .then(|| f.get(9).map(|i| i.to_string()))?
-            })
-            .collect();
-        let fds = std::fs::read_dir(format!("/proc/{}/fd", child.id()));
-        let mine = fds.into_iter().flatten().flatten().any(|e| {
-            std::fs::read_link(e.path()).is_ok_and(|t| {
-                inodes
-                    .iter()
-                    .any(|i| t.to_string_lossy() == format!("socket:[{i}]"))
-            })
-        });
-        if mine {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 /// An nginx of this test's own: one worker, a temporary root and log, stopped by its PID.

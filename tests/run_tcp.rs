@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{free_port, run_bounded, run_json, ServerProcess};
+use common::{free_port, listens, run_bounded, run_json, ServerProcess};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
@@ -298,11 +298,10 @@ fn memcached_answers_get_until_end() {
         .spawn()
         .expect("memcached must be installed (apt-get install memcached; .ci/run does it)");
     let url = format!("tcp://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "memcached did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        listens(&mut mc, port),
+        "memcached did not start on port {port}"
+    );
     let (set, code) = run_json(
         &[
             &url,

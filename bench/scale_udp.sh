@@ -56,7 +56,7 @@ if [[ $(nproc) -lt 2 ]]; then
 fi
 
 # Open files: (3) needs ulimit -n >= NOFILE_NEED. `wirebench run` asks for connections + 64
-# descriptors in a closed loop (two per connection in the open loop, for its timers) and raises its own
+# descriptors in a closed loop (two more per worker thread in the open loop, for its timers) and raises its own
 # soft limit up to the hard one; the server holds one per connection. Both inherit this shell's
 # limit. Raising the hard limit needs CAP_SYS_RESOURCE; this only ever raises limits, and only in
 # this shell. If the hard limit stays too low, (3) runs at the largest connection count the

@@ -42,21 +42,51 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ");
-            let tip = text
-                .lines()
-                .find_map(|l| l.trim().strip_prefix("tip: "))
-                .map(|t| format!("; {t}"))
-                .unwrap_or_default();
-            eprintln!("error: {first}{tip} (see 'wirebench --help')");
+            eprintln!("error: {}", one_line(&e.render().to_string()));
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// Folds clap's rendered error into one line. Clap puts the first line's subject on the lines
+/// that follow it (the missing arguments, indented), then a tip and a usage line; all of them
+/// are kept, so "required arguments were not provided" names them and shows where they go.
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines
+        .next()
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ");
+    let (mut subjects, mut tip, mut usage) = (Vec::new(), None, None);
+    for line in lines {
+        if let Some(t) = line.strip_prefix("tip: ") {
+            tip = Some(t);
+        } else if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u);
+        } else if !line.starts_with("For more information") {
+            subjects.push(line);
+        }
+    }
+    let mut out = first.to_string();
+    if !subjects.is_empty() {
+        out = format!("{} {}", out.trim_end(), subjects.join(", "));
+    }
+    if let Some(t) = tip {
+        out += &format!("; {t}");
+    }
+    let help = match usage {
+        Some(u) => {
+            out += &format!("; usage: {u}");
+            // "wirebench run [OPTIONS] <URL>" → "wirebench run --help" (the command's words).
+            let words: Vec<&str> = u
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect();
+            format!("{} --help", words.join(" "))
+        }
+        None => "wirebench --help".to_string(),
+    };
+    format!("{out} (see '{help}')")
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -66,5 +96,42 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Udp(args)) => crate::serve::udp::main(&args),
         Command::Serve(ServeCommand::Http(args)) => crate::serve::http::main(&args),
         Command::Demo(args) => crate::demo::main(&args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Clap's own rendering of `args`' error, folded.
+    fn folded(args: &[&str]) -> String {
+        let e = Cli::try_parse_from(args).expect_err("bad arguments");
+        one_line(&e.render().to_string())
+    }
+
+    #[test]
+    fn a_missing_url_is_named_with_where_it_goes() {
+        let line = folded(&["wirebench", "run"]);
+        assert!(
+            line.contains("required arguments were not provided: <URL>"),
+            "{line}"
+        );
+        assert!(line.contains("usage: wirebench run"), "{line}");
+        assert!(line.contains("(see 'wirebench run --help')"), "{line}");
+        assert!(!line.contains('\n'), "{line}");
+    }
+
+    #[test]
+    fn an_unknown_flag_keeps_its_tip() {
+        let line = folded(&["wirebench", "run", "tcp://127.0.0.1:9", "--conections", "4"]);
+        assert!(
+            line.contains("unexpected argument '--conections'"),
+            "{line}"
+        );
+        assert!(
+            line.contains("tip:") || line.contains("--connections"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'), "{line}");
     }
 }

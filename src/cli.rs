@@ -379,7 +379,7 @@ pub struct ServeHttpArgs {
 /// `wirebench demo`: the built-in study.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Measuring time for each size and workload.
-    #[arg(long, default_value = "1500ms", value_name = "DURATION")]
+    /// Measuring time of each run; every size and workload is run 3 times (the median is shown).
+    #[arg(long, default_value = "500ms", value_name = "DURATION")]
     pub time_per_size: String,
 }

@@ -17,19 +17,33 @@ use std::net::TcpListener;
 use std::process::ExitCode;
 use std::time::Duration;
 
+mod pin;
+
 /// The message sizes of the DIM study, in bytes.
 pub const SIZES: [usize; 10] = [4, 128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536];
+
+/// Runs at each point; the figure printed is their median.
+pub const REPEATS: usize = 3;
 
 /// One row of the study: a workload measured at every size.
 #[derive(Debug, Clone)]
 pub struct Row {
     /// What the row measured.
     pub label: &'static str,
-    /// Messages per second, one per size.
+    /// Messages per second, one per size (the median of the runs).
     pub messages_per_s: Vec<f64>,
-    /// KB/s (1 KB = 1024 bytes, as in the DIM study), one per size.
+    /// KB/s (1 KB = 1024 bytes, as in the DIM study), one per size (the median of the runs).
     pub kb_per_s: Vec<f64>,
+    /// Per size, how far the run farthest from the median of messages/s lies from it, as a
+    /// fraction of it; KB/s are the same runs' bytes, so this is their spread too.
+    pub spread: Vec<f64>,
 }
+
+/// The two workloads of the study: label, client mode, server mode.
+const WORKLOADS: [(&str, ClientMode, ServerMode); 2] = [
+    ("request/response", ClientMode::Rr, ServerMode::Echo),
+    ("server push", ClientMode::Source, ServerMode::Source),
+];
 
 /// `wirebench demo`.
 pub fn main(args: &DemoArgs) -> anyhow::Result<ExitCode> {
@@ -38,62 +52,106 @@ pub fn main(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     writeln!(
         out,
         "wirebench demo: messages/s and KB/s by message size over loopback, one connection, \
-         against the reference server in-process ({} per size)\n",
-        crate::units::format_us(per_size.as_secs_f64() * 1e6)
+         against the reference server in-process\n"
     )?;
+    let placement = pin::Placement::choose();
+    writeln!(out, "{}\n", method(&placement.describe(), per_size))?;
     out.flush()?;
-    let rows = [
-        measure_row(
-            "request/response",
-            ClientMode::Rr,
-            ServerMode::Echo,
-            per_size,
-        )?,
-        measure_row(
-            "server push",
-            ClientMode::Source,
-            ServerMode::Source,
-            per_size,
-        )?,
-    ];
+    let rows = study(&placement, per_size)?;
     write_study(&rows, &mut out)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Measures one workload at every size against a fresh in-process server.
-fn measure_row(
-    label: &'static str,
-    client: ClientMode,
-    server: ServerMode,
-    per_size: Duration,
-) -> anyhow::Result<Row> {
-    let listener = TcpListener::bind("127.0.0.1:0")?;
-    let handle: ServerHandle = spawn(
-        listener,
-        TcpServerOptions {
-            mode: server,
+/// The line that states how the figures were taken.
+pub fn method(placement: &str, per_size: Duration) -> String {
+    let us = |d: Duration| match d.subsec_micros() % 1000 {
+        0 => format!("{} ms", d.as_millis()),
+        _ => crate::units::format_us(d.as_secs_f64() * 1e6),
+    };
+    format!(
+        "Method: {placement}. Each figure is the median of {REPEATS} runs of {} (after a {} \
+         warm-up each), taken in {REPEATS} rounds over all sizes so that a disturbance does not \
+         hit one size alone; ± is the run farthest from the median, in % of it.",
+        us(per_size),
+        us(warmup(per_size))
+    )
+}
+
+fn warmup(per_size: Duration) -> Duration {
+    per_size / 6
+}
+
+/// Measures both workloads at every size, [`REPEATS`] rounds, against in-process servers, the
+/// threads of both placed as `placement` says (and put back after).
+fn study(placement: &pin::Placement, per_size: Duration) -> anyhow::Result<Vec<Row>> {
+    let _restore = pin::Restore::current()?;
+    let mut servers = Vec::new();
+    placement.apply()?;
+    for (_, _, mode) in WORKLOADS {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let options = TcpServerOptions {
+            mode,
             ..TcpServerOptions::default()
-        },
-    )?;
-    let mut row = Row {
+        };
+        servers.push(spawn(listener, options)?);
+    }
+    // runs[workload][size]: (messages/s, KB/s) of each round.
+    let mut runs = vec![vec![Vec::new(); SIZES.len()]; WORKLOADS.len()];
+    for _ in 0..REPEATS {
+        for (w, (label, client, _)) in WORKLOADS.iter().enumerate() {
+            for (i, &size) in SIZES.iter().enumerate() {
+                let s = measure(&servers[w], *client, size, per_size)?;
+                anyhow::ensure!(
+                    s.errors.total == 0,
+                    "{label} at {size} B saw {} errors: {:?}",
+                    s.errors.total,
+                    s.errors.by_kind.first().map(|e| &e.sample)
+                );
+                let bytes = s.throughput.sent_bytes.max(s.throughput.received_bytes) as f64;
+                let kb = bytes / s.duration_s.max(1e-9) / 1024.0;
+                runs[w][i].push((s.throughput.messages_per_s, kb));
+            }
+        }
+    }
+    for server in servers {
+        let _ = server.stop();
+    }
+    Ok(WORKLOADS
+        .iter()
+        .zip(runs)
+        .map(|((label, _, _), runs)| row(label, &runs))
+        .collect())
+}
+
+/// A row from each size's runs: medians and the spread of messages/s.
+fn row(label: &'static str, runs: &[Vec<(f64, f64)>]) -> Row {
+    let mut r = Row {
         label,
         messages_per_s: Vec::new(),
         kb_per_s: Vec::new(),
+        spread: Vec::new(),
     };
-    for size in SIZES {
-        let s = measure(&handle, client, size, per_size)?;
-        anyhow::ensure!(
-            s.errors.total == 0,
-            "{label} at {size} B saw {} errors: {:?}",
-            s.errors.total,
-            s.errors.by_kind.first().map(|e| &e.sample)
-        );
-        let bytes = s.throughput.sent_bytes.max(s.throughput.received_bytes) as f64;
-        row.messages_per_s.push(s.throughput.messages_per_s);
-        row.kb_per_s.push(bytes / s.duration_s.max(1e-9) / 1024.0);
+    for size_runs in runs {
+        let (m, spread) = median_spread(size_runs.iter().map(|x| x.0).collect());
+        r.messages_per_s.push(m);
+        r.spread.push(spread);
+        r.kb_per_s
+            .push(median_spread(size_runs.iter().map(|x| x.1).collect()).0);
     }
-    handle.stop();
-    Ok(row)
+    r
+}
+
+/// The median of `v` (the mean of the middle two for an even count), and the largest distance
+/// of a value from it as a fraction of it.
+pub fn median_spread(mut v: Vec<f64>) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = (v[(n - 1) / 2] + v[n / 2]) / 2.0;
+    let far = (v[n - 1] - median).max(median - v[0]);
+    (median, if median > 0.0 { far / median } else { 0.0 })
 }
 
 fn measure(
@@ -130,7 +188,7 @@ fn measure(
             duration: Some(per_size),
             requests: None,
         },
-        warmup: Some(Warmup::Duration(per_size / 6)),
+        warmup: Some(Warmup::Duration(warmup(per_size))),
         timeout: Duration::from_secs(2),
         socket: SocketOptions {
             nodelay: true,
@@ -160,6 +218,7 @@ pub fn write_study(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
+/// One cell per size: the median, and beside it the spread of its runs.
 fn table(rows: &[Row], pick: impl Fn(&Row) -> &Vec<f64>, decimals: usize) -> Table {
     let mut t = Table::new();
     t.load_preset(ASCII_MARKDOWN);
@@ -168,7 +227,12 @@ fn table(rows: &[Row], pick: impl Fn(&Row) -> &Vec<f64>, decimals: usize) -> Tab
     t.set_header(header);
     for r in rows {
         let mut cells = vec![r.label.to_string()];
-        cells.extend(pick(r).iter().map(|v| format!("{v:.decimals$}")));
+        cells.extend(
+            pick(r)
+                .iter()
+                .zip(&r.spread)
+                .map(|(v, s)| format!("{v:.decimals$} ±{:.0}%", s * 100.0)),
+        );
         t.add_row(cells);
     }
     t
@@ -251,6 +315,7 @@ mod tests {
                 104.7, 3295.0, 13185.0, 25980.0, 49954.0, 90812.0, 152176.0, 182368.0, 211872.0,
                 206464.0,
             ],
+            spread: vec![0.04; 10],
         }];
         let lines = findings(&rows);
         assert!(lines[0].contains("peaks at 32768 B"), "{}", lines[0]);
@@ -281,5 +346,17 @@ mod tests {
             text.contains("| 65536 |") || text.contains("65536"),
             "{text}"
         );
+        assert!(text.contains("| 26795 ±4%"), "{text}");
+        assert!(text.contains("| 104.7 ±4%"), "{text}");
+    }
+
+    #[test]
+    fn medians_and_spreads() {
+        assert_eq!(median_spread(vec![3850.0, 6794.0, 5000.0]).0, 5000.0);
+        let (m, s) = median_spread(vec![110.0, 100.0, 80.0]);
+        assert_eq!((m, s), (100.0, 0.2));
+        assert_eq!(median_spread(vec![4.0, 2.0]), (3.0, 1.0 / 3.0));
+        assert_eq!(median_spread(vec![7.0]), (7.0, 0.0));
+        assert_eq!(median_spread(vec![0.0, 0.0, 0.0]), (0.0, 0.0));
     }
 }

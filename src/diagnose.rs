@@ -1,6 +1,6 @@
 //! Diagnosis: plain-word notes on what a summary shows, with the evidence and the fix.
 
-use crate::summary::Summary;
+use crate::summary::{OpenLoop, Summary};
 
 /// CPU share of its threads above which the generator itself may be the bottleneck.
 const SATURATED_PERCENT: f64 = 90.0;
@@ -20,16 +20,25 @@ pub fn notes(s: &Summary) -> Vec<String> {
             ));
         }
     }
-    if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up) {
+    let stream = matches!(s.mode, "stream" | "source");
+    if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up && stream) {
+        notes.push(stream_shortfall(s, o));
+    } else if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up) {
         notes.push(format!(
             "the target did not keep up with the offered load: offered {:.0}/s, sent {:.0}/s, answered ok {:.0}/s; {} requests went out behind schedule (largest lag {:.1} ms). Latency counts from each request's intended send time, so it includes the queueing; the service time row shows the server's own share",
             o.offered_per_s, o.sent_per_s, o.achieved_per_s, o.behind_schedule, o.max_lag_us / 1000.0
         ));
     } else if let Some(o) = s.open_loop.as_ref().filter(|o| o.behind_schedule > 0) {
         notes.push(format!(
-            "{} requests went out more than 1 ms behind schedule (largest lag {:.1} ms); their latency counts from the intended send time",
+            "{} {} went out more than 1 ms behind schedule (largest lag {:.1} ms){}",
             o.behind_schedule,
-            o.max_lag_us / 1000.0
+            if stream { "datagrams" } else { "requests" },
+            o.max_lag_us / 1000.0,
+            if stream {
+                ""
+            } else {
+                "; their latency counts from the intended send time"
+            },
         ));
     }
     if s.generator.cpu_percent_of_threads >= SATURATED_PERCENT {
@@ -39,6 +48,34 @@ pub fn notes(s: &Summary) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// Why a stream fell short of its offered rate. A stream has no replies, so it is judged by
+/// what it sent and, when the server counts, by what arrived: either the generator could not
+/// send at the rate, or the target (or the path) lost what was sent.
+fn stream_shortfall(s: &Summary, o: &OpenLoop) -> String {
+    let mut why = Vec::new();
+    if (o.sent as f64) < 0.99 * o.offered as f64 {
+        why.push(format!(
+            "the generator did not keep up with the offered rate: it sent {:.0}/s of {:.0}/s ({} datagrams behind schedule, largest lag {:.1} ms); add --threads and connections, or lower --bandwidth",
+            o.sent_per_s, o.offered_per_s, o.behind_schedule, o.max_lag_us / 1000.0
+        ));
+    }
+    if let Some(v) = s.datagrams.as_ref().and_then(|d| d.server.as_ref()) {
+        if v.lost > 0 {
+            why.push(format!(
+                "the target did not keep up with the stream: the server received {} of the {} datagrams sent ({:.2}% lost; the target or the path dropped them); lower --bandwidth to find the rate it takes",
+                v.received, v.sent, v.loss_percent
+            ));
+        }
+    }
+    if why.is_empty() {
+        why.push(format!(
+            "the stream did not keep up with the offered rate: offered {:.0}/s, sent {:.0}/s",
+            o.offered_per_s, o.sent_per_s
+        ));
+    }
+    why.join("; ")
 }
 
 /// Names ephemeral-port exhaustion, with this machine's port range and the ways out.

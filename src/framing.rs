@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! WIREBENCH/1 exchange req=<N> rep=<M>\n   request/response: requests of N bytes, replies of M bytes
-//! WIREBENCH/1 stream req=<N>\n             bulk upload to a sink, counted in N-byte messages
+//! WIREBENCH/1 stream req=<N> [report=1]\n  bulk upload to a sink, counted in N-byte messages
 //! WIREBENCH/1 source msg=<N>\n             the server pushes N-byte messages until the client closes
 //! ```
 //!
@@ -17,6 +17,12 @@
 //! Clients that do not start with [`MAGIC`] are plain clients: the server frames their bytes by
 //! its own `--request-size N` (fixed size), `--delimiter D`, or, by default, echoes bytes as they
 //! arrive (each read counted as one request).
+//!
+//! A stream with `report=1` is acknowledged and accounted: the sink answers the preamble with
+//! [`OK_LINE`] (so the client knows its bytes reach a sink before it counts any), and when the
+//! client half-closes it answers `WIREBENCH/1 received bytes=<B>\n`, the payload bytes it read,
+//! then closes. Bulk throughput is then what the receiver counted, not what the sender's kernel
+//! took into its buffers.
 
 use crate::units::MAX_SIZE;
 
@@ -26,6 +32,24 @@ pub const MAGIC: &[u8] = b"WIREBENCH/1 ";
 pub const MAX_PREAMBLE: usize = 256;
 /// What a server's error answer starts with.
 pub const ERROR_PREFIX: &[u8] = b"WIREBENCH/1 error ";
+/// A sink's acknowledgement of a stream preamble with `report=1`.
+pub const OK_LINE: &[u8] = b"WIREBENCH/1 ok\n";
+/// What a sink's count of a reporting stream starts with; the byte count and a newline follow.
+pub const RECEIVED_PREFIX: &[u8] = b"WIREBENCH/1 received bytes=";
+
+/// The line a sink sends when a reporting stream's client half-closes.
+pub fn received_line(bytes: u64) -> Vec<u8> {
+    let mut line = RECEIVED_PREFIX.to_vec();
+    line.extend_from_slice(format!("{bytes}\n").as_bytes());
+    line
+}
+
+/// The byte count of a sink's received line (with or without its newline).
+pub fn parse_received(line: &[u8]) -> Option<u64> {
+    let rest = line.strip_prefix(RECEIVED_PREFIX)?;
+    let rest = rest.strip_suffix(b"\n").unwrap_or(rest);
+    std::str::from_utf8(rest).ok()?.parse().ok()
+}
 
 /// What a wirebench client announces about its connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +65,8 @@ pub enum Preamble {
     Stream {
         /// Message size in bytes.
         request: u64,
+        /// Whether the sink acknowledges the preamble and reports its byte count at the end.
+        report: bool,
     },
     /// The server pushes `message`-byte messages.
     Source {
@@ -56,7 +82,14 @@ impl Preamble {
             Preamble::Exchange { request, reply } => {
                 format!("WIREBENCH/1 exchange req={request} rep={reply}\n")
             }
-            Preamble::Stream { request } => format!("WIREBENCH/1 stream req={request}\n"),
+            Preamble::Stream {
+                request,
+                report: false,
+            } => format!("WIREBENCH/1 stream req={request}\n"),
+            Preamble::Stream {
+                request,
+                report: true,
+            } => format!("WIREBENCH/1 stream req={request} report=1\n"),
             Preamble::Source { message } => format!("WIREBENCH/1 source msg={message}\n"),
         }
         .into_bytes()
@@ -71,7 +104,7 @@ impl Preamble {
             .ok_or_else(|| "preamble does not start with WIREBENCH/1".to_string())?;
         let mut words = rest.split(' ');
         let intent = words.next().unwrap_or("");
-        let (mut req, mut rep, mut msg) = (None, None, None);
+        let (mut req, mut rep, mut msg, mut report) = (None, None, None, false);
         for word in words.filter(|w| !w.is_empty()) {
             let (key, value) = word
                 .split_once('=')
@@ -86,6 +119,7 @@ impl Preamble {
                 "req" => req = Some(n),
                 "rep" => rep = Some(n),
                 "msg" => msg = Some(n),
+                "report" => report = n == 1,
                 _ => {} // unknown keys are ignored, for forward compatibility
             }
         }
@@ -97,6 +131,7 @@ impl Preamble {
             }),
             "stream" => Ok(Preamble::Stream {
                 request: need(req, "req")?,
+                report,
             }),
             "source" => Ok(Preamble::Source {
                 message: need(msg, "msg")?,
@@ -142,13 +177,28 @@ mod tests {
                 request: 4,
                 reply: 65536,
             },
-            Preamble::Stream { request: 1 << 20 },
+            Preamble::Stream {
+                request: 1 << 20,
+                report: false,
+            },
+            Preamble::Stream {
+                request: 8,
+                report: true,
+            },
             Preamble::Source { message: 128 },
         ] {
             let line = p.encode();
             assert!(line.len() <= MAX_PREAMBLE);
             assert_eq!(Preamble::parse(&line), Ok(p));
         }
+    }
+
+    #[test]
+    fn received_lines_round_trip() {
+        assert_eq!(parse_received(&received_line(12_345)), Some(12_345));
+        assert_eq!(parse_received(b"WIREBENCH/1 received bytes=7"), Some(7));
+        assert_eq!(parse_received(b"WIREBENCH/1 received bytes=x\n"), None);
+        assert_eq!(parse_received(b"WIREBENCH/1 ok\n"), None);
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //!   `Driver`/`Session` traits.
 //! - [`template`]: `{seq}`, `{worker}`, `{rand:N}`, `{uuid}` placeholders in requests.
 //! - [`engine`]: worker threads, each a single-threaded runtime owning its connections and its
-//!   recorder; deadlines; the collector that merges per-second intervals.
+//!   recorder; deadlines; the first-connection gate; the open-loop pacer; the collector that
+//!   merges per-second intervals.
 //! - [`record`]: the per-worker [`record::Recorder`] (histograms, error counters, bytes), `+=`.
 //! - [`summary`]: computed once from the merged recorder; the JSON schema's shape.
 //! - [`report`]: renders a summary (table, JSON) and the live progress line.
@@ -29,6 +30,7 @@
 //! - [`diagnose`]: notes that name what a summary shows (port exhaustion, slow outliers, a saturated generator).
 //! - [`demo`]: the built-in study (message rate and KB/s by size, request/response vs push).
 //! - [`app`]: ties a parsed command line to the above and turns outcomes into exit codes.
+//! - [`timerfd`]: the precise timer behind the open loop's pacing and the servers' `--delay`.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 
 pub mod app;
@@ -47,4 +49,5 @@ pub mod report;
 pub mod serve;
 pub mod summary;
 pub mod template;
+pub mod timerfd;
 pub mod units;

@@ -67,8 +67,8 @@ pub struct Config {
     pub connections: usize,
     /// Worker threads.
     pub threads: usize,
-    /// Requests in flight per connection.
-    pub pipeline: usize,
+    /// Requests in flight per connection; None when any number may be (the UDP open loop).
+    pub pipeline: Option<usize>,
     /// Pause between requests per connection, seconds.
     pub think_s: Option<f64>,
     /// Bytes per request (or message).
@@ -130,6 +130,17 @@ pub struct Throughput {
     pub received_mb_per_s: f64,
     /// Payload Gbit/s, both directions added.
     pub gbit_per_s: f64,
+    /// Bulk upload to a wirebench sink: the payload bytes the sink counted, when every
+    /// connection reported. The bulk rates (messages/s, Gbit/s) are then the receiver's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver_bytes: Option<u64>,
+    /// Stream connections whose receiver's count is missing (they failed, or no answer).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub receiver_unreported: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A latency distribution: the figures, in microseconds, and the whole histogram.
@@ -195,6 +206,9 @@ pub struct OpenLoop {
     pub behind_schedule: u64,
     /// The largest lag between intended and actual send, µs.
     pub max_lag_us: f64,
+    /// Every send's lag behind its intended time (one sample per request sent); None when
+    /// nothing was sent.
+    pub send_lag: Option<Distribution>,
     /// Whether ok replies reached 99 % of the offered rate.
     pub kept_up: bool,
 }
@@ -298,6 +312,9 @@ pub struct Warmup {
 pub struct SeriesPoint {
     /// Seconds since the measured part began.
     pub second: u64,
+    /// How long this point lasted, seconds: 1, or less for the last second of a run that ended
+    /// between whole seconds. Its rates are its counts over this length.
+    pub duration_s: f64,
     /// Ok operations in this second.
     pub ok: u64,
     /// Failed operations in this second.
@@ -396,6 +413,7 @@ impl SeriesPoint {
         };
         SeriesPoint {
             second,
+            duration_s: 1.0,
             ok: rec.ok,
             errors: rec.errors.total(),
             sent_bytes: rec.sent_bytes,
@@ -406,6 +424,21 @@ impl SeriesPoint {
             p99_us: pick(&|h| h.value_at_quantile(0.99)),
             max_us: pick(&|h| h.max()),
         }
+    }
+
+    /// Gives every point its true length in a measured part of `measured`: the last second of a
+    /// run that ended between whole seconds is shorter than one, and its rates must be too.
+    pub fn set_lengths(series: &mut [SeriesPoint], measured: Duration) {
+        let end = measured.as_secs_f64();
+        for p in series {
+            // Never zero, so a rate over it stays finite (work that landed at the very end).
+            p.duration_s = (end - p.second as f64).clamp(1e-3, 1.0);
+        }
+    }
+
+    /// `count` in this point as a rate per second of its length.
+    pub fn per_s(&self, count: u64) -> f64 {
+        count as f64 / self.duration_s
     }
 }
 
@@ -425,7 +458,24 @@ impl Throughput {
             sent_mb_per_s: rec.sent_bytes as f64 / secs / 1e6,
             received_mb_per_s: rec.received_bytes as f64 / secs / 1e6,
             gbit_per_s: (rec.sent_bytes + rec.received_bytes) as f64 * 8.0 / secs / 1e9,
+            receiver_bytes: None,
+            receiver_unreported: 0,
         }
+    }
+
+    /// A stream's rates as its receiver counted them, when every connection reported.
+    pub fn with_receiver(mut self, rec: &Recorder, elapsed: Duration, unit: usize) -> Throughput {
+        let peer = &rec.peer;
+        self.receiver_unreported = peer.stream_unreported;
+        if peer.stream_reports == 0 || peer.stream_unreported > 0 {
+            return self;
+        }
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let bytes = peer.stream_bytes;
+        self.receiver_bytes = Some(bytes);
+        self.messages_per_s = (bytes / unit.max(1) as u64) as f64 / secs;
+        self.gbit_per_s = bytes as f64 * 8.0 / secs / 1e9;
+        self
     }
 }
 
@@ -464,5 +514,20 @@ mod tests {
         assert_eq!(d.count, 4);
         assert!((d.min_us - 1.0).abs() < 0.01);
         assert!(d.max_us >= 39_990.0);
+    }
+
+    #[test]
+    fn a_partial_last_second_has_its_true_length() {
+        let mut rec = Recorder::new();
+        for _ in 0..90 {
+            rec.ok(Duration::from_micros(50));
+        }
+        let mut series = vec![SeriesPoint::of(0, &rec), SeriesPoint::of(1, &rec)];
+        SeriesPoint::set_lengths(&mut series, Duration::from_millis(1_090));
+        assert_eq!(series[0].duration_s, 1.0);
+        assert!((series[1].duration_s - 0.09).abs() < 1e-9);
+        // 90 in a whole second is 90/s; 90 in 0.09 s is 1,000/s, not 90/s.
+        assert_eq!(series[0].per_s(90), 90.0);
+        assert!((series[1].per_s(90) - 1_000.0).abs() < 1e-6);
     }
 }

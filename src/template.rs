@@ -2,9 +2,10 @@
 //! ("create a different handle with the same values", as in the Handle.Net study).
 //!
 //! Placeholders: `{seq}` a number unique to each request of the run, `{worker}` the worker
-//! thread, `{rand:N}` a random integer below N, `{uuid}` a random UUID (version 4). `{{` and
-//! `}}` stand for literal braces. A template is parsed once; rendering appends to a buffer
-//! without allocating.
+//! thread, `{rand:N}` a random integer below N, `{uuid}` a random UUID (version 4). Any other
+//! brace is text, so `--body '{"v": {rand:100}}'` is JSON as written. A template with `{{`
+//! in it is read in the older escaped form: `{{` and `}}` each stand for one brace (`{{seq}}`
+//! is the text `{seq}`). A template is parsed once; rendering appends to a buffer without allocating.
 
 use std::io::Write;
 
@@ -36,45 +37,38 @@ pub struct Vars<'a> {
 
 impl Template {
     /// Parses `text`; `what` names the flag in error messages.
+    ///
+    /// Only the known placeholders are taken out; every other brace is kept as written, so a
+    /// JSON body needs no escaping. A template that holds `{{` anywhere is read in the escaped
+    /// form earlier versions required, where `{{` and `}}` each stand for one brace (so
+    /// `{{"v": {rand:9}}}` still renders as `{"v": 4}`). JSON has no `{{` outside its strings,
+    /// while nested objects end in `}}`: the form cannot be told by `}}`.
     pub fn parse(what: &str, text: &str) -> Result<Template, String> {
         let mut parts = Vec::new();
         let mut lit = Vec::new();
+        let escaped = text.contains("{{");
         let mut rest = text;
         while let Some(i) = rest.find(['{', '}']) {
             lit.extend_from_slice(&rest.as_bytes()[..i]);
             let tail = &rest[i..];
-            if tail.starts_with("{{") || tail.starts_with("}}") {
-                lit.push(tail.as_bytes()[0]);
-                rest = &tail[2..];
+            let mut used = 1;
+            if escaped && (tail.starts_with("{{") || tail.starts_with("}}")) {
+                used = 2;
+            } else if let Some((part, len)) = tail
+                .starts_with('{')
+                .then(|| placeholder(what, tail))
+                .transpose()?
+                .flatten()
+            {
+                if !lit.is_empty() {
+                    parts.push(Part::Literal(std::mem::take(&mut lit)));
+                }
+                parts.push(part);
+                rest = &tail[len..];
                 continue;
             }
-            if tail.starts_with('}') {
-                return Err(format!(
-                    "{what}: a lone '}}' in '{text}': write '}}}}' for a brace"
-                ));
-            }
-            let end = tail.find('}').ok_or_else(|| {
-                format!("{what}: '{{' without '}}' in '{text}': write '{{{{' for a brace")
-            })?;
-            let name = &tail[1..end];
-            let part = match name {
-                "seq" => Part::Seq,
-                "worker" => Part::Worker,
-                "uuid" => Part::Uuid,
-                _ => match name.strip_prefix("rand:").map(str::parse::<u64>) {
-                    Some(Ok(n)) if n > 0 => Part::Rand(n),
-                    _ => {
-                        return Err(format!(
-                            "{what}: unknown placeholder '{{{name}}}': use {{seq}}, {{worker}}, {{rand:N}} or {{uuid}}"
-                        ))
-                    }
-                },
-            };
-            if !lit.is_empty() {
-                parts.push(Part::Literal(std::mem::take(&mut lit)));
-            }
-            parts.push(part);
-            rest = &tail[end + 1..];
+            lit.push(tail.as_bytes()[0]);
+            rest = &tail[used..];
         }
         lit.extend_from_slice(rest.as_bytes());
         if !lit.is_empty() {
@@ -127,6 +121,41 @@ impl Template {
             }
         }
     }
+}
+
+/// The placeholder `tail` starts with, and its length in bytes; `None` when the brace there is
+/// text. A `{rand...}` without a usable bound is an error, not text: it can only be a mistake.
+fn placeholder(what: &str, tail: &str) -> Result<Option<(Part, usize)>, String> {
+    let Some(end) = tail.find('}') else {
+        return Ok(None);
+    };
+    let part = match &tail[1..end] {
+        "seq" => Part::Seq,
+        "worker" => Part::Worker,
+        "uuid" => Part::Uuid,
+        name if is_rand(name) => {
+            match name.strip_prefix("rand:").map(str::parse::<u64>) {
+                Some(Ok(n)) if n > 0 => Part::Rand(n),
+                _ => {
+                    return Err(format!(
+                        "{what}: '{{{name}}}' needs a bound: write {{rand:N}} with N ≥ 1, e.g. {{rand:100}}"
+                    ))
+                }
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some((part, end + 1)))
+}
+
+/// `rand`, or `rand:` and one word (`rand:0`, `rand:x`): meant as `{rand:N}`. `{rand: 5}`, with a
+/// space, is text (a YAML flow mapping, say).
+fn is_rand(name: &str) -> bool {
+    name == "rand"
+        || name.strip_prefix("rand:").is_some_and(|arg| {
+            arg.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.+-".contains(&b))
+        })
 }
 
 /// A small fast random number generator (xorshift64*), one per session: good enough to vary
@@ -197,10 +226,114 @@ mod tests {
     }
 
     #[test]
-    fn rejects_bad_templates() {
-        for bad in ["{nope}", "{seq", "a}b", "{rand:0}", "{rand:x}"] {
+    fn rejects_a_rand_without_a_bound() {
+        for bad in [
+            "{rand:0}",
+            "{rand:x}",
+            "{rand}",
+            "{rand:}",
+            "{rand:-1}",
+            "a{rand:1.5}",
+        ] {
             let e = Template::parse("--body", bad).expect_err(bad);
-            assert!(e.starts_with("--body"), "{e}");
+            assert!(e.starts_with("--body: '{rand"), "{e}");
+            assert!(e.contains("{rand:100}"), "{e}");
+        }
+    }
+
+    #[test]
+    fn other_braces_are_text() {
+        for text in [
+            "{nope}",
+            "{seq",
+            "a}b",
+            "}}",
+            "}{",
+            "{rand: 5}",
+            "{\"v\": 1}",
+            "{\"a\":{\"b\":{\"c\":[1,{}]}}}",
+            "{ seq }",
+            "{Seq}",
+        ] {
+            let t = Template::parse("--body", text).unwrap();
+            assert!(t.is_literal(), "{text}");
+            assert_eq!(render(text, 7), text);
+        }
+    }
+
+    #[test]
+    fn json_bodies_need_no_doubling() {
+        // The README's tour line, and the form earlier versions required: both are JSON.
+        assert_eq!(render("{\"v\": {seq}}", 7), "{\"v\": 7}");
+        assert_eq!(render("{{\"v\": {seq}}}", 7), "{\"v\": 7}");
+        let v: serde_json::Value = serde_json::from_str(&render("{\"v\": {rand:100}}", 0)).unwrap();
+        assert!(v["v"].as_u64().unwrap() < 100, "{v}");
+        assert_eq!(
+            render("{\"a\": {\"w\": {worker}, \"id\": \"{uuid}\"}}", 0).len(),
+            "{\"a\": {\"w\": 3, \"id\": \"\"}}".len() + 36
+        );
+        // Doubled braces around a placeholder's name keep it as text.
+        assert_eq!(render("{{seq}}={seq}", 5), "{seq}=5");
+        assert_eq!(render("{{{seq}}}", 5), "{5}");
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use serde_json::Value;
+
+        /// A number no generated leaf has, standing where a template holds `{seq}`.
+        const SEQ: u64 = 987_654_321;
+
+        /// JSON documents nested a few levels deep; some numbers are `SEQ`.
+        fn json() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                (0u64..1000).prop_map(Value::from),
+                Just(Value::from(SEQ)),
+                // Braces in strings too, but no `{{` and no placeholder: those are not text.
+                "[a-z :{}]{0,6}"
+                    .prop_filter("no {{ or placeholder", |s| {
+                        !["{{", "{seq}", "{worker}", "{uuid}", "{rand"]
+                            .iter()
+                            .any(|p| s.contains(p))
+                    })
+                    .prop_map(Value::from),
+                any::<bool>().prop_map(Value::from),
+            ];
+            leaf.prop_recursive(4, 40, 4, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                    proptest::collection::btree_map("[a-z]{1,4}", inner, 0..4)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        proptest! {
+            /// Text whose braces form no placeholder and no `{{` comes out as written.
+            #[test]
+            fn plain_text_is_kept(text in "[{}\":,ab1 \\[\\]]{0,40}") {
+                prop_assume!(!text.contains("{{"));
+                let t = Template::parse("--body", &text).unwrap();
+                prop_assert!(t.is_literal());
+                prop_assert_eq!(render(&text, 0), text);
+            }
+
+            /// A JSON body with `{seq}` where a value goes renders as that JSON, written plainly
+            /// or with every brace doubled (the escapes of earlier versions).
+            #[test]
+            fn json_renders_as_written(doc in json()) {
+                let text = doc.to_string();
+                let plain = text.replace(&SEQ.to_string(), "{seq}");
+                prop_assert_eq!(render(&plain, SEQ), text.clone());
+                // Only a `{{` marks the escaped form: a doubled text with no opening brace
+                // (`"}}"`) reads as written.
+                let doubled = text.replace('{', "{{").replace('}', "}}");
+                if doubled.contains("{{") {
+                    let doubled = doubled.replace(&SEQ.to_string(), "{seq}");
+                    prop_assert_eq!(render(&doubled, SEQ), text);
+                }
+            }
         }
     }
 }

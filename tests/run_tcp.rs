@@ -116,8 +116,8 @@ fn corrupted_echoes_are_counted_as_mismatches() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let server = std::thread::spawn(move || {
-        // The client's preflight connection comes first and sends nothing.
-        for _ in 0..2 {
+        // The client's first connection is its only one (there is no hidden probe).
+        for _ in 0..1 {
             let (s, _) = listener.accept().unwrap();
             s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
             let mut r = BufReader::new(s.try_clone().unwrap());
@@ -223,7 +223,10 @@ fn connection_per_request_reports_connect_time() {
     assert!(f(&json["latency"]["p50_us"]) >= f(&json["connect"]["min_us"]));
     let stats = srv.stop();
     assert_eq!(stats.requests, 300);
-    assert_eq!(stats.connections, 301, "300 plus the preflight: {stats:?}");
+    assert_eq!(
+        stats.connections, 300,
+        "one per request, no hidden probe: {stats:?}"
+    );
 }
 
 #[test]
@@ -270,13 +273,13 @@ fn a_mode_mismatch_is_explained() {
         mode: wirebench::cli::ServerMode::Sink,
         ..TcpServerOptions::default()
     });
-    let (json, code) = run_json(&[&url, "-n", "1"], LIMIT);
-    assert_eq!(code, 1);
-    let sample = json["errors"]["by_kind"][0]["sample"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(sample.contains("sink"), "{sample}");
+    // The server's reason ends the run: one line, exit 2 (the user's mode is wrong).
+    let out = common::usage_error(&["run", &url, "-n", "1"], LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sink") && err.contains("--mode stream"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -386,14 +389,12 @@ fn a_stalled_server_times_out_and_the_run_ends_on_time() {
 
 #[test]
 fn bad_input_gets_one_line_and_exit_2() {
-    let refused = format!("tcp://127.0.0.1:{}", free_port());
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "ftp://127.0.0.1:21"], "unknown scheme"),
         (
             vec!["run", "tcp://no-such-host.invalid:80"],
             "cannot resolve",
         ),
-        (vec!["run", &refused], "refused"),
         (
             vec!["run", "tcp://127.0.0.1:9", "--size", "0"],
             "at least 1 byte",
@@ -442,27 +443,6 @@ fn the_table_report_shows_the_figures() {
 }
 
 #[test]
-fn the_demo_prints_the_study() {
-    let (out, took) = run_bounded(
-        &["demo", "--time-per-size", "60ms"],
-        Duration::from_secs(60),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(took < Duration::from_secs(30));
-    for want in [
-        "| 4 ",
-        "| 65536 ",
-        "request/response",
-        "server push",
-        "Throughput:",
-        "Message rate:",
-    ] {
-        assert!(text.contains(want), "missing {want:?} in {text}");
-    }
-}
-
-#[test]
 fn a_blocking_server_serves_as_the_event_loop_does() {
     let (srv, url) = server(TcpServerOptions {
         blocking: true,
@@ -473,13 +453,10 @@ fn a_blocking_server_serves_as_the_event_loop_does() {
     assert_eq!(n(&json["ok"]), 2000);
     let (json, code) = run_json(&[&url, "--mode", "crr", "-n", "50"], LIMIT);
     assert_eq!((code, n(&json["ok"])), (0, 50), "{json}");
-    // A stream to an echo server is refused with a reason, as by the event loop.
-    let (json, _) = run_json(&[&url, "--mode", "stream", "-d", "300ms"], LIMIT);
-    let sample = json["errors"]["by_kind"][0]["sample"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert!(sample.contains("echo mode"), "{json}");
+    // A stream to an echo server is refused with a reason, as by the event loop: the run
+    // stops with it (exit 2).
+    let out = common::usage_error(&["run", &url, "--mode", "stream", "-d", "300ms"], LIMIT);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("echo mode"));
     let stats = srv.stop();
     assert_eq!(stats.requests, 2050, "{stats:?}");
 }

@@ -6,7 +6,8 @@ use std::time::Duration;
 use wirebench::record::{ErrorKind, OpError, Recorder};
 use wirebench::report;
 use wirebench::summary::{
-    Config, Distribution, ErrorSummary, Generator, SeriesPoint, Summary, Throughput, Warmup, SCHEMA,
+    Config, Distribution, ErrorSummary, Generator, OpenLoop, SeriesPoint, Summary, Throughput,
+    Warmup, SCHEMA,
 };
 
 /// The schema file, parsed.
@@ -44,7 +45,7 @@ fn config(reply_bytes: Option<usize>) -> Config {
     Config {
         connections: 4,
         threads: 2,
-        pipeline: 1,
+        pipeline: Some(1),
         think_s: None,
         request_bytes: 64,
         reply_bytes,
@@ -217,6 +218,50 @@ fn bulk_result_with_null_latency_validates() {
     assert_eq!(connect.histogram.decode().unwrap().len(), 1);
 }
 
+/// An open-loop run: the timetable's figures with the send-lag distribution, or without it
+/// (nothing sent) as null; the schema insists on the field.
+#[test]
+fn open_loop_result_with_send_lag_validates() {
+    let (mut summary, _) = rr_summary();
+    let mut rec = Recorder::new();
+    for i in 0..1_000u64 {
+        rec.issued(Duration::from_nanos(20_000 + i * 500));
+        wirebench::record::record_duration(
+            &mut rec.send_lag,
+            Duration::from_nanos(20_000 + i * 500),
+        );
+    }
+    let open = OpenLoop {
+        schedule: "1000/s".into(),
+        offered: 1_000,
+        offered_per_s: 1_000.0,
+        sent: rec.issued,
+        sent_per_s: 1_000.0,
+        achieved_per_s: 1_000.0,
+        behind_schedule: rec.behind,
+        max_lag_us: rec.max_lag_ns as f64 / 1000.0,
+        send_lag: Distribution::of(&rec.send_lag),
+        kept_up: true,
+    };
+    summary.open_loop = Some(open.clone());
+    let doc = render(&summary);
+    assert_valid(&doc);
+    assert_eq!(doc["open_loop"]["send_lag"]["count"], 1_000);
+    let lag = open.send_lag.as_ref().unwrap();
+    assert_eq!(lag.histogram.decode().unwrap(), rec.send_lag);
+    assert!(lag.max_us >= 519.0 && lag.p50_us < lag.p99_us, "{lag:?}");
+
+    summary.open_loop = Some(OpenLoop {
+        send_lag: None,
+        sent: 0,
+        ..open
+    });
+    let mut doc = render(&summary);
+    assert_valid(&doc);
+    doc["open_loop"].as_object_mut().unwrap().remove("send_lag");
+    assert!(!validator().is_valid(&doc), "send_lag may not be left out");
+}
+
 /// Applies `edit` to a valid document and asserts the schema now rejects it.
 fn assert_rejected(what: &str, edit: impl FnOnce(&mut Value)) {
     let (summary, _) = rr_summary();
@@ -266,6 +311,54 @@ fn the_schema_rejects_broken_documents() {
     assert_rejected("a series point of the wrong shape", |d| {
         d["series"][0]["p50_us"] = json!("7.4µs")
     });
+    assert_rejected("a series point without its length", |d| {
+        d["series"][0].as_object_mut().unwrap().remove("duration_s");
+    });
+    assert_rejected("a series point of no length", |d| {
+        d["series"][0]["duration_s"] = json!(0.0)
+    });
+    assert_rejected("a pipeline of 0", |d| d["config"]["pipeline"] = json!(0));
+}
+
+/// The real binary's `--json` output of UDP runs: the open loop sets no in-flight limit, which
+/// is null (it was usize::MAX, 18446744073709551615), and a stream's last point is partial.
+#[test]
+fn the_binarys_udp_json_output_validates() {
+    use std::process::Command;
+    use wirebench::cli::ServerMode;
+    use wirebench::serve::udp::{spawn, UdpServerOptions};
+    for (server_mode, args) in [
+        (ServerMode::Echo, &["--rate", "1000", "-d", "300ms"][..]),
+        (
+            ServerMode::Sink,
+            &["--mode", "stream", "--bandwidth", "10Mbit", "-d", "1200ms"],
+        ),
+    ] {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let options = UdpServerOptions {
+            mode: server_mode,
+            ..UdpServerOptions::default()
+        };
+        let srv = spawn(socket, options).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+            .arg("run")
+            .arg(format!("udp://{}", srv.addr))
+            .args(args)
+            .args(["--json", "-q", "--timeout", "2s"])
+            .output()
+            .unwrap();
+        srv.stop();
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+        assert_valid(&doc);
+        assert!(
+            doc["config"]["pipeline"].is_null(),
+            "{args:?}: {}",
+            doc["config"]
+        );
+        let last = doc["series"].as_array().unwrap().last().unwrap().clone();
+        let length = last["duration_s"].as_f64().unwrap();
+        assert!(length > 0.0 && length < 1.0, "{args:?}: {last}");
+    }
 }
 
 /// The real binary's `--json` output, for each client mode, against the reference server.
@@ -280,6 +373,10 @@ fn the_binarys_json_output_validates() {
             &["--mode", "rr", "-n", "200", "--warmup", "20"][..],
         ),
         (ServerMode::Echo, &["--mode", "crr", "-n", "50"]),
+        (
+            ServerMode::Echo,
+            &["--rate", "2000", "-c", "2", "-d", "300ms"],
+        ),
         (ServerMode::Sink, &["--mode", "stream", "-d", "300ms"]),
         (ServerMode::Source, &["--mode", "source", "-d", "300ms"]),
     ] {

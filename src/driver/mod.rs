@@ -159,6 +159,11 @@ pub trait Session {
     async fn recv_bulk(&mut self) -> Result<usize, OpError> {
         Err(no_bulk())
     }
+    /// At the end of a bulk upload: half-closes and returns the payload bytes the receiving
+    /// server counted, if the protocol can ask (a wirebench sink can), within `limit`.
+    async fn finish_bulk(&mut self, _limit: Duration) -> Option<u64> {
+        None
+    }
     /// At the end of a run: the receiving server's own counters of this session, if the
     /// protocol can ask for them (wirebench datagrams can).
     async fn report(&mut self, _limit: Duration) -> Option<PeerReport> {

@@ -75,6 +75,18 @@ impl Stream {
         Ok(Stream::Blocking(s))
     }
 
+    /// Half-closes: no more bytes go out, replies can still come in (plain TCP only).
+    pub(crate) fn shutdown_write(&self) -> std::io::Result<()> {
+        match self {
+            Stream::Async(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
+            Stream::Blocking(s) => s.shutdown(std::net::Shutdown::Write),
+            Stream::Tls(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "no half-close over TLS",
+            )),
+        }
+    }
+
     pub(crate) async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
             Stream::Async(s) => s.read(buf).await,
@@ -248,7 +260,7 @@ impl Stream {
         };
         match tokio::time::timeout(timeout, client.handshake(tcp)).await {
             Ok(Ok(s)) => Ok(Stream::Tls(Box::new(s))),
-            Ok(Err(e)) => Err(OpError::new(ErrorKind::Tls, format!("TLS handshake: {e}"))),
+            Ok(Err(e)) => Err(super::tls::handshake_error(&e)),
             Err(_) => Err(OpError::new(
                 ErrorKind::Timeout,
                 format!("TLS handshake: no answer within {timeout:?}"),

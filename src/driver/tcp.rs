@@ -28,6 +28,8 @@ pub struct TcpDriver {
     addr: SocketAddr,
     socket: SocketOptions,
     preamble: Option<Vec<u8>>,
+    /// The preamble asks a sink to acknowledge it and report its byte count (stream mode).
+    reported: bool,
     request: Template,
     reply: Reply,
     /// Sized requests answered by a same-sized reply are echoes: their bytes are checked.
@@ -122,6 +124,10 @@ impl TcpDriver {
             addr,
             socket,
             preamble: workload.preamble().map(|p| p.encode()),
+            reported: matches!(
+                workload.preamble(),
+                Some(crate::framing::Preamble::Stream { report: true, .. })
+            ),
             request,
             reply: workload.reply.clone(),
             verify_echo,
@@ -180,6 +186,7 @@ impl Driver for TcpDriver {
             big_off: 0,
             head: [0; 8],
             early: None,
+            reported: self.reported,
         };
         Ok((conn, Some(took)))
     }
@@ -227,6 +234,8 @@ pub struct TcpConn {
     head: [u8; 8],
     /// What flush read while its writes waited (see [`Session::take_early`]).
     early: Option<ReadOutcome>,
+    /// A reporting stream: the sink acknowledges the preamble and counts what it received.
+    reported: bool,
 }
 
 impl Session for TcpConn {
@@ -348,9 +357,39 @@ impl Session for TcpConn {
         }
     }
 
-    /// Sends the preamble, if any, before bulk transfer begins.
+    /// Sends the preamble, if any, before bulk transfer begins; a reporting stream waits for
+    /// the sink's acknowledgement, so no byte counts as sent to a server that refused it.
     async fn start_bulk(&mut self) -> Result<(), OpError> {
-        self.flush().await.map(|_| ())
+        self.flush().await?;
+        if !self.reported {
+            return Ok(());
+        }
+        let line = self.read_line("read the acknowledgement").await?;
+        if line == crate::framing::OK_LINE {
+            return Ok(());
+        }
+        Err(server_error(&line).unwrap_or_else(|| {
+            OpError::fatal(
+                ErrorKind::Mismatch,
+                format!(
+                    "the server answered \"{}\" to the wirebench stream preamble: it is not a wirebench sink (wirebench serve tcp --mode sink); for other servers use --raw",
+                    line.escape_ascii()
+                ),
+            )
+        }))
+    }
+
+    /// A reporting stream's end: half-close, then read the sink's count of the bytes it read.
+    async fn finish_bulk(&mut self, limit: Duration) -> Option<u64> {
+        if !self.reported {
+            return None;
+        }
+        self.stream.shutdown_write().ok()?;
+        let line = tokio::time::timeout(limit, self.read_line("read the count"))
+            .await
+            .ok()?
+            .ok()?;
+        crate::framing::parse_received(&line)
     }
 
     /// Writes bulk payload (stream mode) from a buffer of whole messages, up to
@@ -462,12 +501,26 @@ impl TcpConn {
             }
             Stream::Tls(_) => return None, // tcp:// never speaks TLS
         };
-        let line = self.inbuf[..n].strip_prefix(crate::framing::ERROR_PREFIX)?;
-        let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
-        Some(OpError::new(
-            ErrorKind::Mismatch,
-            format!("the server refused: {}", String::from_utf8_lossy(line)),
-        ))
+        server_error(&self.inbuf[..n])
+    }
+
+    /// Reads one short line from the server (the framing's answers), newline included.
+    async fn read_line(&mut self, doing: &str) -> Result<Vec<u8>, OpError> {
+        let mut line = Vec::new();
+        while !line.ends_with(b"\n") && line.len() < crate::framing::MAX_PREAMBLE {
+            match self.stream.read(&mut self.inbuf).await {
+                Ok(0) if line.is_empty() => {
+                    return Err(OpError::new(
+                        ErrorKind::ShortReply,
+                        format!("{doing}: the server closed the connection"),
+                    ))
+                }
+                Ok(0) => break,
+                Ok(n) => line.extend_from_slice(&self.inbuf[..n]),
+                Err(e) => return Err(OpError::io(doing, &e)),
+            }
+        }
+        Ok(line)
     }
 
     fn closed_early(&self) -> OpError {
@@ -621,15 +674,17 @@ impl TcpConn {
 }
 
 /// The reference server's error line (it refuses a client with `ERROR_PREFIX` and a reason,
-/// then closes), if `bytes` start with one, as the error to report.
+/// then closes), if `bytes` start with one. Fatal: the server refuses what the user asked for
+/// (a mode it does not serve, a size it does not take), so the run stops with its reason.
 fn server_error(bytes: &[u8]) -> Option<OpError> {
-    if !bytes.starts_with(crate::framing::ERROR_PREFIX) {
-        return None;
-    }
-    let line = bytes.split(|&b| b == b'\n').next().unwrap_or(bytes);
-    Some(OpError::new(
+    let rest = bytes.strip_prefix(crate::framing::ERROR_PREFIX)?;
+    let why = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
+    Some(OpError::fatal(
         ErrorKind::Mismatch,
-        String::from_utf8_lossy(line).into_owned(),
+        format!(
+            "the wirebench server refused the run: {}",
+            String::from_utf8_lossy(why)
+        ),
     ))
 }
 

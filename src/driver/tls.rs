@@ -3,6 +3,7 @@
 //! verification at all (`--insecure`, for self-signed test servers). For HTTP/2 the client
 //! offers `h2` (then `http/1.1`) in ALPN, and a connection counts only if the server chose `h2`.
 
+use crate::record::{ErrorKind, OpError};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -86,16 +87,27 @@ pub fn not_h2(chosen: Option<&[u8]>) -> Option<String> {
     }
 }
 
-/// Whether a failed handshake was the server refusing every protocol offered in ALPN.
-pub fn refused_alpn(err: &std::io::Error) -> bool {
-    err.get_ref()
-        .and_then(|e| e.downcast_ref::<rustls::Error>())
-        .is_some_and(|e| {
-            matches!(
-                e,
-                rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
+/// What the user can do when the server will not speak HTTP/2 over TLS.
+pub const H2_FIX: &str =
+    "enable HTTP/2 on the server (nginx: listen PORT ssl http2) or leave out --http2";
+
+/// The error of a failed handshake. A failure TLS itself names (a certificate the client does
+/// not trust, no protocol in common) is fatal: every connection would fail alike, and the fix
+/// is the user's. A broken connection is an error of that connection.
+pub fn handshake_error(err: &std::io::Error) -> OpError {
+    match err.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+        Some(rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)) => {
+            OpError::fatal(
+                ErrorKind::Tls,
+                format!("the server refused every protocol offered in ALPN (h2, http/1.1): {H2_FIX}"),
             )
-        })
+        }
+        Some(e) => OpError::fatal(
+            ErrorKind::Tls,
+            format!("TLS handshake failed: {e}; for a self-signed server use --insecure, or --cacert FILE with its CA"),
+        ),
+        None => OpError::new(ErrorKind::Tls, format!("TLS handshake: {err}")),
+    }
 }
 
 fn roots(cacert: Option<&str>) -> Result<RootCertStore, String> {

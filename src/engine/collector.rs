@@ -9,7 +9,36 @@ use crate::report::progress::{Progress, Snapshot};
 use crate::summary::SeriesPoint;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Emptied recorders, handed back and forth so that no one allocates one during the run: a
+/// worker takes one at each second's boundary (in place of the one it ships), the collector
+/// clears what it has merged and puts it back. A fresh recorder costs most of a millisecond
+/// (its histograms' memory and page faults), time in which a due request would wait.
+#[derive(Debug, Default)]
+pub struct Spares(Mutex<Vec<Recorder>>);
+
+impl Spares {
+    /// A pool of `n` empty recorders, made before the run starts.
+    pub fn new(n: usize) -> Spares {
+        Spares(Mutex::new((0..n).map(|_| Recorder::new()).collect()))
+    }
+
+    /// An empty recorder: a spare if there is one, else a new one.
+    pub fn take(&self) -> Recorder {
+        let spare = self.0.lock().map(|mut v| v.pop()).unwrap_or(None);
+        spare.unwrap_or_default()
+    }
+
+    /// Clears `rec` and keeps it for the next [`Spares::take`].
+    pub fn give(&self, mut rec: Recorder) {
+        rec.clear();
+        if let Ok(mut v) = self.0.lock() {
+            v.push(rec);
+        }
+    }
+}
 
 /// What the collector gathered by the end of a run.
 #[derive(Debug, Default)]
@@ -33,6 +62,7 @@ struct Collector {
     out: Collected,
     progress: Progress,
     t0: Instant,
+    spares: Arc<Spares>,
 }
 
 impl Collector {
@@ -41,10 +71,16 @@ impl Collector {
             Msg::Interval { worker, interval } => match interval.phase {
                 Phase::Warmup => {
                     self.out.warm += &interval.rec;
+                    self.spares.give(interval.rec);
                     self.show_warmup();
                 }
                 Phase::Measure => {
-                    *self.pending.entry(interval.second).or_default() += &interval.rec;
+                    let spares = &self.spares;
+                    *self
+                        .pending
+                        .entry(interval.second)
+                        .or_insert_with(|| spares.take()) += &interval.rec;
+                    self.spares.give(interval.rec);
                     self.shipped[worker] = Some(interval.second);
                     self.close_ready();
                 }
@@ -89,6 +125,7 @@ impl Collector {
             errors: self.out.total.errors.total(),
         });
         self.out.series.push(point);
+        self.spares.give(rec);
     }
 
     fn show_warmup(&mut self) {
@@ -104,8 +141,15 @@ impl Collector {
     }
 }
 
-/// Receives from `workers` workers until they have all finished, and returns the totals.
-pub fn collect(rx: Receiver<Msg>, workers: usize, progress: Progress, t0: Instant) -> Collected {
+/// Receives from `workers` workers until they have all finished, and returns the totals;
+/// recorders it has merged go back to `spares`.
+pub fn collect(
+    rx: Receiver<Msg>,
+    workers: usize,
+    progress: Progress,
+    t0: Instant,
+    spares: Arc<Spares>,
+) -> Collected {
     let mut c = Collector {
         shipped: vec![None; workers],
         finished: vec![false; workers],
@@ -113,6 +157,7 @@ pub fn collect(rx: Receiver<Msg>, workers: usize, progress: Progress, t0: Instan
         out: Collected::default(),
         progress,
         t0,
+        spares,
     };
     loop {
         match rx.recv_timeout(Duration::from_millis(500)) {

@@ -3,16 +3,20 @@
 //! `--requests` is used up.
 //!
 //! Closed loop: keep `pipeline` requests in flight (a new connection per request in crr mode).
-//! Open loop: connection `k` of `c` sends requests `k, k + c, k + 2c, ...` of the schedule at
-//! their intended times, reading replies in between, never waiting for them.
+//! Open loop: the worker's share of the schedule goes out at its intended times, each request
+//! on whichever of the worker's connections has room (see `pacer.rs`); a connection reads its
+//! replies in between, never waiting for them.
 
+use super::gate::{Abort, Gate};
+use super::open_loop;
+use super::pacer::{Pacing, Timetable};
 use super::timeline::Timeline;
 use super::worker::WorkerRec;
 use crate::cli::ClientMode;
 use crate::driver::{Driver, Expiry, Sent, Session};
 use crate::load::{share, Schedule, Stage};
 use crate::plan::{Plan, Warmup};
-use crate::record::{ErrorKind, OpError};
+use crate::record::{ErrorKind, OpError, Phase};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -24,7 +28,8 @@ const MAX_BACKOFF: Duration = Duration::from_millis(500);
 
 /// What one connection task needs.
 pub struct Ctx<D> {
-    /// This connection's index among all connections (for its share of counts and schedule).
+    /// This connection's index among all connections (for its share of a closed loop's counts,
+    /// and its requests' sequence numbers).
     pub index: usize,
     /// The run's plan.
     pub plan: Arc<Plan>,
@@ -34,17 +39,30 @@ pub struct Ctx<D> {
     pub rec: Rc<RefCell<WorkerRec>>,
     /// Opens sessions.
     pub driver: Rc<D>,
+    /// The worker's open-loop pacing, shared by its connections.
+    pub pacing: Rc<Pacing>,
+    /// The first connection's check, and the run's stop for fatal errors.
+    pub gate: Arc<Gate>,
 }
 
 /// State carried across phases: the open session and the next sequence number.
-struct Slot<S> {
-    session: Option<S>,
-    seq: u64,
+pub(super) struct Slot<S> {
+    pub(super) session: Option<S>,
+    pub(super) seq: u64,
     backoff: Duration,
 }
 
-/// Runs one connection through warm-up and the measured part.
+/// Runs one connection through warm-up and the measured part, unless the run is stopped.
 pub async fn run<D: Driver>(ctx: Ctx<D>) {
+    tokio::select! {
+        biased;
+        _ = ctx.gate.until_aborted() => {}
+        _ = phases(&ctx) => {}
+    }
+}
+
+/// Warm-up, the measured part, and what the server counted at the end.
+async fn phases<D: Driver>(ctx: &Ctx<D>) {
     let mut slot = Slot {
         session: None,
         seq: (ctx.index as u64) << 40,
@@ -53,17 +71,18 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
     let plan = ctx.plan.clone();
     let bulk = plan.workload.mode == ClientMode::Source
         || (plan.workload.mode == ClientMode::Stream && plan.load.schedule().is_none());
-    match plan.warmup {
-        Some(Warmup::Count(n)) => {
-            let mine = share(n, plan.connections, ctx.index);
-            warm_up(&ctx, &mut slot, Some(mine), None).await;
-            ctx.timeline.arrive();
-        }
-        Some(Warmup::Duration(w)) if !bulk => warm_up(&ctx, &mut slot, None, Some(w)).await,
-        _ => {}
-    }
+    let opened = before_start(ctx, &mut slot, bulk).await;
     let start = ctx.timeline.wait_measure_start().await;
     ctx.rec.borrow_mut().mark_start(start);
+    if let Some(took) = opened {
+        // The early connect counts with the warm-up if there is one, else with the measured part.
+        let at = if plan.warmup.is_some() {
+            ctx.timeline.t0
+        } else {
+            start
+        };
+        ctx.rec.borrow_mut().connected(at, Instant::now(), took);
+    }
     let deadline = ctx.timeline.deadline(start);
     let quota = plan
         .stop
@@ -71,9 +90,17 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
         .map(|n| share(n, plan.connections, ctx.index));
     let work = async {
         match plan.load.schedule() {
-            _ if bulk => transfer(&ctx, &mut slot, deadline).await,
-            Some(schedule) => open_loop(&ctx, &mut slot, schedule, start, quota, deadline).await,
-            None => closed_loop(&ctx, &mut slot, quota, deadline).await,
+            _ if bulk => transfer(ctx, &mut slot, deadline).await,
+            Some(schedule) => {
+                let timetable = || Timetable {
+                    schedule: schedule.clone(),
+                    start,
+                    limit: plan.stop.requests,
+                    end: deadline,
+                };
+                open_loop::paced(ctx, &mut slot, Phase::Measure, timetable).await
+            }
+            None => closed_loop(ctx, &mut slot, quota, deadline).await,
         }
     };
     match deadline {
@@ -90,11 +117,117 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
         }
         None => work.await,
     }
-    // Datagram sessions ask the server what it received of them.
+    // Datagram sessions ask the server what it received of them; a stream asks the sink.
     if let Some(session) = slot.session.as_mut() {
         if let Some(report) = session.report(REPORT_WAIT).await {
             ctx.rec.borrow_mut().peer(Instant::now(), &report);
         }
+        if bulk && plan.workload.mode == ClientMode::Stream {
+            let count = session.finish_bulk(REPORT_WAIT).await;
+            ctx.rec.borrow_mut().receiver(Instant::now(), count);
+        }
+    }
+}
+
+/// Everything before the measured part: an open loop's early connect, the warm-up, and the
+/// gates that start the measured part. Returns how long the early connect took, if made.
+async fn before_start<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    bulk: bool,
+) -> Option<Duration> {
+    let plan = &ctx.plan;
+    // An open loop opens its connection before the timetable starts, so that its first request
+    // does not wait for the handshake (crr opens one per request, as part of the request).
+    let early = plan.load.schedule().is_some() && !bulk && plan.workload.mode != ClientMode::Crr;
+    let opened = if early {
+        open_early(ctx, slot).await
+    } else {
+        None
+    };
+    match plan.warmup {
+        Some(Warmup::Count(n)) => {
+            warm_up(ctx, slot, Some(n), None).await;
+            ctx.timeline.arrive();
+        }
+        Some(Warmup::Duration(w)) if !bulk => warm_up(ctx, slot, None, Some(w)).await,
+        _ if ctx.timeline.gated() => ctx.timeline.connected(),
+        _ => {}
+    }
+    opened
+}
+
+/// Opens the connection before an open loop's timetable starts; returns how long it took to
+/// establish (recorded by the caller once it knows the phase). A failure is not recorded here:
+/// the connection is tried again when it first takes a request, and a failure then counts.
+async fn open_early<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> Option<Duration> {
+    let first = pass_gate(ctx).await;
+    match ctx.driver.connect(ctx.plan.timeout).await {
+        Ok((session, took)) => {
+            slot.session = Some(session);
+            if first {
+                ctx.gate.open();
+            }
+            took
+        }
+        Err(e) => {
+            if first || e.fatal {
+                stop_run(ctx, e).await;
+            }
+            None
+        }
+    }
+}
+
+/// Waits at the gate until the run's first connection is up; true for that first connection
+/// itself, which goes through. Never returns once the run is stopped (the connection's task is
+/// dropped by [`run`]).
+async fn pass_gate<D: Driver>(ctx: &Ctx<D>) -> bool {
+    let first = ctx.index == 0 && ctx.gate.pending();
+    if ctx.gate.aborted() || (!first && ctx.gate.pending() && !ctx.gate.wait_open().await) {
+        std::future::pending::<()>().await;
+    }
+    first
+}
+
+/// The run's first connection failed, or a connection met a fatal error: the run stops with
+/// it, and this connection waits to be dropped.
+async fn stop_run<D: Driver>(ctx: &Ctx<D>, e: OpError) {
+    let why = if e.fatal {
+        refused(&ctx.plan, &e)
+    } else {
+        unreachable(&ctx.plan, &e)
+    };
+    ctx.gate.abort(why);
+    std::future::pending::<()>().await;
+}
+
+/// A fatal error as the one line the run ends with.
+fn refused(plan: &Plan, e: &OpError) -> Abort {
+    Abort::Usage(format!("{}: {}", plan.target.url, e.message))
+}
+
+/// Why the run's first connection failed, as the one line the run ends with.
+fn unreachable(plan: &Plan, e: &OpError) -> Abort {
+    let (url, addr) = (&plan.target.url, plan.target.addr);
+    Abort::Unreachable(match e.kind {
+        ErrorKind::Refused => format!(
+            "connection refused by {addr}: nothing listens there; start a server (e.g. wirebench serve tcp) or check the port"
+        ),
+        ErrorKind::Timeout => format!(
+            "{url}: {}: check the address, or raise --timeout",
+            e.message
+        ),
+        _ => format!("cannot connect to {url}: {}; check the address", e.message),
+    })
+}
+
+/// Counts `n` failed operations, or, for a fatal error, stops the run with it.
+fn record_error<D: Driver>(ctx: &Ctx<D>, sent: Instant, now: Instant, err: OpError, n: usize) {
+    if err.fatal {
+        ctx.gate.abort(refused(&ctx.plan, &err));
+    } else {
+        ctx.rec.borrow_mut().error(sent, now, err, n);
     }
 }
 
@@ -105,6 +238,7 @@ const DRAIN_SLACK: Duration = Duration::from_millis(100);
 const REPORT_WAIT: Duration = Duration::from_secs(1);
 
 /// The warm-up: the closed loop as planned, or the open loop at the schedule's opening rate.
+/// `count` is the warm-up's request count over all connections.
 async fn warm_up<D: Driver>(
     ctx: &Ctx<D>,
     slot: &mut Slot<D::Session>,
@@ -113,21 +247,33 @@ async fn warm_up<D: Driver>(
 ) {
     let Some(schedule) = ctx.plan.load.schedule() else {
         let until = time.map(|w| ctx.timeline.t0 + w);
-        return closed_loop(ctx, slot, count, until).await;
+        let mine = count.map(|n| share(n, ctx.plan.connections, ctx.index));
+        return closed_loop(ctx, slot, mine, until).await;
     };
     let rate = schedule.rate_at(Duration::ZERO);
-    let warm = match time {
-        Some(duration) => Schedule::Stages(vec![Stage { duration, rate }]),
-        None => Schedule::Constant { rate },
+    let timetable = || Timetable {
+        schedule: match time {
+            Some(duration) => Schedule::Stages(vec![Stage { duration, rate }]),
+            None => Schedule::Constant { rate },
+        },
+        start: ctx.timeline.t0,
+        limit: count,
+        end: None,
     };
-    open_loop(ctx, slot, &warm, ctx.timeline.t0, count, None).await;
+    open_loop::paced(ctx, slot, Phase::Warmup, timetable).await;
 }
 
-/// Connects if there is no session; on failure records the error and backs off.
-async fn ensure_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> Result<(), ()> {
+/// Connects if there is no session; on failure records the error (as a request meant to go
+/// out at `intended`, or now) and backs off.
+pub(super) async fn ensure_session<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    intended: Option<Instant>,
+) -> Result<(), ()> {
     if slot.session.is_some() {
         return Ok(());
     }
+    let first = pass_gate(ctx).await;
     let began = Instant::now();
     match ctx.driver.connect(ctx.plan.timeout).await {
         Ok((s, took)) => {
@@ -136,16 +282,23 @@ async fn ensure_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) ->
             }
             slot.session = Some(s);
             slot.backoff = Duration::ZERO;
+            if first {
+                ctx.gate.open();
+            }
             Ok(())
+        }
+        Err(e) if first || e.fatal => {
+            stop_run(ctx, e).await;
+            Err(())
         }
         Err(e) => {
             let now = Instant::now();
             let sent = Sent {
-                intended: began,
+                intended: intended.unwrap_or(began),
                 at: began,
             };
             ctx.rec.borrow_mut().issued(sent);
-            ctx.rec.borrow_mut().error(began, now, e, 1);
+            record_error(ctx, sent.intended, now, e, 1);
             back_off(slot).await;
             Err(())
         }
@@ -153,16 +306,21 @@ async fn ensure_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) ->
 }
 
 /// Records `err` for every request in flight (at least one) and drops the session.
-fn fail_all<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, err: OpError, since: Instant) {
+pub(super) fn fail_all<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    err: OpError,
+    since: Instant,
+) {
     let (n, sent) = match &slot.session {
         Some(s) => (s.in_flight().max(1), s.oldest().unwrap_or(since)),
         None => (1, since),
     };
-    ctx.rec.borrow_mut().error(sent, Instant::now(), err, n);
+    record_error(ctx, sent, Instant::now(), err, n);
     slot.session = None;
 }
 
-fn timeout_error(limit: Duration) -> OpError {
+pub(super) fn timeout_error(limit: Duration) -> OpError {
     OpError::new(
         ErrorKind::Timeout,
         format!("no complete reply within {limit:?} (--timeout)"),
@@ -170,7 +328,7 @@ fn timeout_error(limit: Duration) -> OpError {
 }
 
 /// Handles expired requests; returns false when the session had to be dropped.
-fn expire<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
+pub(super) fn expire<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
     let now = Instant::now();
     let limit = ctx.plan.timeout;
     let Some(session) = slot.session.as_mut() else {
@@ -192,7 +350,10 @@ fn expire<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
 }
 
 /// Reads once and records the completed replies; returns how many completed.
-async fn read_replies<D: Driver>(ctx: &Ctx<D>, session: &mut D::Session) -> Result<usize, OpError> {
+pub(super) async fn read_replies<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &mut D::Session,
+) -> Result<usize, OpError> {
     let outcome = session.read().await?;
     let now = Instant::now();
     let mut rec = ctx.rec.borrow_mut();
@@ -204,7 +365,10 @@ async fn read_replies<D: Driver>(ctx: &Ctx<D>, session: &mut D::Session) -> Resu
 }
 
 /// Sends what is queued and records the bytes, and any replies read while writing waited.
-async fn flush<D: Driver>(ctx: &Ctx<D>, session: &mut D::Session) -> Result<(), OpError> {
+pub(super) async fn flush<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &mut D::Session,
+) -> Result<(), OpError> {
     let sent = session.flush().await;
     if let Some(early) = session.take_early() {
         let now = Instant::now();
@@ -245,7 +409,7 @@ async fn closed_loop<D: Driver>(
             if !may_issue(issued, op_start) {
                 return;
             }
-            if ensure_session(ctx, slot).await.is_err() {
+            if ensure_session(ctx, slot, None).await.is_err() {
                 issued += 1;
                 continue;
             }
@@ -316,120 +480,33 @@ async fn closed_loop<D: Driver>(
     }
 }
 
-/// Open loop: sends request `k + j·c` of `schedule` (from `start`) at its intended time, for
-/// j = 0, 1, ... until the schedule, `limit` or `end` comes, reading replies in between; then
-/// waits for the replies still in flight. When it falls behind it sends at once, never skipping.
-async fn open_loop<D: Driver>(
-    ctx: &Ctx<D>,
-    slot: &mut Slot<D::Session>,
-    schedule: &Schedule,
-    start: Instant,
-    limit: Option<u64>,
-    end: Option<Instant>,
-) {
-    let (c, k) = (ctx.plan.connections as u64, ctx.index as u64);
-    let window = ctx.plan.load.in_flight();
-    let per_request = ctx.plan.workload.mode == ClientMode::Crr;
-    // Request j's intended time, if it is still to go out at `now`: past the end nothing more
-    // goes out, not even requests still owed from before it.
-    let due = |j: u64, now: Instant| -> Option<Instant> {
-        if limit.is_some_and(|l| j >= l) {
-            return None;
-        }
-        let at = start + schedule.time_of(j * c + k)?;
-        end.is_none_or(|e| at < e && now < e).then_some(at)
-    };
-    let far = Instant::now() + Duration::from_secs(365 * 86400);
-    let timer = match super::timer::PreciseTimer::new() {
-        Ok(t) => t,
-        Err(e) => {
-            let now = Instant::now();
-            let err = OpError::new(ErrorKind::Other, format!("timerfd: {e}"));
-            return ctx.rec.borrow_mut().error(now, now, err, 1);
-        }
-    };
-    let mut j = 0u64;
-    loop {
-        if slot.session.is_none() {
-            let Some(at) = due(j, Instant::now()) else {
-                return;
-            };
-            let _ = timer.sleep_until(at).await;
-            if ensure_session(ctx, slot).await.is_err() {
-                // Requests due while the target could not be reached failed with it.
-                j += 1;
-                let now = Instant::now();
-                while due(j, now).is_some_and(|d| d <= now) {
-                    j += 1;
-                }
-                continue;
-            }
-        }
-        let session = slot.session.as_mut().expect("connected above");
-        let now = Instant::now();
-        let mut queued = false;
-        // Nothing more goes on a connection the server is closing; it is replaced once empty.
-        while let Some(d) =
-            due(j, now).filter(|&d| d <= now && session.in_flight() < window && session.reusable())
-        {
-            let sent = Sent {
-                intended: d,
-                at: now,
-            };
-            session.queue(slot.seq, sent);
-            ctx.rec.borrow_mut().issued(sent);
-            slot.seq += 1;
-            j += 1;
-            queued = true;
-        }
-        if queued {
-            let limit = ctx.plan.timeout;
-            match tokio::time::timeout(limit, flush(ctx, session)).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => fail_all(ctx, slot, e, now),
-                Err(_) => fail_all(ctx, slot, timeout_error(limit), now),
-            }
-            continue;
-        }
-        let next = due(j, now);
-        if next.is_none() && session.in_flight() == 0 {
-            return;
-        }
-        // With the window full (or the connection closing), a due request waits for a reply,
-        // not for its time.
-        let next = next.filter(|_| session.in_flight() < window && session.reusable());
-        let expires = session.oldest().map(|t| t + ctx.plan.timeout);
-        let waiting = session.in_flight() > 0;
-        tokio::select! {
-            biased;
-            r = read_replies(ctx, session), if waiting => match r {
-                Err(e) => fail_all(ctx, slot, e, now),
-                // crr, or a server that closes: a new connection for the next request.
-                Ok(n) if n > 0 && (per_request || !session.reusable()) && session.in_flight() == 0 => {
-                    slot.session = None
-                }
-                Ok(_) => {}
-            },
-            _ = sleep_until(expires.unwrap_or(far).into()), if expires.is_some() => {
-                expire(ctx, slot);
-            }
-            _ = timer.sleep_until(next.unwrap_or(far)), if next.is_some() => {}
-        }
-    }
-}
-
 /// Bulk transfer (stream or source) until `until`; reconnects after failures. (The deadline is
 /// checked here too, not only by the caller's timeout: a blocking session never yields.)
 async fn transfer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, until: Option<Instant>) {
     let plan = &ctx.plan;
     let upload = plan.workload.mode == ClientMode::Stream;
     loop {
-        if ensure_session(ctx, slot).await.is_err() {
+        if ensure_session(ctx, slot, None).await.is_err() {
             continue;
         }
         let session = slot.session.as_mut().expect("connected above");
         let began = Instant::now();
-        if let Err(e) = session.start_bulk().await {
+        let started = tokio::time::timeout(plan.timeout, session.start_bulk())
+            .await
+            .unwrap_or_else(|_| {
+                Err(OpError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "no answer to the wirebench preamble within {:?}: is it a wirebench server? For other servers use --raw",
+                        plan.timeout
+                    ),
+                ))
+            });
+        if let Err(e) = started {
+            if upload {
+                // This connection's bytes will never be counted by the receiver.
+                ctx.rec.borrow_mut().receiver(began, None);
+            }
             fail_all(ctx, slot, e, began);
             continue;
         }
@@ -449,17 +526,24 @@ async fn transfer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, until: O
                 ))
             });
             let now = Instant::now();
-            if until.is_some_and(|u| now >= u) {
-                return;
-            }
+            let over = until.is_some_and(|u| now >= u);
             match step {
+                // The last write counts too: the receiver will count its bytes.
                 Ok(n) if upload => ctx.rec.borrow_mut().sent(now, n),
-                Ok(n) => ctx.rec.borrow_mut().received(now, n),
+                Ok(n) if !over => ctx.rec.borrow_mut().received(now, n),
+                Ok(_) => {}
+                Err(_) if over => {}
                 Err(e) => {
-                    ctx.rec.borrow_mut().error(now, now, e, 1);
+                    if upload {
+                        ctx.rec.borrow_mut().receiver(now, None);
+                    }
+                    record_error(ctx, now, now, e, 1);
                     slot.session = None;
                     break;
                 }
+            }
+            if over {
+                return;
             }
         }
     }

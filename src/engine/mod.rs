@@ -3,11 +3,17 @@
 //! `plan.threads` worker threads each run a single-threaded runtime that owns its share of the
 //! connections and its own recorder (a shared-nothing design: no locks or shared atomics on the
 //! hot path). Workers ship per-second intervals to the collector on the calling thread, which
-//! merges them exactly. A run ends at its deadline whatever the target does: requests still in
-//! flight then are dropped uncounted.
+//! merges them exactly. A run ends at its deadline whatever the target does: no request goes out
+//! after it, and those in flight get their `--timeout` to finish, so every request sent is an ok
+//! or an error. The run's first connection is its reachability check, and a fatal error stops
+//! every worker at once ([`gate`]); in the open loop each worker paces its share of the
+//! timetable over its connections (`pacer`).
 
 mod collector;
 mod conn;
+pub mod gate;
+mod open_loop;
+mod pacer;
 mod timeline;
 mod timer;
 pub mod usage;
@@ -38,12 +44,13 @@ pub use collector::Collected;
 /// `wirebench run`: validate, check the target answers, run, report, exit code.
 pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::try_from(args)?;
-    // One descriptor per connection, two per open-loop connection (its timer), and some spare.
-    let per_connection = if plan.load.schedule().is_some() { 2 } else { 1 };
-    usage::ensure_fd_limit(per_connection * plan.connections as u64 + 64)?;
-    if plan.target.protocol != Protocol::Udp {
-        preflight(&plan)?;
-    }
+    // One descriptor per connection, in the open loop two per worker (its timers), and spares.
+    let timers = if plan.load.schedule().is_some() {
+        2 * plan.threads
+    } else {
+        0
+    };
+    usage::ensure_fd_limit((plan.connections + timers) as u64 + 64)?;
     let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
     let summary = execute(&plan, progress)?;
     let mut out = std::io::stdout().lock();
@@ -71,76 +78,14 @@ fn http2(plan: &Plan) -> bool {
     plan.workload.http.as_ref().is_some_and(|h| h.http2)
 }
 
-/// Connects once before the load starts, so a target that is not there is bad input (exit 2)
-/// with a message saying what to do, not a run full of errors. For HTTP/2 it also checks that
-/// the server speaks it: h2c answers the preface, TLS agrees to `h2` in ALPN.
-pub fn preflight(plan: &Plan) -> Result<(), UsageError> {
-    let addr = plan.target.addr;
-    match std::net::TcpStream::connect_timeout(&addr, plan.timeout) {
-        Ok(s) => match &plan.tls {
-            Some(tls) => preflight_tls(s, tls, plan),
-            None if http2(plan) => crate::driver::h2::probe_h2c(s, plan.timeout)
-                .map_err(|why| UsageError(format!("{}: {why}", plan.target.url))),
-            None => Ok(()),
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(UsageError(format!(
-            "connection refused by {addr}: nothing listens there; start a server (e.g. wirebench serve tcp) or check the port"
-        ))),
-        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(UsageError(format!(
-            "no answer from {addr} within {:?}: check the address, or raise --timeout",
-            plan.timeout
-        ))),
-        Err(e) => Err(UsageError(format!(
-            "cannot connect to {addr}: {e}; check the address"
-        ))),
-    }
-}
-
-/// One TLS handshake before the load, so a certificate the client will not trust is one clear
-/// line (exit 2) instead of a run of identical errors.
-fn preflight_tls(
-    s: std::net::TcpStream,
-    tls: &crate::driver::tls::TlsClient,
-    plan: &Plan,
-) -> Result<(), UsageError> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| UsageError(format!("cannot start a runtime: {e}")))?;
-    let addr = plan.target.addr;
-    rt.block_on(async {
-        s.set_nonblocking(true).ok();
-        let tcp = tokio::net::TcpStream::from_std(s)
-            .map_err(|e| UsageError(format!("cannot connect to {addr}: {e}")))?;
-        let h2_fix = "enable HTTP/2 on the server (nginx: listen PORT ssl http2) or leave out --http2";
-        match tokio::time::timeout(plan.timeout, tls.handshake(tcp)).await {
-            Ok(Ok(s)) => match crate::driver::tls::not_h2(crate::driver::tls::alpn(&s)) {
-                Some(why) if http2(plan) => Err(UsageError(format!(
-                    "{}: {why}: {h2_fix}",
-                    plan.target.url
-                ))),
-                _ => Ok(()),
-            },
-            Ok(Err(e)) if http2(plan) && crate::driver::tls::refused_alpn(&e) => Err(UsageError(format!(
-                "{}: the server refused every protocol offered in ALPN (h2, http/1.1): {h2_fix}",
-                plan.target.url
-            ))),
-            Ok(Err(e)) => Err(UsageError(format!(
-                "TLS handshake with {addr} failed: {e}; for a self-signed server use --insecure, or --cacert FILE with its CA"
-            ))),
-            Err(_) => Err(UsageError(format!(
-                "TLS handshake with {addr}: no answer within {:?}; is it an https server?",
-                plan.timeout
-            ))),
-        }
-    })
-}
-
 /// Runs `plan` to completion and summarises it.
 pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
     let plan = Arc::new(plan.clone());
     let timeline = Arc::new(timeline::Timeline::new(&plan));
+    let gate = Arc::new(gate::Gate::new());
     let (tx, rx) = mpsc::channel();
+    // A spare recorder per worker, and one for the collector's second in progress.
+    let spares = Arc::new(collector::Spares::new(plan.threads + 1));
     let mut handles = Vec::with_capacity(plan.threads);
     for w in 0..plan.threads {
         let spec = worker::WorkerSpec {
@@ -149,6 +94,8 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
             plan: plan.clone(),
             timeline: timeline.clone(),
             tx: tx.clone(),
+            gate: gate.clone(),
+            spares: spares.clone(),
         };
         handles.push(
             std::thread::Builder::new()
@@ -204,10 +151,15 @@ pub fn execute(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
         );
     }
     drop(tx);
-    let collected = collector::collect(rx, plan.threads, progress, timeline.t0);
+    let collected = collector::collect(rx, plan.threads, progress, timeline.t0, spares);
     for h in handles {
         h.join()
             .map_err(|_| anyhow::anyhow!("a worker thread panicked"))??;
+    }
+    match gate.reason() {
+        Some(gate::Abort::Usage(why)) => return Err(UsageError(why).into()),
+        Some(gate::Abort::Unreachable(why)) => return Err(anyhow::anyhow!(why)),
+        None => {}
     }
     let end = Instant::now();
     let start = timeline.measure_start().unwrap_or(end);
@@ -255,7 +207,9 @@ fn summarize(
         duration_s: measured.as_secs_f64(),
         ok: c.total.ok,
         errors: ErrorSummary::of(&c.total),
-        throughput: Throughput::of(&c.total, measured, bulk.map(|_| unit)),
+        // Only streams to a wirebench sink carry the receiver's count; elsewhere it is a no-op.
+        throughput: Throughput::of(&c.total, measured, bulk.map(|_| unit))
+            .with_receiver(&c.total, measured, unit),
         latency: Distribution::of(&c.total.latency),
         service_time: Distribution::of(&c.total.service),
         connect: Distribution::of(&c.total.connect),
@@ -276,7 +230,7 @@ fn summarize(
             p50_us: (!c.warm.latency.is_empty())
                 .then(|| c.warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
         }),
-        series: with_offered(plan, c.series),
+        series: with_offered(plan, c.series, measured),
         generator: summary::Generator {
             threads: plan.threads,
             cpu_user_s: c.cpu.user.as_secs_f64(),
@@ -348,7 +302,7 @@ fn datagrams(total: &Recorder) -> Datagrams {
 /// How the open loop kept to `schedule` over the measured time.
 fn open_loop(plan: &Plan, schedule: &Schedule, total: &Recorder, measured: Duration) -> OpenLoop {
     let secs = measured.as_secs_f64().max(1e-9);
-    let mut offered = schedule.due_by(measured.saturating_sub(Duration::from_nanos(1)));
+    let mut offered = schedule.due_before(measured);
     if let Some(n) = plan.stop.requests {
         offered = offered.min(n);
     }
@@ -361,20 +315,35 @@ fn open_loop(plan: &Plan, schedule: &Schedule, total: &Recorder, measured: Durat
         achieved_per_s: total.ok as f64 / secs,
         behind_schedule: total.behind,
         max_lag_us: total.max_lag_ns as f64 / 1000.0,
-        kept_up: total.ok as f64 >= 0.99 * offered as f64,
+        send_lag: Distribution::of(&total.send_lag),
+        kept_up: kept_up(plan.workload.mode, total, offered),
     }
 }
 
-/// Adds to each second of an open-loop series the requests its schedule offered.
-fn with_offered(plan: &Plan, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> {
+/// Whether the run kept up with `offered`: ok replies reached 99 % of it. A stream has no
+/// replies, so there it is what was sent that must reach 99 %, and of that the server (when it
+/// counts) must have received 99 %.
+fn kept_up(mode: ClientMode, total: &Recorder, offered: u64) -> bool {
+    let enough = |n: u64, of: u64| n as f64 >= 0.99 * of as f64;
+    match mode {
+        ClientMode::Stream | ClientMode::Source => {
+            let peer = &total.peer;
+            enough(total.issued, offered)
+                && (peer.reports == 0 || enough(peer.sent - peer.lost(), peer.sent))
+        }
+        _ => enough(total.ok, offered),
+    }
+}
+
+/// Gives each second of the series its true length (the last may be partial) and, in the open
+/// loop, the requests its schedule offered in that length.
+fn with_offered(plan: &Plan, mut series: Vec<SeriesPoint>, measured: Duration) -> Vec<SeriesPoint> {
+    SeriesPoint::set_lengths(&mut series, measured);
     if let Some(s) = plan.load.schedule() {
         for p in &mut series {
-            let from =
-                s.due_by(Duration::from_secs(p.second).saturating_sub(Duration::from_nanos(1)));
-            let to =
-                s.due_by(Duration::from_secs(p.second + 1).saturating_sub(Duration::from_nanos(1)));
-            // Second 0 includes the request due at 0.
-            p.offered = Some(if p.second == 0 { to } else { to - from });
+            let from = Duration::from_secs(p.second);
+            let to = (from + Duration::from_secs(1)).min(measured.max(from));
+            p.offered = Some(s.due_before(to) - s.due_before(from));
         }
     }
     series
@@ -384,7 +353,7 @@ fn config(plan: &Plan) -> summary::Config {
     summary::Config {
         connections: plan.connections,
         threads: plan.threads,
-        pipeline: plan.load.in_flight(),
+        pipeline: plan.load.in_flight_limit(),
         think_s: plan.load.think().map(|d| d.as_secs_f64()),
         request_bytes: plan.workload.request.len(),
         reply_bytes: match &plan.workload.reply {

@@ -4,11 +4,20 @@
 //! A warm-up by duration ends at a known instant. A warm-up by count ends when the last
 //! connection has done its share: connections that finish early wait at a gate, so the measured
 //! part starts at one instant for every worker and the per-second series lines up.
+//!
+//! An open loop with no warm-up starts its timetable once every connection is open, a moment
+//! ([`START_LEAD`]) after the last one: started at once, its first requests would wait for the
+//! worker threads and their connections and go out tens of milliseconds late (send lag that
+//! says nothing about the target).
 
 use crate::plan::{Plan, Warmup};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
+
+/// How long after the last connection is open an open loop's timetable starts: time for every
+/// worker to hear of the start and arm its timer before the first request is due.
+pub const START_LEAD: Duration = Duration::from_millis(5);
 
 /// Shared by all workers: when the run began and when measuring starts.
 #[derive(Debug)]
@@ -17,8 +26,10 @@ pub struct Timeline {
     pub t0: Instant,
     /// Measuring time, if the run is bounded by time.
     pub duration: Option<Duration>,
-    /// Connections still warming up (warm-up by count).
+    /// Connections still warming up (warm-up by count) or connecting (open-loop start).
     remaining: AtomicUsize,
+    /// Whether the measured part starts once every connection is open (open loop, no warm-up).
+    gated: bool,
     start: watch::Sender<Option<Instant>>,
 }
 
@@ -26,7 +37,9 @@ impl Timeline {
     /// The timeline of `plan`, beginning now.
     pub fn new(plan: &Plan) -> Timeline {
         let t0 = Instant::now();
+        let gated = plan.warmup.is_none() && plan.load.schedule().is_some();
         let start = match plan.warmup {
+            None if gated => None,
             None => Some(t0),
             Some(Warmup::Duration(w)) => Some(t0 + w),
             Some(Warmup::Count(_)) => None,
@@ -35,6 +48,7 @@ impl Timeline {
             t0,
             duration: plan.stop.duration,
             remaining: AtomicUsize::new(plan.connections),
+            gated,
             start: watch::channel(start).0,
         }
     }
@@ -58,6 +72,19 @@ impl Timeline {
     pub fn arrive(&self) {
         if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.start.send_replace(Some(Instant::now()));
+        }
+    }
+
+    /// Whether each connection must report [`Timeline::connected`] before measuring starts.
+    pub fn gated(&self) -> bool {
+        self.gated
+    }
+
+    /// A connection is open (or has tried to open); once the last one is, the open loop's
+    /// timetable starts [`START_LEAD`] later.
+    pub fn connected(&self) {
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.start.send_replace(Some(Instant::now() + START_LEAD));
         }
     }
 

@@ -2,7 +2,9 @@
 //! recorder. Nothing on the hot path is shared with other workers; once a second the worker
 //! ships what it recorded to the collector as an [`Interval`].
 
+use super::collector::Spares;
 use super::conn;
+use super::pacer::Pacing;
 use super::timeline::Timeline;
 use super::usage::{thread_cpu, CpuTimes};
 use crate::driver::{Driver, ReadOutcome, Sent};
@@ -47,10 +49,13 @@ pub struct WorkerRec {
     cpu_at_start: Option<CpuTimes>,
     /// Open loop: service time (from the actual send) differs from latency and is recorded too.
     open_loop: bool,
+    /// Where the next second's recorder comes from.
+    spares: Arc<Spares>,
 }
 
 impl WorkerRec {
-    fn new(worker: usize, tx: Sender<Msg>, timeline: &Timeline, open_loop: bool) -> WorkerRec {
+    fn new(spec: &WorkerSpec, open_loop: bool) -> WorkerRec {
+        let (worker, tx, timeline) = (spec.worker, spec.tx.clone(), &spec.timeline);
         let mut rec = WorkerRec {
             worker,
             tx,
@@ -62,6 +67,7 @@ impl WorkerRec {
             last_second: timeline.last_second(),
             cpu_at_start: None,
             open_loop,
+            spares: spec.spares.clone(),
         };
         if let Some(start) = timeline.measure_start() {
             rec.start = Some(start);
@@ -78,8 +84,10 @@ impl WorkerRec {
         self.cpu_at_start = Some(thread_cpu());
         self.start = Some(start);
         self.next_boundary = Some(start + Duration::from_secs(1));
-        let warm = std::mem::take(&mut self.warm);
-        self.ship(0, Phase::Warmup, warm);
+        if !self.warm.is_empty() {
+            let warm = std::mem::replace(&mut self.warm, self.spares.take());
+            self.ship(0, Phase::Warmup, warm);
+        }
     }
 
     fn ship(&mut self, second: u64, phase: Phase, rec: Recorder) {
@@ -110,7 +118,7 @@ impl WorkerRec {
             self.next_boundary = Some(now + Duration::from_secs(3600));
             return;
         }
-        let done = std::mem::take(&mut self.cur);
+        let done = std::mem::replace(&mut self.cur, self.spares.take());
         let shipped = self.second;
         self.second = second;
         self.next_boundary = Some(start + Duration::from_secs(second + 1));
@@ -170,11 +178,17 @@ impl WorkerRec {
         }
     }
 
-    /// A request went out (possibly behind its intended time).
+    /// A request went out (possibly behind its intended time); in the open loop its lag goes
+    /// into the send-lag histogram too.
     #[inline]
     pub fn issued(&mut self, sent: Sent) {
-        self.slot(sent.intended, sent.at)
-            .issued(sent.at.saturating_duration_since(sent.intended));
+        let open = self.open_loop;
+        let lag = sent.at.saturating_duration_since(sent.intended);
+        let slot = self.slot(sent.intended, sent.at);
+        slot.issued(lag);
+        if open {
+            crate::record::record_duration(&mut slot.send_lag, lag);
+        }
     }
 
     /// Counts what a read brought besides completed replies: bytes and datagram anomalies.
@@ -206,6 +220,11 @@ impl WorkerRec {
     /// The server's report of one session's datagrams.
     pub fn peer(&mut self, now: Instant, report: &crate::driver::PeerReport) {
         self.slot(now, now).peer.add(report);
+    }
+
+    /// A stream connection ended: what its receiver counted, if it said.
+    pub fn receiver(&mut self, now: Instant, bytes: Option<u64>) {
+        self.slot(now, now).peer.stream(bytes);
     }
 
     /// Payload bytes read at `now` (bulk download).
@@ -248,6 +267,10 @@ pub struct WorkerSpec {
     pub timeline: Arc<Timeline>,
     /// Where intervals go.
     pub tx: Sender<Msg>,
+    /// The first connection's check, and the run's stop.
+    pub gate: Arc<super::gate::Gate>,
+    /// Empty recorders for the seconds to come.
+    pub spares: Arc<Spares>,
 }
 
 /// Runs one worker to completion on the calling thread, opening sessions with `driver`.
@@ -257,13 +280,9 @@ pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<
         .build()?;
     let local = tokio::task::LocalSet::new();
     let open_loop = spec.plan.load.schedule().is_some();
-    let rec = Rc::new(RefCell::new(WorkerRec::new(
-        spec.worker,
-        spec.tx,
-        &spec.timeline,
-        open_loop,
-    )));
+    let rec = Rc::new(RefCell::new(WorkerRec::new(&spec, open_loop)));
     let driver = Rc::new(driver);
+    let pacing = Rc::new(Pacing::new(spec.plan.connections, &spec.connections));
     local.block_on(&rt, async {
         let ticker = tokio::task::spawn_local(tick(rec.clone(), spec.timeline.clone()));
         let mut own = spec.connections.iter().map(|&index| conn::Ctx {
@@ -272,6 +291,8 @@ pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<
             timeline: spec.timeline.clone(),
             rec: rec.clone(),
             driver: driver.clone(),
+            gate: spec.gate.clone(),
+            pacing: pacing.clone(),
         });
         // The first connection runs in this future itself, sparing the one-connection ping-pong
         // a task switch per reply; the others are tasks on the same thread.

@@ -11,6 +11,10 @@ pub use schedule::{Pace, Schedule, Stage};
 
 use std::time::Duration;
 
+/// The in-flight window that sets no limit (the UDP open loop's default: datagrams do not wait
+/// for one another). Reports say "unlimited" rather than print the number.
+pub const UNLIMITED: usize = usize::MAX;
+
 /// When operations are issued.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LoadModel {
@@ -41,6 +45,11 @@ impl LoadModel {
         }
     }
 
+    /// The in-flight limit per connection, or None when any number may be in flight.
+    pub fn in_flight_limit(&self) -> Option<usize> {
+        Some(self.in_flight()).filter(|&n| n != UNLIMITED)
+    }
+
     /// How long a connection pauses after a reply before sending again.
     pub fn think(&self) -> Option<Duration> {
         match self {
@@ -67,9 +76,71 @@ pub fn share(total: u64, parts: usize, i: usize) -> u64 {
     total / parts + u64::from(i < total % parts)
 }
 
+/// The requests of an open-loop timetable that one worker sends: the lanes of its connections
+/// (lane `k` of `of` holds requests `k, k + of, k + 2·of, ...`), merged in time order.
+///
+/// A worker hands each of its requests to whichever of its connections has room, so a
+/// connection still waiting for a reply does not hold back a request another one could send;
+/// the lanes only divide the timetable between workers, in proportion to their connections.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lanes {
+    of: u64,
+    own: Vec<u64>,
+}
+
+impl Lanes {
+    /// The lanes `own` (indices below `of`, in any order) of `of` lanes in all.
+    pub fn new(of: usize, own: &[usize]) -> Lanes {
+        let mut own: Vec<u64> = own.iter().map(|&k| k as u64).collect();
+        own.sort_unstable();
+        own.dedup();
+        debug_assert!(
+            own.last().is_none_or(|&k| k < of as u64),
+            "lanes below {of}"
+        );
+        Lanes { of: of as u64, own }
+    }
+
+    /// The timetable index of this worker's `m`-th request (0-based); increasing in `m`.
+    pub fn nth(&self, m: u64) -> u64 {
+        let n = self.own.len() as u64;
+        self.own[(m % n) as usize] + (m / n) * self.of
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unlimited_window_has_no_limit() {
+        let open = |window| LoadModel::Open {
+            schedule: Schedule::Constant { rate: 10.0 },
+            window,
+        };
+        assert_eq!(open(UNLIMITED).in_flight_limit(), None);
+        assert_eq!(open(4).in_flight_limit(), Some(4));
+        let closed = LoadModel::Closed {
+            pipeline: 1,
+            think: None,
+        };
+        assert_eq!(closed.in_flight_limit(), Some(1));
+    }
+
+    #[test]
+    fn lanes_merge_in_time_order() {
+        let nth = |of, own: &[usize]| -> Vec<u64> {
+            let lanes = Lanes::new(of, own);
+            (0..6).map(|m| lanes.nth(m)).collect()
+        };
+        // One worker with every connection sends the whole timetable.
+        assert_eq!(nth(4, &[3, 1, 0, 2]), [0, 1, 2, 3, 4, 5]);
+        // 8 connections on 2 threads: worker 0 owns connections 0, 2, 4, 6.
+        assert_eq!(nth(8, &[0, 2, 4, 6]), [0, 2, 4, 6, 8, 10]);
+        // 3 connections on 2 threads: worker 0 has two of them, so two thirds of the requests.
+        assert_eq!(nth(3, &[0, 2]), [0, 2, 3, 5, 6, 8]);
+        assert_eq!(nth(3, &[1]), [1, 4, 7, 10, 13, 16]);
+    }
 
     #[test]
     fn shares_add_up() {

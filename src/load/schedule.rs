@@ -124,14 +124,32 @@ impl Schedule {
     /// Requests due by `t` since the start (those whose intended time is at or before `t`):
     /// the integral of the rate, rounded down, plus the request due at 0.
     pub fn due_by(&self, t: Duration) -> u64 {
+        let (n, cap) = self.integral(t);
+        // A hair of tolerance so that float error never loses a request due exactly at `t`.
+        ((n + 1e-6).floor() as u64 + 1).min(cap)
+    }
+
+    /// Requests due strictly before `t`: request `k` is due at N⁻¹(k), so these are the k < N(t).
+    /// The offered count of a span [a, b) is `due_before(b) - due_before(a)`; `due_by(t - 1ns)`
+    /// is not, because its tolerance (10⁻⁶ requests) outweighs 1 ns at rates up to 1000/s.
+    pub fn due_before(&self, t: Duration) -> u64 {
+        let (n, cap) = self.integral(t);
+        // The same tolerance: a request due within float error of `t` counts as due at `t`.
+        ((n - 1e-6).ceil().max(0.0) as u64).min(cap)
+    }
+
+    /// The integral of the rate from 0 to `t` (fractional requests), and how many requests the
+    /// schedule holds in all (`u64::MAX` when it does not end).
+    fn integral(&self, t: Duration) -> (f64, u64) {
         let t = t.as_secs_f64();
-        let n = match self {
-            Schedule::Constant { rate } => rate * t,
+        match self {
+            Schedule::Constant { rate } => (rate * t, u64::MAX),
             Schedule::Ramp { from, to, over } => {
                 let span = over.as_secs_f64();
                 let k = (to - from) / span;
                 let ramp = t.min(span);
-                from * ramp + k * ramp * ramp / 2.0 + to * (t - span).max(0.0)
+                let n = from * ramp + k * ramp * ramp / 2.0 + to * (t - span).max(0.0);
+                (n, u64::MAX)
             }
             Schedule::Stages(stages) => {
                 let (mut start, mut n, mut total) = (0.0, 0.0, 0.0);
@@ -142,11 +160,9 @@ impl Schedule {
                     start += len;
                 }
                 // The last request falls before the end; none is due exactly at it.
-                return ((n + 1e-6).floor() as u64 + 1).min((total - 1e-6).ceil() as u64);
+                (n, (total - 1e-6).ceil() as u64)
             }
-        };
-        // A hair of tolerance so that float error never loses a request due exactly at `t`.
-        (n + 1e-6).floor() as u64 + 1
+        }
     }
 }
 
@@ -251,6 +267,29 @@ mod tests {
         }
         // Requests 0..=10 are due at 0 s, 0.5 s, ..., 5 s.
         assert_eq!(s.due_by(ms(5000)), 11);
+        assert_eq!(s.due_before(ms(5000)), 10);
+        assert_eq!(s.due_before(ms(0)), 0);
+        assert_eq!(s.due_before(ms(5001)), 11);
+    }
+
+    #[test]
+    fn due_before_counts_a_span_exactly_at_any_rate() {
+        // 90 ms at 1000/s offers requests 0..=89 (due at 0, 1, ..., 89 ms): 90, not 91.
+        // due_by(90 ms - 1 ns) said 91: its tolerance outweighed the nanosecond.
+        let s = Schedule::Constant { rate: 1000.0 };
+        assert_eq!(s.due_before(ms(90)), 90);
+        for rate in [1.0, 3.0, 1000.0, 8_928.571_428_571_428, 1e6] {
+            let s = Schedule::Constant { rate };
+            let whole = s.due_before(ms(10_000));
+            let parts: u64 = (0..10)
+                .map(|i| s.due_before(ms(1000 * (i + 1))) - s.due_before(ms(1000 * i)))
+                .sum();
+            assert_eq!(parts, whole, "{rate}/s");
+            assert_eq!(whole, (rate * 10.0).ceil() as u64, "{rate}/s");
+        }
+        let stages = parse_stages("1s@100, 2s@1000").unwrap();
+        assert_eq!(stages.due_before(Duration::from_secs(1)), 100);
+        assert_eq!(stages.due_before(Duration::from_secs(10)), 2100);
     }
 
     #[test]

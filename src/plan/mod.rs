@@ -154,7 +154,10 @@ impl Workload {
                     Reply::Until(_) => size,
                 },
             },
-            ClientMode::Stream => Preamble::Stream { request: size },
+            ClientMode::Stream => Preamble::Stream {
+                request: size,
+                report: true,
+            },
             ClientMode::Source => Preamble::Source { message: size },
         })
     }
@@ -250,14 +253,12 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
         _ => authority.to_string(),
     };
     let hostport = with_port.as_str();
-    if hostport
+    // In "[::1]" the last colon is inside the address: there is no port.
+    let port = hostport
         .rsplit_once(':')
-        .is_none_or(|(_, p)| p.parse::<u16>().is_err())
-    {
-        return usage(format!(
-            "'{url}' lacks a port: write {scheme}://HOST:PORT, e.g. {scheme}://127.0.0.1:7000"
-        ));
-    }
+        .map(|(_, p)| p)
+        .filter(|p| !p.contains(']'));
+    check_port(url, scheme, port)?;
     let addr = hostport
         .to_socket_addrs()
         .ok()
@@ -275,6 +276,26 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
         path,
         tls,
     })
+}
+
+/// The port of a URL must be there, be a number, and lie in 1–65535 (0 is no port to connect
+/// to); each fault gets its own message, so `:99999` is not reported as a missing port.
+fn check_port(url: &str, scheme: &str, port: Option<&str>) -> Result<(), UsageError> {
+    let example = format!("e.g. {scheme}://127.0.0.1:7000");
+    match port {
+        None | Some("") => usage(format!(
+            "'{url}' lacks a port: write {scheme}://HOST:PORT, {example}"
+        )),
+        Some(p) if !p.bytes().all(|b| b.is_ascii_digit()) => usage(format!(
+            "'{url}' has port '{p}', which is not a number: write {scheme}://HOST:PORT, {example}"
+        )),
+        Some(p) => match p.parse::<u16>() {
+            Ok(n) if n > 0 => Ok(()),
+            _ => usage(format!(
+                "'{url}': port {p} is out of range: use a port from 1 to 65535, {example}"
+            )),
+        },
+    }
 }
 
 /// Reads `--payload TEXT` or `--payload @FILE`.
@@ -471,7 +492,7 @@ fn load_model(
     // Datagrams do not block one another: by default any number may be in flight.
     let window = match protocol {
         Protocol::Tcp | Protocol::Http => 1,
-        Protocol::Udp => usize::MAX,
+        Protocol::Udp => crate::load::UNLIMITED,
     };
     Ok(LoadModel::Open {
         schedule,
@@ -614,7 +635,12 @@ impl TryFrom<&RunArgs> for Plan {
                         format!("{r}/s")
                     }
                 })
-                .or_else(|| a.stages.clone()),
+                .or_else(|| a.stages.clone())
+                .or_else(|| {
+                    a.bandwidth
+                        .as_ref()
+                        .map(|b| b.trim_end_matches("/s").to_string() + "/s")
+                }),
         })
     }
 }
@@ -666,6 +692,29 @@ mod tests {
             let err = plan(args).expect_err(&format!("{args:?}"));
             assert!(!err.0.contains('\n'), "one line: {}", err.0);
         }
+    }
+
+    #[test]
+    fn each_port_fault_has_its_own_message() {
+        let message = |url: &str| plan(&[url]).expect_err(url).0;
+        for url in [
+            "tcp://127.0.0.1:99999",
+            "udp://127.0.0.1:65536",
+            "tcp://127.0.0.1:0",
+        ] {
+            let e = message(url);
+            assert!(
+                e.contains("out of range") && e.contains("1 to 65535"),
+                "{e}"
+            );
+            assert!(!e.contains("lacks"), "{e}");
+        }
+        for url in ["tcp://127.0.0.1", "tcp://127.0.0.1:", "tcp://[::1]"] {
+            assert!(message(url).contains("lacks a port"), "{url}");
+        }
+        assert!(message("tcp://127.0.0.1:http").contains("not a number"));
+        assert!(plan(&["tcp://127.0.0.1:65535"]).is_ok());
+        assert!(plan(&["tcp://[::1]:7000"]).is_ok());
     }
 
     #[test]

@@ -81,6 +81,10 @@ pub struct OpError {
     pub kind: ErrorKind,
     /// What happened, in words; kept only for the first error of each kind.
     pub message: String,
+    /// The target said the run itself is wrong, whatever the load: a wirebench server refusing
+    /// the client's mode, a certificate the client does not trust, a server that does not speak
+    /// HTTP/2. Not a result to count: the run stops at once and names it (exit 2).
+    pub fatal: bool,
 }
 
 impl OpError {
@@ -89,6 +93,15 @@ impl OpError {
         OpError {
             kind,
             message: message.into(),
+            fatal: false,
+        }
+    }
+
+    /// An error that ends the run: the input must change, not the load (see [`OpError::fatal`]).
+    pub fn fatal(kind: ErrorKind, message: impl Into<String>) -> OpError {
+        OpError {
+            fatal: true,
+            ..OpError::new(kind, message)
         }
     }
 

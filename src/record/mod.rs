@@ -65,6 +65,9 @@ pub struct Recorder {
     pub behind: u64,
     /// The largest lag between a request's intended and actual send time, ns (open loop).
     pub max_lag_ns: u64,
+    /// Lag of each send behind its intended time (open loop): how well the generator kept to
+    /// its timetable, apart from what the target did.
+    pub send_lag: Histogram<u64>,
     /// Replies that came after their request had timed out (datagrams).
     pub late: u64,
     /// Replies to requests already answered (datagrams).
@@ -90,6 +93,12 @@ pub struct PeerCounts {
     pub out_of_order: u64,
     /// The largest RFC 3550 jitter of any session, µs.
     pub jitter_us: f64,
+    /// Stream connections whose receiving server reported the payload bytes it read.
+    pub stream_reports: u64,
+    /// Those bytes, added.
+    pub stream_bytes: u64,
+    /// Stream connections that ended without the receiver's count (a failure, no answer).
+    pub stream_unreported: u64,
 }
 
 impl PeerCounts {
@@ -101,6 +110,17 @@ impl PeerCounts {
         self.duplicated += p.report.duplicated;
         self.out_of_order += p.report.out_of_order;
         self.jitter_us = self.jitter_us.max(p.report.jitter_us);
+    }
+
+    /// One stream connection's end: the receiver's count of its bytes, or None without one.
+    pub fn stream(&mut self, bytes: Option<u64>) {
+        match bytes {
+            Some(b) => {
+                self.stream_reports += 1;
+                self.stream_bytes += b;
+            }
+            None => self.stream_unreported += 1,
+        }
     }
 
     /// Datagrams sent that never arrived: sent minus distinct arrivals.
@@ -118,6 +138,9 @@ impl std::ops::AddAssign<&PeerCounts> for PeerCounts {
         self.duplicated += o.duplicated;
         self.out_of_order += o.out_of_order;
         self.jitter_us = self.jitter_us.max(o.jitter_us);
+        self.stream_reports += o.stream_reports;
+        self.stream_bytes += o.stream_bytes;
+        self.stream_unreported += o.stream_unreported;
     }
 }
 
@@ -148,11 +171,58 @@ impl Recorder {
             issued: 0,
             behind: 0,
             max_lag_ns: 0,
+            send_lag: new_histogram(),
             late: 0,
             duplicates: 0,
             reordered: 0,
             peer: PeerCounts::default(),
         }
+    }
+
+    /// Empties the recorder for reuse, keeping its histograms' memory: a fresh recorder costs
+    /// its histograms' allocation and first-touch page faults (most of a millisecond on a VM),
+    /// which a worker must not pay at a second's boundary while requests are due.
+    pub fn clear(&mut self) {
+        let Recorder {
+            ok,
+            errors,
+            sent_bytes,
+            received_bytes,
+            messages,
+            latency,
+            service,
+            connect,
+            ttfb,
+            status,
+            issued,
+            behind,
+            max_lag_ns,
+            send_lag,
+            late,
+            duplicates,
+            reordered,
+            peer,
+        } = self;
+        for n in [
+            ok,
+            sent_bytes,
+            received_bytes,
+            messages,
+            issued,
+            behind,
+            max_lag_ns,
+            late,
+            duplicates,
+            reordered,
+        ] {
+            *n = 0;
+        }
+        for h in [latency, service, connect, ttfb, send_lag] {
+            h.reset();
+        }
+        *errors = ErrorCounts::default();
+        *status = StatusCounts::default();
+        *peer = PeerCounts::default();
     }
 
     /// Counts one successful operation and its latency.
@@ -192,6 +262,7 @@ impl Recorder {
             && self.connect.is_empty()
             && self.issued == 0
             && self.peer.reports == 0
+            && self.peer.stream_reports + self.peer.stream_unreported == 0
     }
 }
 
@@ -220,6 +291,9 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
             .add(&other.connect)
             .expect("same histogram bounds");
         self.ttfb.add(&other.ttfb).expect("same histogram bounds");
+        self.send_lag
+            .add(&other.send_lag)
+            .expect("same histogram bounds");
         self.status += &other.status;
     }
 }
@@ -273,6 +347,47 @@ mod tests {
             }
             prop_assert_eq!(merged.latency.mean(), single.mean());
         }
+    }
+
+    #[test]
+    fn a_cleared_recorder_is_empty_and_adds_nothing() {
+        let mut r = Recorder::new();
+        r.ok(Duration::from_micros(7));
+        r.issued(Duration::from_millis(3));
+        r.send_lag.record(3_000_000).unwrap();
+        r.connected(Duration::from_micros(40));
+        r.error(OpError::new(ErrorKind::Timeout, "late"));
+        r.status.add(200);
+        r.sent_bytes = 64;
+        r.clear();
+        assert!(r.is_empty());
+        assert_eq!((r.behind, r.max_lag_ns, r.errors.total()), (0, 0, 0));
+        let mut total = Recorder::new();
+        total.ok(Duration::from_micros(9));
+        let before = total.clone();
+        total += &r;
+        assert_eq!(total.ok, before.ok);
+        assert_eq!(total.latency, before.latency);
+        assert!(total.send_lag.is_empty() && total.status.iter().next().is_none());
+    }
+
+    #[test]
+    fn send_lag_merges_exactly() {
+        let mut merged = Recorder::new();
+        let mut single = new_histogram();
+        for w in 0..3u64 {
+            let mut r = Recorder::new();
+            for i in 0..500u64 {
+                let lag = 1_000 + i * 997 + w * 13;
+                r.issued(Duration::from_nanos(lag));
+                record_duration(&mut r.send_lag, Duration::from_nanos(lag));
+                single.record(lag).unwrap();
+            }
+            merged += &r;
+        }
+        assert_eq!(merged.send_lag, single);
+        assert_eq!(merged.issued, merged.send_lag.len());
+        assert_eq!(merged.max_lag_ns, 1_000 + 499 * 997 + 2 * 13);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Reporters: each renders a [`crate::summary::Summary`] to a writer.
 //!
-//! - [`table`]: the human-readable terminal report (comfy-table, no colours).
+//! - [`table`]: the human-readable terminal report (comfy-table, no colours); its per-second
+//!   series is rendered by `series`, and small number formats live in `format`.
 //! - [`json`]: the versioned machine-readable result, described by `schema/result.v1.json`.
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
 //!
@@ -10,4 +11,5 @@
 mod format;
 pub mod json;
 pub mod progress;
+mod series;
 pub mod table;

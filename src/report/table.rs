@@ -1,11 +1,16 @@
 //! The terminal reporter: a compact, readable report of one run.
 //!
 //! The shape, top to bottom: what was measured and how, the warm-up, the headline figures, the
-//! latency table (or, in bulk modes, throughput in messages/s, MB/s and Gbit/s), errors, the
+//! latency table (or, in bulk modes, throughput in messages/s, bytes/s and bits/s), errors, the
 //! per-second series, the generator's own resource use and the notes. Tables use comfy-table
-//! without colours, so the output is the same on a terminal, in a pipe and in a file.
+//! without colours, so the output is the same on a terminal, in a pipe and in a file; only
+//! their width follows the terminal (and [`write_width`] fixes it, for golden files).
+//!
+//! Rates are shown in the unit their size calls for (`100.00 Mbit/s`, `64.00 kB/s`; decimal
+//! multiples, as the JSON's MB and Gbit), and a per-second point's rates are over its true
+//! length, which is less than a second for the last second of a run that ended between two.
 
-use super::format::{kib_as_mb, mb_per_s, opt_us, plural, rate, secs, size};
+use super::format::{bit_rate, byte_rate, bytes, kib_as_mb, plural, rate, secs, size};
 use crate::summary::{Distribution, Summary};
 use crate::units::{format_us, thousands};
 use comfy_table::{presets, CellAlignment, ColumnConstraint, ContentArrangement, Table};
@@ -13,19 +18,23 @@ use std::io::{self, Write};
 use std::ops::RangeBounds;
 
 /// Indentation of everything below the title line.
-const INDENT: &str = "  ";
+pub(super) const INDENT: &str = "  ";
 
-/// Per-second series longer than this are left to `--json`.
-const MAX_SERIES_ROWS: usize = 60;
-
-/// Writes the human-readable report of `summary`.
+/// Writes the human-readable report of `summary`, its tables fitted to the terminal if stdout
+/// is one.
 pub fn write(summary: &Summary, out: &mut dyn Write) -> io::Result<()> {
+    write_width(summary, out, Table::new().width())
+}
+
+/// Writes the report with tables at most `width` columns wide (None: as wide as they need),
+/// whatever the terminal: the same summary always renders the same text.
+pub fn write_width(summary: &Summary, out: &mut dyn Write, width: Option<u16>) -> io::Result<()> {
     header(summary, out)?;
     writeln!(out)?;
     figures(summary, out)?;
-    distributions(summary, out)?;
-    errors(summary, out)?;
-    series(summary, out)?;
+    distributions(summary, out, width)?;
+    errors(summary, out, width)?;
+    super::series::write(summary, out, width)?;
     writeln!(out)?;
     generator(summary, out)?;
     notes(summary, out)?;
@@ -33,7 +42,7 @@ pub fn write(summary: &Summary, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Bulk modes move a byte stream and have no per-operation latency.
-fn is_bulk(s: &Summary) -> bool {
+pub(super) fn is_bulk(s: &Summary) -> bool {
     matches!(s.mode, "stream" | "source")
 }
 
@@ -68,7 +77,11 @@ fn config_line(s: &Summary) -> String {
         sizes(s),
     ];
     if !is_bulk(s) {
-        parts.push(format!("pipeline {}", c.pipeline));
+        // The UDP open loop sets no in-flight limit; its sentinel is no number to print.
+        match c.pipeline {
+            Some(n) => parts.push(format!("pipeline {n}")),
+            None => parts.push("pipeline unlimited".into()),
+        }
     }
     if let Some(t) = c.think_s {
         parts.push(format!("think {}", format_us(t * 1e6)));
@@ -110,21 +123,29 @@ fn sizes(s: &Summary) -> String {
 /// The headline: counts and rates.
 fn figures(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     let t = &s.throughput;
-    let sent = mb_per_s(t.sent_mb_per_s);
-    let received = mb_per_s(t.received_mb_per_s);
+    let sent = byte_rate(t.sent_mb_per_s * 1e6);
+    let received = byte_rate(t.received_mb_per_s * 1e6);
     if is_bulk(s) {
         writeln!(
             out,
-            "{INDENT}{:.2} Gbit/s   messages/s {}   sent {sent}   received {received}",
-            t.gbit_per_s,
+            "{INDENT}{}   messages/s {}   sent {sent}   received {received}",
+            bit_rate(t.gbit_per_s * 1e9),
             rate(t.messages_per_s),
         )?;
+        if t.receiver_bytes.is_some() || t.receiver_unreported > 0 {
+            receiver(t, out)?;
+        }
+        // A byte stream has no request/response to count as ok: say what it moved instead.
+        // The message count is the rate's own numerator (rate × the time it is over).
         writeln!(
             out,
-            "{INDENT}ok {}   errors {}",
-            thousands(s.ok),
+            "{INDENT}messages {}   sent {}   received {}   errors {}",
+            thousands((t.messages_per_s * s.duration_s).round() as u64),
+            bytes(t.sent_bytes),
+            bytes(t.received_bytes),
             thousands(s.errors.total)
         )?;
+        open_loop(s, out)?;
         return datagrams(s, out);
     }
     writeln!(
@@ -158,7 +179,7 @@ fn http(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
             codes.join(", ")
         },
         size(h.body_bytes),
-        mb_per_s(h.goodput_mb_per_s),
+        byte_rate(h.goodput_mb_per_s * 1e6),
     )?;
     if let Some(t) = &h.ttfb {
         writeln!(
@@ -172,12 +193,46 @@ fn http(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// A stream to a wirebench sink: what the receiver counted, against what was written.
+fn receiver(t: &crate::summary::Throughput, out: &mut dyn Write) -> io::Result<()> {
+    match t.receiver_bytes {
+        Some(b) => writeln!(
+            out,
+            "{INDENT}the receiver counted {} of the {} sent ({:.2}%): the rates above are its count",
+            bytes(b),
+            bytes(t.sent_bytes),
+            100.0 * b as f64 / t.sent_bytes.max(1) as f64
+        ),
+        None => writeln!(
+            out,
+            "{INDENT}the receiver's count is missing for {} connection(s): the rates above are bytes written, not bytes received",
+            thousands(t.receiver_unreported)
+        ),
+    }
+}
+
 /// UDP: the client's view (answered, lost, late, duplicated, reordered) and the server's.
 fn datagrams(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     let Some(d) = &s.datagrams else {
         return Ok(());
     };
-    if !is_bulk(s) {
+    if !is_bulk(s) && d.answered == 0 && d.sent > 0 {
+        // Nothing came back: loss cannot be told from refusal or a dead server, so no loss
+        // figure is printed; the errors table says what the socket reported.
+        let refused = s
+            .errors
+            .by_kind
+            .iter()
+            .find(|e| e.kind == "refused")
+            .map_or(0, |e| e.count);
+        writeln!(
+            out,
+            "{INDENT}datagrams: sent {}   answered 0: no reply at all ({} refused by ICMP port unreachable, {} without an answer)",
+            thousands(d.sent),
+            thousands(refused),
+            thousands(d.lost),
+        )?;
+    } else if !is_bulk(s) {
         writeln!(
             out,
             "{INDENT}datagrams: sent {}   answered {}   lost {} ({:.2}%)   late {}   duplicated {}   reordered {}",
@@ -206,25 +261,44 @@ fn datagrams(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// The open loop's line: offered vs sent vs achieved, and the lag behind schedule.
+/// The open loop's lines: offered vs sent vs achieved and the lag behind schedule, then the
+/// distribution of every send's lag (how well the generator kept to its timetable).
 fn open_loop(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     let Some(o) = &s.open_loop else {
         return Ok(());
     };
+    // A stream has no replies, so nothing is achieved beyond what was sent.
+    let achieved = match is_bulk(s) {
+        true => String::new(),
+        false => format!("   achieved {}/s", rate(o.achieved_per_s)),
+    };
     writeln!(
         out,
-        "{INDENT}open loop {}: offered {}/s   sent {}/s   achieved {}/s   behind schedule {} (max lag {})",
-        o.schedule,
+        "{INDENT}open loop{}: offered {}/s   sent {}/s{achieved}   behind schedule {} (max lag {})",
+        if o.schedule.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", o.schedule)
+        },
         rate(o.offered_per_s),
         rate(o.sent_per_s),
-        rate(o.achieved_per_s),
         thousands(o.behind_schedule),
         format_us(o.max_lag_us),
-    )
+    )?;
+    match &o.send_lag {
+        Some(l) => writeln!(
+            out,
+            "{INDENT}send lag (actual − intended send): p50 {}   p99 {}   max {}",
+            format_us(l.p50_us),
+            format_us(l.p99_us),
+            format_us(l.max_us),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// The latency table: one row per distribution present (latency, service time, connect).
-fn distributions(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
+fn distributions(s: &Summary, out: &mut dyn Write, width: Option<u16>) -> io::Result<()> {
     let rows = [
         ("latency", &s.latency),
         ("service time", &s.service_time),
@@ -240,9 +314,12 @@ fn distributions(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     if present.is_empty() {
         return Ok(());
     }
-    let mut table = new_table(&[
-        "", "min", "mean", "stddev", "p50", "p90", "p95", "p99", "p99.9", "max",
-    ]);
+    let mut table = new_table(
+        &[
+            "", "min", "mean", "stddev", "p50", "p90", "p95", "p99", "p99.9", "max",
+        ],
+        width,
+    );
     for (name, d) in present {
         table.add_row(distribution_row(name, d));
     }
@@ -268,11 +345,11 @@ fn distribution_row(name: &str, d: &Distribution) -> Vec<String> {
 }
 
 /// Errors by kind with a sample message each; nothing when there were none.
-fn errors(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
+fn errors(s: &Summary, out: &mut dyn Write, width: Option<u16>) -> io::Result<()> {
     if s.errors.by_kind.is_empty() {
         return Ok(());
     }
-    let mut table = new_table(&["error", "count", "sample"]);
+    let mut table = new_table(&["error", "count", "sample"], width);
     for e in &s.errors.by_kind {
         table.add_row(vec![
             e.kind.to_string(),
@@ -281,69 +358,6 @@ fn errors(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         ]);
     }
     print_table(out, &mut table, 1..2)
-}
-
-/// The per-second series, when it is short enough to read.
-fn series(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
-    if s.series.is_empty() {
-        return Ok(());
-    }
-    writeln!(out)?;
-    if s.series.len() > MAX_SERIES_ROWS {
-        return writeln!(
-            out,
-            "{INDENT}per second: {} points, too many to show here; the series is in --json",
-            s.series.len()
-        );
-    }
-    writeln!(out, "{INDENT}per second:")?;
-    let mut table = if is_bulk(s) {
-        bulk_series_table(s)
-    } else {
-        series_table(s)
-    };
-    print_table(out, &mut table, 0..)
-}
-
-/// The per-second series of a request/response run: ok, errors and latency.
-fn series_table(s: &Summary) -> Table {
-    let open = s.open_loop.is_some();
-    let mut header = vec!["second"];
-    if open {
-        header.extend(["offered/s", "sent/s"]);
-    }
-    header.extend(["ok/s", "errors", "p50", "p99", "max"]);
-    let mut table = new_table(&header);
-    for p in &s.series {
-        let mut row = vec![p.second.to_string()];
-        if open {
-            row.push(p.offered.map_or_else(|| "-".into(), thousands));
-            row.push(thousands(p.sent));
-        }
-        row.extend([
-            thousands(p.ok),
-            thousands(p.errors),
-            opt_us(p.p50_us),
-            opt_us(p.p99_us),
-            opt_us(p.max_us),
-        ]);
-        table.add_row(row);
-    }
-    table
-}
-
-/// The per-second series of a bulk run: MB/s each way.
-fn bulk_series_table(s: &Summary) -> Table {
-    let mut table = new_table(&["second", "sent MB/s", "received MB/s", "errors"]);
-    for p in &s.series {
-        table.add_row(vec![
-            p.second.to_string(),
-            format!("{:.2}", p.sent_bytes as f64 / 1e6),
-            format!("{:.2}", p.received_bytes as f64 / 1e6),
-            thousands(p.errors),
-        ]);
-    }
-    table
 }
 
 /// `generator: 1.23 s user + 0.45 s sys = 84% of 2 threads, peak RSS 12.3 MB`.
@@ -368,14 +382,16 @@ fn notes(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// A condensed, colourless table that fits the terminal (when there is one) after indenting.
-fn new_table(header: &[&str]) -> Table {
+/// A condensed, colourless table at most `width` wide after indenting (None: no limit). It
+/// never asks the terminal itself, so its layout depends only on what it is given.
+pub(super) fn new_table(header: &[&str], width: Option<u16>) -> Table {
     let mut table = Table::new();
     table
+        .force_no_tty()
         .load_preset(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header.to_vec());
-    if let Some(width) = table.width() {
+    if let Some(width) = width {
         table.set_width(width.saturating_sub(INDENT.len() as u16));
     }
     table
@@ -383,7 +399,7 @@ fn new_table(header: &[&str]) -> Table {
 
 /// Writes the table, indented. The `numeric` columns are right-aligned; they and the first
 /// (label) column keep their width, so on a narrow terminal only free text (samples) wraps.
-fn print_table(
+pub(super) fn print_table(
     out: &mut dyn Write,
     table: &mut Table,
     numeric: impl RangeBounds<usize>,
@@ -439,7 +455,7 @@ mod tests {
             config: Config {
                 connections: 4,
                 threads: 2,
-                pipeline: 1,
+                pipeline: Some(1),
                 think_s: None,
                 request_bytes: 64,
                 reply_bytes: Some(64),

@@ -3,6 +3,7 @@
 
 mod command;
 mod counters;
+mod delay;
 pub mod http;
 mod listen;
 pub mod tcp;

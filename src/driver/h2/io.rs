@@ -1,24 +1,18 @@
 //! The socket under an HTTP/2 connection: plain TCP (h2c) or TLS that agreed to `h2`, with
-//! counts of the bytes that cross it; and the pre-flight check that a cleartext server speaks
-//! HTTP/2 with prior knowledge at all.
+//! counts of the bytes that cross it, and the first bytes the server sent, which tell whether a
+//! cleartext server speaks HTTP/2 with prior knowledge at all.
 
 use super::super::stream::Stream;
 use super::super::tls;
 use crate::record::{ErrorKind, OpError};
 use std::cell::Cell;
-use std::io::{IoSlice, Read, Write};
+use std::io::IoSlice;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
-
-/// The client connection preface (RFC 9113 §3.4).
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-/// A SETTINGS frame header with no settings: length 0, type 4, no flags, stream 0.
-const EMPTY_SETTINGS: [u8; 9] = [0, 0, 0, 4, 0, 0, 0, 0, 0];
 
 /// Bytes that crossed one connection's socket (all frames, TLS records' payload).
 #[derive(Debug, Default)]
@@ -27,7 +21,12 @@ pub(super) struct Counts {
     pub read: Cell<u64>,
     /// Bytes written to the server.
     pub written: Cell<u64>,
+    /// The first bytes the server sent (up to [`FIRST`]): whether it speaks HTTP/2 at all.
+    pub first: std::cell::RefCell<Vec<u8>>,
 }
+
+/// How many of the server's first bytes are kept: a frame header, or a status line's start.
+const FIRST: usize = 64;
 
 #[derive(Debug)]
 enum Inner {
@@ -49,7 +48,12 @@ impl Io {
             Stream::Async(s) => Inner::Tcp(s),
             Stream::Tls(s) => match tls::not_h2(tls::alpn(&s)) {
                 None => Inner::Tls(s),
-                Some(why) => return Err(OpError::new(ErrorKind::Tls, why)),
+                Some(why) => {
+                    return Err(OpError::fatal(
+                        ErrorKind::Tls,
+                        format!("{why}: {}", tls::H2_FIX),
+                    ))
+                }
             },
             Stream::Blocking(_) => {
                 return Err(OpError::new(
@@ -75,6 +79,11 @@ impl AsyncRead for Io {
             Inner::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         };
         let n = (buf.filled().len() - before) as u64;
+        if this.counts.read.get() < FIRST as u64 && n > 0 {
+            let mut first = this.counts.first.borrow_mut();
+            let take = (FIRST - first.len()).min(n as usize);
+            first.extend_from_slice(&buf.filled()[before..before + take]);
+        }
         this.counts.read.set(this.counts.read.get() + n);
         r
     }
@@ -141,33 +150,12 @@ impl AsyncWrite for Io {
     }
 }
 
-/// Before the load on an http:// target: sends the HTTP/2 preface and an empty SETTINGS frame
-/// and expects the server's first frame to be SETTINGS, as every HTTP/2 server's is. An
-/// HTTP/1.1 server answers with a status line (or closes), which is named in the error. No
-/// request is sent, so the server logs none.
-pub fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> Result<(), String> {
-    let io = |e: std::io::Error| format!("cannot check for HTTP/2: {e}");
-    s.set_read_timeout(Some(timeout)).map_err(io)?;
-    s.set_write_timeout(Some(timeout)).map_err(io)?;
-    s.write_all(PREFACE).map_err(io)?;
-    s.write_all(&EMPTY_SETTINGS).map_err(io)?;
-    let mut got = Vec::with_capacity(256);
-    let mut buf = [0u8; 256];
-    while got.len() < 9 {
-        match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                return Err(format!(
-                    "no answer to the HTTP/2 preface within {timeout:?}: it does not speak HTTP/2 without TLS (h2c with prior knowledge)"
-                ))
-            }
-            Err(e) => return Err(io(e)),
-        }
-    }
-    let settings = got.len() >= 9 && got[3] == 4 && got[5..9] == [0, 0, 0, 0];
-    if settings {
-        return Ok(());
+/// Why a cleartext server whose first bytes were `got` does not speak HTTP/2 with prior
+/// knowledge, or None if they begin with a SETTINGS frame, as every HTTP/2 server's do. An
+/// HTTP/1.1 server answers the preface with a status line (or closes), named in the reason.
+pub(super) fn not_h2c(got: &[u8]) -> Option<String> {
+    if got.len() >= 9 && got[3] == 4 && got[5..9] == [0, 0, 0, 0] {
+        return None;
     }
     let answer = match got.is_empty() {
         true => "closed the connection".to_string(),
@@ -180,7 +168,7 @@ pub fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> Result<(), St
             format!("answered '{}'", line.escape_debug())
         }
     };
-    Err(format!(
+    Some(format!(
         "it {answer} to the HTTP/2 preface: it does not speak HTTP/2 without TLS (h2c with prior knowledge); enable it on the server (nginx: listen PORT http2) or leave out --http2"
     ))
 }

@@ -25,8 +25,6 @@ mod failure;
 mod io;
 mod request;
 
-pub use io::probe_h2c;
-
 use super::stream::connect_stream;
 use super::tls::TlsClient;
 use super::{Done, Driver, Expiry, Failure, ReadOutcome, Sent, Session};
@@ -138,6 +136,14 @@ impl Driver for H2Driver {
             Ok((send, conn))
         };
         let (send, conn) = match tokio::time::timeout(timeout, handshake).await {
+            Ok(Err(e)) if self.tls.is_none() => {
+                // An HTTP/1.1 server answers the preface with a status line: name it, once.
+                let first = counts.first.borrow();
+                return Err(match io::not_h2c(&first) {
+                    Some(why) if !first.is_empty() => OpError::fatal(ErrorKind::Other, why),
+                    _ => e,
+                });
+            }
             Ok(r) => r?,
             Err(_) => {
                 return Err(OpError::new(

@@ -11,13 +11,14 @@ use super::request::{self, BodyLen, Decoder, Head, Method, Parse, Route, Step};
 use super::response::{self, push_hex, Length, Persist, BLOCK, BLOCK_LEN, OCTETS, TEXT};
 use super::stats::{Local, Tally};
 use super::Shared;
+use crate::serve::delay::Pause;
 use std::convert::Infallible;
 use std::io::ErrorKind;
 use std::path::Path;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::task::coop::consume_budget;
-use tokio::time::{sleep, timeout, timeout_at, Instant};
+use tokio::time::{timeout, timeout_at, Instant};
 
 /// The smallest read buffer (it is at least the header size limit).
 const READ_BUF: usize = 16 * 1024;
@@ -99,6 +100,8 @@ struct Conn<'a> {
     full: bool,
     /// Responses not yet written.
     out: Vec<u8>,
+    /// Service time (`--delay`, `/delay/D`), to the microsecond.
+    pause: Pause,
 }
 
 impl<'a> Conn<'a> {
@@ -114,6 +117,7 @@ impl<'a> Conn<'a> {
             end: 0,
             full: false,
             out: Vec::with_capacity(OUT_START),
+            pause: Pause::default(),
         }
     }
 
@@ -247,7 +251,7 @@ impl<'a> Conn<'a> {
     async fn pause(&mut self, d: Duration) -> Result<(), End> {
         if !d.is_zero() {
             self.flush().await?;
-            sleep(d).await;
+            self.pause.sleep(d).await;
         }
         Ok(())
     }

@@ -72,7 +72,8 @@ pub struct HttpServerOptions {
     /// body or a write that makes no progress for this long ends the connection too.
     pub idle_timeout: Duration,
     /// Service time: wait this long before every response to a request (protocol errors, such
-    /// as 400, 408 and 431, are answered at once). Added to `/delay/D`.
+    /// as 400, 408 and 431, are answered at once). Added to `/delay/D`. Both are waited to
+    /// within a few µs (see `serve/delay.rs`), not to tokio's 1 ms tick.
     pub delay: Option<Duration>,
     /// The largest request head; a larger one gets 431 and a close. 256 B to 1 MiB.
     pub max_header_bytes: usize,

@@ -182,8 +182,17 @@ async fn wirebench<S: Wire>(
             )
             .await
         }
-        (Preamble::Stream { request }, ServerMode::Sink) => {
-            sink(stream, buf, Framer::sized(request), tally).await
+        (Preamble::Stream { request, report }, ServerMode::Sink) => {
+            if report {
+                stream.write_all(framing::OK_LINE).await?;
+            }
+            let bytes = sink(stream, buf, Framer::sized(request), tally).await?;
+            if report {
+                // The client half-closed: tell it what arrived, then close.
+                stream.write_all(&framing::received_line(bytes)).await?;
+                stream.shutdown().await?;
+            }
+            Ok(())
         }
         (Preamble::Source { message }, ServerMode::Source) => {
             let filler = Filler::plain(message as usize);
@@ -229,7 +238,9 @@ async fn plain<S: Wire>(
             )
             .await
         }
-        ServerMode::Sink => sink(stream, buf, shared.plain_framer(), tally).await,
+        ServerMode::Sink => sink(stream, buf, shared.plain_framer(), tally)
+            .await
+            .map(|_| ()),
         ServerMode::Source => source(stream, buf.len(), &shared.plain_source, delay, tally).await,
     }
 }

@@ -54,8 +54,9 @@ pub struct TcpServerOptions {
     /// How requests of plain clients are framed.
     pub plain: PlainFraming,
     /// Service time: wait this long before the first byte of each reply (each pushed message in
-    /// source mode). Requests on one connection are served in order, so K pipelined requests take
-    /// K times as long.
+    /// source mode), to within a few µs (see `serve/delay.rs`), not to tokio's 1 ms tick.
+    /// Requests on one connection are served in order, so K pipelined requests take K times as
+    /// long.
     pub delay: Option<Duration>,
     /// A test fault: hold every reply during a window that recurs on a fixed period, as a
     /// server that stops (a GC pause, a lock) for a moment; shows coordinated omission.

@@ -8,10 +8,10 @@ use super::filler::Filler;
 use super::framer::{BadFrame, Framer};
 use super::stats::Tally;
 use super::Stall;
+use crate::serve::delay::Pause;
 use std::io;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::time::sleep;
 
 /// What the loops read from and write to: a connection in the event loop, or a
 /// [`super::blocking::BlockingStream`].
@@ -63,6 +63,7 @@ pub(crate) async fn echo<S: Wire>(
     stall: Option<Stall>,
     tally: &Tally,
 ) -> Result<(), Stop> {
+    let mut pause = Pause::default();
     loop {
         if !buf.is_empty() {
             tally.read(buf.len());
@@ -71,7 +72,9 @@ pub(crate) async fn echo<S: Wire>(
             }
             match delay {
                 None => answer(stream, &buf, &mut framer, reply, tally).await?,
-                Some(d) => answer_paced(stream, &buf, &mut framer, reply, d, tally).await?,
+                Some(d) => {
+                    answer_paced(stream, &buf, &mut framer, reply, (d, &mut pause), tally).await?;
+                }
             }
         }
         if !read(stream, &mut buf).await? {
@@ -111,14 +114,15 @@ async fn answer<S: Wire>(
     Ok(())
 }
 
-/// Like [`answer`], but waits `delay` before the first byte of each reply, one request after the
-/// other. The waits dominate, so one write per request costs nothing that matters.
+/// Like [`answer`], but waits the delay before the first byte of each reply, one request after
+/// the other, with the connection's [`Pause`]. The waits dominate, so one write per request
+/// costs nothing that matters.
 async fn answer_paced<S: Wire>(
     stream: &mut S,
     chunk: &[u8],
     framer: &mut Framer,
     reply: &Reply,
-    delay: Duration,
+    (delay, pause): (Duration, &mut Pause),
     tally: &Tally,
 ) -> Result<(), Stop> {
     let mut rest = chunk;
@@ -126,7 +130,7 @@ async fn answer_paced<S: Wire>(
         match reply {
             Reply::Same => {
                 if framer.at_start() {
-                    sleep(delay).await;
+                    pause.sleep(delay).await;
                 }
                 let end = framer.split(rest)?;
                 let cut = end.unwrap_or(rest.len());
@@ -139,7 +143,7 @@ async fn answer_paced<S: Wire>(
                 let Some(end) = framer.split(rest)? else {
                     break;
                 };
-                sleep(delay).await;
+                pause.sleep(delay).await;
                 tally.requests(1);
                 tally.wrote(filler.size() as u64);
                 filler.write(stream, 1).await?;
@@ -150,20 +154,22 @@ async fn answer_paced<S: Wire>(
     Ok(())
 }
 
-/// Sink loop: read, count, discard.
+/// Sink loop: read, count, discard; returns the bytes read once the client closes.
 pub(crate) async fn sink<S: Wire>(
     stream: &mut S,
     mut buf: Vec<u8>,
     mut framer: Framer,
     tally: &Tally,
-) -> Result<(), Stop> {
+) -> Result<u64, Stop> {
+    let mut total = 0u64;
     loop {
         if !buf.is_empty() {
             tally.read(buf.len());
+            total += buf.len() as u64;
             tally.requests(framer.count(&buf)?);
         }
         if !read(stream, &mut buf).await? {
-            return Ok(());
+            return Ok(total);
         }
     }
 }
@@ -184,9 +190,10 @@ pub(crate) async fn source<S: Wire>(
     tally.read(pending);
     let size = filler.size();
     let mut off = 0; // into the current message
+    let mut pause = Pause::default();
     loop {
         if let (Some(d), 0) = (delay, off) {
-            sleep(d).await;
+            pause.sleep(d).await;
         }
         let slice = filler.slice_from(off);
         let slice = &slice[..slice.len().min(size - off)];

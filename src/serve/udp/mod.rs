@@ -77,7 +77,7 @@ pub struct UdpServerOptions {
     /// the header.
     pub reply_size: Option<usize>,
     /// Echo mode: send each reply this long after its request arrived (report answers are not
-    /// delayed).
+    /// delayed), to within a few µs (see `serve/delay.rs`).
     pub delay: Option<Duration>,
     /// SO_SNDBUF and SO_RCVBUF of every socket; `nodelay` does not apply.
     pub socket: SocketOptions,

@@ -9,6 +9,7 @@ use crate::cli::ServerMode;
 use crate::datagram::{
     has_magic, report_answer, FlowCounters, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
 };
+use crate::serve::delay::Pause;
 use crate::serve::Shutdown;
 use socket2::{SockAddr, SockRef};
 use std::collections::{HashMap, VecDeque};
@@ -317,8 +318,8 @@ fn send(out: &Out<'_>, tally: &Tally, bytes: &[u8], peer: SocketAddr) {
 }
 
 /// The event loop: waits until the socket is readable, then drains up to a batch of
-/// datagrams; one timer serves delayed replies and the held datagram. Serves until `shutdown`;
-/// pending delayed replies and a held datagram are then dropped.
+/// datagrams; one precise timer ([`Pause`]) serves delayed replies and the held datagram.
+/// Serves until `shutdown`; pending delayed replies and a held datagram are then dropped.
 pub(super) async fn run_event_loop(
     mut worker: Worker,
     socket: tokio::net::UdpSocket,
@@ -327,23 +328,16 @@ pub(super) async fn run_event_loop(
     let out = Out::new(SockRef::from(&socket), shutdown);
     let stopped = shutdown.wait();
     tokio::pin!(stopped);
-    let timer = tokio::time::sleep_until(tokio::time::Instant::now());
-    tokio::pin!(timer);
-    let mut armed: Option<Instant> = None;
+    // A wait the loop leaves for a datagram is resumed by the next `until` for the same
+    // deadline without re-arming the timer (see `Pause::until`).
+    let mut pause = Pause::default();
     let mut buf = vec![0u8; RECV_BUFFER];
     loop {
         let next = worker.next_deadline();
-        if next != armed {
-            if let Some(at) = next {
-                timer.as_mut().reset(at.into());
-            }
-            armed = next;
-        }
         tokio::select! {
             biased;
             _ = &mut stopped => return,
-            _ = &mut timer, if armed.is_some() => {
-                armed = None;
+            _ = pause.until(next.unwrap_or_else(Instant::now)), if next.is_some() => {
                 worker.on_timer(Instant::now(), &out);
             }
             ready = socket.readable() => {

@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# How exact is `wirebench serve tcp --delay D`? On 127.0.0.1 only, for D = 0 (the round-trip
+# floor), 200 µs, 1 ms, 5 ms and 50 ms, one wirebench client connection (run -c 1 --threads 1,
+# closed loop, 64 B) measures the round trip, p50 and p99, against:
+#   - serve tcp --threads 1 --delay D              (the event loop)
+#   - serve tcp --threads 1 --blocking --delay D   (a thread per connection)
+#   - a plain Python server that reads 64 B, time.sleep(D), writes them back (the baseline:
+#     what an ordinary sleeping server gives; the client reaches it with --raw)
+# Client and servers are all pinned to the SAME CPU (taskset -c 0): the client sleeps while the
+# server waits, so there is no cross-CPU wake-up in the figures. The three servers take turns
+# A B C A B C for each D. The table gives the error of p50 and p99 against D, and the goal
+# D ± (1% + 50 µs), and each server's CPU while it served (the wait spins its last stretch).
+# See bench/README.md ("delay.sh").
+#
+# Usage: bench/delay.sh [--quick]      (from the repository root, or from anywhere)
+#   --quick   1 round, 2 s runs, no discarded warm-up round (~1 min): a smoke check, not a result
+#   (full: 3 rounds of 5 s after a discarded warm-up round, ~6 min)
+# Environment: ROUNDS=N overrides the number of measured rounds (default 3; --quick 1).
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_args "$@"
+
+if ((QUICK)); then
+    ROUNDS=${ROUNDS:-1}
+    DUR=2          # seconds per measured run
+    WARM_ROUND=0   # no discarded first round
+else
+    ROUNDS=${ROUNDS:-3}
+    DUR=5          # at 50 ms a run holds ~100 requests, so its p99 is about its slowest one
+    WARM_ROUND=1
+fi
+WARM_DUR=2
+SIZE=64
+CPU=0                              # client and every server
+DELAYS=(0 200us 1ms 5ms 50ms)      # 0: no --delay, the round trip alone
+KINDS=(async blocking python)
+
+require_cmds python3 taskset timeout cargo
+RESULTS=$ROOT/bench/results
+bench_setup "$RESULTS/raw/delay" # every run's own output, overwritten each time (ignored by git)
+RECORDS=$RAW/records.jsonl       # one JSON object per measured run; the summary is computed from it
+COMMANDS=$RAW/commands.txt       # every command exactly as run (without the timeout/CPU wrappers)
+DIR_ALIAS=$RAW                   # shown as DIR in the commands
+: >"$RECORDS"
+: >"$COMMANDS"
+TICK=$(getconf CLK_TCK)
+
+record() { # key=value ... -> one JSON line in $RECORDS (delay, kind and round stay text)
+    python3 - "$RECORDS" "$@" <<'EOF'
+import json, sys
+rec = {}
+for kv in sys.argv[2:]:
+    k, v = kv.split("=", 1)
+    try:
+        rec[k] = v if k in ("delay", "kind", "round") else float(v)
+    except ValueError:
+        rec[k] = v
+with open(sys.argv[1], "a") as f:
+    f.write(json.dumps(rec) + "\n")
+EOF
+}
+
+# The baseline: one connection at a time, blocking calls, TCP_NODELAY, 64-byte requests.
+SLEEPER=$RAW/sleep_echo.py
+cat >"$SLEEPER" <<'EOF'
+import socket, sys, time
+port, delay, size = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", port))
+listener.listen(16)
+while True:
+    conn, _ = listener.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    pending = b""
+    while True:
+        data = conn.recv(65536)
+        if not data:
+            break
+        pending += data
+        while len(pending) >= size:
+            if delay:
+                time.sleep(delay)
+            conn.sendall(pending[:size])
+            pending = pending[size:]
+    conn.close()
+EOF
+
+seconds() { # 200us | 1ms | 50ms | 0 -> seconds, for Python
+    python3 -c 'import sys; t = sys.argv[1]
+for unit, f in (("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
+    if t.endswith(unit):
+        print("%g" % (float(t[: -len(unit)]) * f)); break
+else:
+    print("%g" % float(t))' "$1"
+}
+
+declare -A URL SRV_PID
+start_server() { # kind delay -> URL[kind], SRV_PID[kind]
+    local kind=$1 d=$2 log=$RAW/server-$1-$2.txt pid port cmd flag=()
+    [[ $d == 0 ]] || flag=(--delay "$d")
+    case "$kind" in
+        async) cmd=(taskset -c "$CPU" "$WB" serve tcp --threads 1 "${flag[@]}") ;;
+        blocking) cmd=(taskset -c "$CPU" "$WB" serve tcp --threads 1 --blocking "${flag[@]}") ;;
+        python)
+            port=$(free_port)
+            cmd=(taskset -c "$CPU" python3 "$SLEEPER" "$port" "$(seconds "$d")" "$SIZE")
+            ;;
+    esac
+    logcmd "${cmd[@]}"
+    "${cmd[@]}" >"$log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    SRV_PID[$kind]=$pid
+    if [[ $kind == python ]]; then
+        wait_bound tcp "$port" "$pid"
+        URL[$kind]=tcp://127.0.0.1:$port
+    else
+        URL[$kind]=$(wait_url "$log" "$pid")
+    fi
+}
+
+measure() { # kind delay round dur -> prints one line, records when not the warm-up
+    local kind=$1 d=$2 round=$3 dur=$4 tag out rc=0 bg t0 t1 raw=() cmd
+    tag=$kind-$d-r$round
+    out=$RAW/$tag.json
+    [[ $kind != python ]] || raw=(--raw)
+    cmd=(taskset -c "$CPU" "$WB" run "${URL[$kind]}" "${raw[@]}" --size "$SIZE" -c 1 --threads 1
+        -d "${dur}s" --warmup 1s --json -q)
+    [[ $round != 1 ]] || logcmd "${cmd[@]}"
+    wait_quiet
+    t0=$(server_ticks "${SRV_PID[$kind]}")
+    bounded $((dur + 31)) python3 "$CPUWRAP" "$RAW/$tag.cpu" "${cmd[@]}" >"$out" 2>"$RAW/$tag.err" || rc=$?
+    t1=$(server_ticks "${SRV_PID[$kind]}")
+    bg=$(bg_after)
+    if [[ ! -s $out ]] || ((rc != 0)); then
+        echo "wirebench run against $kind (delay $d) failed (exit $rc): $(cat "$RAW/$tag.err")" >&2
+        exit 1
+    fi
+    local p50 p99 ok srv
+    p50=$(json_get "$out" 'j["latency"]["p50_us"]')
+    p99=$(json_get "$out" 'j["latency"]["p99_us"]')
+    ok=$(json_get "$out" 'j["ok"]')
+    # The server's CPU over the client's whole life (its 1 s warm-up included).
+    srv=$(awk -v t=$((t1 - t0)) -v hz="$TICK" '{ printf "%.1f", t / hz / $3 * 100 }' "$RAW/$tag.cpu")
+    printf '   %-5s round %-7s %-8s p50 %9.1f µs  p99 %9.1f µs  %6d requests  server CPU %5s%%%s\n' \
+        "$d" "$round" "$kind" "$p50" "$p99" "$ok" "$srv" "$(bg_note "$bg")"
+    [[ $round == warm-up ]] ||
+        record "delay=$d" "kind=$kind" "round=$round" "p50=$p50" "p99=$p99" "ok=$ok" "srv=$srv" "bg=$bg"
+}
+
+for d in "${DELAYS[@]}"; do
+    echo "== delay $d: client and servers on CPU $CPU"
+    for kind in "${KINDS[@]}"; do start_server "$kind" "$d"; done
+    alternate "$ROUNDS" "measure async $d" "measure blocking $d" "measure python $d"
+    for kind in "${KINDS[@]}"; do stop_pid "${SRV_PID[$kind]}"; done
+done
+
+# ---------------------------------------------------------------------------------------------
+# Summary
+# ---------------------------------------------------------------------------------------------
+HEADER=$(
+    echo "wirebench bench/delay.sh$( ((QUICK)) && echo ' --quick')   $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    echo "wirebench $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo ' (+ uncommitted src changes)');" \
+        "$(python3 --version);" \
+        "kernel $(uname -r); $(nproc) CPUs; client and every server on CPU $CPU (taskset -c $CPU);" \
+        "$ROUNDS measured round(s) of ${DUR} s per server and delay, A B C$( ((WARM_ROUND)) && echo ', after one discarded warm-up round')"
+)
+python3 - "$RECORDS" "$RESULTS/delay.txt" "$HEADER" "$QUIET_PCT" "$WAITED" "$COMMANDS" <<'EOF'
+import json, re, statistics, sys
+
+records, dest, header, quiet, waited, commands = sys.argv[1:]
+quiet = int(quiet)
+rows = [json.loads(l) for l in open(records) if l.strip()]
+names = {
+    "async": "serve tcp (event loop)",
+    "blocking": "serve tcp --blocking",
+    "python": "python time.sleep",
+}
+
+def us(d):
+    m = re.fullmatch(r"([\d.]+)(us|ms|s)?", d)
+    return float(m.group(1)) * {"us": 1, "ms": 1e3, "s": 1e6, None: 1e6}[m.group(2)]
+
+def med(xs):
+    return statistics.median(xs)
+
+def err(x, d):
+    return f"{x - d:+9.1f} µs {(x - d) / d * 100:+6.1f}%" if d else f"{'':>18}"
+
+table = [f"{'D':>6}  {'server':<23}{'p50 µs':>10}{'p99 µs':>10}   {'p50 − D':>18}   {'p99 − D':>18}   "
+         f"{'goal D ± (1% + 50 µs)':<22}{'server CPU':>11}"]
+detail = []
+for d in dict.fromkeys(r["delay"] for r in rows):
+    dus = us(d)
+    for kind in names:
+        rs = [r for r in rows if r["delay"] == d and r["kind"] == kind]
+        if not rs:
+            continue
+        p50, p99 = med([r["p50"] for r in rs]), med([r["p99"] for r in rs])
+        srv = med([r["srv"] for r in rs])
+        tol = 0.01 * dus + 50
+        goal = ""
+        if dus:
+            goal = "p50 " + ("met" if abs(p50 - dus) <= tol else "MISSED")
+            goal += ", p99 " + ("met" if abs(p99 - dus) <= tol else "MISSED")
+        table.append(f"{d:>6}  {names[kind]:<23}{p50:>10.1f}{p99:>10.1f}   {err(p50, dus)}   {err(p99, dus)}   "
+                     f"{goal:<22}{srv:>10.1f}%")
+        per = lambda key, fmt: " ".join(fmt.format(r[key]) for r in rs)
+        detail.append(f"  {d:>5} {kind:<8} per round  p50 [{per('p50', '{:.1f}')}]  p99 [{per('p99', '{:.1f}')}]  "
+                      f"requests [{per('ok', '{:.0f}')}]  server CPU % [{per('srv', '{:.1f}')}]")
+    table.append("")
+
+detail.append(f"  waited {waited} s in all for a quiet machine before runs")
+busy = [f"{r['delay']} {r['kind']} round {r['round']} ({r['bg']:.0f}%)" for r in rows if r["bg"] > quiet]
+void = []
+if len(busy) * 2 > len(rows):
+    void = [f"NOTE: {len(busy)} of {len(rows)} runs had other load above {quiet}% of a CPU on this machine:",
+            "these figures are not a result; run the script again on a quiet machine.", ""]
+if busy:
+    detail.append(f"  background load above {quiet}% of a CPU (others using the machine) during: " + "; ".join(busy))
+else:
+    detail.append(f"  the machine was quiet (background load ≤ {quiet}% of a CPU) around every measured run")
+
+seen, cmds = set(), []
+for line in open(commands):
+    line = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", line.strip())
+    line = re.sub(r"(sleep_echo\.py) \d+", r"\1 PORT", line)
+    if line not in seen:
+        seen.add(line)
+        cmds.append("  " + line)
+
+text = "\n".join(
+    [header, "", *void, *table,
+     "Figures are medians over the rounds of the round trip one wirebench connection measured",
+     "(run -c 1 --threads 1, 64 B, closed loop), so each includes the round trip of the D = 0 rows.",
+     "The goal is checked on the figures as measured. server CPU: the server process's user + system",
+     "time over the client's whole run (1 s warm-up included), % of one CPU.",
+     "Per round (in run order):", *detail, "",
+     "Commands (exactly as run, without the timeout/CPU-time wrappers; wirebench = a copy of",
+     "target/release/wirebench; DIR = bench/results/raw/delay, where the script writes the Python",
+     "server sleep_echo.py; PORT is a free port picked per server):", *cmds]
+) + "\n"
+print("\n== summary")
+print(text, end="")
+with open(dest, "w") as f:
+    f.write(text)
+EOF
+echo "(written to bench/results/delay.txt; raw outputs in bench/results/raw/delay/)"

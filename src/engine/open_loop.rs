@@ -1,0 +1,161 @@
+//! The open loop of one connection: whenever it has room, it takes its turn at the worker's
+//! pacer (`pacer.rs`) and sends the requests due, reading its replies in between, never waiting
+//! for them. Latency counts from each request's intended send time, and the lag of each send
+//! behind that time is recorded too.
+
+use super::conn::{
+    ensure_session, expire, fail_all, flush, read_replies, timeout_error, Ctx, Slot,
+};
+use super::pacer::{Pacer, Timetable, Turn};
+use crate::cli::ClientMode;
+use crate::driver::{Driver, Sent, Session};
+use crate::record::{ErrorKind, OpError, Phase};
+use std::time::Instant;
+
+/// The open loop on the worker's pacer of `phase` (made from `timetable` by the first of its
+/// connections to get there).
+pub(super) async fn paced<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    phase: Phase,
+    timetable: impl FnOnce() -> Timetable,
+) {
+    match ctx.pacing.pacer(phase, timetable) {
+        Ok(pacer) => open_loop(ctx, slot, &pacer).await,
+        Err(e) => {
+            let now = Instant::now();
+            let err = OpError::new(ErrorKind::Other, format!("timerfd: {e}"));
+            ctx.rec.borrow_mut().error(now, now, err, 1);
+        }
+    }
+}
+
+/// Open loop: whenever this connection has room, takes its turn at the worker's `pacer` and
+/// sends the requests due; reads replies in between. Returns once the pacer has nothing more to
+/// send and every reply is in or expired. A due request waits only while every connection of
+/// the worker is full, and then goes out late, never skipped.
+async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: &Pacer) {
+    let window = ctx.plan.load.in_flight();
+    let limit = ctx.plan.timeout;
+    // Fires no later than the oldest request's time limit: it is only ever set to that limit
+    // (or earlier), and re-armed when it fires early, as in the closed loop.
+    let mut expiry = Box::pin(tokio::time::sleep(limit));
+    loop {
+        let (in_flight, room) = match &slot.session {
+            None => (0, true),
+            // Nothing more goes on a connection the server is closing; it is replaced once empty.
+            Some(s) => (s.in_flight(), s.in_flight() < window && s.reusable()),
+        };
+        let more = !pacer.finished();
+        if in_flight == 0 && !(room && more) {
+            if !more {
+                return;
+            }
+            slot.session = None;
+            continue;
+        }
+        let step = tokio::select! {
+            biased;
+            r = async {
+                match slot.session.as_mut() {
+                    Some(s) => read_replies(ctx, s).await,
+                    None => std::future::pending().await,
+                }
+            }, if in_flight > 0 => Step::Read(r),
+            _ = &mut expiry, if in_flight > 0 => Step::Expiry,
+            turn = pacer.turn(), if room && more => match turn {
+                Some(turn) => {
+                    send_due(ctx, slot, pacer, turn).await;
+                    Step::Sent
+                }
+                None => Step::Sent,
+            },
+        };
+        match step {
+            Step::Read(Err(e)) => fail_all(ctx, slot, e, Instant::now()),
+            // crr, or a server that closes: a new connection for the next request.
+            Step::Read(Ok(n)) => {
+                let per_request = ctx.plan.workload.mode == ClientMode::Crr;
+                if let Some(s) = &slot.session {
+                    if n > 0 && (per_request || !s.reusable()) && s.in_flight() == 0 {
+                        slot.session = None;
+                    }
+                }
+            }
+            Step::Expiry => {
+                let due = slot
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.oldest())
+                    .map(|t| t + limit);
+                if due.is_some_and(|d| Instant::now() >= d) {
+                    expire(ctx, slot);
+                }
+                let next = slot.session.as_ref().and_then(|s| s.oldest());
+                if let Some(t) = next {
+                    expiry.as_mut().reset((t + limit).into());
+                }
+            }
+            Step::Sent => {}
+        }
+    }
+}
+
+/// What woke the open loop.
+enum Step {
+    Read(Result<usize, OpError>),
+    Expiry,
+    Sent,
+}
+
+/// With the worker's turn: takes the requests due now, as many as the window allows, passes
+/// the turn on, and sends them. Without a session it takes one and connects first; the
+/// request's send begins there (crr: its operation includes the connect).
+async fn send_due<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    pacer: &Pacer,
+    turn: Turn<'_>,
+) {
+    let window = ctx.plan.load.in_flight();
+    let mut now = Instant::now();
+    if slot.session.is_none() {
+        let Some(intended) = pacer.take(now) else {
+            return;
+        };
+        drop(turn);
+        if ensure_session(ctx, slot, Some(intended)).await.is_err() {
+            return; // the request failed with the connect
+        }
+        if ctx.plan.workload.mode != ClientMode::Crr {
+            now = Instant::now();
+        }
+        queue(ctx, slot, Sent { intended, at: now });
+    } else {
+        let session = slot.session.as_ref().expect("checked above");
+        let mut room = window - session.in_flight();
+        while room > 0 {
+            let Some(intended) = pacer.take(now) else {
+                break;
+            };
+            queue(ctx, slot, Sent { intended, at: now });
+            room -= 1;
+        }
+        drop(turn);
+    }
+    let session = slot.session.as_mut().expect("connected above");
+    let limit = ctx.plan.timeout;
+    match tokio::time::timeout(limit, flush(ctx, session)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => fail_all(ctx, slot, e, now),
+        Err(_) => fail_all(ctx, slot, timeout_error(limit), now),
+    }
+}
+
+/// Queues one request on the session and records that it went out.
+fn queue<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, sent: Sent) {
+    let session = slot.session.as_mut().expect("a session to queue on");
+    session.queue(slot.seq, sent);
+    ctx.rec.borrow_mut().issued(sent);
+    slot.seq += 1;
+}

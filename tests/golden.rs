@@ -1,0 +1,528 @@
+//! Golden files: the terminal report of one fixed summary per mode, compared byte for byte with
+//! `tests/golden/MODE.txt`. A change to the report shows up as a diff of those files in review.
+//!
+//! The summaries are built here from recorders filled with fixed values, through the same
+//! constructors the engine uses (`Throughput::of`, `Distribution::of`, `SeriesPoint::of` and
+//! `set_lengths`, `diagnose::notes`), so every figure is deterministic. Each run lasts 2.5 s, so
+//! every series ends with a half second whose rates must be over its half second.
+//!
+//! After an intended change to the report, rewrite the files and review the diff:
+//! `UPDATE_GOLDEN=1 cargo test --release --test golden`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+use wirebench::load::Schedule;
+use wirebench::record::{ErrorKind, OpError, PeerCounts, Recorder};
+use wirebench::summary::{
+    Config, Datagrams, Distribution, ErrorSummary, Generator, Http, OpenLoop, SeriesPoint,
+    ServerCount, StatusCount, Summary, Throughput, Warmup, SCHEMA,
+};
+
+/// Every run's measured time: two whole seconds and a half.
+const MEASURED: Duration = Duration::from_millis(2_500);
+
+/// The length of each second of a [`MEASURED`] run.
+const LENGTHS: [f64; 3] = [1.0, 1.0, 0.5];
+
+/// Latencies spread over `spread` ns above `base` ns, the same on every call.
+fn latency(i: u64, base: u64, spread: u64) -> Duration {
+    Duration::from_nanos(base + (i * 7_919) % spread)
+}
+
+/// One recorder per second of the run, each filled by `fill(second, length)`; the run's total,
+/// and its series with true lengths.
+fn seconds(fill: impl Fn(u64, f64, &mut Recorder)) -> (Recorder, Vec<SeriesPoint>) {
+    let mut total = Recorder::new();
+    let mut series = Vec::new();
+    for (second, length) in LENGTHS.into_iter().enumerate() {
+        let mut rec = Recorder::new();
+        fill(second as u64, length, &mut rec);
+        series.push(SeriesPoint::of(second as u64, &rec));
+        total += &rec;
+    }
+    SeriesPoint::set_lengths(&mut series, MEASURED);
+    (total, series)
+}
+
+/// Request/response traffic: `per_s` ok operations a second of `bytes` each way.
+fn exchanges(rec: &mut Recorder, second: u64, length: f64, per_s: u64, bytes: u64) {
+    let n = (per_s as f64 * length) as u64;
+    for i in 0..n {
+        rec.ok(latency(i + second * n, 20_000, 30_000));
+        rec.issued(Duration::ZERO);
+    }
+    rec.sent_bytes += n * bytes;
+    rec.received_bytes += n * bytes;
+}
+
+fn config(request_bytes: usize, reply_bytes: Option<usize>) -> Config {
+    Config {
+        connections: 4,
+        threads: 2,
+        pipeline: Some(1),
+        think_s: None,
+        request_bytes,
+        reply_bytes,
+        reply_until: None,
+        preamble: true,
+        duration_s: Some(2.5),
+        requests: None,
+        timeout_s: 1.0,
+        nodelay: true,
+        sndbuf: None,
+        rcvbuf: None,
+    }
+}
+
+/// The summary of a run that recorded `total` and `series`; `bulk` is the message size of the
+/// bulk modes. Mode-specific parts are added by the caller, then [`finish`] writes the notes.
+fn summary(
+    target: &str,
+    mode: &'static str,
+    config: Config,
+    total: &Recorder,
+    series: Vec<SeriesPoint>,
+    bulk: Option<usize>,
+) -> Summary {
+    let protocol = match target.split_once("://").map(|(scheme, _)| scheme) {
+        Some("udp") => "udp",
+        Some("http") => "http",
+        _ => "tcp",
+    };
+    Summary {
+        schema: SCHEMA,
+        wirebench_version: "0.1.0",
+        started_unix_ms: 1_700_000_000_000,
+        target: target.into(),
+        protocol,
+        mode,
+        config,
+        duration_s: MEASURED.as_secs_f64(),
+        ok: total.ok,
+        errors: ErrorSummary::of(total),
+        throughput: Throughput::of(total, MEASURED, bulk).with_receiver(
+            total,
+            MEASURED,
+            bulk.unwrap_or(1),
+        ),
+        latency: Distribution::of(&total.latency),
+        service_time: None,
+        connect: Distribution::of(&total.connect),
+        open_loop: None,
+        datagrams: None,
+        http: None,
+        warmup: None,
+        series,
+        generator: Generator {
+            threads: 2,
+            cpu_user_s: 0.41,
+            cpu_sys_s: 1.73,
+            cpu_percent_of_threads: 42.8,
+            peak_rss_kib: 11_500,
+        },
+        notes: Vec::new(),
+    }
+}
+
+/// Adds the notes the diagnosis makes of the finished summary.
+fn finish(mut s: Summary) -> Summary {
+    s.notes = wirebench::diagnose::notes(&s);
+    s
+}
+
+/// Requests a constant `rate` offers in [from, to) seconds, counted as the engine counts them.
+fn due(rate: f64, from: f64, to: f64) -> u64 {
+    let schedule = Schedule::Constant { rate };
+    let at = Duration::from_secs_f64;
+    schedule.due_before(at(to)) - schedule.due_before(at(from))
+}
+
+/// Requests offered at `rate` in `second` of `length`.
+fn due_in(rate: f64, second: u64, length: f64) -> u64 {
+    due(rate, second as f64, second as f64 + length)
+}
+
+/// How an open loop at `rate`/s over [`MEASURED`] went, from what `total` recorded.
+fn open_loop(schedule: &str, rate: f64, total: &Recorder, kept_up: bool) -> OpenLoop {
+    let secs = MEASURED.as_secs_f64();
+    let offered = due(rate, 0.0, secs);
+    OpenLoop {
+        schedule: schedule.into(),
+        offered,
+        offered_per_s: offered as f64 / secs,
+        sent: total.issued,
+        sent_per_s: total.issued as f64 / secs,
+        achieved_per_s: total.ok as f64 / secs,
+        behind_schedule: total.behind,
+        max_lag_us: total.max_lag_ns as f64 / 1000.0,
+        send_lag: Distribution::of(&total.send_lag),
+        kept_up,
+    }
+}
+
+/// Adds per-second offered counts to an open loop's series at `rate`/s.
+fn offered(series: &mut [SeriesPoint], rate: f64) {
+    for p in series {
+        p.offered = Some(due_in(rate, p.second, p.duration_s));
+    }
+}
+
+/// `--mode rr` over TCP, with a warm-up and two kinds of error.
+fn tcp_rr() -> Summary {
+    let (total, series) = seconds(|second, length, rec| {
+        exchanges(rec, second, length, 40_000, 64);
+        if second == 0 {
+            (0..4).for_each(|i| rec.connected(latency(i, 60_000, 20_000)));
+        }
+        if second == 1 {
+            rec.error(OpError::new(ErrorKind::Timeout, "no reply within 1s"));
+            rec.error(OpError::new(
+                ErrorKind::Reset,
+                "read reply: connection reset by peer",
+            ));
+        }
+    });
+    let mut s = summary(
+        "tcp://127.0.0.1:7000",
+        "rr",
+        config(64, Some(64)),
+        &total,
+        series,
+        None,
+    );
+    s.warmup = Some(Warmup {
+        duration_s: 1.0,
+        ok: 38_211,
+        errors: 0,
+        p50_us: Some(24.6),
+    });
+    finish(s)
+}
+
+/// `--mode crr`: a connection per request, so connect times are many.
+fn tcp_crr() -> Summary {
+    let (total, series) = seconds(|second, length, rec| {
+        exchanges(rec, second, length, 9_000, 64);
+        for i in 0..(9_000.0 * length) as u64 {
+            rec.connected(latency(i, 40_000, 25_000));
+        }
+    });
+    finish(summary(
+        "tcp://127.0.0.1:7000",
+        "crr",
+        config(64, Some(64)),
+        &total,
+        series,
+        None,
+    ))
+}
+
+/// A bulk run moving `bytes_per_s` in 64 KiB messages, sent (`stream`) or received (`source`).
+fn tcp_bulk(mode: &'static str, bytes_per_s: u64) -> Summary {
+    let (mut total, series) = seconds(|second, length, rec| {
+        let bytes = (bytes_per_s as f64 * length) as u64;
+        match mode {
+            "stream" => rec.sent_bytes += bytes,
+            _ => rec.received_bytes += bytes,
+        }
+        if second == 0 {
+            rec.connected(Duration::from_micros(71));
+        }
+    });
+    if mode == "stream" {
+        // The sink counted every byte: the report says so.
+        total.peer.stream(Some(total.sent_bytes));
+    }
+    total.messages = (total.sent_bytes + total.received_bytes) / 65_536;
+    let config = Config {
+        reply_bytes: None,
+        ..config(65_536, None)
+    };
+    let target = "tcp://127.0.0.1:7000";
+    finish(summary(target, mode, config, &total, series, Some(65_536)))
+}
+
+/// `--mode stream` at 100 Mbit/s (12.5 MB/s): it must headline as Mbit/s, not 0.10 Gbit/s.
+fn tcp_stream() -> Summary {
+    tcp_bulk("stream", 12_500_000)
+}
+
+/// `--mode source` at 9.6 Gbit/s.
+fn tcp_source() -> Summary {
+    tcp_bulk("source", 1_200_000_000)
+}
+
+/// UDP request/response in the open loop at 1000/s, where any number may be in flight: no
+/// "pipeline 18446744073709551615". A few datagrams were lost, one came late.
+fn udp_rr() -> Summary {
+    let (mut total, mut series) = seconds(|second, length, rec| {
+        let lost = if second == 1 { 3 } else { 0 };
+        exchanges(rec, second, 1.0, due_in(1_000.0, second, length) - lost, 64);
+        for _ in 0..lost {
+            rec.error(OpError::new(ErrorKind::Timeout, "no reply within 1s"));
+            rec.issued(Duration::ZERO);
+            rec.sent_bytes += 64;
+        }
+        rec.late += u64::from(lost > 0);
+    });
+    total.peer = PeerCounts {
+        reports: 1,
+        sent: total.issued,
+        received: total.issued - 2,
+        duplicated: 0,
+        out_of_order: 1,
+        jitter_us: 6.4,
+        ..PeerCounts::default()
+    };
+    offered(&mut series, 1_000.0);
+    let config = Config {
+        connections: 1,
+        threads: 1,
+        pipeline: None,
+        preamble: false,
+        ..config(64, Some(64))
+    };
+    let mut s = summary("udp://127.0.0.1:7001", "rr", config, &total, series, None);
+    s.service_time = Distribution::of(&total.latency);
+    s.open_loop = Some(open_loop("1000/s", 1_000.0, &total, true));
+    s.datagrams = Some(datagrams(&total, 3));
+    finish(s)
+}
+
+/// What became of a UDP run's datagrams, `lost` of them unanswered.
+fn datagrams(total: &Recorder, lost: u64) -> Datagrams {
+    let peer = &total.peer;
+    let percent = |part: u64, whole: u64| 100.0 * part as f64 / whole.max(1) as f64;
+    Datagrams {
+        sent: total.issued,
+        answered: total.ok,
+        lost,
+        loss_percent: percent(lost, total.ok + lost),
+        late: total.late,
+        duplicated: total.duplicates,
+        reordered: total.reordered,
+        server: Some(ServerCount {
+            sent: peer.sent,
+            received: peer.received,
+            lost: peer.lost(),
+            loss_percent: percent(peer.lost(), peer.sent),
+            out_of_order: peer.out_of_order,
+            duplicated: peer.duplicated,
+            jitter_us: peer.jitter_us,
+        }),
+    }
+}
+
+/// `udp://… --mode stream --bandwidth 100Mbit --size 1400` against a sink that lost nothing:
+/// no replies, so no "ok 0" and no "did not keep up … answered ok 0/s".
+fn udp_stream() -> Summary {
+    let rate = 100e6 / (1_400.0 * 8.0);
+    let (mut total, mut series) = seconds(|second, length, rec| {
+        let n = due_in(rate, second, length);
+        for i in 0..n {
+            // A few sends more than 1 ms late: timer jitter, noted but no shortfall.
+            rec.issued(Duration::from_micros(if i % 1_000 == 7 {
+                1_800
+            } else {
+                20
+            }));
+        }
+        rec.sent_bytes += n * 1_400;
+    });
+    total.messages = total.issued;
+    total.peer = PeerCounts {
+        reports: 1,
+        sent: total.issued,
+        received: total.issued,
+        jitter_us: 11.2,
+        ..PeerCounts::default()
+    };
+    offered(&mut series, rate);
+    let config = Config {
+        connections: 1,
+        threads: 1,
+        pipeline: None,
+        reply_bytes: None,
+        preamble: false,
+        ..config(1_400, None)
+    };
+    let target = "udp://127.0.0.1:7001";
+    let mut s = summary(target, "stream", config, &total, series, Some(1_400));
+    s.open_loop = Some(open_loop("100Mbit/s", rate, &total, true));
+    s.datagrams = Some(Datagrams {
+        lost: 0,
+        loss_percent: 0.0,
+        ..datagrams(&total, 0)
+    });
+    finish(s)
+}
+
+/// HTTP/1.1 GET of 1 KiB bodies, with some 404s.
+fn http() -> Summary {
+    let (total, series) = seconds(|second, length, rec| {
+        exchanges(rec, second, length, 20_000, 0);
+        let n = (20_000.0 * length) as u64;
+        rec.sent_bytes += n * 78; // "GET /bytes/1024 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n…"
+        for i in 0..n {
+            rec.status.add(if i % 100 == 0 { 404 } else { 200 });
+            wirebench::record::record_duration(&mut rec.ttfb, latency(i, 15_000, 20_000));
+        }
+        rec.received_bytes += n * 1_024;
+    });
+    let config = Config {
+        reply_bytes: None,
+        preamble: false,
+        ..config(0, None)
+    };
+    let mut s = summary(
+        "http://127.0.0.1:8080/bytes/1024",
+        "rr",
+        config,
+        &total,
+        series,
+        None,
+    );
+    let body_bytes = total.received_bytes;
+    s.http = Some(Http {
+        method: "GET".into(),
+        path: "/bytes/1024".into(),
+        requests: 1,
+        keepalive: true,
+        version: "1.1",
+        status: total
+            .status
+            .iter()
+            .map(|(code, count)| StatusCount { code, count })
+            .collect(),
+        status_2xx: total.status.class(2),
+        status_3xx: 0,
+        status_4xx: total.status.class(4),
+        status_5xx: 0,
+        body_bytes,
+        goodput_mb_per_s: body_bytes as f64 / MEASURED.as_secs_f64() / 1e6,
+        ttfb: Distribution::of(&total.ttfb),
+    });
+    finish(s)
+}
+
+/// TCP request/response in the open loop at 20000/s, which the target could not keep up with:
+/// 15,000/s answered, sends behind schedule, latency from the intended send.
+fn open_loop_tcp() -> Summary {
+    let (total, mut series) = seconds(|second, length, rec| {
+        let n = (15_000.0 * length) as u64;
+        for i in 0..n {
+            rec.ok(latency(i + second * n, 2_000_000, 3_000_000));
+            record_service(rec, latency(i, 40_000, 20_000));
+            rec.issued(Duration::from_micros(if i % 4 == 0 { 2_500 } else { 300 }));
+        }
+        rec.sent_bytes += n * 64;
+        rec.received_bytes += n * 64;
+    });
+    offered(&mut series, 20_000.0);
+    let mut s = summary(
+        "tcp://127.0.0.1:7000",
+        "rr",
+        config(64, Some(64)),
+        &total,
+        series,
+        None,
+    );
+    s.service_time = Distribution::of(&total.service);
+    s.open_loop = Some(open_loop("20000/s", 20_000.0, &total, false));
+    finish(s)
+}
+
+fn record_service(rec: &mut Recorder, d: Duration) {
+    wirebench::record::record_duration(&mut rec.service, d);
+}
+
+/// Every fixture, by the name of its golden file.
+fn fixtures() -> Vec<(&'static str, Summary)> {
+    vec![
+        ("tcp_rr", tcp_rr()),
+        ("tcp_stream", tcp_stream()),
+        ("tcp_source", tcp_source()),
+        ("tcp_crr", tcp_crr()),
+        ("udp_rr", udp_rr()),
+        ("udp_stream", udp_stream()),
+        ("http", http()),
+        ("open_loop", open_loop_tcp()),
+    ]
+}
+
+/// The report as a fixed-width-free table renders it, whatever terminal runs the test.
+fn render(s: &Summary) -> String {
+    let mut out = Vec::new();
+    wirebench::report::table::write_width(s, &mut out, None).expect("writing to memory");
+    String::from_utf8(out).expect("the report is UTF-8")
+}
+
+fn golden_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.txt"))
+}
+
+#[test]
+fn each_modes_report_matches_its_golden_file() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1");
+    let mut differ = Vec::new();
+    for (name, summary) in fixtures() {
+        let text = render(&summary);
+        let path = golden_path(name);
+        if update {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &text).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; write it with UPDATE_GOLDEN=1", path.display()));
+        if text != want {
+            differ.push(format!("── {name}: expected\n{want}── got\n{text}"));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "reports differ from tests/golden (if intended: UPDATE_GOLDEN=1 cargo test --test golden)\n{}",
+        differ.join("\n")
+    );
+}
+
+/// What the golden files hold, checked apart from their exact bytes, so that rewriting them
+/// cannot quietly bring back what issue 7 removed.
+#[test]
+fn the_golden_reports_read_right() {
+    let reports: Vec<(&str, String)> = fixtures()
+        .iter()
+        .map(|(name, s)| (*name, render(s)))
+        .collect();
+    for (name, text) in &reports {
+        assert!(
+            !text.contains(&usize::MAX.to_string()),
+            "{name}: sentinel\n{text}"
+        );
+        assert!(!text.contains("answered ok 0/s"), "{name}\n{text}");
+        // Every series ends with a half second, labelled as such.
+        assert!(
+            text.contains("2 (0.50 s)"),
+            "{name}: partial second\n{text}"
+        );
+    }
+    let report = |name: &str| &reports.iter().find(|(n, _)| *n == name).unwrap().1;
+    for bulk in ["tcp_stream", "tcp_source", "udp_stream"] {
+        assert!(!report(bulk).contains("ok 0"), "{bulk}\n{}", report(bulk));
+        assert!(report(bulk).contains("messages "), "{bulk}");
+    }
+    assert!(report("tcp_stream").contains("100.00 Mbit/s"));
+    assert!(report("tcp_source").contains("9.60 Gbit/s"));
+    assert!(report("udp_stream").contains("100.00 Mbit/s"));
+    assert!(!report("udp_stream").contains("did not keep up"));
+    assert!(report("udp_rr").contains("pipeline unlimited"));
+    assert!(report("open_loop").contains("did not keep up"));
+    // 40,000/s in the tcp rr run: the half second shows 40,000/s, not the 20,000 it counted.
+    let half = report("tcp_rr")
+        .lines()
+        .find(|l| l.contains("2 (0.50 s)"))
+        .unwrap();
+    assert!(half.contains("40,000"), "{half}");
+}

@@ -35,19 +35,15 @@
 
 pub mod app;
 pub mod cli;
-pub mod datagram;
-pub mod demo;
-pub mod diagnose;
 pub mod driver;
 pub mod engine;
 pub mod error;
-pub mod framing;
 pub mod load;
 pub mod plan;
 pub mod record;
 pub mod report;
 pub mod serve;
 pub mod summary;
-pub mod template;
-pub mod timerfd;
+pub mod sys;
 pub mod units;
+pub mod wire;

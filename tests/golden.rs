@@ -126,7 +126,7 @@ fn summary(
 
 /// Adds the notes the diagnosis makes of the finished summary.
 fn finish(mut s: Summary) -> Summary {
-    s.notes = wirebench::diagnose::notes(&s);
+    s.notes = wirebench::summary::diagnose::notes(&s);
     s
 }
 

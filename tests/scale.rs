@@ -9,7 +9,7 @@ use wirebench::serve::tcp::{spawn, TcpServerOptions};
 
 #[test]
 fn two_thousand_connections_are_all_served_and_closed() {
-    wirebench::engine::usage::raise_fd_limit();
+    wirebench::sys::usage::raise_fd_limit();
     let srv = spawn(
         TcpListener::bind("127.0.0.1:0").unwrap(),
         TcpServerOptions::default(),

@@ -15,11 +15,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 use wirebench::cli::ServerMode;
-use wirebench::datagram::{
-    parse_report_answer, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
-};
 use wirebench::serve::udp::{
     bind, spawn, Faults, UdpServerHandle, UdpServerOptions, UdpServerStats,
+};
+use wirebench::wire::datagram::{
+    parse_report_answer, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
 };
 
 /// The longest any single step may take before the test fails.

@@ -177,7 +177,7 @@ pub struct PeerReport {
     /// Data datagrams the session sent (warm-up included, as the server counts them).
     pub sent: u64,
     /// The server's counters.
-    pub report: crate::datagram::FlowReport,
+    pub report: crate::wire::datagram::FlowReport,
 }
 
 fn no_bulk() -> OpError {

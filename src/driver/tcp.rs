@@ -126,7 +126,7 @@ impl TcpDriver {
             preamble: workload.preamble().map(|p| p.encode()),
             reported: matches!(
                 workload.preamble(),
-                Some(crate::framing::Preamble::Stream { report: true, .. })
+                Some(crate::wire::framing::Preamble::Stream { report: true, .. })
             ),
             request,
             reply: workload.reply.clone(),
@@ -365,7 +365,7 @@ impl Session for TcpConn {
             return Ok(());
         }
         let line = self.read_line("read the acknowledgement").await?;
-        if line == crate::framing::OK_LINE {
+        if line == crate::wire::framing::OK_LINE {
             return Ok(());
         }
         Err(server_error(&line).unwrap_or_else(|| {
@@ -389,7 +389,7 @@ impl Session for TcpConn {
             .await
             .ok()?
             .ok()?;
-        crate::framing::parse_received(&line)
+        crate::wire::framing::parse_received(&line)
     }
 
     /// Writes bulk payload (stream mode) from a buffer of whole messages, up to
@@ -507,7 +507,7 @@ impl TcpConn {
     /// Reads one short line from the server (the framing's answers), newline included.
     async fn read_line(&mut self, doing: &str) -> Result<Vec<u8>, OpError> {
         let mut line = Vec::new();
-        while !line.ends_with(b"\n") && line.len() < crate::framing::MAX_PREAMBLE {
+        while !line.ends_with(b"\n") && line.len() < crate::wire::framing::MAX_PREAMBLE {
             match self.stream.read(&mut self.inbuf).await {
                 Ok(0) if line.is_empty() => {
                     return Err(OpError::new(
@@ -677,7 +677,7 @@ impl TcpConn {
 /// then closes), if `bytes` start with one. Fatal: the server refuses what the user asked for
 /// (a mode it does not serve, a size it does not take), so the run stops with its reason.
 fn server_error(bytes: &[u8]) -> Option<OpError> {
-    let rest = bytes.strip_prefix(crate::framing::ERROR_PREFIX)?;
+    let rest = bytes.strip_prefix(crate::wire::framing::ERROR_PREFIX)?;
     let why = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
     Some(OpError::fatal(
         ErrorKind::Mismatch,

@@ -1,5 +1,5 @@
 //! UDP: what one operation is over datagrams. A session is a connected UDP socket. With
-//! wirebench framing every datagram carries a [`crate::datagram::Header`] (flow, sequence,
+//! wirebench framing every datagram carries a [`crate::wire::datagram::Header`] (flow, sequence,
 //! send time), so replies are matched by sequence number whatever their order, and late,
 //! duplicated and reordered replies are counted; raw datagrams (`--payload`, `--raw`, e.g. a DNS
 //! query) are matched first in, first out. A request that gets no reply within the timeout is
@@ -12,9 +12,9 @@
 
 use super::{Done, Driver, Expiry, PeerReport, ReadOutcome, Sent, Session};
 use crate::cli::ClientMode;
-use crate::datagram::{parse_report_answer, Header, Kind, HEADER_LEN};
 use crate::plan::{Reply, Request, SocketOptions, Workload};
 use crate::record::{ErrorKind, OpError};
+use crate::wire::datagram::{parse_report_answer, Header, Kind, HEADER_LEN};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;

@@ -2,11 +2,11 @@
 //! per-second series (a second is closed once every worker has moved past it), and drives the
 //! live progress line. Memory stays bounded: only seconds still open are held.
 
-use super::usage::CpuTimes;
 use super::worker::Msg;
 use crate::record::{Phase, Recorder};
 use crate::report::progress::{Progress, Snapshot};
 use crate::summary::SeriesPoint;
+use crate::sys::usage::CpuTimes;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};

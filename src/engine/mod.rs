@@ -16,7 +16,7 @@ mod open_loop;
 mod pacer;
 mod timeline;
 mod timer;
-pub mod usage;
+
 mod worker;
 
 use crate::cli::{ClientMode, RunArgs};
@@ -34,6 +34,7 @@ use crate::summary::{
     self, Datagrams, Distribution, ErrorSummary, OpenLoop, SeriesPoint, ServerCount, Summary,
     Throughput,
 };
+use crate::sys::usage;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::{mpsc, Arc};
@@ -241,7 +242,7 @@ fn summarize(
         },
         notes: Vec::new(),
     };
-    s.notes = crate::diagnose::notes(&s);
+    s.notes = crate::summary::diagnose::notes(&s);
     s
 }
 

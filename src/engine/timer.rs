@@ -3,7 +3,7 @@
 //! `timerfd` (an hrtimer, nanosecond resolution) registered with the runtime wakes the sender
 //! within the kernel's wake-up latency instead.
 
-use crate::timerfd::Timer;
+use crate::sys::timerfd::Timer;
 use std::io;
 use std::time::Instant;
 use tokio::io::unix::AsyncFd;

@@ -3,8 +3,8 @@
 
 use super::{Protocol, Target};
 use crate::cli::RunArgs;
+use crate::driver::http::template::Template;
 use crate::error::{usage, UsageError};
-use crate::template::Template;
 use std::sync::Arc;
 
 /// Everything an HTTP session needs to build requests and judge replies.

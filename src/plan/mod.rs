@@ -4,12 +4,12 @@ pub mod http;
 
 use crate::cli::{ClientMode, RunArgs, SocketArgs};
 use crate::error::{usage, UsageError};
-use crate::framing::Preamble;
 use crate::load::schedule::{parse_rate, parse_stages};
 use crate::load::LoadModel;
 use crate::load::Schedule;
 use crate::units::parse_bits;
 use crate::units::{parse_duration, parse_message_size, unescape};
+use crate::wire::framing::Preamble;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -418,7 +418,7 @@ fn check_flags_fit(a: &RunArgs, protocol: Protocol) -> Result<(), UsageError> {
 /// What datagrams cannot do: replies found by a delimiter, modes that need a connection,
 /// sizes past the UDP limit, and wirebench framing smaller than its header.
 fn check_datagrams(a: &RunArgs, w: &Workload) -> Result<(), UsageError> {
-    use crate::datagram::{HEADER_LEN, MAX_DATAGRAM};
+    use crate::wire::datagram::{HEADER_LEN, MAX_DATAGRAM};
     if matches!(w.mode, ClientMode::Crr | ClientMode::Source) {
         return usage(format!(
             "--mode {} needs a connection; over udp:// use --mode rr or --mode stream",

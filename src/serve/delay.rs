@@ -14,7 +14,7 @@
 //! (~30–40 µs here, measured with a C loop doing the same), not the whole margin. A wait holds
 //! one descriptor (per connection, made at its first wait), and never ends before its deadline.
 
-use crate::timerfd::Timer;
+use crate::sys::timerfd::Timer;
 use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;

@@ -2,8 +2,8 @@
 //! (method, URI, header names and values, a file body, its length), so a request without
 //! placeholders costs clones of shared buffers; what does change is rendered per request.
 
+use crate::driver::http::template::{Rng, Template, Vars};
 use crate::plan::http::{Body, HttpRequest, HttpSpec};
-use crate::template::{Rng, Template, Vars};
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH};
 use http::uri::{Authority, PathAndQuery, Scheme, Uri};

@@ -16,7 +16,7 @@ use std::time::Duration;
 pub fn main(args: &ServeHttpArgs) -> anyhow::Result<ExitCode> {
     let options = options(args)?;
     // Ten thousand clients need more descriptors than the usual soft limit of 1,024.
-    crate::engine::usage::raise_fd_limit();
+    crate::sys::usage::raise_fd_limit();
     let listener = bind(listen_addr(&args.listen, 8080)?, &options.socket)?;
     let addr = listener.local_addr()?;
     serve_until_signal("http", addr, &describe(&options), |shutdown| {

@@ -18,7 +18,7 @@ const MAX_DELIMITER: usize = 1024;
 pub fn main(args: &ServeTcpArgs) -> anyhow::Result<ExitCode> {
     let options = options(args)?;
     // Ten thousand clients need more descriptors than the usual soft limit of 1,024.
-    crate::engine::usage::raise_fd_limit();
+    crate::sys::usage::raise_fd_limit();
     let listener = bind(listen_addr(&args.listen, 7000)?, &options.socket)?;
     let addr = listener.local_addr()?;
     serve_until_signal("tcp", addr, &describe(&options), |shutdown| {

@@ -1,5 +1,5 @@
 //! The reference TCP server: echo, sink or source, for wirebench clients (which announce their
-//! sizes in a preamble, see [`crate::framing`]) and plain clients alike.
+//! sizes in a preamble, see [`crate::wire::framing`]) and plain clients alike.
 //!
 //! # Design
 //!

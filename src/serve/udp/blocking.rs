@@ -18,7 +18,7 @@
 use super::worker::{Out, Worker, RECV_BACKOFF, RECV_BUFFER};
 use crate::serve::delay::Margin;
 use crate::serve::Shutdown;
-use crate::timerfd::Timer;
+use crate::sys::timerfd::Timer;
 use socket2::SockRef;
 use std::io;
 use std::net::UdpSocket;

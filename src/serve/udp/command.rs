@@ -3,11 +3,11 @@
 
 use super::{bind, run, Faults, UdpServerOptions};
 use crate::cli::{ServeUdpArgs, ServerMode};
-use crate::datagram::MAX_DATAGRAM;
 use crate::error::{usage, UsageError};
 use crate::plan::{duration_flag, SocketOptions};
 use crate::serve::command::{bind_error, listen_addr, mode_and_threads, serve_until_signal};
 use crate::units::parse_message_size;
+use crate::wire::datagram::MAX_DATAGRAM;
 use std::process::ExitCode;
 
 /// `wirebench serve udp`: prints `udp://ADDR` as the first line, serves until SIGINT or SIGTERM,

@@ -1,5 +1,5 @@
 //! The reference UDP server: echo or sink, with per-flow loss, reordering, duplicate and jitter
-//! accounting for wirebench clients (see [`crate::datagram`]) and plain echo for everyone else.
+//! accounting for wirebench clients (see [`crate::wire::datagram`]) and plain echo for everyone else.
 //!
 //! # Design
 //!
@@ -46,8 +46,8 @@ pub use stats::UdpServerStats;
 use super::threads::{run_threads, runtime};
 use super::{Handle, Shutdown};
 use crate::cli::ServerMode;
-use crate::datagram::MAX_DATAGRAM;
 use crate::plan::SocketOptions;
+use crate::wire::datagram::MAX_DATAGRAM;
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 use stats::{CounterSet, Tally};
 use std::io;

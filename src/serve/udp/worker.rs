@@ -6,11 +6,11 @@
 use super::stats::Tally;
 use super::{Faults, Shared, FLOW_IDLE, MAX_PENDING_BYTES, REORDER_HOLD};
 use crate::cli::ServerMode;
-use crate::datagram::{
-    has_magic, report_answer, FlowCounters, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
-};
 use crate::serve::delay::Pause;
 use crate::serve::Shutdown;
+use crate::wire::datagram::{
+    has_magic, report_answer, FlowCounters, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
+};
 use socket2::{SockAddr, SockRef};
 use std::collections::{HashMap, VecDeque};
 use std::io;

@@ -1,6 +1,8 @@
 //! Ties the command line to the library and turns outcomes into exit codes:
 //! 0 success, 1 the run failed or saw errors, 2 bad input (one line on stderr, no backtrace).
 
+pub mod demo;
+
 use crate::cli::{Cli, Command, ServeCommand};
 use crate::error::UsageError;
 use clap::Parser;
@@ -95,7 +97,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Tcp(args)) => crate::serve::tcp::main(&args),
         Command::Serve(ServeCommand::Udp(args)) => crate::serve::udp::main(&args),
         Command::Serve(ServeCommand::Http(args)) => crate::serve::http::main(&args),
-        Command::Demo(args) => crate::demo::main(&args),
+        Command::Demo(args) => crate::app::demo::main(&args),
     }
 }
 

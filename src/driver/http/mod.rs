@@ -4,13 +4,15 @@
 //! gigabyte download costs a read buffer. Each response records its status, its time to first
 //! byte, and counts as success when its status is accepted.
 
+pub mod template;
+
 use super::stream::{connect_stream, Stream};
 use super::tls::TlsClient;
 use super::{Done, Driver, Expiry, ReadOutcome, Sent, Session};
+use crate::driver::http::template::{Rng, Vars};
 use crate::plan::http::{Body, HttpSpec};
 use crate::plan::SocketOptions;
 use crate::record::{ErrorKind, OpError};
-use crate::template::{Rng, Vars};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -3,6 +3,8 @@
 //! Field names here are the JSON schema (`schema/result.v1.json`); change them only with the
 //! schema version.
 
+pub mod diagnose;
+
 use crate::record::{Recorder, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIG};
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2Serializer};

@@ -12,10 +12,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 use wirebench::load::Schedule;
-use wirebench::record::{ErrorKind, OpError, PeerCounts, Recorder};
+use wirebench::record::{ErrorKind, OpError, PeerCounts, Recorder, SeriesPoint};
 use wirebench::summary::{
-    Config, Datagrams, Distribution, ErrorSummary, Generator, Http, OpenLoop, SeriesPoint,
-    ServerCount, StatusCount, Summary, Throughput, Warmup, SCHEMA,
+    Config, Datagrams, Distribution, ErrorSummary, Generator, Http, OpenLoop, ServerCount,
+    StatusCount, Summary, Throughput, Warmup, SCHEMA,
 };
 
 /// Every run's measured time: two whole seconds and a half.

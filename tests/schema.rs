@@ -3,11 +3,10 @@
 
 use serde_json::{json, Value};
 use std::time::Duration;
-use wirebench::record::{ErrorKind, OpError, Recorder};
+use wirebench::record::{ErrorKind, OpError, Recorder, SeriesPoint};
 use wirebench::report;
 use wirebench::summary::{
-    Config, Distribution, ErrorSummary, Generator, OpenLoop, SeriesPoint, Summary, Throughput,
-    Warmup, SCHEMA,
+    Config, Distribution, ErrorSummary, Generator, OpenLoop, Summary, Throughput, Warmup, SCHEMA,
 };
 
 /// The schema file, parsed.

@@ -3,7 +3,6 @@
 //! reference server started in-process. One row per workload, one column per size.
 
 use crate::cli::{ClientMode, DemoArgs, ServerMode};
-use crate::engine;
 use crate::load::LoadModel;
 use crate::plan::{
     duration_flag, Plan, Protocol, Reply, Request, SocketOptions, Stop, Target, Warmup, Workload,
@@ -197,7 +196,7 @@ fn measure(
         schedule_text: None,
         tls: None,
     };
-    engine::execute(&plan, Progress::new(false))
+    super::run::measure(&plan, Progress::new(false))
 }
 
 /// Writes the two tables and the two lines that say what they show.

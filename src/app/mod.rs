@@ -2,6 +2,7 @@
 //! 0 success, 1 the run failed or saw errors, 2 bad input (one line on stderr, no backtrace).
 
 pub mod demo;
+pub mod run;
 
 use crate::cli::{Cli, Command, ServeCommand};
 use crate::error::UsageError;
@@ -93,7 +94,7 @@ fn one_line(text: &str) -> String {
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Run(args) => crate::engine::main(&args),
+        Command::Run(args) => run::main(&args),
         Command::Serve(ServeCommand::Tcp(args)) => crate::serve::tcp::main(&args),
         Command::Serve(ServeCommand::Udp(args)) => crate::serve::udp::main(&args),
         Command::Serve(ServeCommand::Http(args)) => crate::serve::http::main(&args),

@@ -1,12 +1,10 @@
 //! The collector: adds up the workers' intervals into the run's totals, builds the exact
-//! per-second series (a second is closed once every worker has moved past it), and drives the
-//! live progress line. Memory stays bounded: only seconds still open are held.
+//! per-second series (a second is closed once every worker has moved past it), and shows each
+//! closed second to the caller's watcher (the live progress line). Memory stays bounded: only
+//! seconds still open are held.
 
 use super::worker::Msg;
-use crate::record::{Phase, Recorder};
-use crate::report::progress::{Progress, Snapshot};
-use crate::summary::SeriesPoint;
-use crate::sys::usage::CpuTimes;
+use crate::record::{Phase, Recorder, RunRecord, SeriesPoint, Snapshot};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -40,32 +38,19 @@ impl Spares {
     }
 }
 
-/// What the collector gathered by the end of a run.
-#[derive(Debug, Default)]
-pub struct Collected {
-    /// The measured part, all workers.
-    pub total: Recorder,
-    /// The warm-up, all workers.
-    pub warm: Recorder,
-    /// One point per second of the measured part.
-    pub series: Vec<SeriesPoint>,
-    /// Worker CPU time over the measured part.
-    pub cpu: CpuTimes,
-}
-
-struct Collector {
+struct Collector<'w> {
     /// The latest second each worker has shipped (None: nothing yet); finished workers are None
     /// in `open_workers`.
     shipped: Vec<Option<u64>>,
     finished: Vec<bool>,
     pending: BTreeMap<u64, Recorder>,
-    out: Collected,
-    progress: Progress,
+    out: RunRecord,
+    watch: &'w mut dyn FnMut(&Snapshot),
     t0: Instant,
     spares: Arc<Spares>,
 }
 
-impl Collector {
+impl Collector<'_> {
     fn handle(&mut self, msg: Msg) {
         match msg {
             Msg::Interval { worker, interval } => match interval.phase {
@@ -116,7 +101,7 @@ impl Collector {
         self.out.total += &rec;
         let p99 = (!self.out.total.latency.is_empty())
             .then(|| self.out.total.latency.value_at_quantile(0.99) as f64 / 1000.0);
-        self.progress.show(&Snapshot {
+        (self.watch)(&Snapshot {
             elapsed: Duration::from_secs(second + 1),
             warmup: false,
             ok: self.out.total.ok,
@@ -130,7 +115,7 @@ impl Collector {
 
     fn show_warmup(&mut self) {
         let elapsed = self.t0.elapsed();
-        self.progress.show(&Snapshot {
+        (self.watch)(&Snapshot {
             elapsed,
             warmup: true,
             ok: self.out.warm.ok,
@@ -141,21 +126,21 @@ impl Collector {
     }
 }
 
-/// Receives from `workers` workers until they have all finished, and returns the totals;
-/// recorders it has merged go back to `spares`.
+/// Receives from `workers` workers until they have all finished, and returns the totals (the
+/// record's timings are the caller's to fill); recorders it has merged go back to `spares`.
 pub fn collect(
     rx: Receiver<Msg>,
     workers: usize,
-    progress: Progress,
+    watch: &mut dyn FnMut(&Snapshot),
     t0: Instant,
     spares: Arc<Spares>,
-) -> Collected {
+) -> RunRecord {
     let mut c = Collector {
         shipped: vec![None; workers],
         finished: vec![false; workers],
         pending: BTreeMap::new(),
-        out: Collected::default(),
-        progress,
+        out: RunRecord::default(),
+        watch,
         t0,
         spares,
     };
@@ -170,6 +155,5 @@ pub fn collect(
     for (second, rec) in rest {
         c.close(second, rec);
     }
-    c.progress.finish();
     c.out
 }

@@ -7,9 +7,13 @@
 //! per request, so memory does not grow with the length of a run.
 
 pub mod errors;
+pub mod run;
+pub mod series;
 pub mod status;
 
 pub use errors::{ErrorCounts, ErrorKind, OpError};
+pub use run::RunRecord;
+pub use series::{SeriesPoint, Snapshot};
 pub use status::{reason, StatusCounts};
 
 use hdrhistogram::Histogram;

@@ -3,26 +3,9 @@
 //! Shown only when the caller decides so (stderr is a terminal and `--quiet` was not given);
 //! a disabled [`Progress`] does nothing, so callers need not check again.
 
+use crate::record::Snapshot;
 use crate::units::{format_us, thousands};
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
-
-/// What the progress line shows at one moment.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Snapshot {
-    /// Time since the run began (warm-up included).
-    pub elapsed: Duration,
-    /// Whether the run is still warming up.
-    pub warmup: bool,
-    /// Ok operations so far (of the current phase).
-    pub ok: u64,
-    /// Ok operations per second over the last interval.
-    pub ops_per_s: f64,
-    /// 99th percentile latency over the last interval, µs; `None` when nothing completed.
-    pub p99_us: Option<f64>,
-    /// Failed operations so far (of the current phase).
-    pub errors: u64,
-}
 
 /// The live progress line; rewrites one line of stderr in place.
 #[derive(Debug)]
@@ -97,6 +80,7 @@ fn emit(text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn line_shows_the_figures() {

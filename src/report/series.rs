@@ -7,7 +7,8 @@
 
 use super::format::{decimal_scale, opt_us, secs};
 use super::table::{is_bulk, new_table, print_table, INDENT};
-use crate::summary::{SeriesPoint, Summary};
+use crate::record::SeriesPoint;
+use crate::summary::Summary;
 use crate::units::thousands;
 use comfy_table::Table;
 use std::io::{self, Write};

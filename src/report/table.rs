@@ -421,10 +421,8 @@ pub(super) fn print_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{ErrorKind, OpError, Recorder};
-    use crate::summary::{
-        Config, ErrorSummary, Generator, SeriesPoint, Throughput, Warmup, SCHEMA,
-    };
+    use crate::record::{ErrorKind, OpError, Recorder, SeriesPoint};
+    use crate::summary::{Config, ErrorSummary, Generator, Throughput, Warmup, SCHEMA};
     use std::time::Duration;
 
     fn recorder() -> Recorder {

@@ -3,9 +3,12 @@
 //! Field names here are the JSON schema (`schema/result.v1.json`); change them only with the
 //! schema version.
 
+mod build;
 pub mod diagnose;
 
-use crate::record::{Recorder, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIG};
+pub use build::of;
+
+use crate::record::{Recorder, SeriesPoint, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIG};
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2Serializer};
 use hdrhistogram::Histogram;
@@ -309,34 +312,6 @@ pub struct Warmup {
     pub p50_us: Option<f64>,
 }
 
-/// One second of the measured part.
-#[derive(Clone, Debug, Serialize)]
-pub struct SeriesPoint {
-    /// Seconds since the measured part began.
-    pub second: u64,
-    /// How long this point lasted, seconds: 1, or less for the last second of a run that ended
-    /// between whole seconds. Its rates are its counts over this length.
-    pub duration_s: f64,
-    /// Ok operations in this second.
-    pub ok: u64,
-    /// Failed operations in this second.
-    pub errors: u64,
-    /// Payload bytes sent in this second.
-    pub sent_bytes: u64,
-    /// Payload bytes received in this second.
-    pub received_bytes: u64,
-    /// Requests sent in this second.
-    pub sent: u64,
-    /// Requests the open-loop schedule offered in this second (null in the closed loop).
-    pub offered: Option<u64>,
-    /// Median latency of this second, µs (exact, from the merged histogram of the second).
-    pub p50_us: Option<f64>,
-    /// 99th percentile of this second, µs.
-    pub p99_us: Option<f64>,
-    /// Largest latency of this second, µs.
-    pub max_us: Option<f64>,
-}
-
 /// The generator's own resource use, to tell whether it, not the target, was the bottleneck.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Generator {
@@ -404,43 +379,6 @@ impl EncodedHistogram {
         hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .map_err(|e| format!("histogram does not decode: {e:?}"))
-    }
-}
-
-impl SeriesPoint {
-    /// One second's point from what was recorded in it.
-    pub fn of(second: u64, rec: &Recorder) -> SeriesPoint {
-        let pick = |f: &dyn Fn(&Histogram<u64>) -> u64| {
-            (!rec.latency.is_empty()).then(|| us(f(&rec.latency)))
-        };
-        SeriesPoint {
-            second,
-            duration_s: 1.0,
-            ok: rec.ok,
-            errors: rec.errors.total(),
-            sent_bytes: rec.sent_bytes,
-            received_bytes: rec.received_bytes,
-            sent: rec.issued,
-            offered: None,
-            p50_us: pick(&|h| h.value_at_quantile(0.5)),
-            p99_us: pick(&|h| h.value_at_quantile(0.99)),
-            max_us: pick(&|h| h.max()),
-        }
-    }
-
-    /// Gives every point its true length in a measured part of `measured`: the last second of a
-    /// run that ended between whole seconds is shorter than one, and its rates must be too.
-    pub fn set_lengths(series: &mut [SeriesPoint], measured: Duration) {
-        let end = measured.as_secs_f64();
-        for p in series {
-            // Never zero, so a rate over it stays finite (work that landed at the very end).
-            p.duration_s = (end - p.second as f64).clamp(1e-3, 1.0);
-        }
-    }
-
-    /// `count` in this point as a rate per second of its length.
-    pub fn per_s(&self, count: u64) -> f64 {
-        count as f64 / self.duration_s
     }
 }
 

@@ -1,0 +1,40 @@
+//! `wirebench run`: validate the arguments into a plan, run it, summarise, report, exit code.
+
+use crate::cli::RunArgs;
+use crate::plan::Plan;
+use crate::report::progress::Progress;
+use crate::summary::Summary;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// `wirebench run`.
+pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let plan = Plan::try_from(args)?;
+    let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
+    let summary = measure(&plan, progress)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        crate::report::json::write(&summary, &mut out)?;
+    } else {
+        crate::report::table::write(&summary, &mut out)?;
+    }
+    out.flush()?;
+    Ok(exit_code(&summary))
+}
+
+/// Runs `plan` with `progress` showing it live, and summarises what it recorded.
+pub fn measure(plan: &Plan, mut progress: Progress) -> anyhow::Result<Summary> {
+    let record = crate::engine::execute(plan, &mut |s| progress.show(s));
+    progress.finish();
+    Ok(crate::summary::of(plan, record?))
+}
+
+/// 0 when every operation succeeded (and something was measured), 1 otherwise.
+pub fn exit_code(s: &Summary) -> ExitCode {
+    let bulk = s.throughput.sent_bytes + s.throughput.received_bytes > 0 && s.latency.is_none();
+    if s.errors.total > 0 || (s.ok == 0 && !bulk) {
+        ExitCode::from(super::EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,26 @@
+//! What a finished run recorded: the engine's result, from which the summary is computed.
+
+use super::{Recorder, SeriesPoint};
+use crate::sys::usage::CpuTimes;
+use std::time::Duration;
+
+/// Everything one run recorded, merged over its workers.
+#[derive(Debug, Default)]
+pub struct RunRecord {
+    /// The measured part, all workers.
+    pub total: Recorder,
+    /// The warm-up, all workers.
+    pub warm: Recorder,
+    /// One point per second of the measured part.
+    pub series: Vec<SeriesPoint>,
+    /// Worker CPU time over the measured part.
+    pub cpu: CpuTimes,
+    /// How long the measured part lasted (to its deadline, or to its last reply if sooner).
+    pub measured: Duration,
+    /// How long the warm-up lasted.
+    pub warm_for: Duration,
+    /// When the measured part began, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// The process's peak resident set size at the end, KiB.
+    pub peak_rss_kib: u64,
+}

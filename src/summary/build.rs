@@ -1,0 +1,208 @@
+//! Builds the [`Summary`] of a finished run from its plan and what it recorded: the rates,
+//! distributions and sections each protocol and load model adds, then the diagnosis notes.
+
+use super::{
+    Datagrams, Distribution, ErrorSummary, OpenLoop, ServerCount, Summary, Throughput, SCHEMA,
+};
+use crate::cli::ClientMode;
+use crate::load::Schedule;
+use crate::plan::http::HttpSpec;
+use crate::plan::{mode_name, Plan, Protocol, Reply};
+use crate::record::{ErrorKind, Recorder, RunRecord, SeriesPoint};
+use std::time::Duration;
+
+/// The summary of a run of `plan` that recorded `c`.
+pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
+    let (measured, warm_for) = (c.measured, c.warm_for);
+    let unit = plan.workload.request.len();
+    let bulk = match plan.workload.mode {
+        ClientMode::Stream => Some(c.total.sent_bytes),
+        ClientMode::Source => Some(c.total.received_bytes),
+        _ => None,
+    };
+    if let Some(bytes) = bulk {
+        c.total.messages = bytes / unit as u64;
+    }
+    let cpu_s = (c.cpu.user + c.cpu.sys).as_secs_f64();
+    let mut s = Summary {
+        schema: SCHEMA,
+        wirebench_version: env!("CARGO_PKG_VERSION"),
+        started_unix_ms: c.started_unix_ms,
+        target: plan.target.url.clone(),
+        protocol: plan.target.protocol.name(),
+        mode: mode_name(plan.workload.mode),
+        config: config(plan),
+        duration_s: measured.as_secs_f64(),
+        ok: c.total.ok,
+        errors: ErrorSummary::of(&c.total),
+        // Only streams to a wirebench sink carry the receiver's count; elsewhere it is a no-op.
+        throughput: Throughput::of(&c.total, measured, bulk.map(|_| unit))
+            .with_receiver(&c.total, measured, unit),
+        latency: Distribution::of(&c.total.latency),
+        service_time: Distribution::of(&c.total.service),
+        connect: Distribution::of(&c.total.connect),
+        open_loop: plan
+            .load
+            .schedule()
+            .map(|sched| open_loop(plan, sched, &c.total, measured)),
+        datagrams: (plan.target.protocol == Protocol::Udp).then(|| datagrams(&c.total)),
+        http: plan
+            .workload
+            .http
+            .as_ref()
+            .map(|spec| http_summary(spec, &c.total, measured)),
+        warmup: plan.warmup.map(|_| super::Warmup {
+            duration_s: warm_for.as_secs_f64(),
+            ok: c.warm.ok,
+            errors: c.warm.errors.total(),
+            p50_us: (!c.warm.latency.is_empty())
+                .then(|| c.warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
+        }),
+        series: with_offered(plan, c.series, measured),
+        generator: super::Generator {
+            threads: plan.threads,
+            cpu_user_s: c.cpu.user.as_secs_f64(),
+            cpu_sys_s: c.cpu.sys.as_secs_f64(),
+            cpu_percent_of_threads: 100.0 * cpu_s
+                / (measured.as_secs_f64() * plan.threads as f64).max(1e-9),
+            peak_rss_kib: c.peak_rss_kib,
+        },
+        notes: Vec::new(),
+    };
+    s.notes = super::diagnose::notes(&s);
+    s
+}
+
+/// An HTTP run's statuses, first-byte times and goodput.
+fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> super::Http {
+    let first = &spec.requests[0];
+    super::Http {
+        method: first.method.clone(),
+        path: spec_path(spec),
+        requests: spec.requests.len(),
+        keepalive: spec.keepalive,
+        version: if spec.http2 { "2" } else { "1.1" },
+        status: total
+            .status
+            .iter()
+            .map(|(code, count)| super::StatusCount { code, count })
+            .collect(),
+        status_2xx: total.status.class(2),
+        status_3xx: total.status.class(3),
+        status_4xx: total.status.class(4),
+        status_5xx: total.status.class(5),
+        body_bytes: total.received_bytes,
+        goodput_mb_per_s: total.received_bytes as f64 / measured.as_secs_f64().max(1e-9) / 1e6,
+        ttfb: Distribution::of(&total.ttfb),
+    }
+}
+
+/// The path of the run's URL as the user wrote it.
+fn spec_path(spec: &HttpSpec) -> String {
+    spec.path_text.clone()
+}
+
+/// What became of a UDP run's datagrams.
+fn datagrams(total: &Recorder) -> Datagrams {
+    let percent = |part: u64, whole: u64| 100.0 * part as f64 / whole.max(1) as f64;
+    let lost = total.errors.count(ErrorKind::Timeout);
+    let peer = &total.peer;
+    Datagrams {
+        sent: total.issued,
+        answered: total.ok,
+        lost,
+        loss_percent: percent(lost, total.ok + lost),
+        late: total.late,
+        duplicated: total.duplicates,
+        reordered: total.reordered,
+        server: (peer.reports > 0).then(|| ServerCount {
+            sent: peer.sent,
+            received: peer.received,
+            lost: peer.lost(),
+            loss_percent: percent(peer.lost(), peer.sent),
+            out_of_order: peer.out_of_order,
+            duplicated: peer.duplicated,
+            jitter_us: peer.jitter_us,
+        }),
+    }
+}
+
+/// How the open loop kept to `schedule` over the measured time.
+fn open_loop(plan: &Plan, schedule: &Schedule, total: &Recorder, measured: Duration) -> OpenLoop {
+    let secs = measured.as_secs_f64().max(1e-9);
+    let mut offered = schedule.due_before(measured);
+    if let Some(n) = plan.stop.requests {
+        offered = offered.min(n);
+    }
+    OpenLoop {
+        schedule: plan.schedule_text.clone().unwrap_or_default(),
+        offered,
+        offered_per_s: offered as f64 / secs,
+        sent: total.issued,
+        sent_per_s: total.issued as f64 / secs,
+        achieved_per_s: total.ok as f64 / secs,
+        behind_schedule: total.behind,
+        max_lag_us: total.max_lag_ns as f64 / 1000.0,
+        send_lag: Distribution::of(&total.send_lag),
+        kept_up: kept_up(plan.workload.mode, total, offered),
+    }
+}
+
+/// Whether the run kept up with `offered`: ok replies reached 99 % of it. A stream has no
+/// replies, so there it is what was sent that must reach 99 %, and of that the server (when it
+/// counts) must have received 99 %.
+fn kept_up(mode: ClientMode, total: &Recorder, offered: u64) -> bool {
+    let enough = |n: u64, of: u64| n as f64 >= 0.99 * of as f64;
+    match mode {
+        ClientMode::Stream | ClientMode::Source => {
+            let peer = &total.peer;
+            enough(total.issued, offered)
+                && (peer.reports == 0 || enough(peer.sent - peer.lost(), peer.sent))
+        }
+        _ => enough(total.ok, offered),
+    }
+}
+
+/// Gives each second of the series its true length (the last may be partial) and, in the open
+/// loop, the requests its schedule offered in that length.
+fn with_offered(plan: &Plan, mut series: Vec<SeriesPoint>, measured: Duration) -> Vec<SeriesPoint> {
+    SeriesPoint::set_lengths(&mut series, measured);
+    if let Some(s) = plan.load.schedule() {
+        for p in &mut series {
+            let from = Duration::from_secs(p.second);
+            let to = (from + Duration::from_secs(1)).min(measured.max(from));
+            p.offered = Some(s.due_before(to) - s.due_before(from));
+        }
+    }
+    series
+}
+
+/// The run's settings, as the report shows them.
+fn config(plan: &Plan) -> super::Config {
+    super::Config {
+        connections: plan.connections,
+        threads: plan.threads,
+        pipeline: plan.load.in_flight_limit(),
+        think_s: plan.load.think().map(|d| d.as_secs_f64()),
+        request_bytes: plan.workload.request.len(),
+        reply_bytes: match &plan.workload.reply {
+            Reply::Size(n)
+                if !matches!(plan.workload.mode, ClientMode::Stream | ClientMode::Source) =>
+            {
+                Some(*n)
+            }
+            _ => None,
+        },
+        reply_until: match &plan.workload.reply {
+            Reply::Until(d) => Some(crate::units::escape(d)),
+            Reply::Size(_) => None,
+        },
+        preamble: plan.workload.preamble().is_some(),
+        duration_s: plan.stop.duration.map(|d| d.as_secs_f64()),
+        requests: plan.stop.requests,
+        timeout_s: plan.timeout.as_secs_f64(),
+        nodelay: plan.socket.nodelay,
+        sndbuf: plan.socket.sndbuf,
+        rcvbuf: plan.socket.rcvbuf,
+    }
+}

@@ -3,10 +3,10 @@
 //! reference server started in-process. One row per workload, one column per size.
 
 use crate::cli::{ClientMode, DemoArgs, ServerMode};
+use crate::driver::target::Target;
+use crate::driver::workload::{self, Reply, Request, Workload};
 use crate::load::LoadModel;
-use crate::plan::{
-    duration_flag, Plan, Protocol, Reply, Request, SocketOptions, Stop, Target, Warmup, Workload,
-};
+use crate::plan::{duration_flag, Plan, SocketOptions, Stop, Warmup};
 use crate::report::progress::Progress;
 use crate::serve::tcp::{spawn, ServerHandle, TcpServerOptions};
 use crate::summary::Summary;
@@ -161,15 +161,17 @@ fn measure(
 ) -> anyhow::Result<Summary> {
     let plan = Plan {
         target: Target {
-            protocol: Protocol::Tcp,
+            scheme: crate::driver::scheme("tcp").expect("tcp is registered"),
             url: format!("tcp://{}", handle.addr),
             addr: handle.addr,
             host: handle.addr.to_string(),
             path: "/".into(),
-            tls: false,
         },
         workload: Workload {
-            mode,
+            mode: match mode {
+                ClientMode::Rr => workload::ClientMode::Rr,
+                _ => workload::ClientMode::Source,
+            },
             request: Request::Sized {
                 size,
                 preamble: true,
@@ -194,7 +196,7 @@ fn measure(
             ..SocketOptions::default()
         },
         schedule_text: None,
-        tls: None,
+        tls: Default::default(),
     };
     super::run::measure(&plan, Progress::new(false))
 }

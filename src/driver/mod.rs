@@ -1,17 +1,117 @@
-//! WHAT one operation is: one file per protocol. The engine drives sessions through the
-//! [`Driver`] and [`Session`] traits; a driver opens sessions (a TCP connection, a connected UDP
-//! socket), a session writes requests and recognises replies. Neither knows about rates,
-//! deadlines or phases.
+//! WHAT one operation is: one module per protocol, each registered once in [`registry!`].
+//!
+//! A protocol ([`Protocol`]) declares its URL schemes, checks the part of a [`Job`] the plan
+//! leaves to it and builds what its workers share; per worker it makes a [`Driver`], which opens
+//! sessions (a TCP connection, a connected UDP socket); a [`Session`] writes requests and
+//! recognises replies. The engine reaches a protocol only through [`visit`], so it never names
+//! one. None of them knows about rates, deadlines or phases.
 
 pub mod h2;
 pub mod http;
 mod stream;
+pub mod target;
 pub mod tcp;
 pub mod tls;
 pub mod udp;
+pub mod workload;
 
-use crate::record::{ErrorKind, OpError};
+use crate::plan::SocketOptions;
+use crate::record::{ErrorKind, OpError, PeerReport};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use target::{Scheme, Target};
+use tls::TlsOptions;
+use workload::Workload;
+
+/// The registered protocols, in the order they are tried: the first that serves a URL's scheme
+/// and carries the job runs it (HTTP/2 before HTTP/1.1, which share their schemes). A new
+/// protocol is its module and one more name here.
+macro_rules! registry {
+    ($($protocol:ty),+ $(,)?) => {
+        /// Every scheme some protocol serves, in registration order.
+        pub fn schemes() -> impl Iterator<Item = &'static Scheme> {
+            [$(<$protocol as Protocol>::SCHEMES),+].into_iter().flatten()
+        }
+
+        /// Prepares the protocol that runs `job` and hands it to `visit`; the error is bad
+        /// input (the protocol's own check, or a TLS set-up that cannot work).
+        pub fn visit<V: Visit>(job: &Job, visit: V) -> Result<V::Output, String> {
+            $(
+                if runs::<$protocol>(job) {
+                    return Ok(visit.visit(Arc::new(<$protocol>::prepare(job)?)));
+                }
+            )+
+            Err(format!("no protocol runs {}:// with these options", job.target.scheme.name))
+        }
+    };
+}
+
+registry!(tcp::Tcp, udp::Udp, h2::Http2, http::Http1);
+
+/// The scheme called `name`, if some protocol serves it.
+pub fn scheme(name: &str) -> Option<&'static Scheme> {
+    schemes().find(|s| s.name == name)
+}
+
+fn runs<P: Protocol>(job: &Job) -> bool {
+    P::SCHEMES.iter().any(|s| s.name == job.target.scheme.name) && P::carries(job)
+}
+
+/// What every worker's driver is made from: the parts of the plan a protocol reads.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Where the load goes.
+    pub target: Target,
+    /// What one operation is.
+    pub workload: Workload,
+    /// Client socket options.
+    pub socket: SocketOptions,
+    /// Concurrent connections in all, over every worker.
+    pub connections: usize,
+    /// Requests one connection may have in flight.
+    pub in_flight: usize,
+    /// How to trust a TLS server.
+    pub tls: TlsOptions,
+}
+
+/// Where one driver works.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement {
+    /// The worker's index.
+    pub worker: usize,
+    /// Whether it may block in its socket calls (a worker with a single closed-loop
+    /// connection: a syscall less per read than waiting in epoll).
+    pub blocking: bool,
+}
+
+/// One protocol, as the engine sees it.
+pub trait Protocol: Sized + Send + Sync + 'static {
+    /// The URL schemes it serves.
+    const SCHEMES: &'static [Scheme];
+    /// The driver each worker gets.
+    type Driver: Driver;
+
+    /// Whether it carries `job`, among the protocols that share its scheme.
+    fn carries(_job: &Job) -> bool {
+        true
+    }
+
+    /// Checks what the plan leaves to the protocol and builds what all workers share (a TLS
+    /// client); the error is bad input, in one line.
+    fn prepare(job: &Job) -> Result<Self, String>;
+
+    /// The driver of the worker at `at`.
+    fn driver(&self, job: &Job, at: Placement) -> Self::Driver;
+}
+
+/// What is done with the prepared protocol of a job (the engine runs it): generic over the
+/// protocol, so its drivers and sessions are called without dynamic dispatch.
+pub trait Visit {
+    /// What the visit returns.
+    type Output;
+    /// Runs with `protocol`.
+    fn visit<P: Protocol>(self, protocol: Arc<P>) -> Self::Output;
+}
 
 /// When a request was meant to go out and when it did; equal in a closed loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,15 +269,6 @@ pub trait Session {
     async fn report(&mut self, _limit: Duration) -> Option<PeerReport> {
         None
     }
-}
-
-/// What the server counted of one session's datagrams, with what the session sent.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PeerReport {
-    /// Data datagrams the session sent (warm-up included, as the server counts them).
-    pub sent: u64,
-    /// The server's counters.
-    pub report: crate::wire::datagram::FlowReport,
 }
 
 fn no_bulk() -> OpError {

@@ -3,9 +3,10 @@
 //! echoed bytes. It knows nothing of rates, deadlines or phases: that is the engine's business.
 
 use super::stream::{connect_stream, Stream};
-use super::{Done, Driver, Expiry, ReadOutcome, Sent, Session};
-use crate::cli::ClientMode;
-use crate::plan::{Reply, Request, SocketOptions, Workload};
+use super::target::{Family, Scheme};
+use super::workload::{ClientMode, Reply, Request, Workload};
+use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, Session};
+use crate::plan::SocketOptions;
 use crate::record::{ErrorKind, OpError};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -714,5 +715,29 @@ mod tests {
         assert_eq!(kmp_failure(b"END\r\n"), vec![0, 0, 0, 0, 0]);
         assert_eq!(kmp_failure(b"aab"), vec![0, 1, 0]);
         assert_eq!(kmp_failure(b"abab"), vec![0, 0, 1, 2]);
+    }
+}
+
+/// Requests and replies, or bulk bytes, over TCP (`tcp://`).
+#[derive(Debug)]
+pub struct Tcp;
+
+impl Protocol for Tcp {
+    const SCHEMES: &'static [Scheme] = &[Scheme {
+        name: "tcp",
+        protocol: "tcp",
+        family: Family::Stream,
+        default_port: None,
+        tls: false,
+    }];
+    type Driver = TcpDriver;
+
+    fn prepare(_job: &Job) -> Result<Tcp, String> {
+        Ok(Tcp)
+    }
+
+    fn driver(&self, job: &Job, at: Placement) -> TcpDriver {
+        TcpDriver::new(job.target.addr, &job.workload, job.socket, job.in_flight)
+            .blocking(at.blocking)
     }
 }

@@ -20,6 +20,15 @@ pub struct TlsClient {
     name: ServerName<'static>,
 }
 
+/// How the client trusts a TLS server (`--insecure`, `--cacert`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// Trust any certificate.
+    pub insecure: bool,
+    /// A PEM file of CA certificates to trust instead of the web roots.
+    pub cacert: Option<String>,
+}
+
 impl std::fmt::Debug for TlsClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "TlsClient({:?})", self.name)

@@ -10,10 +10,11 @@
 //! event loop (see [`UdpDriver::blocking`]): one `send` and one `recv` per round trip, as
 //! sockperf makes.
 
-use super::{Done, Driver, Expiry, PeerReport, ReadOutcome, Sent, Session};
-use crate::cli::ClientMode;
-use crate::plan::{Reply, Request, SocketOptions, Workload};
-use crate::record::{ErrorKind, OpError};
+use super::target::{Family, Scheme};
+use super::workload::{ClientMode, Reply, Request, Workload};
+use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, Session};
+use crate::plan::SocketOptions;
+use crate::record::{ErrorKind, OpError, PeerReport};
 use crate::wire::datagram::{parse_report_answer, Header, Kind, HEADER_LEN};
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -587,4 +588,27 @@ fn unsupported() -> OpError {
         ErrorKind::Other,
         "UDP has no bulk transfer: use --mode stream with --bandwidth",
     )
+}
+
+/// Requests and replies, or a paced stream, in datagrams (`udp://`).
+#[derive(Debug)]
+pub struct Udp;
+
+impl Protocol for Udp {
+    const SCHEMES: &'static [Scheme] = &[Scheme {
+        name: "udp",
+        protocol: "udp",
+        family: Family::Datagram,
+        default_port: None,
+        tls: false,
+    }];
+    type Driver = UdpDriver;
+
+    fn prepare(_job: &Job) -> Result<Udp, String> {
+        Ok(Udp)
+    }
+
+    fn driver(&self, job: &Job, at: Placement) -> UdpDriver {
+        UdpDriver::new(job.target.addr, &job.workload, job.socket).blocking(at.blocking)
+    }
 }

@@ -12,7 +12,7 @@ use super::open_loop;
 use super::pacer::{Pacing, Timetable};
 use super::timeline::Timeline;
 use super::worker::WorkerRec;
-use crate::cli::ClientMode;
+use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Expiry, Sent, Session};
 use crate::load::{share, Schedule, Stage};
 use crate::plan::{Plan, Warmup};

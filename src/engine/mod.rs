@@ -18,113 +18,113 @@ mod timeline;
 mod timer;
 mod worker;
 
-use crate::driver::h2::H2Driver;
-use crate::driver::http::HttpDriver;
-use crate::driver::tcp::TcpDriver;
-use crate::driver::udp::UdpDriver;
+use crate::driver::{self, Placement, Protocol, Visit};
 use crate::error::UsageError;
-use crate::plan::{Plan, Protocol};
+use crate::plan::Plan;
 use crate::record::{RunRecord, Snapshot};
 use crate::sys::usage;
 use std::sync::{mpsc, Arc};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-/// Whether the plan speaks HTTP/2.
-fn http2(plan: &Plan) -> bool {
-    plan.workload.http.as_ref().is_some_and(|h| h.http2)
+/// Runs `plan` to completion and returns what it recorded. Each closed second of the
+/// measured part (and the warm-up's progress) is shown to `watch` as the run goes on. The
+/// plan's protocol is prepared first: what it rejects is bad input.
+pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> anyhow::Result<RunRecord> {
+    let job = driver::Job {
+        target: plan.target.clone(),
+        workload: plan.workload.clone(),
+        socket: plan.socket,
+        connections: plan.connections,
+        in_flight: plan.load.in_flight(),
+        tls: plan.tls.clone(),
+    };
+    let run = Run {
+        plan: Arc::new(plan.clone()),
+        job: Arc::new(job),
+        watch,
+    };
+    let job = run.job.clone();
+    driver::visit(&job, run).map_err(UsageError)?
 }
 
-/// Runs `plan` to completion and returns what it recorded. Each closed second of the
-/// measured part (and the warm-up's progress) is shown to `watch` as the run goes on.
-pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> anyhow::Result<RunRecord> {
-    // One descriptor per connection, in the open loop two per worker (its timers), and spares.
-    let timers = if plan.load.schedule().is_some() {
-        2 * plan.threads
-    } else {
-        0
-    };
-    usage::ensure_fd_limit((plan.connections + timers) as u64 + 64)?;
-    let plan = Arc::new(plan.clone());
-    let timeline = Arc::new(timeline::Timeline::new(&plan));
-    let gate = Arc::new(gate::Gate::new());
-    let (tx, rx) = mpsc::channel();
-    // A spare recorder per worker, and one for the collector's second in progress.
-    let spares = Arc::new(collector::Spares::new(plan.threads + 1));
-    let mut handles = Vec::with_capacity(plan.threads);
-    for w in 0..plan.threads {
-        let spec = worker::WorkerSpec {
-            worker: w,
-            connections: (w..plan.connections).step_by(plan.threads).collect(),
-            plan: plan.clone(),
-            timeline: timeline.clone(),
-            tx: tx.clone(),
-            gate: gate.clone(),
-            spares: spares.clone(),
+/// A run about to start, waiting for its prepared protocol.
+struct Run<'w> {
+    plan: Arc<Plan>,
+    job: Arc<driver::Job>,
+    watch: &'w mut dyn FnMut(&Snapshot),
+}
+
+impl Visit for Run<'_> {
+    type Output = anyhow::Result<RunRecord>;
+
+    fn visit<P: Protocol>(self, protocol: Arc<P>) -> anyhow::Result<RunRecord> {
+        self.start(protocol)
+    }
+}
+
+impl Run<'_> {
+    /// Spawns the workers, each with its driver of `protocol`, collects what they record until
+    /// the last one ends, and times the run.
+    fn start<P: Protocol>(self, protocol: Arc<P>) -> anyhow::Result<RunRecord> {
+        let plan = self.plan;
+        // One descriptor per connection, in the open loop two per worker (its timers), and
+        // spares.
+        let timers = if plan.load.schedule().is_some() {
+            2 * plan.threads
+        } else {
+            0
         };
-        handles.push(
-            std::thread::Builder::new()
-                .name(format!("wirebench-{w}"))
-                .spawn(move || {
-                    let p = &spec.plan;
-                    // A worker with a single closed-loop connection blocks in its socket calls
-                    // instead of waiting in epoll: a syscall less per read.
-                    let blocking = spec.connections.len() == 1 && p.load.schedule().is_none();
-                    match p.target.protocol {
-                        Protocol::Tcp => {
-                            let d = TcpDriver::new(
-                                p.target.addr,
-                                &p.workload,
-                                p.socket,
-                                p.load.in_flight(),
-                            )
-                            .blocking(blocking);
-                            worker::run(spec, d)
-                        }
-                        Protocol::Http if http2(p) => {
-                            let http = p.workload.http.clone().expect("http:// plans have a spec");
-                            let d = H2Driver::new(
-                                p.target.addr,
-                                http,
-                                p.socket,
-                                spec.worker,
-                                p.connections,
-                                p.tls.clone(),
-                            );
-                            worker::run(spec, d)
-                        }
-                        Protocol::Http => {
-                            let http = p.workload.http.clone().expect("http:// plans have a spec");
-                            let d = HttpDriver::new(
-                                p.target.addr,
-                                http,
-                                p.socket,
-                                spec.worker,
-                                p.connections,
-                            )
-                            .blocking(blocking)
-                            .tls(p.tls.clone());
-                            worker::run(spec, d)
-                        }
-                        Protocol::Udp => {
-                            let d = UdpDriver::new(p.target.addr, &p.workload, p.socket)
-                                .blocking(blocking);
-                            worker::run(spec, d)
-                        }
-                    }
-                })?,
-        );
+        usage::ensure_fd_limit((plan.connections + timers) as u64 + 64)?;
+        let timeline = Arc::new(timeline::Timeline::new(&plan));
+        let gate = Arc::new(gate::Gate::new());
+        let (tx, rx) = mpsc::channel();
+        // A spare recorder per worker, and one for the collector's second in progress.
+        let spares = Arc::new(collector::Spares::new(plan.threads + 1));
+        let mut handles = Vec::with_capacity(plan.threads);
+        for w in 0..plan.threads {
+            let spec = worker::WorkerSpec {
+                worker: w,
+                connections: (w..plan.connections).step_by(plan.threads).collect(),
+                plan: plan.clone(),
+                timeline: timeline.clone(),
+                tx: tx.clone(),
+                gate: gate.clone(),
+                spares: spares.clone(),
+            };
+            let (protocol, job) = (protocol.clone(), self.job.clone());
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("wirebench-{w}"))
+                    .spawn(move || {
+                        // A worker with a single closed-loop connection blocks in its socket
+                        // calls instead of waiting in epoll: a syscall less per read.
+                        let blocking =
+                            spec.connections.len() == 1 && spec.plan.load.schedule().is_none();
+                        let at = Placement {
+                            worker: w,
+                            blocking,
+                        };
+                        worker::run(spec, protocol.driver(&job, at))
+                    })?,
+            );
+        }
+        drop(tx);
+        let record = collector::collect(rx, plan.threads, self.watch, timeline.t0, spares);
+        for h in handles {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a worker thread panicked"))??;
+        }
+        match gate.reason() {
+            Some(gate::Abort::Usage(why)) => return Err(UsageError(why).into()),
+            Some(gate::Abort::Unreachable(why)) => return Err(anyhow::anyhow!(why)),
+            None => {}
+        }
+        Ok(timed(record, &timeline))
     }
-    drop(tx);
-    let mut record = collector::collect(rx, plan.threads, watch, timeline.t0, spares);
-    for h in handles {
-        h.join()
-            .map_err(|_| anyhow::anyhow!("a worker thread panicked"))??;
-    }
-    match gate.reason() {
-        Some(gate::Abort::Usage(why)) => return Err(UsageError(why).into()),
-        Some(gate::Abort::Unreachable(why)) => return Err(anyhow::anyhow!(why)),
-        None => {}
-    }
+}
+
+/// `record` with the run's timings from `timeline`, read now that the run has ended.
+fn timed(mut record: RunRecord, timeline: &timeline::Timeline) -> RunRecord {
     let end = Instant::now();
     let start = timeline.measure_start().unwrap_or(end);
     let stop = timeline.deadline(start).map_or(end, |d| d.min(end));
@@ -134,5 +134,5 @@ pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> anyhow::Result<
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     record.peak_rss_kib = usage::peak_rss_kib();
-    Ok(record)
+    record
 }

@@ -7,7 +7,7 @@ use super::conn::{
     ensure_session, expire, fail_all, flush, read_replies, timeout_error, Ctx, Slot,
 };
 use super::pacer::{Pacer, Timetable, Turn};
-use crate::cli::ClientMode;
+use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Sent, Session};
 use crate::record::{ErrorKind, OpError, Phase};
 use std::time::Instant;

@@ -218,7 +218,7 @@ impl WorkerRec {
     }
 
     /// The server's report of one session's datagrams.
-    pub fn peer(&mut self, now: Instant, report: &crate::driver::PeerReport) {
+    pub fn peer(&mut self, now: Instant, report: &crate::record::PeerReport) {
         self.slot(now, now).peer.add(report);
     }
 

@@ -19,6 +19,15 @@ pub use status::{reason, StatusCounts};
 use hdrhistogram::Histogram;
 use std::time::Duration;
 
+/// What the server counted of one session's datagrams, with what the session sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeerReport {
+    /// Data datagrams the session sent (warm-up included, as the server counts them).
+    pub sent: u64,
+    /// The server's counters.
+    pub report: crate::wire::datagram::FlowReport,
+}
+
 /// Histogram values are nanoseconds.
 pub const HIST_LOWEST_NS: u64 = 1;
 /// The largest value a histogram tracks exactly: one hour, in nanoseconds.
@@ -107,7 +116,7 @@ pub struct PeerCounts {
 
 impl PeerCounts {
     /// Adds one session's report.
-    pub fn add(&mut self, p: &crate::driver::PeerReport) {
+    pub fn add(&mut self, p: &PeerReport) {
         self.reports += 1;
         self.sent += p.sent;
         self.received += p.report.received;

@@ -4,10 +4,11 @@
 use super::{
     Datagrams, Distribution, ErrorSummary, OpenLoop, ServerCount, Summary, Throughput, SCHEMA,
 };
-use crate::cli::ClientMode;
+use crate::driver::http::spec::HttpSpec;
+use crate::driver::target::Family;
+use crate::driver::workload::{ClientMode, Reply};
 use crate::load::Schedule;
-use crate::plan::http::HttpSpec;
-use crate::plan::{mode_name, Plan, Protocol, Reply};
+use crate::plan::Plan;
 use crate::record::{ErrorKind, Recorder, RunRecord, SeriesPoint};
 use std::time::Duration;
 
@@ -29,8 +30,8 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         wirebench_version: env!("CARGO_PKG_VERSION"),
         started_unix_ms: c.started_unix_ms,
         target: plan.target.url.clone(),
-        protocol: plan.target.protocol.name(),
-        mode: mode_name(plan.workload.mode),
+        protocol: plan.target.scheme.protocol,
+        mode: plan.workload.mode.name(),
         config: config(plan),
         duration_s: measured.as_secs_f64(),
         ok: c.total.ok,
@@ -45,7 +46,7 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
             .load
             .schedule()
             .map(|sched| open_loop(plan, sched, &c.total, measured)),
-        datagrams: (plan.target.protocol == Protocol::Udp).then(|| datagrams(&c.total)),
+        datagrams: (plan.target.family() == Family::Datagram).then(|| datagrams(&c.total)),
         http: plan
             .workload
             .http

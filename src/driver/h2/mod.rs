@@ -26,10 +26,11 @@ mod io;
 mod request;
 
 use super::stream::connect_stream;
+use super::target::Scheme;
 use super::tls::TlsClient;
-use super::{Done, Driver, Expiry, Failure, ReadOutcome, Sent, Session};
+use super::{Done, Driver, Expiry, Failure, Job, Placement, Protocol, ReadOutcome, Sent, Session};
+use crate::driver::http::spec::{Accept, HttpSpec};
 use crate::driver::http::template::{Rng, Vars};
-use crate::plan::http::{Accept, HttpSpec};
 use crate::plan::SocketOptions;
 use crate::record::{ErrorKind, OpError};
 use bytes::Bytes;
@@ -560,5 +561,39 @@ impl H2Session {
             }
         }
         Poll::Pending
+    }
+}
+
+/// HTTP/2 (`--http2`: h2c by prior knowledge on `http://`, ALPN h2 on `https://`).
+#[derive(Debug)]
+pub struct Http2 {
+    spec: Arc<HttpSpec>,
+    tls: Option<Arc<TlsClient>>,
+}
+
+impl Protocol for Http2 {
+    const SCHEMES: &'static [Scheme] = &crate::driver::http::SCHEMES;
+    type Driver = H2Driver;
+
+    fn carries(job: &Job) -> bool {
+        job.workload.http.as_ref().is_some_and(|h| h.http2)
+    }
+
+    fn prepare(job: &Job) -> Result<Http2, String> {
+        let tls = crate::driver::http::tls_client(job, true)?;
+        let spec = crate::driver::http::http_spec(job)?;
+        check(&spec, job.target.tls())?;
+        Ok(Http2 { spec, tls })
+    }
+
+    fn driver(&self, job: &Job, at: Placement) -> H2Driver {
+        H2Driver::new(
+            job.target.addr,
+            self.spec.clone(),
+            job.socket,
+            at.worker,
+            job.connections,
+            self.tls.clone(),
+        )
     }
 }

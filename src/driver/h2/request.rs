@@ -2,8 +2,8 @@
 //! (method, URI, header names and values, a file body, its length), so a request without
 //! placeholders costs clones of shared buffers; what does change is rendered per request.
 
+use crate::driver::http::spec::{Body, HttpRequest, HttpSpec};
 use crate::driver::http::template::{Rng, Template, Vars};
-use crate::plan::http::{Body, HttpRequest, HttpSpec};
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH};
 use http::uri::{Authority, PathAndQuery, Scheme, Uri};
@@ -239,7 +239,7 @@ mod tests {
             unreachable!()
         };
         let plan = crate::plan::Plan::try_from(&run).unwrap();
-        Shapes::new(plan.workload.http.as_ref().unwrap(), plan.target.tls).unwrap()
+        Shapes::new(plan.workload.http.as_ref().unwrap(), plan.target.tls()).unwrap()
     }
 
     fn render(s: &Shapes, seq: u64) -> Rendered {

@@ -4,19 +4,21 @@
 //! gigabyte download costs a read buffer. Each response records its status, its time to first
 //! byte, and counts as success when its status is accepted.
 
+pub mod spec;
 pub mod template;
 
 use super::stream::{connect_stream, Stream};
+use super::target::{Family, Scheme};
 use super::tls::TlsClient;
-use super::{Done, Driver, Expiry, ReadOutcome, Sent, Session};
-use crate::driver::http::template::{Rng, Vars};
-use crate::plan::http::{Body, HttpSpec};
+use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, Session};
 use crate::plan::SocketOptions;
 use crate::record::{ErrorKind, OpError};
+use spec::{Body, HttpSpec};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use template::{Rng, Vars};
 
 /// Read buffer for small responses; a connection switches to [`BIG_READ`] once a response
 /// announces a large body, so ten thousand connections stay small and one download is fast.
@@ -539,4 +541,72 @@ mod tests {
             .is_none());
         assert!(parse_head(b"garbage\r\n\r\n").is_err());
     }
+}
+
+/// The schemes of HTTP, whichever version carries it.
+pub const SCHEMES: [Scheme; 2] = [
+    Scheme {
+        name: "http",
+        protocol: "http",
+        family: Family::Http,
+        default_port: Some(80),
+        tls: false,
+    },
+    Scheme {
+        name: "https",
+        protocol: "http",
+        family: Family::Http,
+        default_port: Some(443),
+        tls: true,
+    },
+];
+
+/// HTTP/1.1 (`http://`, `https://`).
+#[derive(Debug)]
+pub struct Http1 {
+    spec: Arc<HttpSpec>,
+    tls: Option<Arc<TlsClient>>,
+}
+
+impl Protocol for Http1 {
+    const SCHEMES: &'static [Scheme] = &SCHEMES;
+    type Driver = HttpDriver;
+
+    fn prepare(job: &Job) -> Result<Http1, String> {
+        Ok(Http1 {
+            tls: tls_client(job, false)?,
+            spec: http_spec(job)?,
+        })
+    }
+
+    fn driver(&self, job: &Job, at: Placement) -> HttpDriver {
+        HttpDriver::new(
+            job.target.addr,
+            self.spec.clone(),
+            job.socket,
+            at.worker,
+            job.connections,
+        )
+        .blocking(at.blocking)
+        .tls(self.tls.clone())
+    }
+}
+
+/// The HTTP requests of `job` (the plan makes them for every http:// target).
+pub fn http_spec(job: &Job) -> Result<Arc<HttpSpec>, String> {
+    job.workload
+        .http
+        .clone()
+        .ok_or_else(|| format!("{}: the plan has no HTTP requests", job.target.url))
+}
+
+/// The TLS client an `https://` job needs, offering h2 in ALPN with `http2`; `None` for
+/// `http://`. A certificate file that cannot be read is bad input.
+pub fn tls_client(job: &Job, http2: bool) -> Result<Option<Arc<TlsClient>>, String> {
+    let t = &job.tls;
+    job.target
+        .tls()
+        .then(|| TlsClient::new(&job.target.host, t.insecure, t.cacert.as_deref(), http2))
+        .transpose()
+        .map(|c| c.map(Arc::new))
 }

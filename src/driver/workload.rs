@@ -1,0 +1,115 @@
+//! What one operation is, protocol by protocol's common terms: the client mode, the request
+//! bytes and how a reply is recognised (and, for HTTP, the request shapes). The plan builds a
+//! [`Workload`] from the command line; drivers read it.
+
+use super::http::spec::HttpSpec;
+use crate::wire::framing::Preamble;
+
+/// What each client connection does (the validated `--mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientMode {
+    /// Request/response on persistent connections.
+    Rr,
+    /// Connect, request, response, close: a new connection for every request.
+    Crr,
+    /// Bulk send to a sink: MB/s.
+    Stream,
+    /// Read what the server pushes: messages/s and MB/s.
+    Source,
+}
+
+impl ClientMode {
+    /// The flag spelling (`--mode rr`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientMode::Rr => "rr",
+            ClientMode::Crr => "crr",
+            ClientMode::Stream => "stream",
+            ClientMode::Source => "source",
+        }
+    }
+
+    /// Whether the mode moves bytes in bulk (no replies).
+    pub fn bulk(self) -> bool {
+        matches!(self, ClientMode::Stream | ClientMode::Source)
+    }
+}
+
+/// What one operation is.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// rr, crr, stream or source.
+    pub mode: ClientMode,
+    /// The request bytes (or the message unit in stream/source).
+    pub request: Request,
+    /// How a reply is recognised (rr and crr).
+    pub reply: Reply,
+    /// HTTP requests and what counts as success, for http:// targets.
+    pub http: Option<std::sync::Arc<HttpSpec>>,
+}
+
+/// What a request is.
+#[derive(Clone, Debug)]
+pub enum Request {
+    /// `size` synthetic bytes; with `preamble`, announced in wirebench framing.
+    Sized {
+        /// Bytes per request.
+        size: usize,
+        /// Whether each connection starts with the wirebench preamble.
+        preamble: bool,
+    },
+    /// Exact bytes given by the user (`--payload`), sent as they are.
+    Payload(Vec<u8>),
+}
+
+impl Request {
+    /// Bytes per request.
+    pub fn len(&self) -> usize {
+        match self {
+            Request::Sized { size, .. } => *size,
+            Request::Payload(p) => p.len(),
+        }
+    }
+
+    /// True for an empty request (never produced by validation).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// How the end of a reply is found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Exactly this many bytes.
+    Size(usize),
+    /// Everything up to and including this delimiter.
+    Until(Vec<u8>),
+}
+
+impl Workload {
+    /// The preamble each connection opens with, if the request is in wirebench framing.
+    pub fn preamble(&self) -> Option<Preamble> {
+        let Request::Sized {
+            size,
+            preamble: true,
+        } = self.request
+        else {
+            return None;
+        };
+        let size = size as u64;
+        Some(match self.mode {
+            ClientMode::Rr | ClientMode::Crr => Preamble::Exchange {
+                request: size,
+                reply: match &self.reply {
+                    Reply::Size(n) => *n as u64,
+                    Reply::Until(_) => size,
+                },
+            },
+            ClientMode::Stream => Preamble::Stream {
+                request: size,
+                report: true,
+            },
+            ClientMode::Source => Preamble::Source { message: size },
+        })
+    }
+}

@@ -1,0 +1,188 @@
+//! What one operation is, from the flags: the request bytes, how a reply ends, the client mode,
+//! and for HTTP the request shapes; flags that do not fit the target's protocol are refused.
+
+use super::http;
+use crate::cli::{self, RunArgs};
+use crate::driver::target::{Family, Target};
+use crate::driver::workload::{ClientMode, Reply, Request, Workload};
+use crate::error::{usage, UsageError};
+use crate::units::{parse_message_size, unescape};
+
+/// Request size when neither `--size` nor `--payload` is given.
+pub const DEFAULT_SIZE: usize = 64;
+
+/// The workload of a run of `a` against `target`.
+pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
+    check_flags_fit(a, target)?;
+    let mut workload = bytes(a)?;
+    if (a.insecure || a.cacert.is_some()) && !target.tls() {
+        return usage("--insecure and --cacert apply to https:// targets");
+    }
+    if target.family() == Family::Http {
+        let spec = http::spec(a, target)?;
+        workload.http = Some(std::sync::Arc::new(spec));
+        if a.no_keepalive {
+            // A connection per request is the crr mode, HTTP-style.
+            workload.mode = ClientMode::Crr;
+        }
+    }
+    if target.family() == Family::Datagram {
+        check_datagrams(a, &workload)?;
+    }
+    Ok(workload)
+}
+
+/// Reads `--payload TEXT` or `--payload @FILE`.
+fn payload(text: &str) -> Result<Vec<u8>, UsageError> {
+    let bytes = match text.strip_prefix('@') {
+        Some(path) => std::fs::read(path).map_err(|e| {
+            UsageError(format!(
+                "--payload @{path}: cannot read the file ({e}): check the path"
+            ))
+        })?,
+        None => unescape(text).map_err(|e| UsageError(format!("--payload: {e}")))?,
+    };
+    if bytes.is_empty() {
+        return usage("--payload is empty: give at least one byte");
+    }
+    if bytes.len() as u64 > crate::units::MAX_SIZE {
+        return usage("--payload is over the 1 GiB limit: use a smaller file");
+    }
+    Ok(bytes)
+}
+
+fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
+    let request = match (&a.size, &a.payload) {
+        (_, Some(p)) => {
+            if a.raw {
+                return usage("--raw applies to --size; --payload is always sent as it is");
+            }
+            Request::Payload(payload(p)?)
+        }
+        (size, None) => Request::Sized {
+            size: match size {
+                Some(s) => parse_message_size("--size", s).map_err(UsageError)?,
+                None => DEFAULT_SIZE,
+            },
+            preamble: !a.raw,
+        },
+    };
+    let reply = match (&a.expect_size, &a.until) {
+        (Some(s), _) => Reply::Size(parse_message_size("--expect-size", s).map_err(UsageError)?),
+        (None, Some(d)) => {
+            let delim = unescape(d).map_err(|e| UsageError(format!("--until: {e}")))?;
+            if delim.is_empty() {
+                return usage(
+                    "--until is empty: give the bytes that end a reply, e.g. 'END\\r\\n'",
+                );
+            }
+            if matches!(request, Request::Sized { preamble: true, .. }) {
+                return usage(
+                    "--until needs --payload or --raw: the reference server's replies to --size requests are sized, not delimited",
+                );
+            }
+            Reply::Until(delim)
+        }
+        (None, None) => Reply::Size(request.len()),
+    };
+    let bulk = matches!(mode(a), ClientMode::Stream | ClientMode::Source);
+    if bulk && (a.expect_size.is_some() || a.until.is_some()) {
+        return usage(format!(
+            "--expect-size and --until apply to request/response; --mode {} has no replies",
+            mode(a).name()
+        ));
+    }
+    if mode(a) == ClientMode::Source && a.payload.is_some() {
+        return usage("--mode source reads what the server pushes: use --size for the message size, not --payload");
+    }
+    Ok(Workload {
+        mode: mode(a),
+        request,
+        reply,
+        http: None,
+    })
+}
+
+/// The `--mode` of `a`.
+pub(super) fn mode(a: &RunArgs) -> ClientMode {
+    match a.mode {
+        cli::ClientMode::Rr => ClientMode::Rr,
+        cli::ClientMode::Crr => ClientMode::Crr,
+        cli::ClientMode::Stream => ClientMode::Stream,
+        cli::ClientMode::Source => ClientMode::Source,
+    }
+}
+
+/// Flags that belong to other protocols are usage errors, not silently ignored.
+fn check_flags_fit(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
+    let family = target.family();
+    let http_only = [
+        ("-X/--method", a.method.is_some()),
+        ("-H/--header", !a.headers.is_empty()),
+        ("--body", a.body.is_some()),
+        ("--accept", a.accept.is_some()),
+        ("--no-keepalive", a.no_keepalive),
+        ("--targets", a.targets.is_some()),
+        ("--http2", a.http2),
+    ];
+    let stream_only = [
+        ("--size", a.size.is_some()),
+        ("--payload", a.payload.is_some()),
+        ("--expect-size", a.expect_size.is_some()),
+        ("--until", a.until.is_some()),
+        ("--raw", a.raw),
+    ];
+    let (wrong, fits) = match family {
+        Family::Http => (stream_only.iter().find(|f| f.1), "tcp:// and udp://"),
+        _ => (http_only.iter().find(|f| f.1), "http://"),
+    };
+    if let Some((flag, _)) = wrong {
+        return usage(format!(
+            "{flag} applies to {fits} targets, not to {}://",
+            target.scheme.protocol
+        ));
+    }
+    if family == Family::Http && matches!(mode(a), ClientMode::Stream | ClientMode::Source) {
+        return usage(
+            "--mode stream and source are for tcp://; an HTTP download is a GET of a large body",
+        );
+    }
+    Ok(())
+}
+
+/// What datagrams cannot do: replies found by a delimiter, modes that need a connection,
+/// sizes past the UDP limit, and wirebench framing smaller than its header.
+fn check_datagrams(a: &RunArgs, w: &Workload) -> Result<(), UsageError> {
+    use crate::wire::datagram::{HEADER_LEN, MAX_DATAGRAM};
+    if matches!(w.mode, ClientMode::Crr | ClientMode::Source) {
+        return usage(format!(
+            "--mode {} needs a connection; over udp:// use --mode rr or --mode stream",
+            w.mode.name()
+        ));
+    }
+    if a.until.is_some() {
+        return usage("--until finds replies in a byte stream; a UDP reply is one datagram: use --expect-size or nothing");
+    }
+    let reply = match w.reply {
+        Reply::Size(n) => n,
+        Reply::Until(_) => 0,
+    };
+    let largest = w.request.len().max(reply);
+    if largest > MAX_DATAGRAM {
+        return usage(format!(
+            "a {largest}-byte datagram is over the UDP limit of {MAX_DATAGRAM} bytes: use a smaller --size or --expect-size"
+        ));
+    }
+    if let Request::Sized {
+        size,
+        preamble: true,
+    } = w.request
+    {
+        if size < HEADER_LEN {
+            return usage(format!(
+                "--size {size} is below the {HEADER_LEN}-byte wirebench datagram header: use --size {HEADER_LEN} or more, or --raw / --payload for plain datagrams"
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,7 +1,8 @@
 //! Reporters: each renders a [`crate::summary::Summary`] to a writer.
 //!
-//! - [`table`]: the human-readable terminal report (comfy-table, no colours); its per-second
-//!   series is rendered by `series`, and small number formats live in `format`.
+//! - [`table`]: the human-readable terminal report (comfy-table, no colours); its headline
+//!   figures (and the open-loop, datagram and HTTP lines) are rendered by `headline`, its
+//!   per-second series by `series`, and small number formats live in `format`.
 //! - [`json`]: the versioned machine-readable result, described by `schema/result.v1.json`.
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
 //!
@@ -9,6 +10,7 @@
 //! the JSON never disagree.
 
 mod format;
+mod headline;
 pub mod json;
 pub mod progress;
 mod series;

@@ -1,16 +1,18 @@
 //! The built-in study, shaped like the DIM publish/subscribe measurements (seed 004): messages/s
 //! and KB/s by message size, for request/response and for server push, on loopback against the
 //! reference server started in-process. One row per workload, one column per size.
+//!
+//! Each run is a plan like any other: typed as `wirebench run` arguments and validated by
+//! [`Plan::try_from`]; `report::demo` renders the results.
 
-use crate::cli::{ClientMode, DemoArgs, ServerMode};
-use crate::driver::target::Target;
-use crate::driver::workload::{self, Reply, Request, Workload};
-use crate::load::LoadModel;
-use crate::plan::{duration_flag, Plan, SocketOptions, Stop, Warmup};
+use crate::cli::{Cli, Command, DemoArgs, ServerMode};
+use crate::error::usage;
+use crate::plan::{duration_flag, Plan};
+use crate::report::demo::{write_method, write_study, Row};
 use crate::report::progress::Progress;
 use crate::serve::tcp::{spawn, ServerHandle, TcpServerOptions};
 use crate::summary::Summary;
-use comfy_table::{presets::ASCII_MARKDOWN, Table};
+use clap::Parser;
 use std::io::Write;
 use std::net::TcpListener;
 use std::process::ExitCode;
@@ -24,58 +26,29 @@ pub const SIZES: [usize; 10] = [4, 128, 512, 1024, 2048, 4096, 8192, 16384, 3276
 /// Runs at each point; the figure printed is their median.
 pub const REPEATS: usize = 3;
 
-/// One row of the study: a workload measured at every size.
-#[derive(Debug, Clone)]
-pub struct Row {
-    /// What the row measured.
-    pub label: &'static str,
-    /// Messages per second, one per size (the median of the runs).
-    pub messages_per_s: Vec<f64>,
-    /// KB/s (1 KB = 1024 bytes, as in the DIM study), one per size (the median of the runs).
-    pub kb_per_s: Vec<f64>,
-    /// Per size, how far the run farthest from the median of messages/s lies from it, as a
-    /// fraction of it; KB/s are the same runs' bytes, so this is their spread too.
-    pub spread: Vec<f64>,
-}
-
-/// The two workloads of the study: label, client mode, server mode.
-const WORKLOADS: [(&str, ClientMode, ServerMode); 2] = [
-    ("request/response", ClientMode::Rr, ServerMode::Echo),
-    ("server push", ClientMode::Source, ServerMode::Source),
+/// The two workloads of the study: label, client mode (as `--mode` is typed), server mode.
+const WORKLOADS: [(&str, &str, ServerMode); 2] = [
+    ("request/response", "rr", ServerMode::Echo),
+    ("server push", "source", ServerMode::Source),
 ];
 
 /// `wirebench demo`.
 pub fn main(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let per_size = duration_flag("--time-per-size", &args.time_per_size)?;
+    if per_size.is_zero() {
+        usage("--time-per-size 0 measures nothing: give a duration such as 500ms")?;
+    }
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "wirebench demo: messages/s and KB/s by message size over loopback, one connection, \
-         against the reference server in-process\n"
-    )?;
     let placement = pin::Placement::choose();
-    writeln!(out, "{}\n", method(&placement.describe(), per_size))?;
+    let described = placement.describe();
+    write_method(&described, per_size, warmup(per_size), REPEATS, &mut out)?;
     out.flush()?;
     let rows = study(&placement, per_size)?;
-    write_study(&rows, &mut out)?;
+    write_study(&SIZES, &rows, &mut out)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The line that states how the figures were taken.
-pub fn method(placement: &str, per_size: Duration) -> String {
-    let us = |d: Duration| match d.subsec_micros() % 1000 {
-        0 => format!("{} ms", d.as_millis()),
-        _ => crate::units::format_us(d.as_secs_f64() * 1e6),
-    };
-    format!(
-        "Method: {placement}. Each figure is the median of {REPEATS} runs of {} (after a {} \
-         warm-up each), taken in {REPEATS} rounds over all sizes so that a disturbance does not \
-         hit one size alone; ± is the run farthest from the median, in % of it.",
-        us(per_size),
-        us(warmup(per_size))
-    )
-}
-
+/// The warm-up before each run.
 fn warmup(per_size: Duration) -> Duration {
     per_size / 6
 }
@@ -94,12 +67,13 @@ fn study(placement: &pin::Placement, per_size: Duration) -> anyhow::Result<Vec<R
         };
         servers.push(spawn(listener, options)?);
     }
+    let plans = plans(&servers, per_size)?;
     // runs[workload][size]: (messages/s, KB/s) of each round.
     let mut runs = vec![vec![Vec::new(); SIZES.len()]; WORKLOADS.len()];
     for _ in 0..REPEATS {
-        for (w, (label, client, _)) in WORKLOADS.iter().enumerate() {
+        for (w, (label, _, _)) in WORKLOADS.iter().enumerate() {
             for (i, &size) in SIZES.iter().enumerate() {
-                let s = measure(&servers[w], *client, size, per_size)?;
+                let s = measure(&plans[w][i])?;
                 anyhow::ensure!(
                     s.errors.total == 0,
                     "{label} at {size} B saw {} errors: {:?}",
@@ -120,6 +94,36 @@ fn study(placement: &pin::Placement, per_size: Duration) -> anyhow::Result<Vec<R
         .zip(runs)
         .map(|((label, _, _), runs)| row(label, &runs))
         .collect())
+}
+
+/// The plans of the study, `[workload][size]`, against `servers` (one per workload).
+fn plans(servers: &[ServerHandle], per_size: Duration) -> anyhow::Result<Vec<Vec<Plan>>> {
+    let mut plans = Vec::new();
+    for ((_, mode, _), server) in WORKLOADS.iter().zip(servers) {
+        let url = format!("tcp://{}", server.addr);
+        let of_size = |&size| plan(&url, mode, size, per_size);
+        plans.push(SIZES.iter().map(of_size).collect::<anyhow::Result<_>>()?);
+    }
+    Ok(plans)
+}
+
+/// One run of the study, built as `run` builds it from its arguments: one connection on one
+/// thread, `size`-byte messages in wirebench framing, `per_size` measured after the warm-up.
+fn plan(url: &str, mode: &str, size: usize, per_size: Duration) -> anyhow::Result<Plan> {
+    // Durations go in as whole nanoseconds, which read back exactly.
+    let (duration, warmup) = (per_size.as_nanos(), warmup(per_size).as_nanos());
+    let line = format!(
+        "wirebench run {url} --mode {mode} -c 1 -t 1 --size {size} -d {duration}ns --warmup {warmup}ns"
+    );
+    let Command::Run(args) = Cli::try_parse_from(line.split_whitespace())?.command else {
+        unreachable!("the arguments name the run command")
+    };
+    Ok(Plan::try_from(&args)?)
+}
+
+/// One run of a plan, without a progress line.
+fn measure(plan: &Plan) -> anyhow::Result<Summary> {
+    super::run::measure(plan, Progress::new(false))
 }
 
 /// A row from each size's runs: medians and the spread of messages/s.
@@ -153,202 +157,68 @@ pub fn median_spread(mut v: Vec<f64>) -> (f64, f64) {
     (median, if median > 0.0 { far / median } else { 0.0 })
 }
 
-fn measure(
-    handle: &ServerHandle,
-    mode: ClientMode,
-    size: usize,
-    per_size: Duration,
-) -> anyhow::Result<Summary> {
-    let plan = Plan {
-        target: Target {
-            scheme: crate::driver::scheme("tcp").expect("tcp is registered"),
-            url: format!("tcp://{}", handle.addr),
-            addr: handle.addr,
-            host: handle.addr.to_string(),
-            path: "/".into(),
-        },
-        workload: Workload {
-            mode: match mode {
-                ClientMode::Rr => workload::ClientMode::Rr,
-                _ => workload::ClientMode::Source,
-            },
-            request: Request::Sized {
-                size,
-                preamble: true,
-            },
-            reply: Reply::Size(size),
-            http: None,
-        },
-        load: LoadModel::Closed {
-            pipeline: 1,
-            think: None,
-        },
-        connections: 1,
-        threads: 1,
-        stop: Stop {
-            duration: Some(per_size),
-            requests: None,
-        },
-        warmup: Some(Warmup::Duration(warmup(per_size))),
-        timeout: Duration::from_secs(2),
-        socket: SocketOptions {
-            nodelay: true,
-            ..SocketOptions::default()
-        },
-        schedule_text: None,
-        tls: Default::default(),
-    };
-    super::run::measure(&plan, Progress::new(false))
-}
-
-/// Writes the two tables and the two lines that say what they show.
-pub fn write_study(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "Messages per second for different message sizes (in bytes):\n"
-    )?;
-    writeln!(out, "{}\n", table(rows, |r| &r.messages_per_s, 0))?;
-    writeln!(
-        out,
-        "Throughput in KB/s (1 KB = 1024 B) for different message sizes (in bytes):\n"
-    )?;
-    writeln!(out, "{}\n", table(rows, |r| &r.kb_per_s, 1))?;
-    for line in findings(rows) {
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
-}
-
-/// One cell per size: the median, and beside it the spread of its runs.
-fn table(rows: &[Row], pick: impl Fn(&Row) -> &Vec<f64>, decimals: usize) -> Table {
-    let mut t = Table::new();
-    t.load_preset(ASCII_MARKDOWN);
-    let mut header = vec![String::new()];
-    header.extend(SIZES.iter().map(|s| s.to_string()));
-    t.set_header(header);
-    for r in rows {
-        let mut cells = vec![r.label.to_string()];
-        cells.extend(
-            pick(r)
-                .iter()
-                .zip(&r.spread)
-                .map(|(v, s)| format!("{v:.decimals$} ±{:.0}%", s * 100.0)),
-        );
-        t.add_row(cells);
-    }
-    t
-}
-
-/// Two sentences: where throughput peaks, and where the message rate falls.
-pub fn findings(rows: &[Row]) -> Vec<String> {
-    let peaks: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let (i, kb) = argmax(&r.kb_per_s);
-            format!(
-                "{} peaks at {} B messages ({:.0} KB/s)",
-                r.label, SIZES[i], kb
-            )
-        })
-        .collect();
-    let falls: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let base = r.messages_per_s[0];
-            let below: Vec<bool> = r.messages_per_s.iter().map(|&m| m < base / 2.0).collect();
-            // A fall is where the rate stays below half for every larger size; an isolated
-            // low point before it (a noisy measurement) is named as a dip, not as the fall.
-            let from = (0..below.len()).find(|&i| below[i..].iter().all(|&b| b));
-            let dips: Vec<String> = (0..from.unwrap_or(below.len()))
-                .filter(|&i| below[i])
-                .map(|i| format!("{} B", SIZES[i]))
-                .collect();
-            let dip = |lead: &str| match dips.is_empty() {
-                true => String::new(),
-                false => format!(" ({lead} a dip at {})", dips.join(", ")),
-            };
-            match from {
-                Some(i) => format!(
-                    "{} falls below half its {} B rate ({:.0}/s) from {} B on{}",
-                    r.label,
-                    SIZES[0],
-                    base,
-                    SIZES[i],
-                    dip("after")
-                ),
-                None => format!(
-                    "{} stays within half its {} B rate ({:.0}/s) up to {} B{}",
-                    r.label,
-                    SIZES[0],
-                    base,
-                    SIZES[SIZES.len() - 1],
-                    dip("apart from")
-                ),
-            }
-        })
-        .collect();
-    vec![
-        format!("Throughput: {}.", peaks.join("; ")),
-        format!("Message rate: {}.", falls.join("; ")),
-    ]
-}
-
-fn argmax(v: &[f64]) -> (usize, f64) {
-    v.iter().copied().enumerate().fold(
-        (0, f64::MIN),
-        |best, (i, x)| if x > best.1 { (i, x) } else { best },
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Typed as arguments and validated, the plans are the ones the demo once built by hand.
     #[test]
-    fn findings_name_peak_and_fall() {
-        let rows = [Row {
-            label: "server push",
-            messages_per_s: vec![
-                26795.0, 26362.0, 26370.0, 25980.0, 24977.0, 22703.0, 19022.0, 11398.0, 6621.0,
-                3226.0,
-            ],
-            kb_per_s: vec![
-                104.7, 3295.0, 13185.0, 25980.0, 49954.0, 90812.0, 152176.0, 182368.0, 211872.0,
-                206464.0,
-            ],
-            spread: vec![0.04; 10],
-        }];
-        let lines = findings(&rows);
-        assert!(lines[0].contains("peaks at 32768 B"), "{}", lines[0]);
-        assert!(lines[1].contains("from 16384 B on."), "{}", lines[1]);
-        // One low point that recovers is a dip, not the fall.
-        let mut dipped = rows[0].clone();
-        dipped.messages_per_s[3] = 9000.0;
-        let lines = findings(&[dipped]);
-        assert!(
-            lines[1].contains("from 16384 B on (after a dip at 1024 B)"),
-            "{}",
-            lines[1]
-        );
-        let mut flat = rows[0].clone();
-        flat.messages_per_s = vec![1000.0; 10];
-        flat.messages_per_s[3] = 100.0;
-        let lines = findings(&[flat]);
-        assert!(
-            lines[1].contains("stays within half")
-                && lines[1].contains("apart from a dip at 1024 B"),
-            "{}",
-            lines[1]
-        );
-        let mut out = Vec::new();
-        write_study(&rows, &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(
-            text.contains("| 65536 |") || text.contains("65536"),
-            "{text}"
-        );
-        assert!(text.contains("| 26795 ±4%"), "{text}");
-        assert!(text.contains("| 104.7 ±4%"), "{text}");
+    fn plans_are_one_framed_connection_per_run() {
+        use crate::driver::tls::TlsOptions;
+        use crate::driver::workload::{ClientMode, Reply, Request};
+        use crate::load::LoadModel;
+        use crate::plan::{SocketOptions, Stop, Warmup};
+        for per_size in [40, 500, 1000].map(Duration::from_millis) {
+            for (mode, client) in [("rr", ClientMode::Rr), ("source", ClientMode::Source)] {
+                let p = plan("tcp://127.0.0.1:9", mode, 512, per_size).unwrap();
+                let t = &p.target;
+                assert_eq!(
+                    (t.scheme.name, t.url.as_str()),
+                    ("tcp", "tcp://127.0.0.1:9")
+                );
+                assert_eq!(
+                    (t.addr, t.host.as_str()),
+                    (([127, 0, 0, 1], 9).into(), "127.0.0.1:9")
+                );
+                assert_eq!((t.path.as_str(), t.tls()), ("/", false));
+                let w = &p.workload;
+                assert_eq!(w.mode, client);
+                assert!(matches!(
+                    w.request,
+                    Request::Sized {
+                        size: 512,
+                        preamble: true
+                    }
+                ));
+                assert_eq!(w.reply, Reply::Size(512));
+                assert!(w.http.is_none());
+                assert!(
+                    matches!(
+                        p.load,
+                        LoadModel::Closed {
+                            pipeline: 1,
+                            think: None
+                        }
+                    ),
+                    "{:?}",
+                    p.load
+                );
+                assert_eq!((p.connections, p.threads), (1, 1));
+                let stop = Stop {
+                    duration: Some(per_size),
+                    requests: None,
+                };
+                assert_eq!(p.stop, stop);
+                assert_eq!(p.warmup, Some(Warmup::Duration(per_size / 6)));
+                assert_eq!(p.timeout, Duration::from_secs(2));
+                let nodelay = SocketOptions {
+                    nodelay: true,
+                    ..SocketOptions::default()
+                };
+                assert_eq!(p.socket, nodelay);
+                assert!(p.schedule_text.is_none() && p.tls == TlsOptions::default());
+            }
+        }
     }
 
     #[test]

@@ -12,7 +12,6 @@
 mod collector;
 mod conn;
 pub mod gate;
-mod open_loop;
 mod pacer;
 mod timeline;
 mod timer;

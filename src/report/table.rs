@@ -1,8 +1,9 @@
 //! The terminal reporter: a compact, readable report of one run.
 //!
-//! The shape, top to bottom: what was measured and how, the warm-up, the headline figures, the
-//! latency table (or, in bulk modes, throughput in messages/s, bytes/s and bits/s), errors, the
-//! per-second series, the generator's own resource use and the notes. Tables use comfy-table
+//! The shape, top to bottom: what was measured and how, the warm-up, the headline figures
+//! (`headline.rs`), the latency table (or, in bulk modes, throughput in messages/s, bytes/s and
+//! bits/s), errors, the per-second series (`series.rs`), the generator's own resource use and
+//! the notes. Tables use comfy-table
 //! without colours, so the output is the same on a terminal, in a pipe and in a file; only
 //! their width follows the terminal (and [`write_width`] fixes it, for golden files).
 //!
@@ -10,7 +11,7 @@
 //! multiples, as the JSON's MB and Gbit), and a per-second point's rates are over its true
 //! length, which is less than a second for the last second of a run that ended between two.
 
-use super::format::{bit_rate, byte_rate, bytes, kib_as_mb, plural, rate, secs, size};
+use super::format::{kib_as_mb, plural, secs, size};
 use crate::summary::{Distribution, Summary};
 use crate::units::{format_us, thousands};
 use comfy_table::{presets, CellAlignment, ColumnConstraint, ContentArrangement, Table};
@@ -31,7 +32,7 @@ pub fn write(summary: &Summary, out: &mut dyn Write) -> io::Result<()> {
 pub fn write_width(summary: &Summary, out: &mut dyn Write, width: Option<u16>) -> io::Result<()> {
     header(summary, out)?;
     writeln!(out)?;
-    figures(summary, out)?;
+    super::headline::write(summary, out)?;
     distributions(summary, out, width)?;
     errors(summary, out, width)?;
     super::series::write(summary, out, width)?;
@@ -117,183 +118,6 @@ fn sizes(s: &Summary) -> String {
         (Some(n), _) => format!("{request} requests / {} replies", size(*n as u64)),
         (None, Some(until)) => format!("{request} requests / replies up to \"{until}\""),
         (None, None) => format!("{request} requests"),
-    }
-}
-
-/// The headline: counts and rates.
-fn figures(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
-    let t = &s.throughput;
-    let sent = byte_rate(t.sent_mb_per_s * 1e6);
-    let received = byte_rate(t.received_mb_per_s * 1e6);
-    if is_bulk(s) {
-        writeln!(
-            out,
-            "{INDENT}{}   messages/s {}   sent {sent}   received {received}",
-            bit_rate(t.gbit_per_s * 1e9),
-            rate(t.messages_per_s),
-        )?;
-        if t.receiver_bytes.is_some() || t.receiver_unreported > 0 {
-            receiver(t, out)?;
-        }
-        // A byte stream has no request/response to count as ok: say what it moved instead.
-        // The message count is the rate's own numerator (rate × the time it is over).
-        writeln!(
-            out,
-            "{INDENT}messages {}   sent {}   received {}   errors {}",
-            thousands((t.messages_per_s * s.duration_s).round() as u64),
-            bytes(t.sent_bytes),
-            bytes(t.received_bytes),
-            thousands(s.errors.total)
-        )?;
-        open_loop(s, out)?;
-        return datagrams(s, out);
-    }
-    writeln!(
-        out,
-        "{INDENT}ok {}   errors {}   ops/s {}   sent {sent}   received {received}",
-        thousands(s.ok),
-        thousands(s.errors.total),
-        rate(t.ops_per_s),
-    )?;
-    open_loop(s, out)?;
-    datagrams(s, out)?;
-    http(s, out)
-}
-
-/// HTTP: statuses by code, body goodput, and time to first byte.
-fn http(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
-    let Some(h) = &s.http else {
-        return Ok(());
-    };
-    let codes: Vec<String> = h
-        .status
-        .iter()
-        .map(|c| format!("{} × {}", c.code, thousands(c.count)))
-        .collect();
-    writeln!(
-        out,
-        "{INDENT}status: {}   body {} ({})",
-        if codes.is_empty() {
-            "none".to_string()
-        } else {
-            codes.join(", ")
-        },
-        size(h.body_bytes),
-        byte_rate(h.goodput_mb_per_s * 1e6),
-    )?;
-    if let Some(t) = &h.ttfb {
-        writeln!(
-            out,
-            "{INDENT}time to first byte: p50 {}   p99 {}   max {}",
-            format_us(t.p50_us),
-            format_us(t.p99_us),
-            format_us(t.max_us)
-        )?;
-    }
-    Ok(())
-}
-
-/// A stream to a wirebench sink: what the receiver counted, against what was written.
-fn receiver(t: &crate::summary::Throughput, out: &mut dyn Write) -> io::Result<()> {
-    match t.receiver_bytes {
-        Some(b) => writeln!(
-            out,
-            "{INDENT}the receiver counted {} of the {} sent ({:.2}%): the rates above are its count",
-            bytes(b),
-            bytes(t.sent_bytes),
-            100.0 * b as f64 / t.sent_bytes.max(1) as f64
-        ),
-        None => writeln!(
-            out,
-            "{INDENT}the receiver's count is missing for {} connection(s): the rates above are bytes written, not bytes received",
-            thousands(t.receiver_unreported)
-        ),
-    }
-}
-
-/// UDP: the client's view (answered, lost, late, duplicated, reordered) and the server's.
-fn datagrams(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
-    let Some(d) = &s.datagrams else {
-        return Ok(());
-    };
-    if !is_bulk(s) && d.answered == 0 && d.sent > 0 {
-        // Nothing came back: loss cannot be told from refusal or a dead server, so no loss
-        // figure is printed; the errors table says what the socket reported.
-        let refused = s
-            .errors
-            .by_kind
-            .iter()
-            .find(|e| e.kind == "refused")
-            .map_or(0, |e| e.count);
-        writeln!(
-            out,
-            "{INDENT}datagrams: sent {}   answered 0: no reply at all ({} refused by ICMP port unreachable, {} without an answer)",
-            thousands(d.sent),
-            thousands(refused),
-            thousands(d.lost),
-        )?;
-    } else if !is_bulk(s) {
-        writeln!(
-            out,
-            "{INDENT}datagrams: sent {}   answered {}   lost {} ({:.2}%)   late {}   duplicated {}   reordered {}",
-            thousands(d.sent),
-            thousands(d.answered),
-            thousands(d.lost),
-            d.loss_percent,
-            thousands(d.late),
-            thousands(d.duplicated),
-            thousands(d.reordered),
-        )?;
-    }
-    if let Some(v) = &d.server {
-        writeln!(
-            out,
-            "{INDENT}as the server counted: sent {}   received {}   lost {} ({:.2}%)   out of order {}   duplicated {}   jitter {}",
-            thousands(v.sent),
-            thousands(v.received),
-            thousands(v.lost),
-            v.loss_percent,
-            thousands(v.out_of_order),
-            thousands(v.duplicated),
-            format_us(v.jitter_us),
-        )?;
-    }
-    Ok(())
-}
-
-/// The open loop's lines: offered vs sent vs achieved and the lag behind schedule, then the
-/// distribution of every send's lag (how well the generator kept to its timetable).
-fn open_loop(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
-    let Some(o) = &s.open_loop else {
-        return Ok(());
-    };
-    // A stream has no replies, so nothing is achieved beyond what was sent.
-    let achieved = match is_bulk(s) {
-        true => String::new(),
-        false => format!("   achieved {}/s", rate(o.achieved_per_s)),
-    };
-    writeln!(
-        out,
-        "{INDENT}open loop{}: offered {}/s   sent {}/s{achieved}   behind schedule {} (max lag {})",
-        if o.schedule.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", o.schedule)
-        },
-        rate(o.offered_per_s),
-        rate(o.sent_per_s),
-        thousands(o.behind_schedule),
-        format_us(o.max_lag_us),
-    )?;
-    match &o.send_lag {
-        Some(l) => writeln!(
-            out,
-            "{INDENT}send lag (actual − intended send): p50 {}   p99 {}   max {}",
-            format_us(l.p50_us),
-            format_us(l.p99_us),
-            format_us(l.max_us),
-        ),
-        None => Ok(()),
     }
 }
 

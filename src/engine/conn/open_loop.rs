@@ -3,10 +3,10 @@
 //! for them. Latency counts from each request's intended send time, and the lag of each send
 //! behind that time is recorded too.
 
-use super::conn::{
-    ensure_session, expire, fail_all, flush, read_replies, timeout_error, Ctx, Slot,
+use super::super::pacer::{Pacer, Timetable, Turn};
+use super::{
+    ensure_session, fail_all, flush, queue, read_replies, timeout_error, Ctx, ExpiryTimer, Slot,
 };
-use super::pacer::{Pacer, Timetable, Turn};
 use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Sent, Session};
 use crate::record::{ErrorKind, OpError, Phase};
@@ -36,10 +36,7 @@ pub(super) async fn paced<D: Driver>(
 /// the worker is full, and then goes out late, never skipped.
 async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: &Pacer) {
     let window = ctx.plan.load.in_flight();
-    let limit = ctx.plan.timeout;
-    // Fires no later than the oldest request's time limit: it is only ever set to that limit
-    // (or earlier), and re-armed when it fires early, as in the closed loop.
-    let mut expiry = Box::pin(tokio::time::sleep(limit));
+    let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
     loop {
         let (in_flight, room) = match &slot.session {
             None => (0, true),
@@ -62,7 +59,7 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
                     None => std::future::pending().await,
                 }
             }, if in_flight > 0 => Step::Read(r),
-            _ = &mut expiry, if in_flight > 0 => Step::Expiry,
+            _ = expiry.fired(), if in_flight > 0 => Step::Expiry,
             turn = pacer.turn(), if room && more => match turn {
                 Some(turn) => {
                     send_due(ctx, slot, pacer, turn).await;
@@ -82,20 +79,7 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
                     }
                 }
             }
-            Step::Expiry => {
-                let due = slot
-                    .session
-                    .as_ref()
-                    .and_then(|s| s.oldest())
-                    .map(|t| t + limit);
-                if due.is_some_and(|d| Instant::now() >= d) {
-                    expire(ctx, slot);
-                }
-                let next = slot.session.as_ref().and_then(|s| s.oldest());
-                if let Some(t) = next {
-                    expiry.as_mut().reset((t + limit).into());
-                }
-            }
+            Step::Expiry => expiry.check(ctx, slot),
             Step::Sent => {}
         }
     }
@@ -119,7 +103,17 @@ async fn send_due<D: Driver>(
 ) {
     let window = ctx.plan.load.in_flight();
     let mut now = Instant::now();
-    if slot.session.is_none() {
+    if let Some(session) = slot.session.as_mut() {
+        let mut room = window - session.in_flight();
+        while room > 0 {
+            let Some(intended) = pacer.take(now) else {
+                break;
+            };
+            queue(ctx, session, &mut slot.seq, Sent { intended, at: now });
+            room -= 1;
+        }
+        drop(turn);
+    } else {
         let Some(intended) = pacer.take(now) else {
             return;
         };
@@ -130,18 +124,8 @@ async fn send_due<D: Driver>(
         if ctx.plan.workload.mode != ClientMode::Crr {
             now = Instant::now();
         }
-        queue(ctx, slot, Sent { intended, at: now });
-    } else {
-        let session = slot.session.as_ref().expect("checked above");
-        let mut room = window - session.in_flight();
-        while room > 0 {
-            let Some(intended) = pacer.take(now) else {
-                break;
-            };
-            queue(ctx, slot, Sent { intended, at: now });
-            room -= 1;
-        }
-        drop(turn);
+        let session = slot.session.as_mut().expect("connected above");
+        queue(ctx, session, &mut slot.seq, Sent { intended, at: now });
     }
     let session = slot.session.as_mut().expect("connected above");
     let limit = ctx.plan.timeout;
@@ -150,12 +134,4 @@ async fn send_due<D: Driver>(
         Ok(Err(e)) => fail_all(ctx, slot, e, now),
         Err(_) => fail_all(ctx, slot, timeout_error(limit), now),
     }
-}
-
-/// Queues one request on the session and records that it went out.
-fn queue<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, sent: Sent) {
-    let session = slot.session.as_mut().expect("a session to queue on");
-    session.queue(slot.seq, sent);
-    ctx.rec.borrow_mut().issued(sent);
-    slot.seq += 1;
 }

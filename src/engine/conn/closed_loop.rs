@@ -1,0 +1,98 @@
+//! The closed loop of one connection: keep `pipeline` requests in flight, each new one issued
+//! as a reply frees its place (a new connection per request in crr mode).
+
+use super::steps::{ensure_session, fail_all, flush, queue, read_replies, ExpiryTimer};
+use super::{Ctx, Slot};
+use crate::driver::workload::ClientMode;
+use crate::driver::{Driver, Sent, Session};
+use crate::record::{ErrorKind, OpError};
+use std::time::Instant;
+use tokio::time::sleep_until;
+
+/// Closed loop: issues requests until `limit` have been issued or `issue_until` passes, then
+/// waits for the replies still in flight.
+pub(in crate::engine) async fn closed_loop<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    limit: Option<u64>,
+    issue_until: Option<Instant>,
+) {
+    let pipeline = ctx.plan.load.in_flight();
+    let per_request = ctx.plan.workload.mode == ClientMode::Crr;
+    let mut issued = 0u64;
+    let may_issue = |issued: u64, now: Instant| {
+        limit.is_none_or(|l| issued < l) && issue_until.is_none_or(|u| now < u)
+    };
+    let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
+    loop {
+        let op_start = Instant::now();
+        if slot.session.is_none() {
+            if !may_issue(issued, op_start) {
+                return;
+            }
+            if ensure_session(ctx, slot, None).await.is_err() {
+                issued += 1;
+                continue;
+            }
+        }
+        let session = slot.session.as_mut().expect("connected above");
+        let now = Instant::now();
+        // In crr mode the operation began before the connect.
+        let at = if per_request { op_start } else { now };
+        while session.in_flight() < pipeline && may_issue(issued, now) {
+            queue(ctx, session, &mut slot.seq, Sent { intended: at, at });
+            issued += 1;
+        }
+        if session.in_flight() == 0 {
+            if per_request {
+                slot.session = None;
+            }
+            return;
+        }
+        let step = tokio::select! {
+            biased;
+            r = async {
+                flush(ctx, session).await?;
+                read_replies(ctx, session).await
+            } => Some(r),
+            _ = expiry.fired() => None,
+        };
+        match step {
+            None => expiry.check(ctx, slot),
+            Some(Ok(0)) => {}
+            Some(Ok(_)) => after_replies(ctx, slot, op_start, issue_until).await,
+            Some(Err(e)) => fail_all(ctx, slot, e, op_start),
+        }
+    }
+}
+
+/// After replies came in: closes the connection in crr mode or when the server will not keep
+/// it, then thinks before the next request, if the plan says to.
+async fn after_replies<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    op_start: Instant,
+    issue_until: Option<Instant>,
+) {
+    let per_request = ctx.plan.workload.mode == ClientMode::Crr;
+    if per_request || !slot.session.as_ref().is_some_and(|s| s.reusable()) {
+        // Requests pipelined behind a "Connection: close" will not be answered: they fail, so
+        // that every request sent is an ok or an error.
+        let left = slot.session.as_ref().map_or(0, |s| s.in_flight());
+        if left > 0 {
+            let why = format!("the server closed the connection with {left} request(s) unanswered");
+            fail_all(
+                ctx,
+                slot,
+                OpError::new(ErrorKind::ShortReply, why),
+                op_start,
+            );
+        }
+        slot.session = None; // close: the client holds TIME_WAIT, as a real client would
+    }
+    if let Some(t) = ctx.plan.load.think() {
+        // A pause never outlasts the time for issuing requests.
+        let until = Instant::now() + t;
+        sleep_until(issue_until.map_or(until, |u| until.min(u)).into()).await;
+    }
+}

@@ -1,0 +1,250 @@
+//! The steps both request loops (closed and open) and the bulk transfer are made of: connect
+//! (through the run's gate, with back-off), queue, flush, read, expire, and fail what is in
+//! flight.
+
+use super::{Ctx, Slot};
+use crate::driver::{Driver, Expiry, Sent, Session};
+use crate::engine::gate::Abort;
+use crate::plan::Plan;
+use crate::record::{ErrorKind, OpError};
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+use tokio::time::Sleep;
+
+/// The longest pause between attempts to reach a target that refuses connections.
+const MAX_BACKOFF: Duration = Duration::from_millis(500);
+
+/// Waits at the gate until the run's first connection is up; true for that first connection
+/// itself, which goes through. Never returns once the run is stopped (the connection's task is
+/// dropped by [`super::run`]).
+pub(in crate::engine) async fn pass_gate<D: Driver>(ctx: &Ctx<D>) -> bool {
+    let first = ctx.index == 0 && ctx.gate.pending();
+    if ctx.gate.aborted() || (!first && ctx.gate.pending() && !ctx.gate.wait_open().await) {
+        std::future::pending::<()>().await;
+    }
+    first
+}
+
+/// The run's first connection failed, or a connection met a fatal error: the run stops with
+/// it, and this connection waits to be dropped.
+pub(in crate::engine) async fn stop_run<D: Driver>(ctx: &Ctx<D>, e: OpError) {
+    let why = if e.fatal {
+        refused(&ctx.plan, &e)
+    } else {
+        unreachable(&ctx.plan, &e)
+    };
+    ctx.gate.abort(why);
+    std::future::pending::<()>().await;
+}
+
+/// A fatal error as the one line the run ends with.
+fn refused(plan: &Plan, e: &OpError) -> Abort {
+    Abort::Usage(format!("{}: {}", plan.target.url, e.message))
+}
+
+/// Why the run's first connection failed, as the one line the run ends with.
+fn unreachable(plan: &Plan, e: &OpError) -> Abort {
+    let (url, addr) = (&plan.target.url, plan.target.addr);
+    Abort::Unreachable(match e.kind {
+        ErrorKind::Refused => format!(
+            "connection refused by {addr}: nothing listens there; start a server (e.g. wirebench serve tcp) or check the port"
+        ),
+        ErrorKind::Timeout => format!(
+            "{url}: {}: check the address, or raise --timeout",
+            e.message
+        ),
+        _ => format!("cannot connect to {url}: {}; check the address", e.message),
+    })
+}
+
+/// Counts `n` failed operations, or, for a fatal error, stops the run with it.
+pub(in crate::engine) fn record_error<D: Driver>(
+    ctx: &Ctx<D>,
+    sent: Instant,
+    now: Instant,
+    err: OpError,
+    n: usize,
+) {
+    if err.fatal {
+        ctx.gate.abort(refused(&ctx.plan, &err));
+    } else {
+        ctx.rec.borrow_mut().error(sent, now, err, n);
+    }
+}
+
+/// Connects if there is no session; on failure records the error (as a request meant to go
+/// out at `intended`, or now) and backs off.
+pub(in crate::engine) async fn ensure_session<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    intended: Option<Instant>,
+) -> Result<(), ()> {
+    if slot.session.is_some() {
+        return Ok(());
+    }
+    let first = pass_gate(ctx).await;
+    let began = Instant::now();
+    match ctx.driver.connect(ctx.plan.timeout).await {
+        Ok((s, took)) => {
+            if let Some(took) = took {
+                ctx.rec.borrow_mut().connected(began, Instant::now(), took);
+            }
+            slot.session = Some(s);
+            slot.backoff = Duration::ZERO;
+            if first {
+                ctx.gate.open();
+            }
+            Ok(())
+        }
+        Err(e) if first || e.fatal => {
+            stop_run(ctx, e).await;
+            Err(())
+        }
+        Err(e) => {
+            let now = Instant::now();
+            let sent = Sent {
+                intended: intended.unwrap_or(began),
+                at: began,
+            };
+            ctx.rec.borrow_mut().issued(sent);
+            record_error(ctx, sent.intended, now, e, 1);
+            back_off(slot).await;
+            Err(())
+        }
+    }
+}
+
+/// Waits before the next connection attempt, doubling the wait up to [`MAX_BACKOFF`], so a dead
+/// target is retried without spinning.
+async fn back_off<S>(slot: &mut Slot<S>) {
+    slot.backoff = (slot.backoff * 2).clamp(Duration::from_millis(10), MAX_BACKOFF);
+    tokio::time::sleep(slot.backoff).await;
+}
+
+/// Queues request `seq` (then advances it) on the session and records that it went out.
+pub(in crate::engine) fn queue<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &mut D::Session,
+    seq: &mut u64,
+    sent: Sent,
+) {
+    session.queue(*seq, sent);
+    ctx.rec.borrow_mut().issued(sent);
+    *seq += 1;
+}
+
+/// Sends what is queued and records the bytes, and any replies read while writing waited.
+pub(in crate::engine) async fn flush<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &mut D::Session,
+) -> Result<(), OpError> {
+    let sent = session.flush().await;
+    if let Some(early) = session.take_early() {
+        let now = Instant::now();
+        let mut rec = ctx.rec.borrow_mut();
+        rec.read(now, &early);
+        for done in session.completed() {
+            rec.done(done, now);
+        }
+    }
+    let bytes = sent?;
+    if bytes > 0 {
+        ctx.rec.borrow_mut().sent(Instant::now(), bytes);
+    }
+    Ok(())
+}
+
+/// Reads once and records the completed replies; returns how many completed.
+pub(in crate::engine) async fn read_replies<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &mut D::Session,
+) -> Result<usize, OpError> {
+    let outcome = session.read().await?;
+    let now = Instant::now();
+    let mut rec = ctx.rec.borrow_mut();
+    rec.read(now, &outcome);
+    for done in session.completed() {
+        rec.done(done, now);
+    }
+    Ok(outcome.replies)
+}
+
+/// Records `err` for every request in flight (at least one) and drops the session.
+pub(in crate::engine) fn fail_all<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    err: OpError,
+    since: Instant,
+) {
+    let (n, sent) = match &slot.session {
+        Some(s) => (s.in_flight().max(1), s.oldest().unwrap_or(since)),
+        None => (1, since),
+    };
+    record_error(ctx, sent, Instant::now(), err, n);
+    slot.session = None;
+}
+
+/// The error of a request that outlived `--timeout`.
+pub(in crate::engine) fn timeout_error(limit: Duration) -> OpError {
+    OpError::new(
+        ErrorKind::Timeout,
+        format!("no complete reply within {limit:?} (--timeout)"),
+    )
+}
+
+/// The lazy timer that finds requests past their `--timeout`. It fires no later than the
+/// oldest request's time limit (it is only ever set to that limit, or earlier), and is re-armed
+/// only when it fires, which keeps timer work off the per-request path.
+pub(in crate::engine) struct ExpiryTimer {
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl ExpiryTimer {
+    /// A timer that first fires a whole `limit` from now, before any request sent from now on
+    /// can be overdue.
+    pub(in crate::engine) fn new(limit: Duration) -> ExpiryTimer {
+        ExpiryTimer {
+            sleep: Box::pin(tokio::time::sleep(limit)),
+        }
+    }
+
+    /// Completes when the timer fires; then call [`ExpiryTimer::check`].
+    pub(in crate::engine) async fn fired(&mut self) {
+        self.sleep.as_mut().await;
+    }
+
+    /// The timer fired: expires the requests past their limit, unless it fired before the
+    /// oldest was due, and re-arms for the oldest request left (a whole limit from now if none
+    /// is left).
+    pub(in crate::engine) fn check<D: Driver>(
+        &mut self,
+        ctx: &Ctx<D>,
+        slot: &mut Slot<D::Session>,
+    ) {
+        let limit = ctx.plan.timeout;
+        let oldest = |slot: &Slot<D::Session>| slot.session.as_ref().and_then(|s| s.oldest());
+        if oldest(slot).is_some_and(|t| Instant::now() >= t + limit) {
+            expire(ctx, slot);
+        }
+        let next = oldest(slot).unwrap_or_else(Instant::now) + limit;
+        self.sleep.as_mut().reset(next.into());
+    }
+}
+
+/// Handles expired requests: counts the lost ones, or drops a session that cannot go on.
+fn expire<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
+    let now = Instant::now();
+    let limit = ctx.plan.timeout;
+    let Some(session) = slot.session.as_mut() else {
+        return;
+    };
+    match session.expire(now, limit) {
+        Expiry::None => {}
+        Expiry::Lost(n) => {
+            ctx.rec
+                .borrow_mut()
+                .error(now, now, timeout_error(limit), n);
+        }
+        Expiry::Reset => fail_all(ctx, slot, timeout_error(limit), now),
+    }
+}

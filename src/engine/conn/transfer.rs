@@ -1,0 +1,102 @@
+//! Bulk transfer (stream or source): one connection moves bytes as fast as it can, and
+//! reconnects after a failure.
+
+use super::steps::{ensure_session, fail_all, record_error};
+use super::{Ctx, Slot};
+use crate::driver::workload::ClientMode;
+use crate::driver::{Driver, Session};
+use crate::record::{ErrorKind, OpError};
+use std::time::Instant;
+
+/// Bulk transfer until `until`; reconnects after failures. (The deadline is checked here too,
+/// not only by the caller's timeout: a blocking session never yields.)
+pub(in crate::engine) async fn transfer<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    until: Option<Instant>,
+) {
+    loop {
+        if ensure_session(ctx, slot, None).await.is_err() {
+            continue;
+        }
+        if start(ctx, slot).await && pump(ctx, slot, until).await {
+            return;
+        }
+    }
+}
+
+/// Starts the transfer on the connected session (the wirebench preamble and its answer);
+/// false, with the failure recorded and the session dropped, if it did not start.
+async fn start<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
+    let plan = &ctx.plan;
+    let session = slot.session.as_mut().expect("connected by the caller");
+    let began = Instant::now();
+    let started = tokio::time::timeout(plan.timeout, session.start_bulk())
+        .await
+        .unwrap_or_else(|_| {
+            Err(OpError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "no answer to the wirebench preamble within {:?}: is it a wirebench server? For other servers use --raw",
+                    plan.timeout
+                ),
+            ))
+        });
+    let Err(e) = started else {
+        return true;
+    };
+    if plan.workload.mode == ClientMode::Stream {
+        // This connection's bytes will never be counted by the receiver.
+        ctx.rec.borrow_mut().receiver(began, None);
+    }
+    fail_all(ctx, slot, e, began);
+    false
+}
+
+/// Sends (stream) or receives (source) until `until`: true once it has passed; false after a
+/// failure, recorded, with the session dropped.
+async fn pump<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    until: Option<Instant>,
+) -> bool {
+    let plan = &ctx.plan;
+    let upload = plan.workload.mode == ClientMode::Stream;
+    let session = slot.session.as_mut().expect("started by the caller");
+    loop {
+        let step = tokio::time::timeout(plan.timeout, async {
+            if upload {
+                session.send_bulk().await
+            } else {
+                session.recv_bulk().await
+            }
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Err(OpError::new(
+                ErrorKind::Timeout,
+                format!("no progress within {:?} (--timeout)", plan.timeout),
+            ))
+        });
+        let now = Instant::now();
+        let over = until.is_some_and(|u| now >= u);
+        match step {
+            // The last write counts too: the receiver will count its bytes.
+            Ok(n) if upload => ctx.rec.borrow_mut().sent(now, n),
+            Ok(n) if !over => ctx.rec.borrow_mut().received(now, n),
+            Ok(_) => {}
+            Err(_) if over => {}
+            Err(e) => {
+                if upload {
+                    ctx.rec.borrow_mut().receiver(now, None);
+                }
+                record_error(ctx, now, now, e, 1);
+                slot.session = None;
+                return false;
+            }
+        }
+        if over {
+            return true;
+        }
+    }
+}

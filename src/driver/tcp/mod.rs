@@ -10,7 +10,8 @@ use super::{Done, Driver, Expiry, ReadOutcome, Sent, Session};
 use crate::cli::ClientMode;
 use crate::plan::{Reply, Request, SocketOptions, Workload};
 use crate::record::{ErrorKind, OpError};
-use reply::{kmp_failure, server_error};
+use crate::wire::delimiter::Delimiter;
+use reply::server_error;
 use request::{big_part, pattern_byte, Template};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -130,9 +131,9 @@ impl TcpDriver {
             request: self.request.clone(),
             reply: self.reply.clone(),
             verify_echo: self.verify_echo,
-            delim_fail: match &self.reply {
-                Reply::Until(d) => kmp_failure(d),
-                Reply::Size(_) => Vec::new(),
+            delimiter: match &self.reply {
+                Reply::Until(d) => Some(Delimiter::new(d)),
+                Reply::Size(_) => None,
             },
         }
     }
@@ -173,8 +174,8 @@ struct Shape {
     request: Template,
     reply: Reply,
     verify_echo: bool,
-    /// KMP failure table of the reply delimiter, so delimiters split across reads are found.
-    delim_fail: Vec<usize>,
+    /// The search for the reply delimiter (delimited replies).
+    delimiter: Option<Delimiter>,
 }
 
 /// One open connection: queued output, requests in flight, and the reply parser's state.

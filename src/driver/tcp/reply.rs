@@ -107,26 +107,19 @@ impl TcpConn {
     }
 
     fn take_delimited(&mut self, at: usize, n: usize) -> (usize, bool) {
-        let Reply::Until(delim) = &self.shape.reply else {
+        let Some(delimiter) = &self.shape.delimiter else {
             unreachable!("take_delimited is called for delimited replies only")
         };
-        for (i, &b) in self.inbuf[at..n].iter().enumerate() {
-            let mut m = self.delim_matched;
-            while m > 0 && delim[m] != b {
-                m = self.shape.delim_fail[m - 1];
-            }
-            if delim[m] == b {
-                m += 1;
-            }
-            if m == delim.len() {
-                self.delim_matched = 0;
+        match delimiter.find(&mut self.delim_matched, &self.inbuf[at..n]) {
+            Some(end) => {
                 self.reply_pos = 0;
-                return (i + 1, true);
+                (end, true)
             }
-            self.delim_matched = m;
+            None => {
+                self.reply_pos += n - at;
+                (n - at, false)
+            }
         }
-        self.reply_pos += n - at;
-        (n - at, false)
     }
 
     fn unexpected(&self, at: usize, n: usize) -> OpError {
@@ -172,33 +165,4 @@ pub(super) fn server_error(bytes: &[u8]) -> Option<OpError> {
             String::from_utf8_lossy(why)
         ),
     ))
-}
-
-/// The KMP failure function of `pattern`: for each prefix, the length of its longest proper
-/// prefix that is also a suffix.
-pub(super) fn kmp_failure(pattern: &[u8]) -> Vec<usize> {
-    let mut fail = vec![0; pattern.len()];
-    let mut k = 0;
-    for i in 1..pattern.len() {
-        while k > 0 && pattern[i] != pattern[k] {
-            k = fail[k - 1];
-        }
-        if pattern[i] == pattern[k] {
-            k += 1;
-        }
-        fail[i] = k;
-    }
-    fail
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kmp_table() {
-        assert_eq!(kmp_failure(b"END\r\n"), vec![0, 0, 0, 0, 0]);
-        assert_eq!(kmp_failure(b"aab"), vec![0, 1, 0]);
-        assert_eq!(kmp_failure(b"abab"), vec![0, 0, 1, 2]);
-    }
 }

@@ -22,30 +22,33 @@
 //! body bytes, as for HTTP/1.1.
 
 mod failure;
+mod handshake;
 mod io;
 mod request;
+mod streams;
 
 use super::stream::connect_stream;
 use super::target::Scheme;
 use super::tls::TlsClient;
 use super::{Done, Driver, Expiry, Failure, Job, Placement, Protocol, ReadOutcome, Sent, Session};
-use crate::driver::http::spec::{Accept, HttpSpec};
+use crate::driver::http::spec::HttpSpec;
 use crate::driver::http::template::{Rng, Vars};
 use crate::plan::SocketOptions;
 use crate::record::{ErrorKind, OpError};
 use bytes::Bytes;
-use failure::{connection_error, stream_failure};
-use h2::client::{Connection, ResponseFuture, SendRequest};
-use h2::RecvStream;
+use failure::stream_failure;
+use h2::client::{Connection, SendRequest};
+use handshake::handshake;
 use io::{Counts, Io};
-use request::{Rendered, Shapes};
+use request::Shapes;
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
+use streams::{open, quiet, Entry, Opened, Stage};
 
 /// The receive window granted to each stream: how much of one body the server may send ahead.
 const STREAM_WINDOW: u32 = 4 << 20;
@@ -115,44 +118,8 @@ impl Driver for H2Driver {
         }
         let counts = Rc::new(Counts::default());
         let io = Io::new(stream, counts.clone())?;
-        let handshake = async {
-            let (send, mut conn) = self
-                .builder
-                .handshake(io)
-                .await
-                .map_err(|e| connection_error("HTTP/2 handshake", &e))?;
-            // The server's SETTINGS say how many streams it allows; streams opened before they
-            // arrive would be refused past its limit. They are the first thing a server sends:
-            // once some bytes have been read and handled, they are in force.
-            poll_fn(|cx| match Pin::new(&mut conn).poll(cx) {
-                Poll::Ready(Ok(())) => Poll::Ready(Err(OpError::new(
-                    ErrorKind::ShortReply,
-                    "HTTP/2 handshake: the server closed the connection",
-                ))),
-                Poll::Ready(Err(e)) => Poll::Ready(Err(connection_error("HTTP/2 handshake", &e))),
-                Poll::Pending if counts.read.get() > 0 => Poll::Ready(Ok(())),
-                Poll::Pending => Poll::Pending,
-            })
-            .await?;
-            Ok((send, conn))
-        };
-        let (send, conn) = match tokio::time::timeout(timeout, handshake).await {
-            Ok(Err(e)) if self.tls.is_none() => {
-                // An HTTP/1.1 server answers the preface with a status line: name it, once.
-                let first = counts.first.borrow();
-                return Err(match io::not_h2c(&first) {
-                    Some(why) if !first.is_empty() => OpError::fatal(ErrorKind::Other, why),
-                    _ => e,
-                });
-            }
-            Ok(r) => r?,
-            Err(_) => {
-                return Err(OpError::new(
-                    ErrorKind::Timeout,
-                    format!("HTTP/2 handshake: no SETTINGS from the server within {timeout:?}"),
-                ))
-            }
-        };
+        let (send, conn) =
+            handshake(&self.builder, io, &counts, self.tls.is_none(), timeout).await?;
         let took = started.elapsed();
         let session = H2Session {
             conn,
@@ -175,42 +142,6 @@ impl Driver for H2Driver {
         };
         Ok((session, Some(took)))
     }
-}
-
-/// Where a request is.
-enum Stage {
-    /// Rendered, waiting for the server to allow another concurrent stream.
-    Queued(Box<Rendered>),
-    /// Sent; waiting for the response head.
-    Head(ResponseFuture),
-    /// The head came (status kept in the entry); draining the body.
-    Body(RecvStream),
-    /// For a moment only: a queued request on its way into h2.
-    Opening,
-}
-
-impl Stage {
-    /// Takes the request out of a queued stage.
-    fn take_queued(&mut self) -> Option<Box<Rendered>> {
-        match std::mem::replace(self, Stage::Opening) {
-            Stage::Queued(req) => Some(req),
-            other => {
-                *self = other;
-                None
-            }
-        }
-    }
-}
-
-/// A request in flight.
-struct Entry {
-    sent: Sent,
-    /// The connection's bytes read when it was queued: unchanged at its time limit means the
-    /// connection has been silent all along.
-    mark: u64,
-    first_byte: Option<Instant>,
-    status: u16,
-    stage: Stage,
 }
 
 /// One open HTTP/2 connection.
@@ -249,112 +180,6 @@ impl std::fmt::Debug for H2Session {
             .field("gone", &self.gone)
             .field("closed", &self.closed)
             .finish_non_exhaustive()
-    }
-}
-
-/// A context whose waker does nothing, for polling the streams (see the module docs).
-fn quiet() -> Context<'static> {
-    Context::from_waker(Waker::noop())
-}
-
-/// What became of an attempt to open a stream.
-enum Opened {
-    Stream(ResponseFuture),
-    Wait(Box<Rendered>),
-    Failed(Failure),
-}
-
-/// Opens a stream for `req` if the connection allows another now.
-fn open(send: &mut SendRequest<Bytes>, req: Box<Rendered>, gone: &mut bool) -> Opened {
-    match send.poll_ready(&mut quiet()) {
-        Poll::Pending => return Opened::Wait(req),
-        Poll::Ready(Err(e)) => {
-            *gone = true;
-            return Opened::Failed(stream_failure(&e));
-        }
-        Poll::Ready(Ok(())) => {}
-    }
-    let (req, body) = *req;
-    match send.send_request(req, body.is_none()) {
-        Ok((response, mut tx)) => {
-            // Buffered by h2 and sent as the server's window allows.
-            if let Some(b) = body {
-                if let Err(e) = tx.send_data(b, true) {
-                    return Opened::Failed(stream_failure(&e));
-                }
-            }
-            Opened::Stream(response)
-        }
-        Err(e) => Opened::Failed(stream_failure(&e)),
-    }
-}
-
-impl Entry {
-    /// Advances this request; returns its outcome once it has one. `now` is the time of the
-    /// connection poll that brought what is seen here.
-    fn poll(
-        &mut self,
-        now: Instant,
-        send: &mut SendRequest<Bytes>,
-        gone: &mut bool,
-        bytes: &mut usize,
-        accept: &Accept,
-    ) -> Option<Done> {
-        let mut cx = quiet();
-        loop {
-            match &mut self.stage {
-                Stage::Opening => unreachable!("a request is opened within one call"),
-                Stage::Queued(_) => {
-                    let req = self.stage.take_queued()?;
-                    match open(send, req, gone) {
-                        Opened::Stream(r) => self.stage = Stage::Head(r),
-                        Opened::Wait(req) => {
-                            self.stage = Stage::Queued(req);
-                            return None;
-                        }
-                        Opened::Failed(f) => return Some(self.failed(f)),
-                    }
-                }
-                Stage::Head(response) => match Pin::new(response).poll(&mut cx) {
-                    Poll::Pending => return None,
-                    Poll::Ready(Err(e)) => return Some(self.failed(stream_failure(&e))),
-                    Poll::Ready(Ok(r)) => {
-                        self.first_byte = Some(now);
-                        self.status = r.status().as_u16();
-                        self.stage = Stage::Body(r.into_body());
-                    }
-                },
-                Stage::Body(body) => loop {
-                    match body.poll_data(&mut cx) {
-                        Poll::Pending => return None,
-                        Poll::Ready(Some(Ok(chunk))) => {
-                            *bytes += chunk.len();
-                            let _ = body.flow_control().release_capacity(chunk.len());
-                        }
-                        Poll::Ready(Some(Err(e))) => return Some(self.failed(stream_failure(&e))),
-                        Poll::Ready(None) => {
-                            return Some(Done {
-                                sent: self.sent,
-                                first_byte: self.first_byte,
-                                status: Some(self.status),
-                                accepted: accept.accepts(self.status),
-                                failure: None,
-                            })
-                        }
-                    }
-                },
-            }
-        }
-    }
-
-    fn failed(&self, f: Failure) -> Done {
-        Done {
-            sent: self.sent,
-            first_byte: None,
-            status: None,
-            accepted: false,
-            failure: Some(f),
-        }
     }
 }
 

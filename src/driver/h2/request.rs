@@ -97,53 +97,12 @@ impl Shape {
             Authority::try_from(host)
                 .map_err(|e| format!("'{host}' is not a valid :authority ({e})"))?,
         );
-        let mut headers = Vec::new();
-        for h in &r.headers {
-            let line = sample(h);
-            let text = String::from_utf8_lossy(&line).into_owned();
-            let name = line.split(|&b| b == b':').next().unwrap_or_default();
-            let name = HeaderName::from_bytes(name.trim_ascii())
-                .map_err(|_| format!("-H '{text}': not an HTTP/2 header name"))?;
-            let value = HeaderValue::from_bytes(value_of(&line))
-                .map_err(|_| format!("-H '{text}': not a valid header value"))?;
-            if name == http::header::HOST {
-                // HTTP/2 carries the host as :authority (RFC 9113 §8.3.1).
-                let a = Authority::try_from(value_of(&line))
-                    .map_err(|_| format!("-H '{text}': not a valid host"))?;
-                authority = match h.is_literal() {
-                    true => Part::Fixed(a),
-                    false => Part::Template(h.clone()),
-                };
-                continue;
-            }
-            let value = match h.is_literal() {
-                true => Part::Fixed(value),
-                false => Part::Template(h.clone()),
-            };
-            headers.push((name, value));
-        }
-        let path = match r.path.is_literal() {
-            true => Part::Fixed(
-                PathAndQuery::from_maybe_shared(Bytes::from(sample(&r.path)))
-                    .map_err(|e| format!("the path is not valid for HTTP/2 ({e})"))?,
-            ),
-            false => {
-                PathAndQuery::try_from(sample(&r.path).as_slice())
-                    .map_err(|e| format!("the path is not valid for HTTP/2 ({e})"))?;
-                Part::Template(r.path.clone())
-            }
-        };
+        let headers = headers(r, &mut authority)?;
+        let path = path(&r.path)?;
         let scheme = if https { Scheme::HTTPS } else { Scheme::HTTP };
         let uri = match (&authority, &path) {
             (Part::Fixed(a), Part::Fixed(p)) => Some(uri(&scheme, a.clone(), p.clone())?),
             _ => None,
-        };
-        let fixed = |b: Bytes| (Some(HeaderValue::from(b.len())), Part::Fixed(b));
-        let body = match &r.body {
-            None => None,
-            Some(Body::Bytes(b)) => Some(fixed(Bytes::from_owner(Shared(b.clone())))),
-            Some(Body::Template(t)) if t.is_literal() => Some(fixed(Bytes::from(sample(t)))),
-            Some(Body::Template(t)) => Some((None, Part::Template(t.clone()))),
         };
         Ok(Shape {
             method,
@@ -152,7 +111,7 @@ impl Shape {
             path,
             uri,
             headers,
-            body,
+            body: body(r.body.as_ref()),
         })
     }
 
@@ -215,6 +174,60 @@ impl Shape {
             }
         };
         Some((req, body))
+    }
+}
+
+/// The header fields of `r`, checked for HTTP/2. A `-H Host:` header is no field: it sets
+/// `authority` instead (HTTP/2 carries the host as :authority, RFC 9113 §8.3.1).
+fn headers(
+    r: &HttpRequest,
+    authority: &mut Part<Authority>,
+) -> Result<Vec<(HeaderName, Part<HeaderValue>)>, String> {
+    let mut headers = Vec::new();
+    for h in &r.headers {
+        let line = sample(h);
+        let text = String::from_utf8_lossy(&line).into_owned();
+        let name = line.split(|&b| b == b':').next().unwrap_or_default();
+        let name = HeaderName::from_bytes(name.trim_ascii())
+            .map_err(|_| format!("-H '{text}': not an HTTP/2 header name"))?;
+        let value = HeaderValue::from_bytes(value_of(&line))
+            .map_err(|_| format!("-H '{text}': not a valid header value"))?;
+        if name == http::header::HOST {
+            let a = Authority::try_from(value_of(&line))
+                .map_err(|_| format!("-H '{text}': not a valid host"))?;
+            *authority = match h.is_literal() {
+                true => Part::Fixed(a),
+                false => Part::Template(h.clone()),
+            };
+            continue;
+        }
+        let value = match h.is_literal() {
+            true => Part::Fixed(value),
+            false => Part::Template(h.clone()),
+        };
+        headers.push((name, value));
+    }
+    Ok(headers)
+}
+
+/// The request path, checked for HTTP/2 (a template by a sample rendering).
+fn path(path: &Template) -> Result<Part<PathAndQuery>, String> {
+    let bad = |e: http::uri::InvalidUri| format!("the path is not valid for HTTP/2 ({e})");
+    if path.is_literal() {
+        let fixed = PathAndQuery::from_maybe_shared(Bytes::from(sample(path))).map_err(bad)?;
+        return Ok(Part::Fixed(fixed));
+    }
+    PathAndQuery::try_from(sample(path).as_slice()).map_err(bad)?;
+    Ok(Part::Template(path.clone()))
+}
+
+/// The body and, when it is fixed, its Content-Length.
+fn body(body: Option<&Body>) -> Option<(Option<HeaderValue>, Part<Bytes>)> {
+    let fixed = |b: Bytes| (Some(HeaderValue::from(b.len())), Part::Fixed(b));
+    match body? {
+        Body::Bytes(b) => Some(fixed(Bytes::from_owner(Shared(b.clone())))),
+        Body::Template(t) if t.is_literal() => Some(fixed(Bytes::from(sample(t)))),
+        Body::Template(t) => Some((None, Part::Template(t.clone()))),
     }
 }
 

@@ -3,6 +3,8 @@
 //! The server never holds a whole request (they may be up to 1 GiB): it looks at each chunk as
 //! it arrives, and a framer only remembers where in the current request the stream is.
 
+use crate::wire::delimiter::Delimiter;
+
 /// A client sent something that cannot be framed; the connection is closed.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct BadFrame;
@@ -95,13 +97,10 @@ impl Framer {
     }
 }
 
-/// Streaming delimiter search (Knuth–Morris–Pratt), so a delimiter split across reads is found
-/// and self-overlapping delimiters such as `\r\n\r\n` are matched correctly.
+/// A delimited request's progress: the delimiter search and how long the request is so far.
 #[derive(Debug)]
 pub(crate) struct Delimited {
-    delimiter: Vec<u8>,
-    /// `fail[i]`: length of the longest proper prefix of `delimiter[..=i]` that is also a suffix.
-    fail: Vec<usize>,
+    delimiter: Delimiter,
     /// Delimiter bytes matched at the end of what has been consumed.
     matched: usize,
     /// Bytes of the current request consumed so far.
@@ -110,68 +109,33 @@ pub(crate) struct Delimited {
 
 impl Delimited {
     fn new(delimiter: &[u8]) -> Delimited {
-        let delimiter = if delimiter.is_empty() {
-            b"\n".to_vec()
+        let delimiter: &[u8] = if delimiter.is_empty() {
+            b"\n"
         } else {
-            delimiter.to_vec()
+            delimiter
         };
-        let mut fail = vec![0; delimiter.len()];
-        let mut k = 0;
-        for i in 1..delimiter.len() {
-            while k > 0 && delimiter[i] != delimiter[k] {
-                k = fail[k - 1];
-            }
-            if delimiter[i] == delimiter[k] {
-                k += 1;
-            }
-            fail[i] = k;
-        }
         Delimited {
-            delimiter,
-            fail,
+            delimiter: Delimiter::new(delimiter),
             matched: 0,
             line: 0,
         }
     }
 
     fn split(&mut self, chunk: &[u8]) -> Result<Option<usize>, BadFrame> {
-        let first = self.delimiter[0];
-        let mut i = 0;
-        while i < chunk.len() {
-            if self.matched == 0 {
-                // Skip ahead to the next possible start; most bytes of a line are not delimiters.
-                match chunk[i..].iter().position(|&b| b == first) {
-                    Some(skip) => i += skip,
-                    None => {
-                        i = chunk.len();
-                        break;
-                    }
-                }
+        let Some(end) = self.delimiter.find(&mut self.matched, chunk) else {
+            self.line += chunk.len();
+            if self.line > MAX_LINE {
+                return Err(BadFrame);
             }
-            let b = chunk[i];
-            i += 1;
-            while self.matched > 0 && self.delimiter[self.matched] != b {
-                self.matched = self.fail[self.matched - 1];
-            }
-            if self.delimiter[self.matched] == b {
-                self.matched += 1;
-            }
-            if self.matched == self.delimiter.len() {
-                let line = self.line + i;
-                self.matched = 0;
-                self.line = 0;
-                return if line > MAX_LINE {
-                    Err(BadFrame)
-                } else {
-                    Ok(Some(i))
-                };
-            }
+            return Ok(None);
+        };
+        let line = self.line + end;
+        self.line = 0;
+        if line > MAX_LINE {
+            Err(BadFrame)
+        } else {
+            Ok(Some(end))
         }
-        self.line += i;
-        if self.line > MAX_LINE {
-            return Err(BadFrame);
-        }
-        Ok(None)
     }
 }
 

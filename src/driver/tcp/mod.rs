@@ -2,12 +2,18 @@
 //! a connection queues requests, writes them, and parses replies (sized or delimited), checking
 //! echoed bytes. It knows nothing of rates, deadlines or phases: that is the engine's business.
 
+mod reply;
+mod request;
+
 use super::stream::{connect_stream, Stream};
 use super::target::{Family, Scheme};
 use super::workload::{ClientMode, Reply, Request, Workload};
 use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, Session};
 use crate::plan::SocketOptions;
 use crate::record::{ErrorKind, OpError};
+use crate::wire::delimiter::Delimiter;
+use reply::server_error;
+use request::{big_part, pattern_byte, Template};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -43,36 +49,6 @@ pub struct TcpDriver {
     /// Stream mode's send buffer, whole messages written round and round; one for all the
     /// connections (empty in other modes).
     bulk: Arc<[u8]>,
-}
-
-/// Request bytes: synthetic (pattern with the sequence number in front) or the user's payload.
-#[derive(Clone, Debug)]
-enum Template {
-    /// `size` bytes: the first 8 (or fewer) carry the sequence number, the rest follow
-    /// `pattern`, whose byte `i` is the request's byte at every offset `i` modulo `period`.
-    /// For requests over [`IO_CHUNK`] it runs [`IO_CHUNK`] bytes past one period, so any chunk
-    /// of such a request past its first 8 bytes is one slice of it. Shared by all connections.
-    Synthetic {
-        size: usize,
-        period: usize,
-        pattern: Arc<[u8]>,
-    },
-    /// Exact bytes, shared by every connection.
-    Payload(Arc<[u8]>),
-}
-
-impl Template {
-    fn len(&self) -> usize {
-        match self {
-            Template::Synthetic { size, .. } => *size,
-            Template::Payload(p) => p.len(),
-        }
-    }
-}
-
-/// The pattern byte at offset `p` of every synthetic request (period [`PATTERN_LEN`]).
-fn pattern_byte(p: usize) -> u8 {
-    b'a' + (p % 26) as u8
 }
 
 impl TcpDriver {
@@ -156,9 +132,9 @@ impl TcpDriver {
             request: self.request.clone(),
             reply: self.reply.clone(),
             verify_echo: self.verify_echo,
-            delim_fail: match &self.reply {
-                Reply::Until(d) => kmp_failure(d),
-                Reply::Size(_) => Vec::new(),
+            delimiter: match &self.reply {
+                Reply::Until(d) => Some(Delimiter::new(d)),
+                Reply::Size(_) => None,
             },
         }
     }
@@ -199,8 +175,8 @@ struct Shape {
     request: Template,
     reply: Reply,
     verify_echo: bool,
-    /// KMP failure table of the reply delimiter, so delimiters split across reads are found.
-    delim_fail: Vec<usize>,
+    /// The search for the reply delimiter (delimited replies).
+    delimiter: Option<Delimiter>,
 }
 
 /// One open connection: queued output, requests in flight, and the reply parser's state.
@@ -266,24 +242,7 @@ impl Session for TcpConn {
             self.out.clear();
             self.out_pos = 0;
         }
-        match &self.shape.request {
-            Template::Payload(p) => self.out.extend_from_slice(p),
-            Template::Synthetic {
-                size,
-                period,
-                pattern,
-            } => {
-                let start = self.out.len();
-                let mut left = *size;
-                while left > 0 {
-                    let n = left.min(*period);
-                    self.out.extend_from_slice(&pattern[..n]);
-                    left -= n;
-                }
-                let head = size.min(&8);
-                self.out[start..start + head].copy_from_slice(&seq.to_le_bytes()[..*head]);
-            }
-        }
+        self.shape.request.write(seq, &mut self.out);
         self.payload_out += self.shape.request.len();
         self.in_flight.push_back((seq, sent));
     }
@@ -431,23 +390,6 @@ impl Session for TcpConn {
     }
 }
 
-/// The next bytes of the long request whose first `off` bytes are written: its sequence number
-/// (`head`), then one slice of the pattern, or of the payload.
-fn big_part<'a>(request: &'a Template, head: &'a [u8; 8], off: usize) -> &'a [u8] {
-    match request {
-        Template::Payload(p) => &p[off..p.len().min(off + IO_CHUNK)],
-        Template::Synthetic { .. } if off < 8 => &head[off..],
-        Template::Synthetic {
-            size,
-            period,
-            pattern,
-        } => {
-            let at = off % period;
-            &pattern[at..at + IO_CHUNK.min(size - off)]
-        }
-    }
-}
-
 impl TcpConn {
     /// `n` more queued bytes went out.
     fn advance(&mut self, n: usize) {
@@ -522,199 +464,6 @@ impl TcpConn {
             }
         }
         Ok(line)
-    }
-
-    fn closed_early(&self) -> OpError {
-        if self.in_flight.is_empty() {
-            return OpError::new(ErrorKind::ShortReply, "the server closed the connection");
-        }
-        OpError::new(
-            ErrorKind::ShortReply,
-            format!(
-                "the server closed the connection after {} bytes of a reply",
-                self.reply_pos
-            ),
-        )
-    }
-
-    /// Parses `n` fresh bytes in `inbuf`; returns the number of replies they complete.
-    fn parse(&mut self, n: usize) -> Result<usize, OpError> {
-        if self.in_flight.is_empty() {
-            return Err(self.unexpected(0, n));
-        }
-        let mut at = 0;
-        let before = self.completed.len();
-        while at < n {
-            let Some(&(seq, sent)) = self.in_flight.front() else {
-                return Err(self.unexpected(at, n));
-            };
-            let (used, done) = match &self.shape.reply {
-                Reply::Size(size) => self.take_sized(*size, seq, at, n)?,
-                Reply::Until(_) => self.take_delimited(at, n),
-            };
-            at += used;
-            if done {
-                self.in_flight.pop_front();
-                self.completed.push(Done::ok(sent));
-            }
-        }
-        Ok(self.completed.len() - before)
-    }
-
-    fn take_sized(
-        &mut self,
-        size: usize,
-        seq: u64,
-        at: usize,
-        n: usize,
-    ) -> Result<(usize, bool), OpError> {
-        let take = (size - self.reply_pos).min(n - at);
-        if self.shape.verify_echo {
-            if let Some(byte) = self.first_difference(seq, at, take) {
-                return Err(self.mismatch(seq, byte, at, n));
-            }
-        }
-        self.reply_pos += take;
-        let done = self.reply_pos == size;
-        if done {
-            self.reply_pos = 0;
-        }
-        Ok((take, done))
-    }
-
-    /// The reply offset of the first byte in `inbuf[at..at+len]` that differs from request
-    /// `seq` (the bytes stand at offset `reply_pos` of the reply), if any does.
-    fn first_difference(&self, seq: u64, at: usize, len: usize) -> Option<usize> {
-        let Template::Synthetic {
-            size,
-            period,
-            pattern,
-        } = &self.shape.request
-        else {
-            return None;
-        };
-        let data = &self.inbuf[at..at + len];
-        let head = (*size).min(8);
-        let seq_bytes = seq.to_le_bytes();
-        let mut p = self.reply_pos;
-        let mut d = data;
-        while p < head && !d.is_empty() {
-            if d[0] != seq_bytes[p] {
-                return Some(p);
-            }
-            p += 1;
-            d = &d[1..];
-        }
-        while !d.is_empty() {
-            let off = p % period;
-            let k = (period - off).min(d.len());
-            if d[..k] != pattern[off..off + k] {
-                let i = d
-                    .iter()
-                    .zip(&pattern[off..off + k])
-                    .position(|(a, b)| a != b);
-                return Some(p + i.unwrap_or(0));
-            }
-            p += k;
-            d = &d[k..];
-        }
-        None
-    }
-
-    fn take_delimited(&mut self, at: usize, n: usize) -> (usize, bool) {
-        let Reply::Until(delim) = &self.shape.reply else {
-            unreachable!("take_delimited is called for delimited replies only")
-        };
-        for (i, &b) in self.inbuf[at..n].iter().enumerate() {
-            let mut m = self.delim_matched;
-            while m > 0 && delim[m] != b {
-                m = self.shape.delim_fail[m - 1];
-            }
-            if delim[m] == b {
-                m += 1;
-            }
-            if m == delim.len() {
-                self.delim_matched = 0;
-                self.reply_pos = 0;
-                return (i + 1, true);
-            }
-            self.delim_matched = m;
-        }
-        self.reply_pos += n - at;
-        (n - at, false)
-    }
-
-    fn unexpected(&self, at: usize, n: usize) -> OpError {
-        let shown = &self.inbuf[at..n.min(at + 80)];
-        if let Some(e) = server_error(shown) {
-            return e;
-        }
-        OpError::new(
-            ErrorKind::Mismatch,
-            format!(
-                "{} bytes arrived with no request in flight: \"{}\" (is the reply larger than --expect-size?)",
-                n - at,
-                shown.escape_ascii()
-            ),
-        )
-    }
-
-    fn mismatch(&self, seq: u64, byte: usize, at: usize, n: usize) -> OpError {
-        if self.reply_pos == 0 {
-            if let Some(e) = server_error(&self.inbuf[at..n.min(at + 80)]) {
-                return e;
-            }
-        }
-        OpError::new(
-            ErrorKind::Mismatch,
-            format!(
-                "reply to request {seq} differs from the request at byte {byte}: the echo is not byte-exact"
-            ),
-        )
-    }
-}
-
-/// The reference server's error line (it refuses a client with `ERROR_PREFIX` and a reason,
-/// then closes), if `bytes` start with one. Fatal: the server refuses what the user asked for
-/// (a mode it does not serve, a size it does not take), so the run stops with its reason.
-fn server_error(bytes: &[u8]) -> Option<OpError> {
-    let rest = bytes.strip_prefix(crate::wire::framing::ERROR_PREFIX)?;
-    let why = rest.split(|&b| b == b'\n').next().unwrap_or(rest);
-    Some(OpError::fatal(
-        ErrorKind::Mismatch,
-        format!(
-            "the wirebench server refused the run: {}",
-            String::from_utf8_lossy(why)
-        ),
-    ))
-}
-
-/// The KMP failure function of `pattern`: for each prefix, the length of its longest proper
-/// prefix that is also a suffix.
-fn kmp_failure(pattern: &[u8]) -> Vec<usize> {
-    let mut fail = vec![0; pattern.len()];
-    let mut k = 0;
-    for i in 1..pattern.len() {
-        while k > 0 && pattern[i] != pattern[k] {
-            k = fail[k - 1];
-        }
-        if pattern[i] == pattern[k] {
-            k += 1;
-        }
-        fail[i] = k;
-    }
-    fail
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kmp_table() {
-        assert_eq!(kmp_failure(b"END\r\n"), vec![0, 0, 0, 0, 0]);
-        assert_eq!(kmp_failure(b"aab"), vec![0, 1, 0]);
-        assert_eq!(kmp_failure(b"abab"), vec![0, 0, 1, 2]);
     }
 }
 

@@ -10,30 +10,27 @@
 //! event loop (see [`UdpDriver::blocking`]): one `send` and one `recv` per round trip, as
 //! sockperf makes.
 
+mod sock;
+mod window;
+
 use super::target::{Family, Scheme};
 use super::workload::{ClientMode, Reply, Request, Workload};
 use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, Session};
 use crate::plan::SocketOptions;
 use crate::record::{ErrorKind, OpError, PeerReport};
 use crate::wire::datagram::{parse_report_answer, Header, Kind, HEADER_LEN};
+use sock::{Sock, MIN_SOCKET_TIMEOUT};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use tokio::net::UdpSocket;
+use window::{Fate, Pending, HISTORY};
 
-/// Replies remembered after their request left the window, to tell late from duplicate.
-const HISTORY: usize = 4096;
 /// Datagrams received per `read` before yielding.
 const BATCH: usize = 64;
-/// A blocking session whose oldest request is overdue waits this long at a time (off the
-/// socket, so the engine's timer can expire the request) before it looks again.
-const OVERDUE_PAUSE: Duration = Duration::from_millis(1);
-/// The shortest SO_RCVTIMEO/SO_SNDTIMEO (zero would mean "never").
-const MIN_SOCKET_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// The origin of the send timestamps in datagram headers (only differences matter).
 fn epoch() -> Instant {
@@ -100,85 +97,6 @@ impl UdpDriver {
         self.blocking = on;
         self
     }
-
-    fn open(&self, timeout: Duration) -> io::Result<Sock> {
-        let domain = socket2::Domain::for_address(self.addr);
-        let s = socket2::Socket::new(domain, socket2::Type::DGRAM, Some(socket2::Protocol::UDP))?;
-        if let Some(n) = self.socket.sndbuf {
-            s.set_send_buffer_size(n)?;
-        }
-        if let Some(n) = self.socket.rcvbuf {
-            s.set_recv_buffer_size(n)?;
-        }
-        let any: SocketAddr = match self.addr {
-            SocketAddr::V4(_) => "0.0.0.0:0".parse().expect("literal"),
-            SocketAddr::V6(_) => "[::]:0".parse().expect("literal"),
-        };
-        s.bind(&any.into())?;
-        s.connect(&self.addr.into())?;
-        if self.blocking {
-            let limit = timeout.max(MIN_SOCKET_TIMEOUT);
-            s.set_read_timeout(Some(limit))?;
-            s.set_write_timeout(Some(limit))?;
-            return Ok(Sock::Blocking(s.into()));
-        }
-        s.set_nonblocking(true)?;
-        UdpSocket::from_std(s.into()).map(Sock::Async)
-    }
-}
-
-/// A session's socket: registered with the runtime, or blocking.
-#[derive(Debug)]
-enum Sock {
-    /// Non-blocking, woken by the runtime's epoll.
-    Async(UdpSocket),
-    /// Blocking calls with SO_RCVTIMEO/SO_SNDTIMEO set to the request timeout; every `await`
-    /// on it completes at once, except when a request is overdue (see [`UdpDriver::blocking`]).
-    Blocking(std::net::UdpSocket),
-}
-
-impl Sock {
-    /// Receives one datagram if one is queued, never waiting (the runtime's readiness is
-    /// cleared when there is none, so its next wait is real).
-    fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Sock::Async(s) => s.try_recv(buf),
-            Sock::Blocking(s) => recv(s.as_raw_fd(), buf, libc::MSG_DONTWAIT),
-        }
-    }
-
-    /// Sends one datagram.
-    async fn send(&self, datagram: &[u8]) -> io::Result<usize> {
-        match self {
-            Sock::Async(s) => s.send(datagram).await,
-            Sock::Blocking(s) => loop {
-                match s.send(datagram) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    sent => return sent.map_err(timed_out),
-                }
-            },
-        }
-    }
-}
-
-/// One `recv` on `fd` into `buf`: blocking (up to SO_RCVTIMEO), or not with `MSG_DONTWAIT`.
-fn recv(fd: RawFd, buf: &mut [u8], flags: libc::c_int) -> io::Result<usize> {
-    // SAFETY: recv writes at most `buf.len()` bytes into `buf`, valid for the whole call.
-    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
-/// A blocking call that ran into SO_RCVTIMEO/SO_SNDTIMEO reports EAGAIN; say what it means.
-fn timed_out(e: io::Error) -> io::Error {
-    if e.kind() == io::ErrorKind::WouldBlock {
-        io::Error::new(io::ErrorKind::TimedOut, "no progress within --timeout")
-    } else {
-        e
-    }
 }
 
 /// A random 64-bit number from the kernel, for flow ids.
@@ -226,21 +144,6 @@ impl Driver for UdpDriver {
     }
 }
 
-/// What became of a request that left the in-flight window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fate {
-    Answered,
-    Expired,
-}
-
-/// A request in flight: its sequence number, send times, and whether it has been answered.
-#[derive(Clone, Copy, Debug)]
-struct Pending {
-    seq: u64,
-    sent: Sent,
-    answered: bool,
-}
-
 /// One connected UDP socket and its requests in flight.
 #[derive(Debug)]
 pub struct UdpSession {
@@ -270,145 +173,6 @@ pub struct UdpSession {
 }
 
 impl UdpSession {
-    /// Drops answered entries from the front of the window.
-    fn trim(&mut self) {
-        while let Some(p) = self.in_flight.front().filter(|p| p.answered) {
-            self.history[(p.seq as usize) % HISTORY] = (p.seq, Fate::Answered);
-            self.in_flight.pop_front();
-        }
-    }
-
-    /// Accounts one received datagram.
-    fn on_datagram(&mut self, n: usize, out: &mut ReadOutcome) {
-        out.bytes += n;
-        if !self.framed {
-            // Raw datagrams carry no sequence number: the oldest request is answered.
-            if let Some(p) = self.in_flight.iter_mut().find(|p| !p.answered) {
-                p.answered = true;
-                self.outstanding -= 1;
-                self.completed.push(Done::ok(p.sent));
-                out.replies += 1;
-            }
-            return;
-        }
-        let Some(h) =
-            Header::decode(&self.rx[..n]).filter(|h| h.kind == Kind::Reply && h.flow == self.flow)
-        else {
-            return;
-        };
-        let front = self.in_flight.front().map_or(u64::MAX, |p| p.seq);
-        if h.seq < front || front == u64::MAX {
-            match self.history[(h.seq as usize) % HISTORY] {
-                (s, Fate::Expired) if s == h.seq => {
-                    out.late += 1;
-                    self.history[(h.seq as usize) % HISTORY] = (s, Fate::Answered);
-                }
-                _ => {
-                    out.duplicates += 1;
-                    self.duplicating = true;
-                }
-            }
-            return;
-        }
-        let Some(p) = self.in_flight.get_mut((h.seq - front) as usize) else {
-            return; // a sequence number never sent: not ours
-        };
-        if p.answered {
-            out.duplicates += 1;
-            self.duplicating = true;
-            return;
-        }
-        p.answered = true;
-        let sent = p.sent;
-        self.outstanding -= 1;
-        // Out of order as RFC 4737 counts it: below the highest sequence number seen so far.
-        match self.highest_reply {
-            Some(top) if h.seq < top => out.reordered += 1,
-            _ => self.highest_reply = Some(h.seq),
-        }
-        self.completed.push(Done::ok(sent));
-        out.replies += 1;
-    }
-
-    /// Moves a blocking session onto the event loop, once its path has duplicated a reply.
-    /// A duplicate follows its original closely (a server sends both at once), and the event
-    /// loop, waking up later than a blocking receive returns, finds it already queued behind
-    /// the original and counts it in the same read. A blocking read stops at the original,
-    /// leaving the duplicate to the next read; for the run's last reply there is none, so on
-    /// such a path it would go uncounted.
-    fn leave_blocking(&mut self) -> io::Result<()> {
-        let Sock::Blocking(s) = &self.sock else {
-            return Ok(());
-        };
-        // The same socket under a second descriptor; the first closes when replaced.
-        let s = s.try_clone()?;
-        s.set_nonblocking(true)?;
-        self.sock = Sock::Async(UdpSocket::from_std(s)?);
-        Ok(())
-    }
-
-    /// Whether the oldest request still unanswered was sent `timeout` or more before `now`.
-    fn overdue(&self, now: Instant) -> bool {
-        self.outstanding > 0
-            && self
-                .in_flight
-                .iter()
-                .find(|p| !p.answered)
-                .is_some_and(|p| now >= p.sent.at + self.timeout)
-    }
-
-    /// Blocking mode's wait in [`Session::read`]: one blocking `recv`, accounted. With a
-    /// request overdue it does not block: it waits off the socket for the engine to expire the
-    /// request, looking for replies every [`OVERDUE_PAUSE`].
-    async fn recv_blocking(&mut self, fd: RawFd, out: &mut ReadOutcome) -> Result<(), OpError> {
-        loop {
-            let flags = if self.overdue(Instant::now()) {
-                libc::MSG_DONTWAIT
-            } else {
-                0
-            };
-            match recv(fd, &mut self.rx, flags) {
-                Ok(n) => {
-                    self.on_datagram(n, out);
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if self.outstanding == 0 {
-                        return Err(OpError::io("read reply", &timed_out(e)));
-                    }
-                    // SO_RCVTIMEO passed, so the oldest request is overdue: yield, and the
-                    // engine's timer counts it lost (this read is then dropped). The session
-                    // goes on, as with the event loop.
-                    tokio::time::sleep(OVERDUE_PAUSE).await;
-                }
-                Err(e) => return Err(OpError::io("read reply", &e)),
-            }
-        }
-    }
-
-    /// Receives one datagram into `rx` by `until`; None when none came in time (or on error).
-    async fn recv_by(&mut self, until: Instant) -> Option<usize> {
-        match &self.sock {
-            Sock::Async(s) => tokio::time::timeout_at(until.into(), s.recv(&mut self.rx))
-                .await
-                .ok()?
-                .ok(),
-            Sock::Blocking(s) => loop {
-                let left = until.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return None;
-                }
-                s.set_read_timeout(Some(left.max(MIN_SOCKET_TIMEOUT)))
-                    .ok()?;
-                match recv(s.as_raw_fd(), &mut self.rx, 0) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    got => return got.ok(),
-                }
-            },
-        }
-    }
-
     /// Asks the server for its counters of this flow; retries a few times within `limit`.
     async fn ask_report(&mut self, limit: Duration) -> Option<PeerReport> {
         let mut req = [0u8; HEADER_LEN];
@@ -543,19 +307,7 @@ impl Session for UdpSession {
 
     /// A datagram that got no reply in time is lost; the others are unaffected.
     fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry {
-        let mut lost = 0;
-        while let Some(&p) = self.in_flight.front() {
-            if p.answered {
-                self.history[(p.seq as usize) % HISTORY] = (p.seq, Fate::Answered);
-            } else if now >= p.sent.at + timeout {
-                self.history[(p.seq as usize) % HISTORY] = (p.seq, Fate::Expired);
-                self.outstanding -= 1;
-                lost += 1;
-            } else {
-                break;
-            }
-            self.in_flight.pop_front();
-        }
+        let lost = self.expire_overdue(now, timeout);
         if lost == 0 {
             Expiry::None
         } else {

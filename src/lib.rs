@@ -6,31 +6,43 @@
 //!
 //! # Layout
 //!
-//! The flow of a run is plan → load model → driver → recorder → summary → reporter:
+//! A run flows down this list; each room imports only rooms below it (and the shared [`wire`],
+//! [`sys`], [`units`] and [`error`]), never `cli` or `app` below the plan, and the reference
+//! servers stand alone:
+//!
+//! cli → app → plan → engine (load × driver) → record → summary → report
 //!
 //! - [`cli`]: clap definitions, raw arguments only.
-//! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); usage errors here
-//!   ([`plan::http`] for the HTTP request shapes).
+//! - [`app`]: the commands: [`app::run`], [`app::demo`] (the built-in study, a set of plans
+//!   like any other) and `serve`; each turns arguments into a plan or server options, runs it
+//!   and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
+//! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
+//!   part ([`plan::target`], [`plan::workload`] with [`plan::http`], [`plan::load`]). Usage
+//!   errors are found here.
 //! - [`load`]: WHEN to send: the closed loop, or an open-loop [`load::Schedule`] (constant rate,
 //!   ramp, stages) as pure functions of the request index.
-//! - [`driver`]: WHAT one operation is, one file per protocol ([`driver::tcp`], [`driver::udp`],
-//!   [`driver::http`], [`driver::h2`] for HTTP/2, with [`driver::tls`]), behind the
-//!   `Driver`/`Session` traits.
-//! - [`template`]: `{seq}`, `{worker}`, `{rand:N}`, `{uuid}` placeholders in requests.
-//! - [`engine`]: worker threads, each a single-threaded runtime owning its connections and its
-//!   recorder; deadlines; the first-connection gate; the open-loop pacer; the collector that
-//!   merges per-second intervals.
-//! - [`record`]: the per-worker [`record::Recorder`] (histograms, error counters, bytes), `+=`.
-//! - [`summary`]: computed once from the merged recorder; the JSON schema's shape.
-//! - [`report`]: renders a summary (table, JSON) and the live progress line.
-//! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`.
-//! - [`datagram`]: the wirebench UDP datagram header and receiver-side accounting (loss,
-//!   reordering, duplicates, RFC 3550 jitter), shared by the UDP client and server.
-//! - [`framing`]: the one-line preamble that tells the reference server request and reply sizes.
-//! - [`diagnose`]: notes that name what a summary shows (port exhaustion, slow outliers, a saturated generator).
-//! - [`demo`]: the built-in study (message rate and KB/s by size, request/response vs push).
-//! - [`app`]: ties a parsed command line to the above and turns outcomes into exit codes.
-//! - [`timerfd`]: the precise timer behind the open loop's pacing and the servers' `--delay`.
+//! - [`driver`]: WHAT one operation is. Each protocol is a module registered once in
+//!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`], with
+//!   [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
+//!   [`driver::Session`] traits; [`driver::workload`] and [`driver::target`] say what a
+//!   protocol is asked to do, and where.
+//! - [`engine`]: runs a plan: worker threads, each a single-threaded runtime owning its
+//!   connections and its recorder; the connection loops (`engine/conn/`: closed loop, open loop,
+//!   bulk transfer, and the steps they share); deadlines; the first-connection gate; the
+//!   open-loop pacer; the collector that merges per-second intervals. Returns a
+//!   [`record::RunRecord`]; it builds no summary and writes no report.
+//! - [`record`]: the per-worker [`record::Recorder`] (histograms, error counters, bytes), merged
+//!   with `+=`; the per-second series; what a finished run recorded.
+//! - [`summary`]: computed once from a plan and its record ([`summary::of`]); the JSON schema's
+//!   shape; [`summary::diagnose`] names what a summary shows.
+//! - [`report`]: renders a summary (table, JSON, the demo's study table) and the live progress
+//!   line.
+//! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
+//!   with their shared plumbing (listening, threads, counters, `--delay`).
+//! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
+//!   header and flow accounting, the delimiter search.
+//! - [`sys`]: what is asked of the operating system: the precise timer, resource use and
+//!   limits.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 
 pub mod app;

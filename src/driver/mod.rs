@@ -1,4 +1,4 @@
-//! WHAT one operation is: one module per protocol, each registered once in [`registry!`].
+//! WHAT one operation is: one module per protocol, each registered once in `registry!`.
 //!
 //! A protocol ([`Protocol`]) declares its URL schemes, checks the part of a [`Job`] the plan
 //! leaves to it and builds what its workers share; per worker it makes a [`Driver`], which opens

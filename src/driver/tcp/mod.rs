@@ -353,7 +353,7 @@ impl Session for TcpConn {
     }
 
     /// Writes bulk payload (stream mode) from a buffer of whole messages, up to
-    /// [`BULK_WRITE`] bytes a call; returns the payload bytes written by this call.
+    /// `BULK_WRITE` bytes a call; returns the payload bytes written by this call.
     async fn send_bulk(&mut self) -> Result<usize, OpError> {
         if self.bulk.is_empty() {
             return Err(OpError::new(

@@ -5,12 +5,11 @@
 use crate::cli::{ClientMode, DemoArgs, ServerMode};
 use crate::engine;
 use crate::load::LoadModel;
-use crate::plan::{
-    duration_flag, Plan, Protocol, Reply, Request, SocketOptions, Stop, Target, Warmup, Workload,
-};
+use crate::plan::{duration_flag, Plan, Protocol, Reply, Request, Stop, Target, Warmup, Workload};
 use crate::report::progress::Progress;
 use crate::serve::tcp::{spawn, ServerHandle, TcpServerOptions};
 use crate::summary::Summary;
+use crate::sys::socket::SocketOptions;
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
 use std::io::Write;
 use std::net::TcpListener;

@@ -5,8 +5,9 @@
 use super::stream::{connect_stream, Stream};
 use super::{Done, Driver, Expiry, ReadOutcome, Sent, Session};
 use crate::cli::ClientMode;
-use crate::plan::{Reply, Request, SocketOptions, Workload};
+use crate::plan::{Reply, Request, Workload};
 use crate::record::{ErrorKind, OpError};
+use crate::sys::socket::SocketOptions;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -12,8 +12,9 @@
 
 use super::{Done, Driver, Expiry, PeerReport, ReadOutcome, Sent, Session};
 use crate::cli::ClientMode;
-use crate::plan::{Reply, Request, SocketOptions, Workload};
+use crate::plan::{Reply, Request, Workload};
 use crate::record::{ErrorKind, OpError};
+use crate::sys::socket::SocketOptions;
 use crate::wire::datagram::{parse_report_answer, Header, Kind, HEADER_LEN};
 use std::cell::Cell;
 use std::collections::VecDeque;

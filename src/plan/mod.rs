@@ -7,6 +7,7 @@ use crate::error::{usage, UsageError};
 use crate::load::schedule::{parse_rate, parse_stages};
 use crate::load::LoadModel;
 use crate::load::Schedule;
+use crate::sys::socket::SocketOptions;
 use crate::units::parse_bits;
 use crate::units::{parse_duration, parse_message_size, unescape};
 use crate::wire::framing::Preamble;
@@ -179,17 +180,6 @@ pub enum Warmup {
     Duration(Duration),
     /// For this many requests in all.
     Count(u64),
-}
-
-/// Socket options for the client's (or server's) sockets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SocketOptions {
-    /// TCP_NODELAY on (true) or off.
-    pub nodelay: bool,
-    /// SO_SNDBUF, if set.
-    pub sndbuf: Option<usize>,
-    /// SO_RCVBUF, if set.
-    pub rcvbuf: Option<usize>,
 }
 
 impl TryFrom<&SocketArgs> for SocketOptions {

@@ -6,7 +6,7 @@ use super::command::bind_error;
 use super::counters::{Connections, Snapshot, Tally};
 use super::threads::runtime;
 use super::Shutdown;
-use crate::plan::SocketOptions;
+use crate::sys::socket::SocketOptions;
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 use std::io;
 use std::net::SocketAddr;

@@ -4,9 +4,10 @@
 use super::{run, HttpServerOptions};
 use crate::cli::ServeHttpArgs;
 use crate::error::{usage, UsageError};
-use crate::plan::{duration_flag, SocketOptions};
+use crate::plan::duration_flag;
 use crate::serve::command::{listen_addr, serve_until_signal, threads};
 use crate::serve::listen::bind;
+use crate::sys::socket::SocketOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -41,7 +41,7 @@ pub use stats::HttpServerStats;
 use super::listen::{self, Limit};
 use super::threads::run_threads;
 use super::{Handle, Shutdown};
-use crate::plan::SocketOptions;
+use crate::sys::socket::SocketOptions;
 use stats::{CounterSet, Tally};
 use std::io;
 use std::path::PathBuf;

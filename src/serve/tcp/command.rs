@@ -4,9 +4,10 @@
 use super::{run, PlainFraming, Stall, TcpServerOptions, DEFAULT_SOURCE_SIZE};
 use crate::cli::{ServeTcpArgs, ServerMode};
 use crate::error::{usage, UsageError};
-use crate::plan::{duration_flag, SocketOptions};
+use crate::plan::duration_flag;
 use crate::serve::command::{listen_addr, mode_and_threads, serve_until_signal};
 use crate::serve::listen::bind;
+use crate::sys::socket::SocketOptions;
 use crate::units::{escape, parse_message_size, unescape};
 use std::process::ExitCode;
 

@@ -29,7 +29,7 @@ use super::listen::{self, Admission, Limit};
 use super::threads::{run_threads, runtime};
 use super::{Handle, Shutdown};
 use crate::cli::ServerMode;
-use crate::plan::SocketOptions;
+use crate::sys::socket::SocketOptions;
 use filler::Filler;
 use framer::Framer;
 use stats::{CounterSet, Tally};

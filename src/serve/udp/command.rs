@@ -4,8 +4,9 @@
 use super::{bind, run, Faults, UdpServerOptions};
 use crate::cli::{ServeUdpArgs, ServerMode};
 use crate::error::{usage, UsageError};
-use crate::plan::{duration_flag, SocketOptions};
+use crate::plan::duration_flag;
 use crate::serve::command::{bind_error, listen_addr, mode_and_threads, serve_until_signal};
+use crate::sys::socket::SocketOptions;
 use crate::units::parse_message_size;
 use crate::wire::datagram::MAX_DATAGRAM;
 use std::process::ExitCode;

@@ -46,7 +46,7 @@ pub use stats::UdpServerStats;
 use super::threads::{run_threads, runtime};
 use super::{Handle, Shutdown};
 use crate::cli::ServerMode;
-use crate::plan::SocketOptions;
+use crate::sys::socket::SocketOptions;
 use crate::wire::datagram::MAX_DATAGRAM;
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 use stats::{CounterSet, Tally};

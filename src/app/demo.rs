@@ -2,12 +2,13 @@
 //! and KB/s by message size, for request/response and for server push, on loopback against the
 //! reference server started in-process. One row per workload, one column per size.
 
-use crate::cli::{ClientMode, DemoArgs, ServerMode};
+use crate::cli::{ClientMode, DemoArgs};
 use crate::engine;
 use crate::load::LoadModel;
 use crate::plan::{duration_flag, Plan, Protocol, Reply, Request, Stop, Target, Warmup, Workload};
 use crate::report::progress::Progress;
 use crate::serve::tcp::{spawn, ServerHandle, TcpServerOptions};
+use crate::serve::Mode as ServerMode;
 use crate::summary::Summary;
 use crate::sys::socket::SocketOptions;
 use comfy_table::{presets::ASCII_MARKDOWN, Table};

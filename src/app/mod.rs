@@ -2,6 +2,7 @@
 //! 0 success, 1 the run failed or saw errors, 2 bad input (one line on stderr, no backtrace).
 
 pub mod demo;
+mod serve;
 
 use crate::cli::{Cli, Command, ServeCommand};
 use crate::error::UsageError;
@@ -94,9 +95,9 @@ fn one_line(text: &str) -> String {
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => crate::engine::main(&args),
-        Command::Serve(ServeCommand::Tcp(args)) => crate::serve::tcp::main(&args),
-        Command::Serve(ServeCommand::Udp(args)) => crate::serve::udp::main(&args),
-        Command::Serve(ServeCommand::Http(args)) => crate::serve::http::main(&args),
+        Command::Serve(ServeCommand::Tcp(args)) => serve::tcp::main(&args),
+        Command::Serve(ServeCommand::Udp(args)) => serve::udp::main(&args),
+        Command::Serve(ServeCommand::Http(args)) => serve::http::main(&args),
         Command::Demo(args) => crate::app::demo::main(&args),
     }
 }

@@ -1,11 +1,12 @@
-//! What the servers that accept TCP connections (`tcp` and `http`) share: the listening socket,
-//! a handle on it and a runtime per thread, the accept loop, and admission under a connection
+//! What the servers that accept TCP connections (`tcp` and `http`) share: the listening socket
+//! (and the usage error when it cannot be bound, which the UDP server's command gives too), a
+//! handle on it and a runtime per thread, the accept loop, and admission under a connection
 //! limit.
 
-use super::command::bind_error;
 use super::counters::{Connections, Snapshot, Tally};
 use super::threads::runtime;
 use super::Shutdown;
+use crate::error::UsageError;
 use crate::sys::socket::SocketOptions;
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 use std::io;
@@ -48,6 +49,22 @@ pub(crate) fn bind(
             )
         })?;
     Ok(socket.into())
+}
+
+/// A usage error for a failed bind, `cannot WHAT (ERROR): FIX`, naming the likely fix;
+/// `otherwise` is the fix for an error that suggests none.
+pub(crate) fn bind_error(what: &str, e: &io::Error, otherwise: &str) -> UsageError {
+    let fix = match e.kind() {
+        io::ErrorKind::AddrInUse => "the port is taken: pick another, or port 0 for a free one",
+        io::ErrorKind::PermissionDenied => {
+            "ports below 1024 need privileges: pick a port above 1024, or port 0 for a free one"
+        }
+        io::ErrorKind::AddrNotAvailable => {
+            "that address is not on this machine: use 127.0.0.1 or an address of a local interface"
+        }
+        _ => otherwise,
+    };
+    UsageError(format!("cannot {what} ({e}): {fix}"))
 }
 
 /// Switches `listener` to non-blocking mode and sets its SO_RCVBUF (accepted sockets inherit
@@ -180,5 +197,22 @@ where
         if let Some(limit) = &self.limited {
             limit.open.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_error_names_the_fix() {
+        let taken = io::Error::from(io::ErrorKind::AddrInUse);
+        let err = bind_error("listen on 127.0.0.1:1", &taken, "retry").0;
+        assert!(err.starts_with("cannot listen on 127.0.0.1:1 ("), "{err}");
+        assert!(err.ends_with("): the port is taken: pick another, or port 0 for a free one"));
+        let other = io::Error::other("x");
+        assert!(bind_error("bind udp 127.0.0.1:1", &other, "retry")
+            .0
+            .ends_with("(x): retry"));
     }
 }

@@ -28,14 +28,12 @@
 //! Shutdown stops every thread's accept loop; dropping the runtime then ends its connection
 //! tasks at once.
 
-mod command;
 mod conn;
 mod file;
 mod request;
 mod response;
 mod stats;
 
-pub use command::main;
 pub use stats::HttpServerStats;
 
 use super::listen::{self, Limit};

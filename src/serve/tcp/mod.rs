@@ -15,20 +15,17 @@
 //! watch on every wake-up would take a cross-thread lock per request.
 
 mod blocking;
-mod command;
 mod conn;
 mod filler;
 mod framer;
 mod stats;
 mod transfer;
 
-pub use command::main;
 pub use stats::ServerStats;
 
 use super::listen::{self, Admission, Limit};
 use super::threads::{run_threads, runtime};
-use super::{Handle, Shutdown};
-use crate::cli::ServerMode;
+use super::{Handle, Mode, Shutdown};
 use crate::sys::socket::SocketOptions;
 use filler::Filler;
 use framer::Framer;
@@ -45,7 +42,7 @@ pub const DEFAULT_SOURCE_SIZE: usize = 1024;
 #[derive(Clone, Debug)]
 pub struct TcpServerOptions {
     /// Echo, sink or source. A wirebench client whose intent does not fit is told so and closed.
-    pub mode: ServerMode,
+    pub mode: Mode,
     /// Echo mode, plain clients: reply to each request with this many bytes instead of echoing
     /// it. Wirebench clients announce their own reply size.
     pub reply_size: Option<usize>,
@@ -99,7 +96,7 @@ impl Stall {
 impl Default for TcpServerOptions {
     fn default() -> Self {
         TcpServerOptions {
-            mode: ServerMode::Echo,
+            mode: Mode::Echo,
             reply_size: None,
             source_size: DEFAULT_SOURCE_SIZE,
             plain: PlainFraming::Stream,

@@ -36,16 +36,13 @@
 //! spoofed addresses would amplify; it listens on 127.0.0.1 unless told otherwise.
 
 mod blocking;
-mod command;
 mod stats;
 mod worker;
 
-pub use command::main;
 pub use stats::UdpServerStats;
 
 use super::threads::{run_threads, runtime};
-use super::{Handle, Shutdown};
-use crate::cli::ServerMode;
+use super::{Handle, Mode, Shutdown};
 use crate::sys::socket::SocketOptions;
 use crate::wire::datagram::MAX_DATAGRAM;
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
@@ -71,7 +68,7 @@ pub const REORDER_HOLD: Duration = Duration::from_millis(250);
 pub struct UdpServerOptions {
     /// Echo or sink; source is not offered for UDP (a datagram server has no one to push to
     /// until a client speaks), and [`run`] refuses it.
-    pub mode: ServerMode,
+    pub mode: Mode,
     /// Echo mode: reply with this many bytes (1 ..= [`MAX_DATAGRAM`]) unless a wirebench
     /// request names its own reply size. Replies to wirebench requests are never shorter than
     /// the header.
@@ -100,7 +97,7 @@ pub struct UdpServerOptions {
 impl Default for UdpServerOptions {
     fn default() -> Self {
         UdpServerOptions {
-            mode: ServerMode::Echo,
+            mode: Mode::Echo,
             reply_size: None,
             delay: None,
             socket: SocketOptions::default(),
@@ -201,7 +198,7 @@ fn validate(options: &UdpServerOptions) -> io::Result<()> {
             what.to_string(),
         ))
     };
-    if options.mode == ServerMode::Source {
+    if options.mode == Mode::Source {
         return invalid("the UDP server echoes or sinks; source mode is TCP only");
     }
     if options

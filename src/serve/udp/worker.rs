@@ -5,9 +5,8 @@
 
 use super::stats::Tally;
 use super::{Faults, Shared, FLOW_IDLE, MAX_PENDING_BYTES, REORDER_HOLD};
-use crate::cli::ServerMode;
 use crate::serve::delay::Pause;
-use crate::serve::Shutdown;
+use crate::serve::{Mode, Shutdown};
 use crate::wire::datagram::{
     has_magic, report_answer, FlowCounters, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
 };
@@ -130,7 +129,7 @@ impl Worker {
         let flows = FlowTable::new(shared.flows_per_thread);
         let faults = FaultState::new(options.faults);
         let fill_len = match options.mode {
-            ServerMode::Echo => MAX_DATAGRAM,
+            Mode::Echo => MAX_DATAGRAM,
             _ => 0,
         };
         Worker {
@@ -265,7 +264,7 @@ impl Worker {
             None => self.tally.untracked(u64::from(copies)),
         }
         let options = &self.shared.options;
-        if options.mode != ServerMode::Echo {
+        if options.mode != Mode::Echo {
             return;
         }
         let reply = match class {

@@ -1,11 +1,12 @@
 //! `wirebench serve udp`: flags into [`UdpServerOptions`], a socket, the address line, and the
 //! final counters when a signal stops the server.
 
-use super::{bind, run, Faults, UdpServerOptions};
+use super::{listen_addr, mode_and_threads, serve_until_signal};
 use crate::cli::{ServeUdpArgs, ServerMode};
 use crate::error::{usage, UsageError};
 use crate::plan::duration_flag;
-use crate::serve::command::{bind_error, listen_addr, mode_and_threads, serve_until_signal};
+use crate::serve::listen::bind_error;
+use crate::serve::udp::{bind, run, Faults, UdpServerOptions};
 use crate::sys::socket::SocketOptions;
 use crate::units::parse_message_size;
 use crate::wire::datagram::MAX_DATAGRAM;
@@ -70,7 +71,7 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
         }
     };
     Ok(UdpServerOptions {
-        mode: a.mode,
+        mode: a.mode.into(),
         reply_size,
         delay,
         socket: SocketOptions {
@@ -117,8 +118,9 @@ fn describe(o: &UdpServerOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::serve::{assert_refused, parse_serve};
     use crate::cli::ServeCommand;
-    use crate::serve::command::{assert_refused, parse_serve};
+    use crate::serve::Mode;
 
     fn parse(args: &[&str]) -> Result<UdpServerOptions, UsageError> {
         let argv = [&["udp"], args].concat();
@@ -131,10 +133,7 @@ mod tests {
     #[test]
     fn flags_into_options() {
         let o = parse(&[]).unwrap();
-        assert_eq!(
-            (o.mode, o.threads, o.reply_size),
-            (ServerMode::Echo, 1, None)
-        );
+        assert_eq!((o.mode, o.threads, o.reply_size), (Mode::Echo, 1, None));
         let o = parse(&[
             "--reply-size",
             "1k",
@@ -153,7 +152,7 @@ mod tests {
         assert_eq!((o.socket.rcvbuf, o.socket.sndbuf), (Some(4 << 20), None));
         assert_eq!(o.faults.drop_every, Some(10));
         assert!(!o.blocking);
-        assert_eq!(parse(&["--mode", "sink"]).unwrap().mode, ServerMode::Sink);
+        assert_eq!(parse(&["--mode", "sink"]).unwrap().mode, Mode::Sink);
         let o = parse(&["--blocking", "--delay", "1ms"]).unwrap();
         assert!(o.blocking);
         assert!(

@@ -1,17 +1,33 @@
-//! What the `wirebench serve` commands share: `--listen`, bind errors, and the run from the
-//! address line to the final counters.
+//! `wirebench serve tcp|udp|http`: flags into the options of a reference server (see
+//! [`crate::serve`]), a bound socket, the address line, and the final counters when a signal
+//! stops the server. One file per server; what they share (`--listen`, the run from the
+//! address line to the final counters) is here.
 
-use super::{trigger_on_signal, Shutdown};
+pub(super) mod http;
+pub(super) mod tcp;
+pub(super) mod udp;
+
 use crate::cli::ServerMode;
 use crate::error::UsageError;
+use crate::serve::{trigger_on_signal, Mode, Shutdown};
 use std::fmt::Display;
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
+impl From<ServerMode> for Mode {
+    fn from(mode: ServerMode) -> Mode {
+        match mode {
+            ServerMode::Echo => Mode::Echo,
+            ServerMode::Sink => Mode::Sink,
+            ServerMode::Source => Mode::Source,
+        }
+    }
+}
+
 /// Prints `SCHEME://ADDR` as the first line and `serving SCHEME: DESCRIPTION; stop with Ctrl-C`
 /// as the second, runs the server until SIGINT or SIGTERM, then prints the final counters.
-pub(crate) fn serve_until_signal<S: Display>(
+fn serve_until_signal<S: Display>(
     scheme: &str,
     addr: SocketAddr,
     description: &str,
@@ -32,23 +48,23 @@ pub(crate) fn serve_until_signal<S: Display>(
 }
 
 /// The start of a TCP or UDP server's second line: `mode echo, 2 threads`.
-pub(crate) fn mode_and_threads(mode: ServerMode, n: usize) -> String {
+fn mode_and_threads(mode: Mode, n: usize) -> String {
     let mode = match mode {
-        ServerMode::Echo => "echo",
-        ServerMode::Sink => "sink",
-        ServerMode::Source => "source",
+        Mode::Echo => "echo",
+        Mode::Sink => "sink",
+        Mode::Source => "source",
     };
     format!("mode {mode}, {}", threads(n))
 }
 
 /// A thread count as the second line gives it: `1 thread`, `2 threads`.
-pub(crate) fn threads(n: usize) -> String {
+fn threads(n: usize) -> String {
     format!("{n} {}", if n == 1 { "thread" } else { "threads" })
 }
 
 /// Parses `--listen`: an IP address and port. Host names other than `localhost` are not
 /// resolved, so a typo never turns into a DNS query. The error suggests `example_port`.
-pub(crate) fn listen_addr(text: &str, example_port: u16) -> Result<SocketAddr, UsageError> {
+fn listen_addr(text: &str, example_port: u16) -> Result<SocketAddr, UsageError> {
     let text = text.trim();
     let parsed = match text.strip_prefix("localhost:") {
         Some(port) => format!("127.0.0.1:{port}").parse(),
@@ -61,25 +77,9 @@ pub(crate) fn listen_addr(text: &str, example_port: u16) -> Result<SocketAddr, U
     })
 }
 
-/// A usage error for a failed bind, `cannot WHAT (ERROR): FIX`, naming the likely fix;
-/// `otherwise` is the fix for an error that suggests none.
-pub(crate) fn bind_error(what: &str, e: &io::Error, otherwise: &str) -> UsageError {
-    let fix = match e.kind() {
-        io::ErrorKind::AddrInUse => "the port is taken: pick another, or port 0 for a free one",
-        io::ErrorKind::PermissionDenied => {
-            "ports below 1024 need privileges: pick a port above 1024, or port 0 for a free one"
-        }
-        io::ErrorKind::AddrNotAvailable => {
-            "that address is not on this machine: use 127.0.0.1 or an address of a local interface"
-        }
-        _ => otherwise,
-    };
-    UsageError(format!("cannot {what} ({e}): {fix}"))
-}
-
 /// Parses `wirebench serve ARGS`, for the commands' tests.
 #[cfg(test)]
-pub(crate) fn parse_serve(args: &[&str]) -> crate::cli::ServeCommand {
+fn parse_serve(args: &[&str]) -> crate::cli::ServeCommand {
     use crate::cli::{Cli, Command};
     use clap::Parser;
     let argv = ["wirebench", "serve"].iter().chain(args);
@@ -91,7 +91,7 @@ pub(crate) fn parse_serve(args: &[&str]) -> crate::cli::ServeCommand {
 
 /// Asserts that `parse` refuses each of `cases` with a one-line message, for the commands' tests.
 #[cfg(test)]
-pub(crate) fn assert_refused<T: std::fmt::Debug>(
+fn assert_refused<T: std::fmt::Debug>(
     parse: impl Fn(&[&str]) -> Result<T, UsageError>,
     cases: &[&[&str]],
 ) {
@@ -107,11 +107,8 @@ mod tests {
 
     #[test]
     fn second_line_starts_with_mode_and_threads() {
-        assert_eq!(mode_and_threads(ServerMode::Sink, 1), "mode sink, 1 thread");
-        assert_eq!(
-            mode_and_threads(ServerMode::Source, 2),
-            "mode source, 2 threads"
-        );
+        assert_eq!(mode_and_threads(Mode::Sink, 1), "mode sink, 1 thread");
+        assert_eq!(mode_and_threads(Mode::Source, 2), "mode source, 2 threads");
     }
 
     #[test]
@@ -127,17 +124,5 @@ mod tests {
             err,
             "--listen 'x' is not an address: give IP:PORT, e.g. 127.0.0.1:8080 (port 0 picks a free port)"
         );
-    }
-
-    #[test]
-    fn bind_error_names_the_fix() {
-        let taken = io::Error::from(io::ErrorKind::AddrInUse);
-        let err = bind_error("listen on 127.0.0.1:1", &taken, "retry").0;
-        assert!(err.starts_with("cannot listen on 127.0.0.1:1 ("), "{err}");
-        assert!(err.ends_with("): the port is taken: pick another, or port 0 for a free one"));
-        let other = io::Error::other("x");
-        assert!(bind_error("bind udp 127.0.0.1:1", &other, "retry")
-            .0
-            .ends_with("(x): retry"));
     }
 }

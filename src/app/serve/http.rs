@@ -1,11 +1,11 @@
 //! `wirebench serve http`: flags into [`HttpServerOptions`], a listener, the URL line, and the
 //! final counters when a signal stops the server.
 
-use super::{run, HttpServerOptions};
+use super::{listen_addr, serve_until_signal, threads};
 use crate::cli::ServeHttpArgs;
 use crate::error::{usage, UsageError};
 use crate::plan::duration_flag;
-use crate::serve::command::{listen_addr, serve_until_signal, threads};
+use crate::serve::http::{run, HttpServerOptions};
 use crate::serve::listen::bind;
 use crate::sys::socket::SocketOptions;
 use std::path::PathBuf;
@@ -104,8 +104,8 @@ fn describe(o: &HttpServerOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::serve::{assert_refused, parse_serve};
     use crate::cli::ServeCommand;
-    use crate::serve::command::{assert_refused, parse_serve};
 
     fn parse(args: &[&str]) -> Result<HttpServerOptions, UsageError> {
         let argv = [&["http"], args].concat();

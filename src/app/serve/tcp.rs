@@ -1,12 +1,13 @@
 //! `wirebench serve tcp`: flags into [`TcpServerOptions`], a listener, the address line, and the
 //! final counters when a signal stops the server.
 
-use super::{run, PlainFraming, Stall, TcpServerOptions, DEFAULT_SOURCE_SIZE};
+use super::{listen_addr, mode_and_threads, serve_until_signal};
 use crate::cli::{ServeTcpArgs, ServerMode};
 use crate::error::{usage, UsageError};
 use crate::plan::duration_flag;
-use crate::serve::command::{listen_addr, mode_and_threads, serve_until_signal};
 use crate::serve::listen::bind;
+use crate::serve::tcp::{run, PlainFraming, Stall, TcpServerOptions, DEFAULT_SOURCE_SIZE};
+use crate::serve::Mode;
 use crate::sys::socket::SocketOptions;
 use crate::units::{escape, parse_message_size, unescape};
 use std::process::ExitCode;
@@ -72,7 +73,7 @@ fn options(a: &ServeTcpArgs) -> Result<TcpServerOptions, UsageError> {
         None => TcpServerOptions::default().threads,
     };
     Ok(TcpServerOptions {
-        mode: a.mode,
+        mode: a.mode.into(),
         reply_size,
         source_size: source_size.unwrap_or(DEFAULT_SOURCE_SIZE),
         plain,
@@ -122,7 +123,7 @@ fn describe(o: &TcpServerOptions) -> String {
     if let Some(n) = o.reply_size {
         text += &format!(", replies of {n} bytes");
     }
-    if o.mode == ServerMode::Source {
+    if o.mode == Mode::Source {
         text += &format!(", plain clients get {}-byte messages", o.source_size);
     }
     match &o.plain {
@@ -144,8 +145,8 @@ fn describe(o: &TcpServerOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::serve::{assert_refused, parse_serve};
     use crate::cli::ServeCommand;
-    use crate::serve::command::{assert_refused, parse_serve};
 
     fn parse(args: &[&str]) -> Result<TcpServerOptions, UsageError> {
         let argv = [&["tcp"], args].concat();

@@ -8,12 +8,17 @@ pub(super) mod tcp;
 pub(super) mod udp;
 
 use crate::cli::ServerMode;
-use crate::error::UsageError;
+use crate::error::{usage, UsageError};
+use crate::plan::duration_flag;
+use crate::serve::listen::bind;
 use crate::serve::{trigger_on_signal, Mode, Shutdown};
+use crate::sys::socket::SocketOptions;
+use crate::units::parse_message_size;
 use std::fmt::Display;
 use std::io::{self, Write};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
+use std::time::Duration;
 
 impl From<ServerMode> for Mode {
     fn from(mode: ServerMode) -> Mode {
@@ -23,6 +28,24 @@ impl From<ServerMode> for Mode {
             ServerMode::Source => Mode::Source,
         }
     }
+}
+
+/// Binds `--listen` for a server that accepts TCP connections (`tcp`, `http`), then
+/// [`serve_until_signal`].
+fn accept_until_signal<S: Display>(
+    scheme: &str,
+    (listen, example_port): (&str, u16),
+    socket: &SocketOptions,
+    description: &str,
+    run: impl FnOnce(TcpListener, Shutdown) -> io::Result<S>,
+) -> anyhow::Result<ExitCode> {
+    // Ten thousand clients need more descriptors than the usual soft limit of 1,024.
+    crate::sys::usage::raise_fd_limit();
+    let listener = bind(listen_addr(listen, example_port)?, socket)?;
+    let addr = listener.local_addr()?;
+    serve_until_signal(scheme, addr, description, |shutdown| {
+        run(listener, shutdown)
+    })
 }
 
 /// Prints `SCHEME://ADDR` as the first line and `serving SCHEME: DESCRIPTION; stop with Ctrl-C`
@@ -75,6 +98,35 @@ fn listen_addr(text: &str, example_port: u16) -> Result<SocketAddr, UsageError> 
             "--listen '{text}' is not an address: give IP:PORT, e.g. 127.0.0.1:{example_port} (port 0 picks a free port)"
         ))
     })
+}
+
+/// Parses an optional size flag, e.g. `--reply-size 1k`.
+fn size_flag(flag: &str, text: &Option<String>) -> Result<Option<usize>, UsageError> {
+    text.as_deref()
+        .map(|t| parse_message_size(flag, t).map_err(UsageError))
+        .transpose()
+}
+
+/// Parses `--delay`; zero means none.
+fn delay_flag(text: &Option<String>) -> Result<Option<Duration>, UsageError> {
+    let delay = text.as_deref().map(|t| duration_flag("--delay", t));
+    Ok(delay.transpose()?.filter(|d| !d.is_zero()))
+}
+
+/// Checks `--max-connections`: at least 1.
+fn max_connections_flag(n: Option<usize>) -> Result<Option<usize>, UsageError> {
+    if n == Some(0) {
+        return usage("--max-connections 0 would refuse every client: give at least 1");
+    }
+    Ok(n)
+}
+
+/// Checks `--threads`: at least 1.
+fn threads_flag(n: usize) -> Result<usize, UsageError> {
+    if n == 0 {
+        return usage("--threads 0: give at least one thread");
+    }
+    Ok(n)
 }
 
 /// Parses `wirebench serve ARGS`, for the commands' tests.

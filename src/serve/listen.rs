@@ -1,10 +1,10 @@
 //! What the servers that accept TCP connections (`tcp` and `http`) share: the listening socket
-//! (and the usage error when it cannot be bound, which the UDP server's command gives too), a
-//! handle on it and a runtime per thread, the accept loop, and admission under a connection
-//! limit.
+//! (and the usage error when it cannot be bound, which the UDP server's command gives too), and
+//! a server [`accepting`] on it: a handle on it and a runtime per thread, the accept loop, and
+//! admission under a connection limit.
 
 use super::counters::{Connections, Snapshot, Tally};
-use super::threads::runtime;
+use super::threads::{runtime, Ready};
 use super::Shutdown;
 use crate::error::UsageError;
 use crate::sys::socket::SocketOptions;
@@ -67,10 +67,45 @@ pub(crate) fn bind_error(what: &str, e: &io::Error, otherwise: &str) -> UsageErr
     UsageError(format!("cannot {what} ({e}): {fix}"))
 }
 
+/// A server accepting on `listener` with `threads` threads, ready to start: each thread accepts
+/// on a runtime of its own, admits a connection under `max_connections` with the `socket`
+/// options applied (see [`admit`]), and hands it to `serve` on that thread.
+pub(crate) fn accepting<S: Snapshot + 'static>(
+    name: &'static str,
+    listener: std::net::TcpListener,
+    socket: SocketOptions,
+    threads: usize,
+    max_connections: Option<usize>,
+    serve: impl Fn(TcpStream, Admission<S>, &Shutdown) + Clone + Send + 'static,
+) -> io::Result<Ready<S>>
+where
+    S::Block: AsRef<Connections>,
+{
+    let addr = listener.local_addr()?;
+    let limit = Limit::new(max_connections);
+    let threads = per_thread(listener, &socket, threads)?;
+    Ok(Ready::new(
+        name,
+        addr,
+        threads,
+        move |(listener, runtime), tally, stop| {
+            let (limit, serve) = (limit.clone(), serve.clone());
+            move || {
+                accept_until(&stop, runtime, listener, |stream| {
+                    // Refused: dropping the stream closes it.
+                    if let Some(admission) = admit(&stream, &limit, &socket, &tally) {
+                        serve(stream, admission, &stop);
+                    }
+                })
+            }
+        },
+    ))
+}
+
 /// Switches `listener` to non-blocking mode and sets its SO_RCVBUF (accepted sockets inherit
 /// it; ideally it was set before listen, as [`bind`] does, since the window scale is fixed by
 /// the handshake), then makes per thread a handle on it and a runtime.
-pub(crate) fn per_thread(
+fn per_thread(
     listener: std::net::TcpListener,
     options: &SocketOptions,
     threads: usize,
@@ -87,7 +122,7 @@ pub(crate) fn per_thread(
 
 /// Accepts on `runtime` until shutdown, handing each connection to `admit`, then drops the
 /// runtime, which ends the connections it serves.
-pub(crate) fn accept_until(
+fn accept_until(
     shutdown: &Shutdown,
     runtime: Runtime,
     listener: std::net::TcpListener,
@@ -111,7 +146,7 @@ pub(crate) fn accept_until(
 
 /// `max_connections`, and the connections open now over all of a server's threads.
 #[derive(Debug)]
-pub(crate) struct Limit {
+struct Limit {
     max: usize,
     open: AtomicUsize,
 }
@@ -119,7 +154,7 @@ pub(crate) struct Limit {
 impl Limit {
     /// A limit when `max_connections` is set; without one, an unlimited server touches no
     /// shared counter per connection.
-    pub(crate) fn new(max_connections: Option<usize>) -> Option<Arc<Limit>> {
+    fn new(max_connections: Option<usize>) -> Option<Arc<Limit>> {
         max_connections.map(|max| {
             Arc::new(Limit {
                 max,
@@ -131,7 +166,7 @@ impl Limit {
 
 /// Admits a connection under `limit` and applies the socket options, or counts it rejected and
 /// returns `None` (dropping the stream then closes it).
-pub(crate) fn admit<S: Snapshot>(
+fn admit<S: Snapshot>(
     stream: &TcpStream,
     limit: &Option<Arc<Limit>>,
     socket: &SocketOptions,

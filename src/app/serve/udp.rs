@@ -1,14 +1,13 @@
 //! `wirebench serve udp`: flags into [`UdpServerOptions`], a socket, the address line, and the
 //! final counters when a signal stops the server.
 
-use super::{listen_addr, mode_and_threads, serve_until_signal};
+use super::{delay_flag, listen_addr, mode_and_threads, serve_until_signal};
+use super::{size_flag, threads_flag};
 use crate::cli::{ServeUdpArgs, ServerMode};
 use crate::error::{usage, UsageError};
-use crate::plan::duration_flag;
 use crate::serve::listen::bind_error;
 use crate::serve::udp::{bind, run, Faults, UdpServerOptions};
 use crate::sys::socket::SocketOptions;
-use crate::units::parse_message_size;
 use crate::wire::datagram::MAX_DATAGRAM;
 use std::process::ExitCode;
 
@@ -34,12 +33,7 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
             "--mode source is not offered for UDP (a datagram server has no one to push to): use --mode echo or --mode sink, or serve tcp --mode source",
         );
     }
-    let size = |flag: &str, v: &Option<String>| -> Result<Option<usize>, UsageError> {
-        v.as_deref()
-            .map(|t| parse_message_size(flag, t).map_err(UsageError))
-            .transpose()
-    };
-    let reply_size = size("--reply-size", &a.reply_size)?;
+    let reply_size = size_flag("--reply-size", &a.reply_size)?;
     if let Some(n) = reply_size {
         if n > MAX_DATAGRAM {
             return usage(format!(
@@ -50,20 +44,13 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
             return usage("--reply-size applies to --mode echo: leave it out, or use --mode echo");
         }
     }
-    let delay = a
-        .delay
-        .as_deref()
-        .map(|t| duration_flag("--delay", t))
-        .transpose()?
-        .filter(|d| !d.is_zero());
+    let delay = delay_flag(&a.delay)?;
     if delay.is_some() && a.mode != ServerMode::Echo {
         return usage(
             "--delay delays replies, and --mode sink sends none: leave it out, or use --mode echo",
         );
     }
-    if a.threads == 0 {
-        return usage("--threads 0: give at least one thread");
-    }
+    let threads = threads_flag(a.threads)?;
     let every = |flag: &str, v: Option<u64>| -> Result<Option<u64>, UsageError> {
         match v {
             Some(0) => usage(format!("{flag} 0: give an interval of at least 1")),
@@ -76,10 +63,10 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
         delay,
         socket: SocketOptions {
             nodelay: false,
-            sndbuf: size("--sndbuf", &a.sndbuf)?,
-            rcvbuf: size("--rcvbuf", &a.rcvbuf)?,
+            sndbuf: size_flag("--sndbuf", &a.sndbuf)?,
+            rcvbuf: size_flag("--rcvbuf", &a.rcvbuf)?,
         },
-        threads: a.threads,
+        threads,
         blocking: a.blocking,
         faults: Faults {
             drop_every: every("--drop-every", a.drop_every)?,

@@ -41,12 +41,12 @@ mod worker;
 
 pub use stats::UdpServerStats;
 
-use super::threads::{run_threads, runtime};
+use super::threads::{runtime, Ready};
 use super::{Handle, Mode, Shutdown};
 use crate::sys::socket::SocketOptions;
 use crate::wire::datagram::MAX_DATAGRAM;
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
-use stats::{CounterSet, Tally};
+use stats::Tally;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -164,9 +164,7 @@ pub fn run(
     options: UdpServerOptions,
     shutdown: Shutdown,
 ) -> io::Result<UdpServerStats> {
-    let counters = CounterSet::new(options.threads);
-    prepare(socket, options)?(shutdown, counters.clone())?;
-    Ok(counters.snapshot())
+    prepare(socket, options)?.run(shutdown)
 }
 
 /// A UDP server running on a background thread (see [`spawn`]). Dropping it stops the server.
@@ -175,9 +173,7 @@ pub type UdpServerHandle = Handle<UdpServerStats>;
 /// Runs [`run`] on a background thread. Start-up errors are returned here; every thread's
 /// socket is bound when this returns, so clients may send at once.
 pub fn spawn(socket: UdpSocket, options: UdpServerOptions) -> io::Result<UdpServerHandle> {
-    let addr = socket.local_addr()?;
-    let counters = CounterSet::new(options.threads);
-    Handle::start("serve-udp", addr, counters, prepare(socket, options)?)
+    prepare(socket, options)?.spawn()
 }
 
 /// What every thread of one server shares, read-only.
@@ -217,10 +213,7 @@ fn validate(options: &UdpServerOptions) -> io::Result<()> {
 /// Everything that can fail before serving, done before the first thread starts. Returns the
 /// server ready to start: it runs its threads, each with a socket and a runtime (none for
 /// blocking threads), until shutdown.
-fn prepare(
-    socket: UdpSocket,
-    options: UdpServerOptions,
-) -> io::Result<impl FnOnce(Shutdown, Arc<CounterSet>) -> io::Result<()> + Send + 'static> {
+fn prepare(socket: UdpSocket, options: UdpServerOptions) -> io::Result<Ready<UdpServerStats>> {
     validate(&options)?;
     let local = socket.local_addr()?;
     let count = options.threads.max(1);
@@ -252,13 +245,15 @@ fn prepare(
         options,
         local,
     });
-    Ok(move |shutdown: Shutdown, counters: Arc<CounterSet>| {
-        run_threads("serve-udp", threads, &shutdown, |i, (socket, runtime)| {
-            let (shared, stop) = (shared.clone(), shutdown.clone());
-            let tally = Tally::new(counters.clone(), i);
+    Ok(Ready::new(
+        "serve-udp",
+        local,
+        threads,
+        move |(socket, runtime), tally, stop| {
+            let shared = shared.clone();
             move || thread(runtime, socket, shared, tally, stop)
-        })
-    })
+        },
+    ))
 }
 
 /// One server thread: serves its socket until shutdown, on its own runtime or (without one)

@@ -8,8 +8,9 @@ use super::{Faults, Shared, FLOW_IDLE, MAX_PENDING_BYTES, REORDER_HOLD};
 use crate::serve::delay::Pause;
 use crate::serve::{Mode, Shutdown};
 use crate::wire::datagram::{
-    has_magic, report_answer, FlowCounters, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
+    has_magic, report_answer, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
 };
+use crate::wire::flow::FlowCounters;
 use socket2::{SockAddr, SockRef};
 use std::collections::{HashMap, VecDeque};
 use std::io;

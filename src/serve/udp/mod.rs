@@ -36,6 +36,8 @@
 //! spoofed addresses would amplify; it listens on 127.0.0.1 unless told otherwise.
 
 mod blocking;
+mod faults;
+mod flows;
 mod stats;
 mod worker;
 

@@ -28,6 +28,7 @@
 //! Shutdown stops every thread's accept loop; dropping the runtime then ends its connection
 //! tasks at once.
 
+mod body;
 mod conn;
 mod file;
 mod request;

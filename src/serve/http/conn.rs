@@ -47,7 +47,7 @@ enum End {
     /// Just drop it: the client closed, reset, went idle, or a response was cut short.
     Quiet,
     /// A response with `Connection: close` waits in the output buffer: write it, shut down
-    /// the sending side, and read until the client closes (bounded by [`LINGER`]).
+    /// the sending side, and read until the client closes (bounded by `io::LINGER`).
     Close,
 }
 

@@ -7,8 +7,8 @@ use common::{free_port, run_bounded, run_json, usage_error};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
-use wirebench::cli::ServerMode;
 use wirebench::serve::tcp::{spawn, ServerHandle, TcpServerOptions};
+use wirebench::serve::Mode as ServerMode;
 
 const LIMIT: Duration = Duration::from_secs(30);
 

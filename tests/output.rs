@@ -8,9 +8,9 @@ mod common;
 use common::{run_bounded, run_json, usage_error};
 use std::net::{TcpListener, UdpSocket};
 use std::time::Duration;
-use wirebench::cli::ServerMode;
 use wirebench::serve::tcp::{self, TcpServerOptions};
 use wirebench::serve::udp::{self, UdpServerOptions};
+use wirebench::serve::Mode as ServerMode;
 
 const LIMIT: Duration = Duration::from_secs(30);
 

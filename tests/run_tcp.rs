@@ -232,7 +232,7 @@ fn connection_per_request_reports_connect_time() {
 #[test]
 fn stream_and_source_move_bytes() {
     let (sink, url) = server(TcpServerOptions {
-        mode: wirebench::cli::ServerMode::Sink,
+        mode: wirebench::serve::Mode::Sink,
         ..TcpServerOptions::default()
     });
     let (json, code) = run_json(
@@ -252,7 +252,7 @@ fn stream_and_source_move_bytes() {
     );
 
     let (source, url) = server(TcpServerOptions {
-        mode: wirebench::cli::ServerMode::Source,
+        mode: wirebench::serve::Mode::Source,
         ..TcpServerOptions::default()
     });
     let (json, code) = run_json(
@@ -270,7 +270,7 @@ fn stream_and_source_move_bytes() {
 #[test]
 fn a_mode_mismatch_is_explained() {
     let (_srv, url) = server(TcpServerOptions {
-        mode: wirebench::cli::ServerMode::Sink,
+        mode: wirebench::serve::Mode::Sink,
         ..TcpServerOptions::default()
     });
     // The server's reason ends the run: one line, exit 2 (the user's mode is wrong).

@@ -64,7 +64,7 @@ fn every_tenth_datagram_dropped_is_ten_percent_loss() {
 
     // A stream to a sink: the server's report shows the loss.
     let (_sink, url) = server(UdpServerOptions {
-        mode: wirebench::cli::ServerMode::Sink,
+        mode: wirebench::serve::Mode::Sink,
         faults: Faults {
             drop_every: Some(10),
             ..Faults::default()

@@ -324,8 +324,8 @@ fn the_schema_rejects_broken_documents() {
 #[test]
 fn the_binarys_udp_json_output_validates() {
     use std::process::Command;
-    use wirebench::cli::ServerMode;
     use wirebench::serve::udp::{spawn, UdpServerOptions};
+    use wirebench::serve::Mode as ServerMode;
     for (server_mode, args) in [
         (ServerMode::Echo, &["--rate", "1000", "-d", "300ms"][..]),
         (
@@ -364,8 +364,8 @@ fn the_binarys_udp_json_output_validates() {
 #[test]
 fn the_binarys_json_output_validates() {
     use std::process::Command;
-    use wirebench::cli::ServerMode;
     use wirebench::serve::tcp::{spawn, TcpServerOptions};
+    use wirebench::serve::Mode as ServerMode;
     for (server_mode, args) in [
         (
             ServerMode::Echo,

@@ -8,8 +8,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread;
 use std::time::{Duration, Instant};
-use wirebench::cli::ServerMode;
 use wirebench::serve::tcp::{spawn, PlainFraming, ServerHandle, ServerStats, TcpServerOptions};
+use wirebench::serve::Mode as ServerMode;
 
 /// The longest any single step may take before the test fails.
 const LIMIT: Duration = Duration::from_secs(10);

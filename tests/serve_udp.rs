@@ -14,10 +14,10 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
-use wirebench::cli::ServerMode;
 use wirebench::serve::udp::{
     bind, spawn, Faults, UdpServerHandle, UdpServerOptions, UdpServerStats,
 };
+use wirebench::serve::Mode as ServerMode;
 use wirebench::wire::datagram::{
     parse_report_answer, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
 };

@@ -5,12 +5,13 @@
 //! Each run is a plan like any other: typed as `wirebench run` arguments and validated by
 //! [`Plan::try_from`]; `report::demo` renders the results.
 
-use crate::cli::{Cli, Command, DemoArgs, ServerMode};
+use crate::cli::{Cli, Command, DemoArgs};
 use crate::error::usage;
 use crate::plan::{duration_flag, Plan};
 use crate::report::demo::{write_method, write_study, Row};
 use crate::report::progress::Progress;
 use crate::serve::tcp::{spawn, ServerHandle, TcpServerOptions};
+use crate::serve::Mode as ServerMode;
 use crate::summary::Summary;
 use clap::Parser;
 use std::io::Write;
@@ -167,7 +168,8 @@ mod tests {
         use crate::driver::tls::TlsOptions;
         use crate::driver::workload::{ClientMode, Reply, Request};
         use crate::load::LoadModel;
-        use crate::plan::{SocketOptions, Stop, Warmup};
+        use crate::plan::{Stop, Warmup};
+        use crate::sys::socket::SocketOptions;
         for per_size in [40, 500, 1000].map(Duration::from_millis) {
             for (mode, client) in [("rr", ClientMode::Rr), ("source", ClientMode::Source)] {
                 let p = plan("tcp://127.0.0.1:9", mode, 512, per_size).unwrap();

@@ -3,6 +3,7 @@
 
 pub mod demo;
 pub mod run;
+mod serve;
 
 use crate::cli::{Cli, Command, ServeCommand};
 use crate::error::UsageError;
@@ -95,9 +96,9 @@ fn one_line(text: &str) -> String {
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::main(&args),
-        Command::Serve(ServeCommand::Tcp(args)) => crate::serve::tcp::main(&args),
-        Command::Serve(ServeCommand::Udp(args)) => crate::serve::udp::main(&args),
-        Command::Serve(ServeCommand::Http(args)) => crate::serve::http::main(&args),
+        Command::Serve(ServeCommand::Tcp(args)) => serve::tcp::main(&args),
+        Command::Serve(ServeCommand::Udp(args)) => serve::udp::main(&args),
+        Command::Serve(ServeCommand::Http(args)) => serve::http::main(&args),
         Command::Demo(args) => crate::app::demo::main(&args),
     }
 }

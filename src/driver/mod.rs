@@ -15,8 +15,8 @@ pub mod tls;
 pub mod udp;
 pub mod workload;
 
-use crate::plan::SocketOptions;
 use crate::record::{ErrorKind, OpError, PeerReport};
+use crate::sys::socket::SocketOptions;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use target::{Scheme, Target};

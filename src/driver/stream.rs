@@ -1,8 +1,8 @@
 //! A TCP connection's socket for the drivers that speak over TCP: opened with the plan's socket
 //! options, then either left to the runtime's event loop or switched to blocking calls.
 
-use crate::plan::SocketOptions;
 use crate::record::{ErrorKind, OpError};
+use crate::sys::socket::SocketOptions;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

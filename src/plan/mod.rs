@@ -13,6 +13,7 @@ use crate::driver::tls::TlsOptions;
 use crate::driver::workload::{ClientMode, Workload};
 use crate::error::{usage, UsageError};
 use crate::load::LoadModel;
+use crate::sys::socket::SocketOptions;
 use crate::units::{parse_duration, parse_message_size};
 use std::time::Duration;
 
@@ -63,17 +64,6 @@ pub enum Warmup {
     Duration(Duration),
     /// For this many requests in all.
     Count(u64),
-}
-
-/// Socket options for the client's (or server's) sockets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SocketOptions {
-    /// TCP_NODELAY on (true) or off.
-    pub nodelay: bool,
-    /// SO_SNDBUF, if set.
-    pub sndbuf: Option<usize>,
-    /// SO_RCVBUF, if set.
-    pub rcvbuf: Option<usize>,
 }
 
 impl TryFrom<&SocketArgs> for SocketOptions {

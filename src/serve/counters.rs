@@ -86,11 +86,11 @@ impl<S: Snapshot> Deref for Tally<S> {
 #[derive(Debug, Default)]
 pub(crate) struct Connections {
     /// Accepted and served, in all (refused ones are counted in `rejected` only).
-    pub(crate) connections: AtomicU64,
+    connections: AtomicU64,
     /// Open right now.
-    pub(crate) open: AtomicU64,
+    open: AtomicU64,
     /// Refused (accepted and closed at once) because `max_connections` were open.
-    pub(crate) rejected: AtomicU64,
+    rejected: AtomicU64,
 }
 
 impl Connections {
@@ -108,6 +108,13 @@ impl Connections {
     /// A connection was refused over the connection limit.
     pub(crate) fn rejected(&self) {
         self.rejected.fetch_add(1, Relaxed);
+    }
+
+    /// Adds these counts to a snapshot's `connections`, `open` and `rejected`.
+    pub(crate) fn add_to(&self, [connections, open, rejected]: [&mut u64; 3]) {
+        *connections += self.connections.load(Relaxed);
+        *open += self.open.load(Relaxed);
+        *rejected += self.rejected.load(Relaxed);
     }
 }
 

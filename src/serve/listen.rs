@@ -1,12 +1,13 @@
-//! What the servers that accept TCP connections (`tcp` and `http`) share: the listening socket,
-//! a handle on it and a runtime per thread, the accept loop, and admission under a connection
-//! limit.
+//! What the servers that accept TCP connections (`tcp` and `http`) share: the listening socket
+//! (and the usage error when it cannot be bound, which the UDP server's command gives too), and
+//! a server [`accepting`] on it: a handle on it and a runtime per thread, the accept loop, and
+//! admission under a connection limit.
 
-use super::command::bind_error;
 use super::counters::{Connections, Snapshot, Tally};
-use super::threads::runtime;
+use super::threads::{runtime, Ready};
 use super::Shutdown;
-use crate::plan::SocketOptions;
+use crate::error::UsageError;
+use crate::sys::socket::SocketOptions;
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 use std::io;
 use std::net::SocketAddr;
@@ -50,10 +51,61 @@ pub(crate) fn bind(
     Ok(socket.into())
 }
 
+/// A usage error for a failed bind, `cannot WHAT (ERROR): FIX`, naming the likely fix;
+/// `otherwise` is the fix for an error that suggests none.
+pub(crate) fn bind_error(what: &str, e: &io::Error, otherwise: &str) -> UsageError {
+    let fix = match e.kind() {
+        io::ErrorKind::AddrInUse => "the port is taken: pick another, or port 0 for a free one",
+        io::ErrorKind::PermissionDenied => {
+            "ports below 1024 need privileges: pick a port above 1024, or port 0 for a free one"
+        }
+        io::ErrorKind::AddrNotAvailable => {
+            "that address is not on this machine: use 127.0.0.1 or an address of a local interface"
+        }
+        _ => otherwise,
+    };
+    UsageError(format!("cannot {what} ({e}): {fix}"))
+}
+
+/// A server accepting on `listener` with `threads` threads, ready to start: each thread accepts
+/// on a runtime of its own, admits a connection under `max_connections` with the `socket`
+/// options applied (see [`admit`]), and hands it to `serve` on that thread.
+pub(crate) fn accepting<S: Snapshot + 'static>(
+    name: &'static str,
+    listener: std::net::TcpListener,
+    socket: SocketOptions,
+    threads: usize,
+    max_connections: Option<usize>,
+    serve: impl Fn(TcpStream, Admission<S>, &Shutdown) + Clone + Send + 'static,
+) -> io::Result<Ready<S>>
+where
+    S::Block: AsRef<Connections>,
+{
+    let addr = listener.local_addr()?;
+    let limit = Limit::new(max_connections);
+    let threads = per_thread(listener, &socket, threads)?;
+    Ok(Ready::new(
+        name,
+        addr,
+        threads,
+        move |(listener, runtime), tally, stop| {
+            let (limit, serve) = (limit.clone(), serve.clone());
+            move || {
+                accept_until(&stop, runtime, listener, |stream| {
+                    // Refused: dropping the stream closes it.
+                    if let Some(admission) = admit(&stream, &limit, &socket, &tally) {
+                        serve(stream, admission, &stop);
+                    }
+                })
+            }
+        },
+    ))
+}
+
 /// Switches `listener` to non-blocking mode and sets its SO_RCVBUF (accepted sockets inherit
 /// it; ideally it was set before listen, as [`bind`] does, since the window scale is fixed by
 /// the handshake), then makes per thread a handle on it and a runtime.
-pub(crate) fn per_thread(
+fn per_thread(
     listener: std::net::TcpListener,
     options: &SocketOptions,
     threads: usize,
@@ -70,7 +122,7 @@ pub(crate) fn per_thread(
 
 /// Accepts on `runtime` until shutdown, handing each connection to `admit`, then drops the
 /// runtime, which ends the connections it serves.
-pub(crate) fn accept_until(
+fn accept_until(
     shutdown: &Shutdown,
     runtime: Runtime,
     listener: std::net::TcpListener,
@@ -94,7 +146,7 @@ pub(crate) fn accept_until(
 
 /// `max_connections`, and the connections open now over all of a server's threads.
 #[derive(Debug)]
-pub(crate) struct Limit {
+struct Limit {
     max: usize,
     open: AtomicUsize,
 }
@@ -102,7 +154,7 @@ pub(crate) struct Limit {
 impl Limit {
     /// A limit when `max_connections` is set; without one, an unlimited server touches no
     /// shared counter per connection.
-    pub(crate) fn new(max_connections: Option<usize>) -> Option<Arc<Limit>> {
+    fn new(max_connections: Option<usize>) -> Option<Arc<Limit>> {
         max_connections.map(|max| {
             Arc::new(Limit {
                 max,
@@ -114,7 +166,7 @@ impl Limit {
 
 /// Admits a connection under `limit` and applies the socket options, or counts it rejected and
 /// returns `None` (dropping the stream then closes it).
-pub(crate) fn admit<S: Snapshot>(
+fn admit<S: Snapshot>(
     stream: &TcpStream,
     limit: &Option<Arc<Limit>>,
     socket: &SocketOptions,
@@ -180,5 +232,22 @@ where
         if let Some(limit) = &self.limited {
             limit.open.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_error_names_the_fix() {
+        let taken = io::Error::from(io::ErrorKind::AddrInUse);
+        let err = bind_error("listen on 127.0.0.1:1", &taken, "retry").0;
+        assert!(err.starts_with("cannot listen on 127.0.0.1:1 ("), "{err}");
+        assert!(err.ends_with("): the port is taken: pick another, or port 0 for a free one"));
+        let other = io::Error::other("x");
+        assert!(bind_error("bind udp 127.0.0.1:1", &other, "retry")
+            .0
+            .ends_with("(x): retry"));
     }
 }

@@ -1,11 +1,10 @@
 //! Reference servers to measure against. Each takes a bound listener, its options and a
 //! [`Shutdown`], so tests bind `127.0.0.1:0` and call the same `run` the CLI does.
 
-mod command;
 mod counters;
 mod delay;
 pub mod http;
-mod listen;
+pub(crate) mod listen;
 pub mod tcp;
 mod threads;
 pub mod udp;
@@ -14,6 +13,17 @@ pub use threads::Handle;
 
 use std::sync::Arc;
 use tokio::sync::watch;
+
+/// What a reference server does with a connection (UDP: with a datagram).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Reply to each request: the same bytes, or a configured number of bytes.
+    Echo,
+    /// Read, count and discard.
+    Sink,
+    /// Push messages as fast as the client takes them (TCP only).
+    Source,
+}
 
 /// Tells a running server (all its threads) to stop; cloneable, usable from any thread.
 #[derive(Clone, Debug)]

@@ -1,7 +1,7 @@
-//! The threads of a server: one per server thread, started and joined together, and the
-//! background thread behind a [`Handle`].
+//! The threads of a server: one per server thread, started and joined together; a server
+//! [`Ready`] to run them, in the caller's thread or on a background thread behind a [`Handle`].
 
-use super::counters::{CounterSet, Snapshot};
+use super::counters::{CounterSet, Snapshot, Tally};
 use super::Shutdown;
 use std::io;
 use std::net::SocketAddr;
@@ -20,7 +20,7 @@ pub(crate) fn runtime() -> io::Result<Runtime> {
 /// for them all; the first error wins. A thread that fails stops the whole server. If a thread
 /// cannot start, the server is stopped, the threads already started are waited for, and the
 /// error is returned.
-pub(crate) fn run_threads<T, F>(
+fn run_threads<T, F>(
     name: &str,
     items: Vec<T>,
     shutdown: &Shutdown,
@@ -68,6 +68,68 @@ fn join(workers: Vec<JoinHandle<io::Result<()>>>) -> io::Result<()> {
     result
 }
 
+/// A server ready to start, with stats `S`: everything that can fail before serving is done, so
+/// a start-up error leaves nothing running. It runs one thread per item it was given (a socket,
+/// a runtime …) until shutdown, each with that thread's counters.
+pub(crate) struct Ready<S: Snapshot> {
+    /// The server's name, e.g. `serve-tcp`, for its threads.
+    name: &'static str,
+    /// The address it listens on (is bound to).
+    addr: SocketAddr,
+    counters: Arc<CounterSet<S>>,
+    serve: Box<dyn FnOnce(Shutdown) -> io::Result<()> + Send>,
+}
+
+impl<S: Snapshot + 'static> Ready<S> {
+    /// A server listening on `addr` that runs a thread `{name}-{i}` per item, each running what
+    /// `start(item, counters of thread i, shutdown)` returns.
+    pub(crate) fn new<T, F>(
+        name: &'static str,
+        addr: SocketAddr,
+        items: Vec<T>,
+        mut start: impl FnMut(T, Tally<S>, Shutdown) -> F + Send + 'static,
+    ) -> Ready<S>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> io::Result<()> + Send + 'static,
+    {
+        let counters = CounterSet::new(items.len());
+        let set = counters.clone();
+        let serve = move |shutdown: Shutdown| {
+            run_threads(name, items, &shutdown, |i, item| {
+                start(item, Tally::new(set.clone(), i), shutdown.clone())
+            })
+        };
+        Ready {
+            name,
+            addr,
+            counters,
+            serve: Box::new(serve),
+        }
+    }
+
+    /// Serves until `shutdown` is triggered, then returns the final counters.
+    pub(crate) fn run(self, shutdown: Shutdown) -> io::Result<S> {
+        (self.serve)(shutdown)?;
+        Ok(self.counters.snapshot())
+    }
+
+    /// Serves on a background thread until the handle is stopped or dropped.
+    pub(crate) fn spawn(self) -> io::Result<Handle<S>> {
+        let shutdown = Shutdown::new();
+        let (stop, serve) = (shutdown.clone(), self.serve);
+        let thread = std::thread::Builder::new()
+            .name(self.name.into())
+            .spawn(move || serve(stop))?;
+        Ok(Handle {
+            addr: self.addr,
+            shutdown,
+            counters: self.counters,
+            thread: Some(thread),
+        })
+    }
+}
+
 /// A server running on a background thread (see each server's `spawn`), with stats `S`.
 /// Dropping it stops the server too.
 #[derive(Debug)]
@@ -80,29 +142,6 @@ pub struct Handle<S: Snapshot> {
 }
 
 impl<S: Snapshot> Handle<S> {
-    /// Runs `serve` on a thread named `name`, with a fresh shutdown and `counters`.
-    pub(crate) fn start(
-        name: &str,
-        addr: SocketAddr,
-        counters: Arc<CounterSet<S>>,
-        serve: impl FnOnce(Shutdown, Arc<CounterSet<S>>) -> io::Result<()> + Send + 'static,
-    ) -> io::Result<Handle<S>>
-    where
-        S: 'static,
-    {
-        let shutdown = Shutdown::new();
-        let (stop, set) = (shutdown.clone(), counters.clone());
-        let thread = std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || serve(stop, set))?;
-        Ok(Handle {
-            addr,
-            shutdown,
-            counters,
-            thread: Some(thread),
-        })
-    }
-
     /// The counters so far, while the server runs.
     pub fn stats(&self) -> S {
         self.counters.snapshot()

@@ -1,5 +1,7 @@
 //! What wirebench asks of the operating system, shared by client and servers: a precise timer
-//! ([`timerfd`]) and the process's resource use and limits ([`usage`]).
+//! ([`timerfd`]), the process's resource use and limits ([`usage`]) and the options set on
+//! sockets ([`socket`]).
 
+pub mod socket;
 pub mod timerfd;
 pub mod usage;

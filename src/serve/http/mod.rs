@@ -28,26 +28,23 @@
 //! Shutdown stops every thread's accept loop; dropping the runtime then ends its connection
 //! tasks at once.
 
-mod command;
+mod body;
 mod conn;
 mod file;
 mod request;
 mod response;
 mod stats;
 
-pub use command::main;
 pub use stats::HttpServerStats;
 
-use super::listen::{self, Limit};
-use super::threads::run_threads;
+use super::listen;
+use super::threads::Ready;
 use super::{Handle, Shutdown};
-use crate::plan::SocketOptions;
-use stats::{CounterSet, Tally};
+use crate::sys::socket::SocketOptions;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpStream;
 
 /// How long a request head may take to arrive, by default.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -103,14 +100,12 @@ impl Default for HttpServerOptions {
     }
 }
 
-/// What every connection of one server shares, read-only except for the admission count.
+/// What every connection of one server shares, read-only.
 #[derive(Debug)]
 pub(crate) struct Shared {
     options: HttpServerOptions,
     /// `dir`, canonical: served paths must lie under it.
     root: Option<PathBuf>,
-    /// Connections open now against `max_connections`, when set.
-    limit: Option<Arc<Limit>>,
 }
 
 impl Shared {
@@ -138,11 +133,7 @@ impl Shared {
                 Some(root)
             }
         };
-        Ok(Shared {
-            limit: Limit::new(options.max_connections),
-            options,
-            root,
-        })
+        Ok(Shared { options, root })
     }
 }
 
@@ -156,9 +147,7 @@ pub fn run(
     options: HttpServerOptions,
     shutdown: Shutdown,
 ) -> io::Result<HttpServerStats> {
-    let counters = CounterSet::new(options.threads);
-    prepare(listener, options)?(shutdown, counters.clone())?;
-    Ok(counters.snapshot())
+    prepare(listener, options)?.run(shutdown)
 }
 
 /// A server running on a background thread (see [`spawn`]). Dropping it stops the server too.
@@ -171,9 +160,7 @@ pub fn spawn(
     listener: std::net::TcpListener,
     options: HttpServerOptions,
 ) -> io::Result<HttpServerHandle> {
-    let addr = listener.local_addr()?;
-    let counters = CounterSet::new(options.threads);
-    Handle::start("serve-http", addr, counters, prepare(listener, options)?)
+    prepare(listener, options)?.spawn()
 }
 
 /// Everything that can fail before serving, done before the first thread starts. Returns the
@@ -182,35 +169,22 @@ pub fn spawn(
 fn prepare(
     listener: std::net::TcpListener,
     options: HttpServerOptions,
-) -> io::Result<impl FnOnce(Shutdown, Arc<CounterSet>) -> io::Result<()> + Send + 'static> {
+) -> io::Result<Ready<HttpServerStats>> {
     let shared = Arc::new(Shared::new(options)?);
-    let options = &shared.options;
-    let threads = listen::per_thread(listener, &options.socket, options.threads)?;
-    Ok(move |shutdown: Shutdown, counters: Arc<CounterSet>| {
-        run_threads(
-            "serve-http",
-            threads,
-            &shutdown,
-            |i, (listener, runtime)| {
-                let (shared, stop) = (shared.clone(), shutdown.clone());
-                let tally = Tally::new(counters.clone(), i);
-                move || {
-                    listen::accept_until(&stop, runtime, listener, |s| admit(s, &shared, &tally))
-                }
-            },
-        )
-    })
-}
-
-/// Applies the connection limit and socket options, then serves the connection on this thread.
-fn admit(stream: TcpStream, shared: &Arc<Shared>, tally: &Tally) {
-    let options = &shared.options;
-    let Some(admission) = listen::admit(&stream, &shared.limit, &options.socket, tally) else {
-        return; // dropping the stream closes it
-    };
-    let shared = shared.clone();
-    tokio::spawn(async move {
-        conn::serve(stream, &shared, &admission.tally).await;
-        drop(admission);
-    });
+    let o = &shared.options;
+    let (socket, threads, max) = (o.socket, o.threads, o.max_connections);
+    listen::accepting(
+        "serve-http",
+        listener,
+        socket,
+        threads,
+        max,
+        move |stream, admission, _| {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                conn::serve(stream, &shared, &admission.tally).await;
+                drop(admission);
+            });
+        },
+    )
 }

@@ -1,5 +1,5 @@
-//! Request heads (parsed with `httparse`) into what the server needs, and request bodies
-//! (Content-Length or chunked) decoded piece by piece in place, in constant memory.
+//! Request heads (parsed with `httparse`) into what the server needs: the method, the route,
+//! whether the connection stays open, and how the body is framed (decoded by [`super::body`]).
 
 use crate::units::{parse_duration, parse_size};
 use std::ffi::OsString;
@@ -11,10 +11,6 @@ use std::time::Duration;
 pub(crate) const MAX_HEADERS: usize = 64;
 /// The largest body `/bytes/N` serves: 1 TiB.
 pub(crate) const MAX_BYTES: u64 = 1 << 40;
-/// The longest chunk-size line, or trailer line, of a chunked body.
-const MAX_LINE: usize = 4096;
-/// The most trailer bytes a chunked body may end with.
-const MAX_TRAILER: usize = 16 * 1024;
 
 /// Request methods; the server answers 405 to any other.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,57 +117,78 @@ pub(crate) fn parse(buf: &[u8], files: bool) -> Parse {
         return Parse::Bad(400, "malformed request line");
     };
     let http10 = version == 0;
-    let mut close = false;
-    let mut keep = false;
-    let mut length: Option<u64> = None;
-    let mut chunked = false;
-    let mut expect_continue = false;
-    for h in req.headers.iter() {
-        let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"content-length") {
-            let Some(n) = decimal(h.value) else {
-                return Parse::Bad(400, "bad Content-Length");
-            };
-            if length.is_some_and(|l| l != n) {
-                return Parse::Bad(400, "conflicting Content-Length fields");
-            }
-            length = Some(n);
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            if !trim(h.value).eq_ignore_ascii_case(b"chunked") || chunked {
-                return Parse::Bad(501, "only Transfer-Encoding: chunked is supported");
-            }
-            chunked = true;
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            for token in h.value.split(|&b| b == b',').map(trim) {
-                close |= token.eq_ignore_ascii_case(b"close");
-                keep |= token.eq_ignore_ascii_case(b"keep-alive");
-            }
-        } else if name.eq_ignore_ascii_case(b"expect") {
-            expect_continue = trim(h.value).eq_ignore_ascii_case(b"100-continue");
-        }
-    }
-    let body = match (chunked, length) {
-        (true, Some(_)) => {
-            return Parse::Bad(400, "both Content-Length and Transfer-Encoding");
-        }
-        (true, None) if http10 => {
-            return Parse::Bad(400, "Transfer-Encoding in an HTTP/1.0 request");
-        }
-        (true, None) => BodyLen::Chunked,
-        (false, Some(n)) if n > 0 => BodyLen::Length(n),
-        (false, _) => BodyLen::None,
+    let (fields, body) = match Fields::read(req.headers).and_then(|f| Ok((f, f.body(http10)?))) {
+        Ok(read) => read,
+        Err((status, why)) => return Parse::Bad(status, why),
     };
     Parse::Complete(
         Head {
             method: Method::parse(method),
             route: route(path, files),
             http10,
-            keep_alive: !close && (!http10 || keep),
+            keep_alive: !fields.close && (!http10 || fields.keep),
             body,
-            expect_continue,
+            expect_continue: fields.expect_continue,
         },
         used,
     )
+}
+
+/// What the header fields say about the body's framing and the connection.
+#[derive(Clone, Copy, Debug, Default)]
+struct Fields {
+    /// `Connection: close`.
+    close: bool,
+    /// `Connection: keep-alive` (HTTP/1.0).
+    keep: bool,
+    /// `Content-Length`.
+    length: Option<u64>,
+    /// `Transfer-Encoding: chunked`.
+    chunked: bool,
+    /// `Expect: 100-continue`.
+    expect_continue: bool,
+}
+
+impl Fields {
+    /// Reads the fields the server acts on; one it cannot frame a body by is an error to answer
+    /// with (status, why).
+    fn read(headers: &[httparse::Header<'_>]) -> Result<Fields, (u16, &'static str)> {
+        let mut f = Fields::default();
+        for h in headers {
+            let name = h.name.as_bytes();
+            if name.eq_ignore_ascii_case(b"content-length") {
+                let n = decimal(h.value).ok_or((400, "bad Content-Length"))?;
+                if f.length.is_some_and(|l| l != n) {
+                    return Err((400, "conflicting Content-Length fields"));
+                }
+                f.length = Some(n);
+            } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+                if !trim(h.value).eq_ignore_ascii_case(b"chunked") || f.chunked {
+                    return Err((501, "only Transfer-Encoding: chunked is supported"));
+                }
+                f.chunked = true;
+            } else if name.eq_ignore_ascii_case(b"connection") {
+                for token in h.value.split(|&b| b == b',').map(trim) {
+                    f.close |= token.eq_ignore_ascii_case(b"close");
+                    f.keep |= token.eq_ignore_ascii_case(b"keep-alive");
+                }
+            } else if name.eq_ignore_ascii_case(b"expect") {
+                f.expect_continue = trim(h.value).eq_ignore_ascii_case(b"100-continue");
+            }
+        }
+        Ok(f)
+    }
+
+    /// How the body is framed, or an error to answer with (status, why).
+    fn body(self, http10: bool) -> Result<BodyLen, (u16, &'static str)> {
+        match (self.chunked, self.length) {
+            (true, Some(_)) => Err((400, "both Content-Length and Transfer-Encoding")),
+            (true, None) if http10 => Err((400, "Transfer-Encoding in an HTTP/1.0 request")),
+            (true, None) => Ok(BodyLen::Chunked),
+            (false, Some(n)) if n > 0 => Ok(BodyLen::Length(n)),
+            (false, _) => Ok(BodyLen::None),
+        }
+    }
 }
 
 /// The route a request target names.
@@ -250,127 +267,6 @@ fn decimal(v: &[u8]) -> Option<u64> {
         return None;
     }
     std::str::from_utf8(v).ok()?.parse().ok()
-}
-
-/// Decodes a request body in place: [`Decoder::step`] looks at the unread bytes and says what
-/// the next ones are, so the body never needs a buffer of its own.
-#[derive(Debug)]
-pub(crate) enum Decoder {
-    /// Content-Length: this many bytes are left.
-    Length(u64),
-    /// Chunked, in this state.
-    Chunked(Chunk),
-    /// The body is over.
-    Done,
-}
-
-/// Where a chunked body is.
-#[derive(Debug)]
-pub(crate) enum Chunk {
-    /// At a chunk-size line.
-    Size,
-    /// Inside a chunk, with this many bytes left.
-    Data(u64),
-    /// At the CRLF after a chunk's data.
-    DataEnd,
-    /// In the trailer section, having read this many bytes of it.
-    Trailer(usize),
-}
-
-/// What the next bytes of a body are.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// This many bytes of body data.
-    Data(usize),
-    /// This many bytes of framing, to pass over.
-    Skip(usize),
-    /// Not enough bytes to tell.
-    NeedMore,
-    /// The body ends after this many more framing bytes.
-    Done(usize),
-    /// Malformed chunked framing.
-    Bad,
-}
-
-impl Decoder {
-    /// A decoder for a body framed as `body` says.
-    pub(crate) fn new(body: BodyLen) -> Decoder {
-        match body {
-            BodyLen::None => Decoder::Done,
-            BodyLen::Length(n) => Decoder::Length(n),
-            BodyLen::Chunked => Decoder::Chunked(Chunk::Size),
-        }
-    }
-
-    /// Looks at the unread bytes `input` and says what comes next; the caller consumes what it
-    /// is told (data, skip or done) and calls again.
-    pub(crate) fn step(&mut self, input: &[u8]) -> Step {
-        match self {
-            Decoder::Done => Step::Done(0),
-            Decoder::Length(0) => {
-                *self = Decoder::Done;
-                Step::Done(0)
-            }
-            Decoder::Length(left) => take(left, input),
-            Decoder::Chunked(state) => match state {
-                Chunk::Size => match httparse::parse_chunk_size(input) {
-                    Ok(httparse::Status::Complete((used, 0))) => {
-                        *state = Chunk::Trailer(0);
-                        Step::Skip(used)
-                    }
-                    Ok(httparse::Status::Complete((used, size))) => {
-                        *state = Chunk::Data(size);
-                        Step::Skip(used)
-                    }
-                    Ok(httparse::Status::Partial) if input.len() < MAX_LINE => Step::NeedMore,
-                    _ => Step::Bad,
-                },
-                Chunk::Data(left) => {
-                    let step = take(left, input);
-                    if *left == 0 {
-                        *state = Chunk::DataEnd;
-                    }
-                    step
-                }
-                Chunk::DataEnd => match input {
-                    [b'\r', b'\n', ..] => {
-                        *state = Chunk::Size;
-                        Step::Skip(2)
-                    }
-                    [] | [b'\r'] => Step::NeedMore,
-                    _ => Step::Bad,
-                },
-                Chunk::Trailer(seen) => {
-                    let Some(i) = input.windows(2).position(|w| w == b"\r\n") else {
-                        return if input.len() < MAX_LINE {
-                            Step::NeedMore
-                        } else {
-                            Step::Bad
-                        };
-                    };
-                    if i == 0 {
-                        *self = Decoder::Done;
-                        return Step::Done(2);
-                    }
-                    *seen += i + 2;
-                    if *seen > MAX_TRAILER {
-                        return Step::Bad;
-                    }
-                    Step::Skip(i + 2)
-                }
-            },
-        }
-    }
-}
-
-/// Up to `left` bytes of data from `input`.
-fn take(left: &mut u64, input: &[u8]) -> Step {
-    if input.is_empty() {
-        return Step::NeedMore;
-    }
-    let n = (*left).min(input.len() as u64);
-    *left -= n;
-    Step::Data(n as usize)
 }
 
 #[cfg(test)]
@@ -458,46 +354,5 @@ mod tests {
         assert_eq!(route("/%2e%2e/x", true), Route::File("../x".into()));
         assert!(matches!(route("/a%2", true), Route::BadParam(_)));
         assert!(matches!(route("/a%00", true), Route::BadParam(_)));
-    }
-
-    /// Feeds `wire` to a decoder in pieces of `step` bytes; returns the decoded data.
-    fn decode(body: BodyLen, wire: &[u8], step: usize) -> Result<Vec<u8>, ()> {
-        let mut d = Decoder::new(body);
-        let (mut at, mut end, mut out) = (0, 0, Vec::new());
-        loop {
-            match d.step(&wire[at..end]) {
-                Step::Data(n) => {
-                    out.extend_from_slice(&wire[at..at + n]);
-                    at += n;
-                }
-                Step::Skip(n) => at += n,
-                Step::Done(n) => {
-                    assert_eq!(at + n, wire.len(), "all of the body was used");
-                    return Ok(out);
-                }
-                Step::NeedMore if end < wire.len() => end = (end + step).min(wire.len()),
-                Step::NeedMore | Step::Bad => return Err(()),
-            }
-        }
-    }
-
-    #[test]
-    fn bodies() {
-        let wire = b"5;ext=1\r\nhello\r\n1\r\n \r\n6\r\nworld!\r\n0\r\nX-T: 1\r\n\r\n";
-        for step in [1, 2, 7, 100] {
-            assert_eq!(
-                decode(BodyLen::Chunked, wire, step).unwrap(),
-                b"hello world!",
-                "step {step}"
-            );
-            assert_eq!(
-                decode(BodyLen::Length(5), b"hello", step).unwrap(),
-                b"hello"
-            );
-        }
-        assert_eq!(decode(BodyLen::Chunked, b"0\r\n\r\n", 1).unwrap(), b"");
-        assert!(decode(BodyLen::Chunked, b"5\r\nhelloXX", 3).is_err());
-        assert!(decode(BodyLen::Chunked, b"zz\r\n", 3).is_err());
-        assert!(decode(BodyLen::Chunked, b"5\r\nhel", 3).is_err());
     }
 }

@@ -120,8 +120,8 @@ impl Snapshot for HttpServerStats {
     type Block = Counters;
 
     fn add(&mut self, c: &Counters) {
-        self.connections += c.conns.connections.load(Relaxed);
-        self.open += c.conns.open.load(Relaxed);
+        let conns = [&mut self.connections, &mut self.open, &mut self.rejected];
+        c.conns.add_to(conns);
         self.requests += c.requests.load(Relaxed);
         self.bytes_in += c.bytes_in.load(Relaxed);
         self.bytes_out += c.bytes_out.load(Relaxed);
@@ -129,12 +129,9 @@ impl Snapshot for HttpServerStats {
         self.status_3xx += c.by_class[1].load(Relaxed);
         self.status_4xx += c.by_class[2].load(Relaxed);
         self.status_5xx += c.by_class[3].load(Relaxed);
-        self.rejected += c.conns.rejected.load(Relaxed);
     }
 }
 
-/// Every thread's counters of one server.
-pub(crate) type CounterSet = counters::CounterSet<HttpServerStats>;
 /// A handle on one thread's counters that a connection task can own.
 pub(crate) type Tally = counters::Tally<HttpServerStats>;
 
@@ -144,7 +141,7 @@ mod tests {
 
     #[test]
     fn sums_threads_by_class_and_formats() {
-        let set = CounterSet::new(2);
+        let set = counters::CounterSet::<HttpServerStats>::new(2);
         let (a, b) = (Tally::new(set.clone(), 0), Tally::new(set.clone(), 3));
         a.as_ref().opened();
         b.as_ref().opened();

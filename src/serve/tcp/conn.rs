@@ -7,8 +7,7 @@ use super::framer::Framer;
 use super::stats::Tally;
 use super::transfer::{echo, sink, source, Reply, Stop, Wire};
 use super::Shared;
-use crate::cli::ServerMode;
-use crate::serve::Shutdown;
+use crate::serve::{Mode, Shutdown};
 use crate::wire::framing::{self, Detect, Preamble, ERROR_PREFIX, MAX_PREAMBLE};
 use std::io;
 use std::time::Duration;
@@ -49,7 +48,7 @@ pub(crate) async fn serve(
         Ok(Hello::Closed) => Ok(()),
         Ok(Hello::Bad(why)) => Err(Stop::Refuse(why)),
         Err(_) => Err(Stop::Io),
-        Ok(hello) if shared.options.blocking && mode != ServerMode::Source => {
+        Ok(hello) if shared.options.blocking && mode != Mode::Source => {
             // Mismatches were refused above, so only a bad frame can end this early.
             if let Ok(mut blocking) = BlockingStream::new(stream, shutdown.clone()) {
                 if let Err(Stop::Bad) = converse(&mut blocking, hello, buf, shared, tally).await {
@@ -89,12 +88,12 @@ async fn converse<S: Wire>(
 }
 
 /// Whether a server in `mode` serves a client announcing `p`.
-fn fits(p: Preamble, mode: ServerMode) -> bool {
+fn fits(p: Preamble, mode: Mode) -> bool {
     matches!(
         (p, mode),
-        (Preamble::Exchange { .. }, ServerMode::Echo)
-            | (Preamble::Stream { .. }, ServerMode::Sink)
-            | (Preamble::Source { .. }, ServerMode::Source)
+        (Preamble::Exchange { .. }, Mode::Echo)
+            | (Preamble::Stream { .. }, Mode::Sink)
+            | (Preamble::Source { .. }, Mode::Source)
     )
 }
 
@@ -112,15 +111,11 @@ enum Hello {
 }
 
 /// Reads until the first bytes tell a wirebench client from a plain one.
-async fn handshake(
-    stream: &mut TcpStream,
-    buf: &mut Vec<u8>,
-    mode: ServerMode,
-) -> io::Result<Hello> {
+async fn handshake(stream: &mut TcpStream, buf: &mut Vec<u8>, mode: Mode) -> io::Result<Hello> {
     loop {
         let detected = framing::detect(buf);
         let patient = detected == Detect::NeedMore && !buf.is_empty();
-        let n = if patient || (mode == ServerMode::Source && buf.is_empty()) {
+        let n = if patient || (mode == Mode::Source && buf.is_empty()) {
             match timeout(PLAIN_WAIT, stream.read_buf(buf)).await {
                 Ok(read) => read?,
                 Err(_) => return Ok(Hello::Plain),
@@ -164,7 +159,7 @@ async fn wirebench<S: Wire>(
 ) -> Result<(), Stop> {
     let delay = shared.options.delay;
     match (preamble, shared.options.mode) {
-        (Preamble::Exchange { request, reply }, ServerMode::Echo) => {
+        (Preamble::Exchange { request, reply }, Mode::Echo) => {
             let reply = if reply == request {
                 Reply::Same
             } else {
@@ -182,7 +177,7 @@ async fn wirebench<S: Wire>(
             )
             .await
         }
-        (Preamble::Stream { request, report }, ServerMode::Sink) => {
+        (Preamble::Stream { request, report }, Mode::Sink) => {
             if report {
                 stream.write_all(framing::OK_LINE).await?;
             }
@@ -194,7 +189,7 @@ async fn wirebench<S: Wire>(
             }
             Ok(())
         }
-        (Preamble::Source { message }, ServerMode::Source) => {
+        (Preamble::Source { message }, Mode::Source) => {
             let filler = Filler::plain(message as usize);
             source(stream, buf.len(), &filler, delay, tally).await
         }
@@ -203,11 +198,11 @@ async fn wirebench<S: Wire>(
 }
 
 /// The error text for a client whose intent does not fit `mode`.
-fn mismatch(mode: ServerMode) -> String {
+fn mismatch(mode: Mode) -> String {
     let (server, client) = match mode {
-        ServerMode::Echo => ("echo", "rr"),
-        ServerMode::Sink => ("sink", "stream"),
-        ServerMode::Source => ("source", "source"),
+        Mode::Echo => ("echo", "rr"),
+        Mode::Sink => ("sink", "stream"),
+        Mode::Source => ("source", "source"),
     };
     format!("server is in {server} mode; use --mode {client}")
 }
@@ -221,7 +216,7 @@ async fn plain<S: Wire>(
 ) -> Result<(), Stop> {
     let delay = shared.options.delay;
     match shared.options.mode {
-        ServerMode::Echo => {
+        Mode::Echo => {
             let reply = match &shared.plain_reply {
                 Some(filler) => Reply::Filler(filler.clone()),
                 None => Reply::Same,
@@ -238,10 +233,10 @@ async fn plain<S: Wire>(
             )
             .await
         }
-        ServerMode::Sink => sink(stream, buf, shared.plain_framer(), tally)
+        Mode::Sink => sink(stream, buf, shared.plain_framer(), tally)
             .await
             .map(|_| ()),
-        ServerMode::Source => source(stream, buf.len(), &shared.plain_source, delay, tally).await,
+        Mode::Source => source(stream, buf.len(), &shared.plain_source, delay, tally).await,
     }
 }
 

@@ -15,24 +15,20 @@
 //! watch on every wake-up would take a cross-thread lock per request.
 
 mod blocking;
-mod command;
 mod conn;
 mod filler;
 mod framer;
 mod stats;
 mod transfer;
 
-pub use command::main;
 pub use stats::ServerStats;
 
-use super::listen::{self, Admission, Limit};
-use super::threads::{run_threads, runtime};
-use super::{Handle, Shutdown};
-use crate::cli::ServerMode;
-use crate::plan::SocketOptions;
+use super::listen::{self, Admission};
+use super::threads::{runtime, Ready};
+use super::{Handle, Mode, Shutdown};
+use crate::sys::socket::SocketOptions;
 use filler::Filler;
 use framer::Framer;
-use stats::{CounterSet, Tally};
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,7 +41,7 @@ pub const DEFAULT_SOURCE_SIZE: usize = 1024;
 #[derive(Clone, Debug)]
 pub struct TcpServerOptions {
     /// Echo, sink or source. A wirebench client whose intent does not fit is told so and closed.
-    pub mode: ServerMode,
+    pub mode: Mode,
     /// Echo mode, plain clients: reply to each request with this many bytes instead of echoing
     /// it. Wirebench clients announce their own reply size.
     pub reply_size: Option<usize>,
@@ -99,7 +95,7 @@ impl Stall {
 impl Default for TcpServerOptions {
     fn default() -> Self {
         TcpServerOptions {
-            mode: ServerMode::Echo,
+            mode: Mode::Echo,
             reply_size: None,
             source_size: DEFAULT_SOURCE_SIZE,
             plain: PlainFraming::Stream,
@@ -127,7 +123,7 @@ pub enum PlainFraming {
     Delimiter(Vec<u8>),
 }
 
-/// What every connection of one server shares, read-only except for the admission count.
+/// What every connection of one server shares, read-only.
 #[derive(Debug)]
 pub(crate) struct Shared {
     options: TcpServerOptions,
@@ -135,8 +131,6 @@ pub(crate) struct Shared {
     plain_reply: Option<Filler>,
     /// Plain clients' pushed messages in source mode.
     plain_source: Filler,
-    /// Connections open now against `max_connections`, when set.
-    limit: Option<Arc<Limit>>,
 }
 
 impl Shared {
@@ -154,7 +148,6 @@ impl Shared {
         Ok(Shared {
             plain_reply: options.reply_size.map(|n| Filler::tailed(n, tail)),
             plain_source: Filler::tailed(options.source_size, tail),
-            limit: Limit::new(options.max_connections),
             options,
         })
     }
@@ -179,9 +172,7 @@ pub fn run(
     options: TcpServerOptions,
     shutdown: Shutdown,
 ) -> io::Result<ServerStats> {
-    let counters = CounterSet::new(options.threads);
-    prepare(listener, options)?(shutdown, counters.clone())?;
-    Ok(counters.snapshot())
+    prepare(listener, options)?.run(shutdown)
 }
 
 /// A server running on a background thread (see [`spawn`]). Dropping it stops the server too.
@@ -193,9 +184,7 @@ pub fn spawn(
     listener: std::net::TcpListener,
     options: TcpServerOptions,
 ) -> io::Result<ServerHandle> {
-    let addr = listener.local_addr()?;
-    let counters = CounterSet::new(options.threads);
-    Handle::start("serve-tcp", addr, counters, prepare(listener, options)?)
+    prepare(listener, options)?.spawn()
 }
 
 /// Everything that can fail before serving, done before the first thread starts, so a failure
@@ -205,29 +194,27 @@ pub fn spawn(
 fn prepare(
     listener: std::net::TcpListener,
     options: TcpServerOptions,
-) -> io::Result<impl FnOnce(Shutdown, Arc<CounterSet>) -> io::Result<()> + Send + 'static> {
+) -> io::Result<Ready<ServerStats>> {
     let shared = Arc::new(Shared::new(options)?);
-    let options = &shared.options;
-    let threads = listen::per_thread(listener, &options.socket, options.threads)?;
-    Ok(move |shutdown: Shutdown, counters: Arc<CounterSet>| {
-        run_threads("serve-tcp", threads, &shutdown, |i, (listener, runtime)| {
-            let (shared, stop) = (shared.clone(), shutdown.clone());
-            let tally = Tally::new(counters.clone(), i);
-            move || {
-                listen::accept_until(&stop, runtime, listener, |stream| {
-                    admit(stream, &shared, &tally, &stop)
-                })
-            }
-        })
-    })
+    let o = &shared.options;
+    let (socket, threads, max) = (o.socket, o.threads, o.max_connections);
+    listen::accepting(
+        "serve-tcp",
+        listener,
+        socket,
+        threads,
+        max,
+        move |stream, admission, stop| serve(stream, &shared, admission, stop),
+    )
 }
 
-/// Applies the connection limit and socket options, then serves the connection on this thread.
-fn admit(stream: TcpStream, shared: &Arc<Shared>, tally: &Tally, shutdown: &Shutdown) {
-    let options = &shared.options;
-    let Some(admission) = listen::admit(&stream, &shared.limit, &options.socket, tally) else {
-        return; // dropping the stream closes it
-    };
+/// Serves an admitted connection on this thread, or on a thread of its own with `blocking`.
+fn serve(
+    stream: TcpStream,
+    shared: &Arc<Shared>,
+    admission: Admission<ServerStats>,
+    shutdown: &Shutdown,
+) {
     let (shared, shutdown) = (shared.clone(), shutdown.clone());
     if shared.options.blocking {
         return on_own_thread(stream, shared, admission, shutdown);

@@ -84,18 +84,15 @@ impl Snapshot for ServerStats {
     type Block = Counters;
 
     fn add(&mut self, c: &Counters) {
-        self.connections += c.conns.connections.load(Relaxed);
-        self.open += c.conns.open.load(Relaxed);
+        let conns = [&mut self.connections, &mut self.open, &mut self.rejected];
+        c.conns.add_to(conns);
         self.requests += c.requests.load(Relaxed);
         self.bytes_in += c.bytes_in.load(Relaxed);
         self.bytes_out += c.bytes_out.load(Relaxed);
         self.bad_frames += c.bad_frames.load(Relaxed);
-        self.rejected += c.conns.rejected.load(Relaxed);
     }
 }
 
-/// Every thread's counters of one server.
-pub(crate) type CounterSet = counters::CounterSet<ServerStats>;
 /// A handle on one thread's counters that a connection task can own.
 pub(crate) type Tally = counters::Tally<ServerStats>;
 
@@ -105,7 +102,7 @@ mod tests {
 
     #[test]
     fn sums_threads_and_formats() {
-        let set = CounterSet::new(2);
+        let set = counters::CounterSet::<ServerStats>::new(2);
         let (a, b) = (Tally::new(set.clone(), 0), Tally::new(set.clone(), 1));
         a.as_ref().opened();
         b.as_ref().opened();

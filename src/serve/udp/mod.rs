@@ -36,20 +36,19 @@
 //! spoofed addresses would amplify; it listens on 127.0.0.1 unless told otherwise.
 
 mod blocking;
-mod command;
+mod faults;
+mod flows;
 mod stats;
 mod worker;
 
-pub use command::main;
 pub use stats::UdpServerStats;
 
-use super::threads::{run_threads, runtime};
-use super::{Handle, Shutdown};
-use crate::cli::ServerMode;
-use crate::plan::SocketOptions;
+use super::threads::{runtime, Ready};
+use super::{Handle, Mode, Shutdown};
+use crate::sys::socket::SocketOptions;
 use crate::wire::datagram::MAX_DATAGRAM;
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
-use stats::{CounterSet, Tally};
+use stats::Tally;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -71,7 +70,7 @@ pub const REORDER_HOLD: Duration = Duration::from_millis(250);
 pub struct UdpServerOptions {
     /// Echo or sink; source is not offered for UDP (a datagram server has no one to push to
     /// until a client speaks), and [`run`] refuses it.
-    pub mode: ServerMode,
+    pub mode: Mode,
     /// Echo mode: reply with this many bytes (1 ..= [`MAX_DATAGRAM`]) unless a wirebench
     /// request names its own reply size. Replies to wirebench requests are never shorter than
     /// the header.
@@ -100,7 +99,7 @@ pub struct UdpServerOptions {
 impl Default for UdpServerOptions {
     fn default() -> Self {
         UdpServerOptions {
-            mode: ServerMode::Echo,
+            mode: Mode::Echo,
             reply_size: None,
             delay: None,
             socket: SocketOptions::default(),
@@ -167,9 +166,7 @@ pub fn run(
     options: UdpServerOptions,
     shutdown: Shutdown,
 ) -> io::Result<UdpServerStats> {
-    let counters = CounterSet::new(options.threads);
-    prepare(socket, options)?(shutdown, counters.clone())?;
-    Ok(counters.snapshot())
+    prepare(socket, options)?.run(shutdown)
 }
 
 /// A UDP server running on a background thread (see [`spawn`]). Dropping it stops the server.
@@ -178,9 +175,7 @@ pub type UdpServerHandle = Handle<UdpServerStats>;
 /// Runs [`run`] on a background thread. Start-up errors are returned here; every thread's
 /// socket is bound when this returns, so clients may send at once.
 pub fn spawn(socket: UdpSocket, options: UdpServerOptions) -> io::Result<UdpServerHandle> {
-    let addr = socket.local_addr()?;
-    let counters = CounterSet::new(options.threads);
-    Handle::start("serve-udp", addr, counters, prepare(socket, options)?)
+    prepare(socket, options)?.spawn()
 }
 
 /// What every thread of one server shares, read-only.
@@ -201,7 +196,7 @@ fn validate(options: &UdpServerOptions) -> io::Result<()> {
             what.to_string(),
         ))
     };
-    if options.mode == ServerMode::Source {
+    if options.mode == Mode::Source {
         return invalid("the UDP server echoes or sinks; source mode is TCP only");
     }
     if options
@@ -220,10 +215,7 @@ fn validate(options: &UdpServerOptions) -> io::Result<()> {
 /// Everything that can fail before serving, done before the first thread starts. Returns the
 /// server ready to start: it runs its threads, each with a socket and a runtime (none for
 /// blocking threads), until shutdown.
-fn prepare(
-    socket: UdpSocket,
-    options: UdpServerOptions,
-) -> io::Result<impl FnOnce(Shutdown, Arc<CounterSet>) -> io::Result<()> + Send + 'static> {
+fn prepare(socket: UdpSocket, options: UdpServerOptions) -> io::Result<Ready<UdpServerStats>> {
     validate(&options)?;
     let local = socket.local_addr()?;
     let count = options.threads.max(1);
@@ -255,13 +247,15 @@ fn prepare(
         options,
         local,
     });
-    Ok(move |shutdown: Shutdown, counters: Arc<CounterSet>| {
-        run_threads("serve-udp", threads, &shutdown, |i, (socket, runtime)| {
-            let (shared, stop) = (shared.clone(), shutdown.clone());
-            let tally = Tally::new(counters.clone(), i);
+    Ok(Ready::new(
+        "serve-udp",
+        local,
+        threads,
+        move |(socket, runtime), tally, stop| {
+            let shared = shared.clone();
             move || thread(runtime, socket, shared, tally, stop)
-        })
-    })
+        },
+    ))
 }
 
 /// One server thread: serves its socket until shutdown, on its own runtime or (without one)

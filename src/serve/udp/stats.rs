@@ -118,8 +118,6 @@ impl Snapshot for UdpServerStats {
     }
 }
 
-/// Every thread's counters of one server.
-pub(crate) type CounterSet = counters::CounterSet<UdpServerStats>;
 /// A handle on one thread's counters.
 pub(crate) type Tally = counters::Tally<UdpServerStats>;
 
@@ -129,7 +127,7 @@ mod tests {
 
     #[test]
     fn sums_threads_and_formats() {
-        let set = CounterSet::new(2);
+        let set = counters::CounterSet::<UdpServerStats>::new(2);
         let (a, b) = (Tally::new(set.clone(), 0), Tally::new(set.clone(), 3));
         a.received(10);
         b.received(20);

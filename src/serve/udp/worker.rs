@@ -1,18 +1,18 @@
-//! One server thread's work on each datagram — receive, classify, count, answer; delayed
-//! replies and test faults — and the event-loop that drives it. [`Worker`] itself does no
-//! waiting: both loops, this event loop and the blocking one in [`super::blocking`], hand it
-//! each datagram with the time, and let it send through an [`Out`].
+//! One server thread's work on each datagram — receive, classify, count, answer, delay the
+//! reply — and the event-loop that drives it; the test faults are in [`super::faults`], the
+//! flows' counters in [`super::flows`]. [`Worker`] itself does no waiting: both loops, this
+//! event loop and the blocking one in [`super::blocking`], hand it each datagram with the time,
+//! and let it send through an [`Out`].
 
+use super::faults::{Fate, FaultState, Held};
+use super::flows::FlowTable;
 use super::stats::Tally;
-use super::{Faults, Shared, FLOW_IDLE, MAX_PENDING_BYTES, REORDER_HOLD};
-use crate::cli::ServerMode;
+use super::{Shared, MAX_PENDING_BYTES};
 use crate::serve::delay::Pause;
-use crate::serve::Shutdown;
-use crate::wire::datagram::{
-    has_magic, report_answer, FlowCounters, FlowReport, Header, Kind, HEADER_LEN, MAX_DATAGRAM,
-};
+use crate::serve::{Mode, Shutdown};
+use crate::wire::datagram::{has_magic, report_answer, Header, Kind, HEADER_LEN, MAX_DATAGRAM};
 use socket2::{SockAddr, SockRef};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -29,8 +29,6 @@ pub(super) const RECV_BACKOFF: Duration = Duration::from_millis(1);
 const SEND_WAIT_MS: libc::c_int = 200;
 /// The byte replies are filled with after their header.
 const FILL_BYTE: u8 = b'w';
-/// How often a full flow table is searched for idle flows, at most.
-const SWEEP_EVERY_NS: u64 = 1_000_000_000;
 
 /// What a received datagram is.
 #[derive(Clone, Copy, Debug)]
@@ -130,7 +128,7 @@ impl Worker {
         let flows = FlowTable::new(shared.flows_per_thread);
         let faults = FaultState::new(options.faults);
         let fill_len = match options.mode {
-            ServerMode::Echo => MAX_DATAGRAM,
+            Mode::Echo => MAX_DATAGRAM,
             _ => 0,
         };
         Worker {
@@ -147,8 +145,7 @@ impl Worker {
     /// When [`Worker::on_timer`] must run next: the first delayed reply, or the held
     /// datagram's limit.
     pub(super) fn next_deadline(&self) -> Option<Instant> {
-        let held = self.faults.held.as_ref().map(|h| h.due);
-        match (self.delayed.next_due(), held) {
+        match (self.delayed.next_due(), self.faults.held_due()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -162,7 +159,7 @@ impl Worker {
                 send(out, &self.tally, &d.bytes, d.peer);
             }
         }
-        if self.faults.held.as_ref().is_some_and(|h| h.due <= now) {
+        if self.faults.held_due().is_some_and(|due| due <= now) {
             self.release_held(now, out);
         }
     }
@@ -192,27 +189,15 @@ impl Worker {
             }
             Class::Plain | Class::Data(_) => {}
         }
-        let (fault, copies) = self.faults.next();
-        match fault {
-            Fault::Drop => {
-                self.tally.dropped(1);
-                return;
+        match self.faults.apply(data, peer, now) {
+            Fate::Dropped => self.tally.dropped(1),
+            Fate::Held => {}
+            Fate::Serve { copies, then } => {
+                self.serve(data, peer, class, copies, now, out);
+                if let Some(h) = then {
+                    self.serve_held(h, now, out);
+                }
             }
-            Fault::Hold if self.faults.held.is_none() => {
-                self.faults.held = Some(Held {
-                    data: data.to_vec(),
-                    peer,
-                    copies,
-                    due: now + REORDER_HOLD,
-                });
-                return;
-            }
-            Fault::Hold | Fault::Serve => {}
-        }
-        let held = self.faults.held.take();
-        self.serve(data, peer, class, copies, now, out);
-        if let Some(h) = held {
-            self.serve_held(h, now, out);
         }
     }
 
@@ -224,7 +209,7 @@ impl Worker {
     }
 
     fn release_held(&mut self, now: Instant, out: &Out<'_>) {
-        if let Some(h) = self.faults.held.take() {
+        if let Some(h) = self.faults.take_held() {
             self.serve_held(h, now, out);
         }
     }
@@ -245,49 +230,12 @@ impl Worker {
         now: Instant,
         out: &Out<'_>,
     ) {
-        let arrival_ns =
-            u64::try_from(now.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(0);
-        let (flow, seq) = match class {
-            Class::Data(h) => (h.flow, Some((h.seq, h.sent_ns))),
-            _ => (0, None),
-        };
-        match self.flows.get(peer, flow, arrival_ns, &self.tally) {
-            Some(counters) => {
-                for _ in 0..copies {
-                    match seq {
-                        Some((seq, sent_ns)) => {
-                            counters.on_datagram(seq, sent_ns, arrival_ns, data.len())
-                        }
-                        None => counters.on_unsequenced(data.len()),
-                    }
-                }
-            }
-            None => self.tally.untracked(u64::from(copies)),
-        }
+        self.count(data.len(), peer, class, copies, now);
         let options = &self.shared.options;
-        if options.mode != ServerMode::Echo {
+        if options.mode != Mode::Echo {
             return;
         }
-        let reply = match class {
-            Class::Data(h) => {
-                let asked = match h.reply_size {
-                    0 => options.reply_size,
-                    n => Some(n as usize),
-                };
-                match asked.map(|n| n.max(HEADER_LEN)) {
-                    Some(n) if n != data.len() => Reply::Fill(n, Some(h.with_kind(Kind::Reply))),
-                    _ => {
-                        data[4] = Kind::Reply as u8;
-                        Reply::Same
-                    }
-                }
-            }
-            _ => match options.reply_size {
-                Some(n) => Reply::Fill(n, None),
-                None => Reply::Same,
-            },
-        };
-        let bytes: &[u8] = match reply {
+        let bytes: &[u8] = match reply(data, class, options.reply_size) {
             Reply::Same => data,
             Reply::Fill(n, header) => {
                 match header {
@@ -306,6 +254,51 @@ impl Worker {
         for _ in 0..copies {
             send(out, &self.tally, bytes, peer);
         }
+    }
+
+    /// Counts a datagram of `len` bytes (`copies` times) in its flow, or as untracked when the
+    /// flow table is full.
+    fn count(&mut self, len: usize, peer: SocketAddr, class: Class, copies: u8, now: Instant) {
+        let arrival_ns =
+            u64::try_from(now.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(0);
+        let (flow, seq) = match class {
+            Class::Data(h) => (h.flow, Some((h.seq, h.sent_ns))),
+            _ => (0, None),
+        };
+        let Some(counters) = self.flows.get(peer, flow, arrival_ns, &self.tally) else {
+            self.tally.untracked(u64::from(copies));
+            return;
+        };
+        for _ in 0..copies {
+            match seq {
+                Some((seq, sent_ns)) => counters.on_datagram(seq, sent_ns, arrival_ns, len),
+                None => counters.on_unsequenced(len),
+            }
+        }
+    }
+}
+
+/// How the echo of `data` (of `class`) is made, given the server's `reply_size`. A wirebench
+/// request answered with its own bytes has its kind changed to a reply here.
+fn reply(data: &mut [u8], class: Class, reply_size: Option<usize>) -> Reply {
+    match class {
+        Class::Data(h) => {
+            let asked = match h.reply_size {
+                0 => reply_size,
+                n => Some(n as usize),
+            };
+            match asked.map(|n| n.max(HEADER_LEN)) {
+                Some(n) if n != data.len() => Reply::Fill(n, Some(h.with_kind(Kind::Reply))),
+                _ => {
+                    data[4] = Kind::Reply as u8;
+                    Reply::Same
+                }
+            }
+        }
+        _ => match reply_size {
+            Some(n) => Reply::Fill(n, None),
+            None => Reply::Same,
+        },
     }
 }
 
@@ -358,79 +351,6 @@ pub(super) async fn run_event_loop(
                 }
             }
         }
-    }
-}
-
-/// A flow's counters and when it last received.
-struct Flow {
-    counters: FlowCounters,
-    last_ns: u64,
-}
-
-/// This thread's flows, at most `cap` of them.
-struct FlowTable {
-    map: HashMap<(SocketAddr, u64), Flow>,
-    cap: usize,
-    /// A full table is searched for idle flows no earlier than this.
-    next_sweep_ns: u64,
-}
-
-impl FlowTable {
-    fn new(cap: usize) -> FlowTable {
-        FlowTable {
-            map: HashMap::new(),
-            cap,
-            next_sweep_ns: 0,
-        }
-    }
-
-    /// The counters of a flow, created if there is room; `None` when the table is full.
-    fn get(
-        &mut self,
-        peer: SocketAddr,
-        flow: u64,
-        now_ns: u64,
-        tally: &Tally,
-    ) -> Option<&mut FlowCounters> {
-        let key = (peer, flow);
-        if self.map.len() >= self.cap && !self.map.contains_key(&key) {
-            self.sweep(now_ns);
-            if self.map.len() >= self.cap {
-                return None;
-            }
-        }
-        let mut created = false;
-        let entry = self.map.entry(key).or_insert_with(|| {
-            created = true;
-            Flow {
-                counters: FlowCounters::new(),
-                last_ns: now_ns,
-            }
-        });
-        if created {
-            tally.flow();
-        }
-        entry.last_ns = now_ns;
-        Some(&mut entry.counters)
-    }
-
-    /// Evicts flows idle for [`FLOW_IDLE`], at most once per [`SWEEP_EVERY_NS`].
-    fn sweep(&mut self, now_ns: u64) {
-        if now_ns < self.next_sweep_ns {
-            return;
-        }
-        self.next_sweep_ns = now_ns + SWEEP_EVERY_NS;
-        let idle = FLOW_IDLE.as_nanos() as u64;
-        self.map
-            .retain(|_, f| now_ns.saturating_sub(f.last_ns) < idle);
-    }
-
-    /// A flow's report; zeros for a flow this thread does not know.
-    fn report(&self, peer: SocketAddr, flow: u64) -> FlowReport {
-        self.map
-            .get(&(peer, flow))
-            .map(|f| f.counters.report())
-            .unwrap_or_default()
     }
 }
 
@@ -491,60 +411,6 @@ impl DelayQueue {
     }
 }
 
-/// What the test faults do with one data datagram.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fault {
-    Drop,
-    Hold,
-    Serve,
-}
-
-/// A datagram held back by `reorder_every`.
-struct Held {
-    data: Vec<u8>,
-    peer: SocketAddr,
-    copies: u8,
-    due: Instant,
-}
-
-/// The test faults' state on one thread.
-struct FaultState {
-    faults: Faults,
-    /// Data datagrams seen so far.
-    seen: u64,
-    held: Option<Held>,
-}
-
-impl FaultState {
-    fn new(faults: Faults) -> FaultState {
-        FaultState {
-            faults,
-            seen: 0,
-            held: None,
-        }
-    }
-
-    /// The fate of the next data datagram, and how many times it is served.
-    fn next(&mut self) -> (Fault, u8) {
-        self.seen += 1;
-        let seen = self.seen;
-        let hit = |every: Option<u64>| every.is_some_and(|n| seen % n == 0);
-        if hit(self.faults.drop_every) {
-            return (Fault::Drop, 0);
-        }
-        let copies = if hit(self.faults.duplicate_every) {
-            2
-        } else {
-            1
-        };
-        if hit(self.faults.reorder_every) {
-            (Fault::Hold, copies)
-        } else {
-            (Fault::Serve, copies)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -577,27 +443,6 @@ mod tests {
         }
         .encode(&mut buf);
         assert!(matches!(classify(&buf, false), Class::Bad));
-    }
-
-    #[test]
-    fn faults_follow_their_intervals() {
-        let mut f = FaultState::new(Faults {
-            drop_every: Some(4),
-            duplicate_every: Some(3),
-            reorder_every: Some(5),
-        });
-        let got: Vec<(Fault, u8)> = (0..6).map(|_| f.next()).collect();
-        assert_eq!(
-            got,
-            [
-                (Fault::Serve, 1),
-                (Fault::Serve, 1),
-                (Fault::Serve, 2),
-                (Fault::Drop, 0),
-                (Fault::Hold, 1),
-                (Fault::Serve, 2),
-            ]
-        );
     }
 
     #[test]

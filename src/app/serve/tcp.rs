@@ -1,13 +1,15 @@
 //! `wirebench serve tcp`: flags into [`TcpServerOptions`], a listener, the address line, and the
 //! final counters when a signal stops the server.
 
-use super::{run, PlainFraming, Stall, TcpServerOptions, DEFAULT_SOURCE_SIZE};
+use super::{accept_until_signal, delay_flag, max_connections_flag, mode_and_threads};
+use super::{size_flag, threads_flag};
 use crate::cli::{ServeTcpArgs, ServerMode};
 use crate::error::{usage, UsageError};
-use crate::plan::{duration_flag, SocketOptions};
-use crate::serve::command::{listen_addr, mode_and_threads, serve_until_signal};
-use crate::serve::listen::bind;
-use crate::units::{escape, parse_message_size, unescape};
+use crate::plan::duration_flag;
+use crate::serve::tcp::{run, PlainFraming, Stall, TcpServerOptions, DEFAULT_SOURCE_SIZE};
+use crate::serve::Mode;
+use crate::sys::socket::SocketOptions;
+use crate::units::{escape, unescape};
 use std::process::ExitCode;
 
 /// The longest `--delimiter` accepted; a delimited request may be at most 1 MiB anyway.
@@ -17,31 +19,28 @@ const MAX_DELIMITER: usize = 1024;
 /// then prints the final counters.
 pub fn main(args: &ServeTcpArgs) -> anyhow::Result<ExitCode> {
     let options = options(args)?;
-    // Ten thousand clients need more descriptors than the usual soft limit of 1,024.
-    crate::sys::usage::raise_fd_limit();
-    let listener = bind(listen_addr(&args.listen, 7000)?, &options.socket)?;
-    let addr = listener.local_addr()?;
-    serve_until_signal("tcp", addr, &describe(&options), |shutdown| {
-        run(listener, options, shutdown)
-    })
+    let (socket, description) = (options.socket, describe(&options));
+    let listen = (args.listen.as_str(), 7000);
+    accept_until_signal(
+        "tcp",
+        listen,
+        &socket,
+        &description,
+        |listener, shutdown| run(listener, options, shutdown),
+    )
 }
 
 /// Validates the flags.
 fn options(a: &ServeTcpArgs) -> Result<TcpServerOptions, UsageError> {
-    let size = |flag: &str, v: &Option<String>| -> Result<Option<usize>, UsageError> {
-        v.as_deref()
-            .map(|t| parse_message_size(flag, t).map_err(UsageError))
-            .transpose()
-    };
-    let reply_size = size("--reply-size", &a.reply_size)?;
-    let source_size = size("--size", &a.size)?;
+    let reply_size = size_flag("--reply-size", &a.reply_size)?;
+    let source_size = size_flag("--size", &a.size)?;
     if reply_size.is_some() && a.mode != ServerMode::Echo {
         return usage("--reply-size applies to --mode echo: leave it out, or use --mode echo");
     }
     if source_size.is_some() && a.mode != ServerMode::Source {
         return usage("--size sets the pushed message size of --mode source: leave it out, or use --mode source");
     }
-    let plain = match (size("--request-size", &a.request_size)?, &a.delimiter) {
+    let plain = match (size_flag("--request-size", &a.request_size)?, &a.delimiter) {
         (Some(n), _) => PlainFraming::Fixed(n),
         (None, Some(d)) => PlainFraming::Delimiter(delimiter(d)?),
         (None, None) => PlainFraming::Stream,
@@ -56,29 +55,21 @@ fn options(a: &ServeTcpArgs) -> Result<TcpServerOptions, UsageError> {
             ));
         }
     }
-    let delay = a
-        .delay
-        .as_deref()
-        .map(|t| duration_flag("--delay", t))
-        .transpose()?
-        .filter(|d| !d.is_zero());
-    if a.max_connections == Some(0) {
-        return usage("--max-connections 0 would refuse every client: give at least 1");
-    }
-    let threads = match a.threads {
-        Some(0) => return usage("--threads 0: give at least one thread"),
-        Some(n) => n,
-        None => TcpServerOptions::default().threads,
-    };
+    let delay = delay_flag(&a.delay)?;
+    let max_connections = max_connections_flag(a.max_connections)?;
+    let threads = threads_flag(
+        a.threads
+            .unwrap_or_else(|| TcpServerOptions::default().threads),
+    )?;
     Ok(TcpServerOptions {
-        mode: a.mode,
+        mode: a.mode.into(),
         reply_size,
         source_size: source_size.unwrap_or(DEFAULT_SOURCE_SIZE),
         plain,
         delay,
         stall: stall(a)?,
         socket: SocketOptions::try_from(&a.socket)?,
-        max_connections: a.max_connections,
+        max_connections,
         threads,
         blocking: a.blocking,
     })
@@ -121,7 +112,7 @@ fn describe(o: &TcpServerOptions) -> String {
     if let Some(n) = o.reply_size {
         text += &format!(", replies of {n} bytes");
     }
-    if o.mode == ServerMode::Source {
+    if o.mode == Mode::Source {
         text += &format!(", plain clients get {}-byte messages", o.source_size);
     }
     match &o.plain {
@@ -143,8 +134,8 @@ fn describe(o: &TcpServerOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::serve::{assert_refused, listen_addr, parse_serve};
     use crate::cli::ServeCommand;
-    use crate::serve::command::{assert_refused, parse_serve};
 
     fn parse(args: &[&str]) -> Result<TcpServerOptions, UsageError> {
         let argv = [&["tcp"], args].concat();

@@ -1,12 +1,13 @@
 //! `wirebench serve udp`: flags into [`UdpServerOptions`], a socket, the address line, and the
 //! final counters when a signal stops the server.
 
-use super::{bind, run, Faults, UdpServerOptions};
+use super::{delay_flag, listen_addr, mode_and_threads, serve_until_signal};
+use super::{size_flag, threads_flag};
 use crate::cli::{ServeUdpArgs, ServerMode};
 use crate::error::{usage, UsageError};
-use crate::plan::{duration_flag, SocketOptions};
-use crate::serve::command::{bind_error, listen_addr, mode_and_threads, serve_until_signal};
-use crate::units::parse_message_size;
+use crate::serve::listen::bind_error;
+use crate::serve::udp::{bind, run, Faults, UdpServerOptions};
+use crate::sys::socket::SocketOptions;
 use crate::wire::datagram::MAX_DATAGRAM;
 use std::process::ExitCode;
 
@@ -32,12 +33,7 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
             "--mode source is not offered for UDP (a datagram server has no one to push to): use --mode echo or --mode sink, or serve tcp --mode source",
         );
     }
-    let size = |flag: &str, v: &Option<String>| -> Result<Option<usize>, UsageError> {
-        v.as_deref()
-            .map(|t| parse_message_size(flag, t).map_err(UsageError))
-            .transpose()
-    };
-    let reply_size = size("--reply-size", &a.reply_size)?;
+    let reply_size = size_flag("--reply-size", &a.reply_size)?;
     if let Some(n) = reply_size {
         if n > MAX_DATAGRAM {
             return usage(format!(
@@ -48,20 +44,13 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
             return usage("--reply-size applies to --mode echo: leave it out, or use --mode echo");
         }
     }
-    let delay = a
-        .delay
-        .as_deref()
-        .map(|t| duration_flag("--delay", t))
-        .transpose()?
-        .filter(|d| !d.is_zero());
+    let delay = delay_flag(&a.delay)?;
     if delay.is_some() && a.mode != ServerMode::Echo {
         return usage(
             "--delay delays replies, and --mode sink sends none: leave it out, or use --mode echo",
         );
     }
-    if a.threads == 0 {
-        return usage("--threads 0: give at least one thread");
-    }
+    let threads = threads_flag(a.threads)?;
     let every = |flag: &str, v: Option<u64>| -> Result<Option<u64>, UsageError> {
         match v {
             Some(0) => usage(format!("{flag} 0: give an interval of at least 1")),
@@ -69,15 +58,15 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
         }
     };
     Ok(UdpServerOptions {
-        mode: a.mode,
+        mode: a.mode.into(),
         reply_size,
         delay,
         socket: SocketOptions {
             nodelay: false,
-            sndbuf: size("--sndbuf", &a.sndbuf)?,
-            rcvbuf: size("--rcvbuf", &a.rcvbuf)?,
+            sndbuf: size_flag("--sndbuf", &a.sndbuf)?,
+            rcvbuf: size_flag("--rcvbuf", &a.rcvbuf)?,
         },
-        threads: a.threads,
+        threads,
         blocking: a.blocking,
         faults: Faults {
             drop_every: every("--drop-every", a.drop_every)?,
@@ -116,8 +105,9 @@ fn describe(o: &UdpServerOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::serve::{assert_refused, parse_serve};
     use crate::cli::ServeCommand;
-    use crate::serve::command::{assert_refused, parse_serve};
+    use crate::serve::Mode;
 
     fn parse(args: &[&str]) -> Result<UdpServerOptions, UsageError> {
         let argv = [&["udp"], args].concat();
@@ -130,10 +120,7 @@ mod tests {
     #[test]
     fn flags_into_options() {
         let o = parse(&[]).unwrap();
-        assert_eq!(
-            (o.mode, o.threads, o.reply_size),
-            (ServerMode::Echo, 1, None)
-        );
+        assert_eq!((o.mode, o.threads, o.reply_size), (Mode::Echo, 1, None));
         let o = parse(&[
             "--reply-size",
             "1k",
@@ -152,7 +139,7 @@ mod tests {
         assert_eq!((o.socket.rcvbuf, o.socket.sndbuf), (Some(4 << 20), None));
         assert_eq!(o.faults.drop_every, Some(10));
         assert!(!o.blocking);
-        assert_eq!(parse(&["--mode", "sink"]).unwrap().mode, ServerMode::Sink);
+        assert_eq!(parse(&["--mode", "sink"]).unwrap().mode, Mode::Sink);
         let o = parse(&["--blocking", "--delay", "1ms"]).unwrap();
         assert!(o.blocking);
         assert!(

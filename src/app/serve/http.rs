@@ -1,12 +1,12 @@
 //! `wirebench serve http`: flags into [`HttpServerOptions`], a listener, the URL line, and the
 //! final counters when a signal stops the server.
 
-use super::{run, HttpServerOptions};
+use super::{accept_until_signal, delay_flag, max_connections_flag, threads, threads_flag};
 use crate::cli::ServeHttpArgs;
 use crate::error::{usage, UsageError};
-use crate::plan::{duration_flag, SocketOptions};
-use crate::serve::command::{listen_addr, serve_until_signal, threads};
-use crate::serve::listen::bind;
+use crate::plan::duration_flag;
+use crate::serve::http::{run, HttpServerOptions};
+use crate::sys::socket::SocketOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -15,13 +15,15 @@ use std::time::Duration;
 /// SIGTERM, then prints the final counters.
 pub fn main(args: &ServeHttpArgs) -> anyhow::Result<ExitCode> {
     let options = options(args)?;
-    // Ten thousand clients need more descriptors than the usual soft limit of 1,024.
-    crate::sys::usage::raise_fd_limit();
-    let listener = bind(listen_addr(&args.listen, 8080)?, &options.socket)?;
-    let addr = listener.local_addr()?;
-    serve_until_signal("http", addr, &describe(&options), |shutdown| {
-        run(listener, options, shutdown)
-    })
+    let (socket, description) = (options.socket, describe(&options));
+    let listen = (args.listen.as_str(), 8080);
+    accept_until_signal(
+        "http",
+        listen,
+        &socket,
+        &description,
+        |listener, shutdown| run(listener, options, shutdown),
+    )
 }
 
 /// Validates the flags.
@@ -37,28 +39,17 @@ fn options(a: &ServeHttpArgs) -> Result<HttpServerOptions, UsageError> {
     };
     let request_timeout = timeout("--request-timeout", &a.request_timeout)?;
     let idle_timeout = timeout("--idle-timeout", &a.idle_timeout)?;
-    let delay = a
-        .delay
-        .as_deref()
-        .map(|t| duration_flag("--delay", t))
-        .transpose()?
-        .filter(|d| !d.is_zero());
+    let delay = delay_flag(&a.delay)?;
     let dir = a.dir.as_deref().map(directory).transpose()?;
-    if a.max_connections == Some(0) {
-        return usage("--max-connections 0 would refuse every client: give at least 1");
-    }
+    let max_connections = max_connections_flag(a.max_connections)?;
     let defaults = HttpServerOptions::default();
-    let threads = match a.threads {
-        Some(0) => return usage("--threads 0: give at least one thread"),
-        Some(n) => n,
-        None => defaults.threads,
-    };
+    let threads = threads_flag(a.threads.unwrap_or(defaults.threads))?;
     Ok(HttpServerOptions {
         dir,
         request_timeout,
         idle_timeout,
         delay,
-        max_connections: a.max_connections,
+        max_connections,
         socket: SocketOptions::try_from(&a.socket)?,
         threads,
         ..defaults
@@ -103,8 +94,8 @@ fn describe(o: &HttpServerOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::serve::{assert_refused, listen_addr, parse_serve};
     use crate::cli::ServeCommand;
-    use crate::serve::command::{assert_refused, parse_serve};
 
     fn parse(args: &[&str]) -> Result<HttpServerOptions, UsageError> {
         let argv = [&["http"], args].concat();

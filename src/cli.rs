@@ -279,7 +279,7 @@ pub struct ServeTcpArgs {
 /// `wirebench serve udp`: the reference UDP server.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Wirebench datagrams (see src/datagram.rs) are counted per client and flow: loss, \
+    after_help = "Wirebench datagrams (see src/wire/datagram.rs and src/wire/flow.rs) are counted per client and flow: loss, \
 reordering, duplicates and RFC 3550 jitter, which a client asks for with a report request. Other \
 datagrams are echoed (or counted, in sink mode) as they are."
 )]

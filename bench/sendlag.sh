@@ -93,7 +93,9 @@ sl_cyclictest() { # rate round dur: one SCHED_OTHER thread on the client's CPU, 
     cmd=(cyclictest --laptop -q -t 1 -a "$CLIENT_CPU" -i "$interval" -l "$loops" -h 20000)
     [[ $round != 1 ]] || logcmd "${cmd[@]}"
     wait_quiet
-    bounded $((dur + 30)) "${cmd[@]}" >"$out" 2>&1 || rc=$?
+    # Each of its wake-ups takes longer than a 10 µs interval at 100k/s (the VM's wake-up
+    # cost), so its loops can last several times `dur`: allow ten times, then a margin.
+    bounded $((10 * dur + 30)) "${cmd[@]}" >"$out" 2>&1 || rc=$?
     bg=$(bg_after)
     local p50 p99 max over
     read -r p50 p99 max over < <(python3 - "$out" <<'EOF' || true

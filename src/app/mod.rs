@@ -4,6 +4,7 @@
 pub mod demo;
 pub mod run;
 mod serve;
+pub mod sweep;
 
 use crate::cli::{Cli, Command, ServeCommand};
 use crate::error::UsageError;

@@ -5,6 +5,8 @@
 
 mod build;
 pub mod diagnose;
+pub mod stats;
+pub mod sweep;
 
 pub use build::of;
 

@@ -27,6 +27,25 @@ pub enum Command {
     Serve(ServeCommand),
     /// The built-in study: message rate and KB/s by size, request/response vs server push, on loopback.
     Demo(DemoArgs),
+    /// Compare targets side by side: repeated interleaved runs, each target's difference from the
+    /// baseline with its 95% CI and a verdict (Welch's t-test), and latency shape per target.
+    Compare(CompareArgs),
+}
+
+/// `wirebench compare NAME=URL NAME=URL …`: repeated runs and a verdict per metric.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  wirebench compare --baseline nginx nginx=http://127.0.0.1:8080/f mint=http://127.0.0.1:8081/f -d 5s --runs 6 --discard-first\n\
+Every run flag applies (sizes, rates, sweeps …). Exit codes: 0 all requests ok, 1 some failed, 2 bad input."
+)]
+pub struct CompareArgs {
+    /// The target the others are compared to, by name [default: the first]
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+
+    /// The targets and the load, as for `wirebench run`.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// Reference servers, one per protocol.
@@ -230,14 +249,10 @@ pub struct RunArgs {
     // Studies: repeated runs. Several targets and swept flags are `urls` and the lists above.
     /// Repeat everything (each target, each swept point) N times, in rounds that interleave
     /// the targets (A B A B …, never A A B B), and report every run with the mean, median,
-    /// standard deviation and 95% confidence interval (Student t), as hyperfine's --runs.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 1,
-        help_heading = "Repeated runs"
-    )]
-    pub runs: usize,
+    /// standard deviation and 95% confidence interval (Student t), as hyperfine's --runs
+    /// [default: 1; compare: 5]
+    #[arg(long, value_name = "N", help_heading = "Repeated runs")]
+    pub runs: Option<usize>,
 
     /// Discard the first run of each target and point (it warms caches, as in the MINT study):
     /// shown in the table, marked, kept out of the statistics. The same as --discard 1.

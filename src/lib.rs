@@ -13,7 +13,7 @@
 //! cli → app → plan → engine (load × driver) → record → summary → report
 //!
 //! - [`cli`]: clap definitions, raw arguments only.
-//! - [`app`]: the commands: [`app::run`] (with [`app::sweep`]: several targets, swept flags
+//! - [`app`]: the commands: [`app::run`], [`app::compare`] (both with [`app::sweep`]: several targets, swept flags
 //!   and repeated runs, each point a plan of its own), [`app::demo`] (the built-in study, a set
 //!   of plans like any other) and `serve`; each turns arguments into a plan or server options, runs it
 //!   and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
@@ -37,7 +37,8 @@
 //!   with `+=`; the per-second series; what a finished run recorded.
 //! - [`summary`]: computed once from a plan and its record ([`summary::of`]); the JSON schema's
 //!   shape; [`summary::diagnose`] names what a summary shows; [`summary::sweep`] holds a
-//!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t).
+//!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t), [`summary::compare`] the
+//!   verdicts of a comparison (Welch's t-test) and the latency shape per target.
 //! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
 //!   ([`report::sweep`], [`report::repeat`]) and the live progress line.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,

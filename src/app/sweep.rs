@@ -138,19 +138,19 @@ fn repeats(a: &RunArgs) -> Result<(usize, usize), UsageError> {
         (true, _) => 1,
         (false, k) => k.unwrap_or(0),
     };
-    if a.runs == 0 {
+    let runs = a.runs.unwrap_or(1);
+    if runs == 0 {
         return Err(UsageError::new(
             "--runs 0 measures nothing: give at least one run, e.g. --runs 5",
         ));
     }
-    if discard >= a.runs {
+    if discard >= runs {
         return Err(UsageError::new(format!(
-            "--discard {discard} with --runs {} keeps no run: discard fewer than --runs, e.g. --runs {} --discard {discard}",
-            a.runs,
+            "--discard {discard} with --runs {runs} keeps no run: discard fewer than --runs, e.g. --runs {} --discard {discard}",
             discard + 5
         )));
     }
-    Ok((a.runs, discard))
+    Ok((runs, discard))
 }
 
 /// The targets, named (`name=URL`) or not; names must differ.
@@ -173,6 +173,32 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
 
 /// Runs every point of `study`, then prints the tables (or the JSON document).
 pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
+    let sweep = collect(args, study)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &sweep)?;
+        writeln!(out)?;
+    } else {
+        crate::report::sweep::write(&sweep, &mut out)?;
+    }
+    out.flush()?;
+    Ok(exit_code(&sweep))
+}
+
+/// 1 when a kept run would have exited 1 on its own, else 0.
+pub fn exit_code(sweep: &Sweep) -> ExitCode {
+    match sweep
+        .points
+        .iter()
+        .any(|p| !p.discarded && failed(&p.result))
+    {
+        true => ExitCode::from(super::EXIT_FAILED),
+        false => ExitCode::SUCCESS,
+    }
+}
+
+/// Runs every point of `study` in order (a progress line per point on a terminal).
+pub fn collect(args: &RunArgs, study: Study) -> anyhow::Result<Sweep> {
     let live = !args.quiet && !args.json && Progress::should_show();
     let total = study.runs.len();
     let mut points = Vec::with_capacity(total);
@@ -203,8 +229,7 @@ pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
             at,
         });
     }
-    let failed = points.iter().any(|p| !p.discarded && failed(&p.result));
-    let sweep = Sweep {
+    Ok(Sweep {
         schema: SCHEMA,
         wirebench_version: env!("CARGO_PKG_VERSION"),
         targets: study.targets,
@@ -212,18 +237,6 @@ pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
         runs: study.rounds,
         discard: study.discard,
         points,
-    };
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &sweep)?;
-        writeln!(out)?;
-    } else {
-        crate::report::sweep::write(&sweep, &mut out)?;
-    }
-    out.flush()?;
-    Ok(match failed {
-        true => ExitCode::from(super::EXIT_FAILED),
-        false => ExitCode::SUCCESS,
     })
 }
 

@@ -108,6 +108,8 @@ pub(crate) fn what(sweep: &Sweep, metric: Metric, bytes_unit: &str) -> String {
         Metric::Bytes => format!("Payload throughput, both directions added, in {bytes_unit}"),
         Metric::P50 => "Median latency (p50)".to_string(),
         Metric::P99 => "99th percentile latency (p99)".to_string(),
+        Metric::Mean => "Mean latency".to_string(),
+        Metric::P95 => "95th percentile latency (p95)".to_string(),
         Metric::Errors => "Errors".to_string(),
     }
 }
@@ -166,6 +168,6 @@ pub(crate) fn cell(metric: Metric, v: f64, scale: f64) -> String {
     match metric {
         Metric::Rate | Metric::Errors => format!("{v:.0}"),
         Metric::Bytes => format!("{:.1}", v / scale),
-        Metric::P50 | Metric::P99 => format_us(v),
+        Metric::P50 | Metric::P99 | Metric::Mean | Metric::P95 => format_us(v),
     }
 }

@@ -69,6 +69,10 @@ pub enum Metric {
     P50,
     /// 99th percentile latency, µs.
     P99,
+    /// Mean latency, µs (compare's verdicts and the Flash view).
+    Mean,
+    /// 95th percentile latency, µs (the Flash view).
+    P95,
     /// Failed operations.
     Errors,
 }
@@ -91,6 +95,8 @@ impl Metric {
             Metric::Bytes => Some(s.throughput.gbit_per_s * 1e9 / 8.0),
             Metric::P50 => s.latency.as_ref().map(|d| d.p50_us),
             Metric::P99 => s.latency.as_ref().map(|d| d.p99_us),
+            Metric::Mean => s.latency.as_ref().map(|d| d.mean_us),
+            Metric::P95 => s.latency.as_ref().map(|d| d.p95_us),
             Metric::Errors => Some(s.errors.total as f64),
         }
     }

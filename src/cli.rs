@@ -27,6 +27,25 @@ pub enum Command {
     Serve(ServeCommand),
     /// The built-in study: message rate and KB/s by size, request/response vs server push, on loopback.
     Demo(DemoArgs),
+    /// Compare targets side by side: repeated interleaved runs, each target's difference from the
+    /// baseline with its 95% CI and a verdict (Welch's t-test), and latency shape per target.
+    Compare(CompareArgs),
+}
+
+/// `wirebench compare NAME=URL NAME=URL …`: repeated runs and a verdict per metric.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  wirebench compare --baseline nginx nginx=http://127.0.0.1:8080/f mint=http://127.0.0.1:8081/f -d 5s --runs 6 --discard-first\n\
+Every run flag applies (sizes, rates, sweeps …). Exit codes: 0 all requests ok, 1 some failed, 2 bad input."
+)]
+pub struct CompareArgs {
+    /// The target the others are compared to, by name [default: the first]
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+
+    /// The targets and the load, as for `wirebench run`.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// Reference servers, one per protocol.
@@ -73,32 +92,37 @@ pub struct SocketArgs {
     /// Leave Nagle's algorithm on (clear TCP_NODELAY), to study its interaction with delayed ACK.
     #[arg(long)]
     pub no_nodelay: bool,
-    /// Set SO_SNDBUF to this many bytes (e.g. 64k); switches off the kernel's send-buffer auto-tuning.
+    /// Set SO_SNDBUF to this many bytes (e.g. 64k); switches off the kernel's send-buffer
+    /// auto-tuning. `run` sweeps a list or doubling range: --sndbuf 16k..1M.
     #[arg(long, value_name = "BYTES")]
     pub sndbuf: Option<String>,
-    /// Set SO_RCVBUF to this many bytes (e.g. 64k); switches off the kernel's receive-buffer auto-tuning.
+    /// Set SO_RCVBUF to this many bytes (e.g. 64k); switches off the kernel's receive-buffer
+    /// auto-tuning. `run` sweeps a list or doubling range: --rcvbuf 16k..1M.
     #[arg(long, value_name = "BYTES")]
     pub rcvbuf: Option<String>,
 }
 
 /// `wirebench run URL`: the load generator.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Duration units: ns, us, ms, s, m, h (a bare number is seconds). \
 Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input."
 )]
 pub struct RunArgs {
-    /// The target, e.g. tcp://127.0.0.1:7000.
-    #[arg(value_name = "URL")]
-    pub target: String,
+    /// The target, e.g. tcp://127.0.0.1:7000. Several targets, optionally named
+    /// (local=tcp://A remote=tcp://B), are measured in turn, interleaved point by point, and
+    /// reported side by side: one row per target.
+    #[arg(value_name = "URL", required = true, num_args = 1..)]
+    pub urls: Vec<String>,
 
     /// What each connection does.
     #[arg(long, value_enum, default_value_t = ClientMode::Rr)]
     pub mode: ClientMode,
 
     /// Concurrent connections (closed loop: each waits for its reply before the next request).
-    #[arg(short = 'c', long, default_value_t = 1, value_name = "N")]
-    pub connections: usize,
+    /// A list or doubling range sweeps it: -c 1,10,100 or -c 1..64.
+    #[arg(short = 'c', long, default_value = "1", value_name = "N")]
+    pub connections: String,
 
     /// Worker threads; connections are spread over them [default: the number of CPUs]
     #[arg(short = 't', long, value_name = "N")]
@@ -122,15 +146,18 @@ pub struct RunArgs {
 
     /// Requests in flight per connection (rr mode; with --rate, the most a connection may have
     /// outstanding: a due request waits for a free slot and counts as behind schedule).
+    /// A list or doubling range sweeps it: --pipeline 1,4,16.
     #[arg(long, value_name = "K")]
-    pub pipeline: Option<usize>,
+    pub pipeline: Option<String>,
 
-    /// Pause between a reply and the next request on the same connection, e.g. 10ms.
+    /// Pause between a reply and the next request on the same connection, e.g. 10ms; a list
+    /// sweeps it: --think 0ms,1ms,10ms.
     #[arg(long, value_name = "DURATION")]
     pub think: Option<String>,
 
     /// Request (or stream/source message) size in bytes; uses wirebench framing, so the reference
-    /// server knows the sizes [default: 64]
+    /// server knows the sizes. A list or doubling range sweeps it, one run per size:
+    /// --size 4,128,512..64k is 4, 128, 512, 1k, 2k … 64k [default: 64]
     #[arg(short = 's', long, value_name = "BYTES", conflicts_with = "payload")]
     pub size: Option<String>,
 
@@ -153,7 +180,8 @@ pub struct RunArgs {
 
     /// Open loop: send R requests/s in all, on a fixed timetable whatever the replies do; latency
     /// counts from each request's intended send time (no coordinated omission). A linear ramp:
-    /// FROM..TO/DURATION, e.g. 1000..50000/30s.
+    /// FROM..TO/DURATION, e.g. 1000..50000/30s. A list or doubling range (no /DURATION) sweeps
+    /// it, one run per rate: --rate 1000,5000 or --rate 1000..64000.
     #[arg(long, value_name = "RATE", allow_hyphen_values = true, conflicts_with_all = ["stages", "think"])]
     pub rate: Option<String>,
 
@@ -209,13 +237,31 @@ pub struct RunArgs {
     #[command(flatten)]
     pub socket: SocketArgs,
 
-    /// Print the result as JSON (schema: schema/result.v1.json) instead of a table.
+    /// Print the result as JSON (schema: schema/result.v1.json; a sweep or several targets:
+    /// schema/sweep.v1.json) instead of a table.
     #[arg(long)]
     pub json: bool,
 
     /// No live progress line.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    // Studies: repeated runs. Several targets and swept flags are `urls` and the lists above.
+    /// Repeat everything (each target, each swept point) N times, in rounds that interleave
+    /// the targets (A B A B …, never A A B B), and report every run with the mean, median,
+    /// standard deviation and 95% confidence interval (Student t), as hyperfine's --runs
+    /// [default: 1; compare: 5]
+    #[arg(long, value_name = "N", help_heading = "Repeated runs")]
+    pub runs: Option<usize>,
+
+    /// Discard the first run of each target and point (it warms caches, as in the MINT study):
+    /// shown in the table, marked, kept out of the statistics. The same as --discard 1.
+    #[arg(long, conflicts_with = "discard", help_heading = "Repeated runs")]
+    pub discard_first: bool,
+
+    /// Discard the first K runs of each target and point (K below --runs).
+    #[arg(long, value_name = "K", help_heading = "Repeated runs")]
+    pub discard: Option<usize>,
 }
 
 /// `wirebench serve tcp`: the reference TCP server.

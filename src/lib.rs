@@ -13,14 +13,16 @@
 //! cli → app → plan → engine (load × driver) → record → summary → report
 //!
 //! - [`cli`]: clap definitions, raw arguments only.
-//! - [`app`]: the commands: [`app::run`], [`app::demo`] (the built-in study, a set of plans
-//!   like any other) and `serve`; each turns arguments into a plan or server options, runs it
+//! - [`app`]: the commands: [`app::run`], [`app::compare`] (both with [`app::sweep`]: several targets, swept flags
+//!   and repeated runs, each point a plan of its own), [`app::demo`] (the built-in study, a set
+//!   of plans like any other) and `serve`; each turns arguments into a plan or server options, runs it
 //!   and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
 //!   part ([`plan::target`], [`plan::workload`] with [`plan::http`], [`plan::load`]). Usage
 //!   errors are found here.
 //! - [`load`]: WHEN to send: the closed loop, or an open-loop [`load::Schedule`] (constant rate,
-//!   ramp, stages) as pure functions of the request index.
+//!   ramp, stages) as pure functions of the request index; [`load::sweep`]: which values a
+//!   sweep takes (lists, doubling ranges) and in which order points and targets run.
 //! - [`driver`]: WHAT one operation is. Each protocol is a module registered once in
 //!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`], with
 //!   [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
@@ -34,9 +36,11 @@
 //! - [`record`]: the per-worker [`record::Recorder`] (histograms, error counters, bytes), merged
 //!   with `+=`; the per-second series; what a finished run recorded.
 //! - [`summary`]: computed once from a plan and its record ([`summary::of`]); the JSON schema's
-//!   shape; [`summary::diagnose`] names what a summary shows.
-//! - [`report`]: renders a summary (table, JSON, the demo's study table) and the live progress
-//!   line.
+//!   shape; [`summary::diagnose`] names what a summary shows; [`summary::sweep`] holds a
+//!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t), [`summary::compare`] the
+//!   verdicts of a comparison (Welch's t-test) and the latency shape per target.
+//! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
+//!   ([`report::sweep`], [`report::repeat`]) and the live progress line.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram

@@ -1,9 +1,11 @@
 //! Ties the command line to the library and turns outcomes into exit codes:
 //! 0 success, 1 the run failed or saw errors, 2 bad input (one line on stderr, no backtrace).
 
+pub mod compare;
 pub mod demo;
 pub mod run;
 mod serve;
+pub mod sweep;
 
 use crate::cli::{Cli, Command, ServeCommand};
 use crate::error::UsageError;
@@ -100,6 +102,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Udp(args)) => serve::udp::main(&args),
         Command::Serve(ServeCommand::Http(args)) => serve::http::main(&args),
         Command::Demo(args) => crate::app::demo::main(&args),
+        Command::Compare(args) => compare::main(&args),
     }
 }
 

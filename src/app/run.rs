@@ -8,8 +8,13 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// `wirebench run`.
+/// Several targets or a swept flag make a sweep ([`super::sweep`]); otherwise one plan.
 pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let plan = Plan::try_from(args)?;
+    let study = super::sweep::Study::of(args)?;
+    if !study.is_single() {
+        return super::sweep::main(args, study);
+    }
+    let plan = study.runs.into_iter().next().expect("a single run").plan;
     let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
     let summary = measure(&plan, progress)?;
     let mut out = std::io::stdout().lock();

@@ -39,7 +39,7 @@ pub fn model(
             // iperf3's default for UDP.
             (None, None, None) if udp_stream => per_datagram(1e6),
             (None, None, None) => {
-                let pipeline = a.pipeline.unwrap_or(1);
+                let pipeline = super::pipeline_of(a)?.unwrap_or(1);
                 return Ok((LoadModel::Closed { pipeline, think }, None));
             }
         };
@@ -54,7 +54,7 @@ pub fn model(
         Family::Stream | Family::Http => 1,
         Family::Datagram => crate::load::UNLIMITED,
     };
-    let window = a.pipeline.unwrap_or(window);
+    let window = super::pipeline_of(a)?.unwrap_or(window);
     Ok((LoadModel::Open { schedule, window }, schedule_text(a)))
 }
 

@@ -92,8 +92,12 @@ impl TryFrom<&RunArgs> for Plan {
     type Error = UsageError;
 
     fn try_from(a: &RunArgs) -> Result<Plan, UsageError> {
-        let target = target::parse_target(&a.target)?;
+        let [url] = a.urls.as_slice() else {
+            return usage("a plan measures one target: run several through `wirebench run A B` (the sweep), not Plan::try_from");
+        };
+        let target = target::parse_target(url)?;
         let workload = workload::of(a, &target)?;
+        let connections = connections_of(a)?;
         check_concurrency(a, workload.mode)?;
         let think = a
             .think
@@ -123,8 +127,8 @@ impl TryFrom<&RunArgs> for Plan {
             target,
             workload,
             load,
-            connections: a.connections,
-            threads: threads(a)?,
+            connections,
+            threads: threads(a, connections)?,
             stop,
             warmup,
             timeout,
@@ -138,15 +142,39 @@ impl TryFrom<&RunArgs> for Plan {
     }
 }
 
+/// Parses a whole-number flag (`--connections`, `--pipeline`); a list there is a sweep, which
+/// `wirebench run` expands before a plan is made.
+fn count_flag(flag: &str, text: &str) -> Result<usize, UsageError> {
+    text.trim().parse().map_err(|_| {
+        UsageError(format!(
+            "{flag} '{text}' is not a whole number: give e.g. {flag} 4 (or a sweep, {flag} 1,10,100)"
+        ))
+    })
+}
+
+/// `--connections`, parsed.
+fn connections_of(a: &RunArgs) -> Result<usize, UsageError> {
+    count_flag("--connections", &a.connections)
+}
+
+/// `--pipeline`, parsed, if given.
+pub(crate) fn pipeline_of(a: &RunArgs) -> Result<Option<usize>, UsageError> {
+    a.pipeline
+        .as_deref()
+        .map(|t| count_flag("--pipeline", t))
+        .transpose()
+}
+
 /// Connections and requests in flight: at least one each, and several in flight only in rr.
 fn check_concurrency(a: &RunArgs, mode: ClientMode) -> Result<(), UsageError> {
-    if a.connections == 0 {
+    if connections_of(a)? == 0 {
         return usage("--connections 0: give at least one connection, e.g. -c 1");
     }
-    if a.pipeline == Some(0) {
+    let pipeline = pipeline_of(a)?;
+    if pipeline == Some(0) {
         return usage("--pipeline 0: give at least one request in flight, e.g. --pipeline 1");
     }
-    if a.pipeline.is_some_and(|p| p > 1) && mode != ClientMode::Rr {
+    if pipeline.is_some_and(|p| p > 1) && mode != ClientMode::Rr {
         return usage(format!(
             "--pipeline applies to --mode rr only, not --mode {}",
             mode.name()
@@ -176,13 +204,13 @@ fn measured_duration(a: &RunArgs, mode: ClientMode) -> Result<Option<Duration>, 
 }
 
 /// Worker threads: `--threads`, else one per CPU; never more than connections.
-fn threads(a: &RunArgs) -> Result<usize, UsageError> {
+fn threads(a: &RunArgs, connections: usize) -> Result<usize, UsageError> {
     let n = match a.threads {
         Some(0) => return usage("--threads 0: give at least one thread"),
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    Ok(n.min(a.connections))
+    Ok(n.min(connections))
 }
 
 #[cfg(test)]

@@ -5,15 +5,21 @@
 //!   per-second series by `series`, and small number formats live in `format`.
 //! - [`json`]: the versioned machine-readable result, described by `schema/result.v1.json`.
 //! - [`demo`]: the demo's method line, tables by message size and findings.
+//! - [`sweep`]: a sweep's tables, one per metric: a row per target, a column per swept value.
+//! - [`compare`]: a comparison's verdicts (Welch's t) and the Flash study's latency-shape table.
+//! - [`repeat`]: repeated runs, the MINT table: Run 1 … Run N, mean, median, stddev, 95% CI.
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
 //!
 //! Reporters only format: every figure they show is already in the summary, so the table and
 //! the JSON never disagree.
 
+pub mod compare;
 pub mod demo;
 mod format;
 mod headline;
 pub mod json;
 pub mod progress;
+pub mod repeat;
 mod series;
+pub mod sweep;
 pub mod table;

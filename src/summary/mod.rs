@@ -4,7 +4,10 @@
 //! schema version.
 
 mod build;
+pub mod compare;
 pub mod diagnose;
+pub mod stats;
+pub mod sweep;
 
 pub use build::of;
 

@@ -1,0 +1,252 @@
+//! `wirebench run` with several targets or swept flags: one run per target and point, each its
+//! own plan (the parsed arguments cloned, one value set), validated before anything runs, run
+//! interleaved across targets, and reported as tables (one row per target, one column per value).
+
+use crate::cli::RunArgs;
+use crate::error::UsageError;
+use crate::load::sweep::{self, Axis, Kind};
+use crate::plan::Plan;
+use crate::report::progress::Progress;
+use crate::summary::sweep::{NamedTarget, Point, Sweep, SCHEMA};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// The flags a sweep may vary, in the order their axes take: the first swept one gives the
+/// tables' columns, the others one table per value.
+const SWEPT: [(&str, Kind); 7] = [
+    ("--size", Kind::Bytes),
+    ("--connections", Kind::Count),
+    ("--rate", Kind::Rate),
+    ("--pipeline", Kind::Count),
+    ("--think", Kind::Duration),
+    ("--sndbuf", Kind::Bytes),
+    ("--rcvbuf", Kind::Bytes),
+];
+
+/// The raw text of a sweepable flag, if given.
+fn get<'a>(a: &'a RunArgs, flag: &str) -> Option<&'a str> {
+    match flag {
+        "--size" => a.size.as_deref(),
+        "--connections" => Some(&a.connections),
+        "--rate" => a.rate.as_deref(),
+        "--pipeline" => a.pipeline.as_deref(),
+        "--think" => a.think.as_deref(),
+        "--sndbuf" => a.socket.sndbuf.as_deref(),
+        "--rcvbuf" => a.socket.rcvbuf.as_deref(),
+        _ => None,
+    }
+}
+
+/// Sets one value of a sweepable flag.
+fn set(a: &mut RunArgs, flag: &str, value: String) {
+    match flag {
+        "--size" => a.size = Some(value),
+        "--connections" => a.connections = value,
+        "--rate" => a.rate = Some(value),
+        "--pipeline" => a.pipeline = Some(value),
+        "--think" => a.think = Some(value),
+        "--sndbuf" => a.socket.sndbuf = Some(value),
+        "--rcvbuf" => a.socket.rcvbuf = Some(value),
+        _ => unreachable!("{flag} is not in SWEPT"),
+    }
+}
+
+/// The runs a command line asks for, every one validated.
+pub struct Study {
+    /// The targets, named.
+    pub targets: Vec<NamedTarget>,
+    /// The swept flags.
+    pub axes: Vec<Axis>,
+    /// The points, each an index per axis (the first axis turning fastest).
+    pub points: Vec<Vec<usize>>,
+    /// Runs of each target at each point (`--runs`).
+    pub rounds: usize,
+    /// The first runs of each, discarded (`--discard-first`, `--discard K`).
+    pub discard: usize,
+    /// One plan per (round, point, target), in the order they run.
+    pub runs: Vec<Run>,
+}
+
+/// One run of a study.
+pub struct Run {
+    /// Which round, from 0.
+    pub round: usize,
+    /// Index into the points.
+    pub point: usize,
+    /// Index into the targets.
+    pub target: usize,
+    /// Its validated plan.
+    pub plan: Plan,
+}
+
+impl Study {
+    /// Expands `a` into its runs and validates each: bad input is a usage error before
+    /// anything is measured.
+    pub fn of(a: &RunArgs) -> Result<Study, UsageError> {
+        let targets = targets(a)?;
+        let (rounds, discard) = repeats(a)?;
+        let mut axes = Vec::new();
+        for (flag, kind) in SWEPT {
+            match get(a, flag) {
+                Some(t) if sweep::is_sweep(kind, t) => {
+                    axes.push(sweep::expand(flag, kind, t).map_err(UsageError)?);
+                }
+                _ => {}
+            }
+        }
+        let lens: Vec<usize> = axes.iter().map(|x| x.values.len()).collect();
+        let points = sweep::matrix(&lens);
+        let mut plans = Vec::new();
+        for (point, target) in sweep::interleave(points.len(), targets.len()) {
+            let mut args = a.clone();
+            args.urls = vec![targets[target].url.clone()];
+            for (axis, &i) in axes.iter().zip(&points[point]) {
+                set(&mut args, axis.flag, axis.values[i].clone());
+            }
+            plans.push((point, target, Plan::try_from(&args)?));
+        }
+        // Whole rounds, one after the other: A B A B …, never A A B B.
+        let runs = (0..rounds)
+            .flat_map(|round| {
+                plans.iter().map(move |(point, target, plan)| Run {
+                    round,
+                    point: *point,
+                    target: *target,
+                    plan: plan.clone(),
+                })
+            })
+            .collect();
+        Ok(Study {
+            targets,
+            axes,
+            points,
+            rounds,
+            discard,
+            runs,
+        })
+    }
+
+    /// One target, nothing swept, one run: a plain run.
+    pub fn is_single(&self) -> bool {
+        self.runs.len() == 1 && self.axes.is_empty()
+    }
+}
+
+/// `--runs` and the runs discarded: at least one run, and at least one kept.
+fn repeats(a: &RunArgs) -> Result<(usize, usize), UsageError> {
+    let discard = match (a.discard_first, a.discard) {
+        (true, _) => 1,
+        (false, k) => k.unwrap_or(0),
+    };
+    let runs = a.runs.unwrap_or(1);
+    if runs == 0 {
+        return Err(UsageError::new(
+            "--runs 0 measures nothing: give at least one run, e.g. --runs 5",
+        ));
+    }
+    if discard >= runs {
+        return Err(UsageError::new(format!(
+            "--discard {discard} with --runs {runs} keeps no run: discard fewer than --runs, e.g. --runs {} --discard {discard}",
+            discard + 5
+        )));
+    }
+    Ok((runs, discard))
+}
+
+/// The targets, named (`name=URL`) or not; names must differ.
+fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
+    let mut out: Vec<NamedTarget> = Vec::new();
+    for text in &a.urls {
+        let (name, url) = sweep::named(text);
+        if out.iter().any(|t| t.name == name) {
+            return Err(UsageError(format!(
+                "the target name '{name}' is given twice: name each target once, e.g. a=tcp://… b=tcp://…"
+            )));
+        }
+        out.push(NamedTarget {
+            name: name.to_string(),
+            url: url.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Runs every point of `study`, then prints the tables (or the JSON document).
+pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
+    let sweep = collect(args, study)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &sweep)?;
+        writeln!(out)?;
+    } else {
+        crate::report::sweep::write(&sweep, &mut out)?;
+    }
+    out.flush()?;
+    Ok(exit_code(&sweep))
+}
+
+/// 1 when a kept run would have exited 1 on its own, else 0.
+pub fn exit_code(sweep: &Sweep) -> ExitCode {
+    match sweep
+        .points
+        .iter()
+        .any(|p| !p.discarded && failed(&p.result))
+    {
+        true => ExitCode::from(super::EXIT_FAILED),
+        false => ExitCode::SUCCESS,
+    }
+}
+
+/// Runs every point of `study` in order (a progress line per point on a terminal).
+pub fn collect(args: &RunArgs, study: Study) -> anyhow::Result<Sweep> {
+    let live = !args.quiet && !args.json && Progress::should_show();
+    let total = study.runs.len();
+    let mut points = Vec::with_capacity(total);
+    for (i, run) in study.runs.into_iter().enumerate() {
+        let at = study.points[run.point].clone();
+        let values = study
+            .axes
+            .iter()
+            .zip(&at)
+            .map(|(x, &v)| (x.flag, x.values[v].clone()))
+            .collect();
+        let name = study.targets[run.target].name.clone();
+        if live {
+            let round = match study.rounds {
+                1 => String::new(),
+                n => format!(" run {}/{n}", run.round + 1),
+            };
+            eprintln!("[{}/{total}] {name}{round} {}", i + 1, describe(&values));
+        }
+        let result = super::run::measure(&run.plan, Progress::new(live))?;
+        points.push(Point {
+            run: run.round + 1,
+            discarded: run.round < study.discard,
+            target: name,
+            values,
+            result,
+            target_index: run.target,
+            at,
+        });
+    }
+    Ok(Sweep {
+        schema: SCHEMA,
+        wirebench_version: env!("CARGO_PKG_VERSION"),
+        targets: study.targets,
+        axes: study.axes,
+        runs: study.rounds,
+        discard: study.discard,
+        points,
+    })
+}
+
+/// `--size 1024 --connections 4`, for the progress line.
+fn describe(values: &std::collections::BTreeMap<&'static str, String>) -> String {
+    let parts: Vec<String> = values.iter().map(|(f, v)| format!("{f} {v}")).collect();
+    parts.join(" ")
+}
+
+/// Whether a run would have exited 1 on its own.
+fn failed(s: &crate::summary::Summary) -> bool {
+    super::run::exit_code(s) != ExitCode::SUCCESS
+}

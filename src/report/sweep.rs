@@ -1,0 +1,173 @@
+//! A sweep's report, in the shape of the DIM study's tables (../shared/seeds/004): one table per
+//! metric (ops/s, KB/s or MB/s, p50, p99, errors), one row per target, one column per value of
+//! the first swept flag; a second swept flag makes one table per value of it.
+
+use crate::summary::sweep::{Metric, Sweep, METRICS};
+use crate::units::format_us;
+use comfy_table::{presets::ASCII_MARKDOWN, Table};
+use std::io::{self, Write};
+
+/// Writes the method line and every table of `sweep`: with `--runs`, the per-run tables too
+/// (and only those when nothing is swept, where the sweep tables would repeat their means).
+pub fn write(sweep: &Sweep, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}\n", method(sweep))?;
+    if sweep.runs == 1 || !sweep.axes.is_empty() {
+        let groups = groups(sweep);
+        for metric in METRICS {
+            for group in &groups {
+                let Some(table) = table(sweep, metric, group) else {
+                    continue;
+                };
+                writeln!(out, "{}:\n", title(sweep, metric, group))?;
+                writeln!(out, "{table}\n")?;
+            }
+        }
+    }
+    if sweep.runs > 1 {
+        super::repeat::write(sweep, out)?;
+    }
+    out.flush()
+}
+
+/// What was run and how: targets, swept flags, runs, run order, warm-up.
+fn method(sweep: &Sweep) -> String {
+    let first = sweep.points.first().map(|p| &p.result);
+    let swept: Vec<String> = sweep
+        .axes
+        .iter()
+        .map(|a| format!("{} ({} values)", a.flag, a.values.len()))
+        .collect();
+    let swept = match swept.is_empty() {
+        true => "one point".to_string(),
+        false => swept.join(" × "),
+    };
+    let each = first.map_or(String::new(), |s| {
+        format!(", {} {} each", s.protocol, s.mode)
+    });
+    let runs = match (sweep.runs, sweep.discard) {
+        (1, _) => String::new(),
+        (n, 0) => format!(" × {n} runs"),
+        (n, 1) => format!(" × {n} runs (the first discarded)"),
+        (n, k) => format!(" × {n} runs (the first {k} discarded)"),
+    };
+    let warmup = match first.and_then(|s| s.warmup.as_ref()) {
+        Some(_) => "each after its own warm-up",
+        None => "no warm-up",
+    };
+    format!(
+        "wirebench sweep: {} target(s) × {swept}{runs}{each}; {} runs in all, in rounds \
+         interleaved across targets (A p1, B p1, A p2 …) so that drift hits all alike, {warmup}.",
+        sweep.targets.len(),
+        sweep.points.len()
+    )
+}
+
+/// The values of every axis but the first, one entry per table of a metric.
+fn groups(sweep: &Sweep) -> Vec<Vec<usize>> {
+    let lens: Vec<usize> = sweep.axes.iter().skip(1).map(|a| a.values.len()).collect();
+    crate::load::sweep::matrix(&lens)
+}
+
+/// The table's title: the metric, by the first swept flag, at the group's values.
+fn title(sweep: &Sweep, metric: Metric, group: &[usize]) -> String {
+    let what = what(sweep, metric, bytes_unit(sweep, group).1);
+    let by = sweep
+        .axes
+        .first()
+        .map_or(String::new(), |a| format!(" by {}", a.flag));
+    let at = at(sweep, 1, group);
+    match (at.is_empty(), sweep.runs) {
+        (true, 1) => format!("{what}{by}"),
+        (false, 1) => format!("{what}{by}, at {at}"),
+        (true, _) => format!("{what}{by} (mean of the kept runs)"),
+        (false, _) => format!("{what}{by}, at {at} (mean of the kept runs)"),
+    }
+}
+
+/// `--connections 10, --rate 1000`: the values at `index` of the axes from `skip` on.
+pub(crate) fn at(sweep: &Sweep, skip: usize, index: &[usize]) -> String {
+    let at: Vec<String> = sweep
+        .axes
+        .iter()
+        .skip(skip)
+        .zip(index)
+        .map(|(a, &i)| format!("{} {}", a.flag, a.values[i]))
+        .collect();
+    at.join(", ")
+}
+
+/// What a metric's table shows, in words; `bytes_unit` names the unit of payload throughput.
+pub(crate) fn what(sweep: &Sweep, metric: Metric, bytes_unit: &str) -> String {
+    let bulk = sweep
+        .points
+        .first()
+        .is_some_and(|p| matches!(p.result.mode, "stream" | "source"));
+    match metric {
+        Metric::Rate if bulk => "Messages per second".to_string(),
+        Metric::Rate => "Operations per second".to_string(),
+        Metric::Bytes => format!("Payload throughput, both directions added, in {bytes_unit}"),
+        Metric::P50 => "Median latency (p50)".to_string(),
+        Metric::P99 => "99th percentile latency (p99)".to_string(),
+        Metric::Mean => "Mean latency".to_string(),
+        Metric::P95 => "95th percentile latency (p95)".to_string(),
+        Metric::Errors => "Errors".to_string(),
+    }
+}
+
+/// KB/s (1 KB = 1000 B) for figures up to 100,000 KB/s, MB/s above: the divisor and the unit.
+pub(crate) fn bytes_scale(max_bytes_per_s: f64) -> (f64, &'static str) {
+    match max_bytes_per_s > 1e8 {
+        true => (1e6, "MB/s (1 MB = 10^6 B)"),
+        false => (1e3, "KB/s (1 KB = 1000 B)"),
+    }
+}
+
+/// The payload throughput unit of one group's table, by its largest figure.
+fn bytes_unit(sweep: &Sweep, group: &[usize]) -> (f64, &'static str) {
+    let max = sweep
+        .points
+        .iter()
+        .filter(|p| p.at.get(1..).unwrap_or(&[]) == group)
+        .filter_map(|p| Metric::Bytes.of(&p.result))
+        .fold(0.0, f64::max);
+    bytes_scale(max)
+}
+
+/// One table: a row per target, a column per value of the first axis; None when no run has
+/// this metric (latency in bulk modes).
+fn table(sweep: &Sweep, metric: Metric, group: &[usize]) -> Option<Table> {
+    let columns: Vec<String> = match sweep.axes.first() {
+        Some(a) => a.values.clone(),
+        None => vec!["result".to_string()],
+    };
+    let scale = bytes_unit(sweep, group).0;
+    let mut any = false;
+    let mut t = Table::new();
+    t.load_preset(ASCII_MARKDOWN);
+    let mut header = vec![String::new()];
+    header.extend(columns.iter().cloned());
+    t.set_header(header);
+    for (ti, target) in sweep.targets.iter().enumerate() {
+        let mut row = vec![target.name.clone()];
+        for c in 0..columns.len() {
+            let at: Vec<usize> = match sweep.axes.is_empty() {
+                true => Vec::new(),
+                false => [&[c][..], group].concat(),
+            };
+            let v = sweep.mean(metric, ti, &at);
+            any |= v.is_some();
+            row.push(v.map_or("—".to_string(), |v| cell(metric, v, scale)));
+        }
+        t.add_row(row);
+    }
+    any.then_some(t)
+}
+
+/// One figure as the table shows it.
+pub(crate) fn cell(metric: Metric, v: f64, scale: f64) -> String {
+    match metric {
+        Metric::Rate | Metric::Errors => format!("{v:.0}"),
+        Metric::Bytes => format!("{:.1}", v / scale),
+        Metric::P50 | Metric::P99 | Metric::Mean | Metric::P95 => format_us(v),
+    }
+}

@@ -1,0 +1,131 @@
+//! A sweep's results: every point's summary, with the targets and swept values that locate it,
+//! and the figures its tables show. Field names are the JSON schema (`schema/sweep.v1.json`).
+
+use super::Summary;
+use crate::load::sweep::Axis;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The schema identifier written into a sweep's JSON document.
+pub const SCHEMA: &str = "wirebench.sweep/1";
+
+/// A whole sweep: targets × swept values, one summary per point.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sweep {
+    /// Always [`SCHEMA`].
+    pub schema: &'static str,
+    /// The wirebench version that measured.
+    pub wirebench_version: &'static str,
+    /// The targets, in the order given: the tables' rows.
+    pub targets: Vec<NamedTarget>,
+    /// The swept flags and their values; the first is the tables' columns.
+    pub axes: Vec<Axis>,
+    /// Runs of each target at each point (`--runs`).
+    pub runs: usize,
+    /// The first runs of each, discarded: kept out of every figure but their own cells.
+    pub discard: usize,
+    /// Every run, in the order it ran (interleaved across targets).
+    pub points: Vec<Point>,
+}
+
+/// A target and the name its row carries.
+#[derive(Clone, Debug, Serialize)]
+pub struct NamedTarget {
+    /// The name given (`local=tcp://…`), else the URL.
+    pub name: String,
+    /// The URL.
+    pub url: String,
+}
+
+/// One run of the sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    /// The target's name.
+    pub target: String,
+    /// Each swept flag's value at this point.
+    pub values: BTreeMap<&'static str, String>,
+    /// Which run of this target and point, from 1.
+    pub run: usize,
+    /// Whether it is one of the first `discard` runs, kept out of the statistics.
+    pub discarded: bool,
+    /// The run's result (schema `wirebench.result/1`).
+    pub result: Summary,
+    /// Index into `targets`.
+    #[serde(skip)]
+    pub target_index: usize,
+    /// Index into each axis' values.
+    #[serde(skip)]
+    pub at: Vec<usize>,
+}
+
+/// A figure a sweep's tables show, one table per metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Ok operations (or bulk messages) per second.
+    Rate,
+    /// Payload bytes per second, both directions added (the receiver's count in bulk modes).
+    Bytes,
+    /// Median latency, µs.
+    P50,
+    /// 99th percentile latency, µs.
+    P99,
+    /// Mean latency, µs (compare's verdicts and the Flash view).
+    Mean,
+    /// 95th percentile latency, µs (the Flash view).
+    P95,
+    /// Failed operations.
+    Errors,
+}
+
+/// Every metric, in the order of the tables.
+pub const METRICS: [Metric; 5] = [
+    Metric::Rate,
+    Metric::Bytes,
+    Metric::P50,
+    Metric::P99,
+    Metric::Errors,
+];
+
+impl Metric {
+    /// This metric of one run; None where the run has no such figure (latency in bulk modes).
+    pub fn of(self, s: &Summary) -> Option<f64> {
+        match self {
+            Metric::Rate => Some(s.throughput.messages_per_s),
+            // Gbit/s both ways, back to bytes: the receiver's count in bulk modes.
+            Metric::Bytes => Some(s.throughput.gbit_per_s * 1e9 / 8.0),
+            Metric::P50 => s.latency.as_ref().map(|d| d.p50_us),
+            Metric::P99 => s.latency.as_ref().map(|d| d.p99_us),
+            Metric::Mean => s.latency.as_ref().map(|d| d.mean_us),
+            Metric::P95 => s.latency.as_ref().map(|d| d.p95_us),
+            Metric::Errors => Some(s.errors.total as f64),
+        }
+    }
+}
+
+impl Sweep {
+    /// Every run of target `target` at the point whose axis indices are `at`, by run number.
+    pub fn runs_of(&self, target: usize, at: &[usize]) -> Vec<&Point> {
+        let mut v: Vec<&Point> = self
+            .points
+            .iter()
+            .filter(|p| p.target_index == target && p.at == at)
+            .collect();
+        v.sort_by_key(|p| p.run);
+        v
+    }
+
+    /// `metric` of each kept (not discarded) run of `target` at `at`.
+    pub fn kept(&self, metric: Metric, target: usize, at: &[usize]) -> Vec<f64> {
+        self.runs_of(target, at)
+            .into_iter()
+            .filter(|p| !p.discarded)
+            .filter_map(|p| metric.of(&p.result))
+            .collect()
+    }
+
+    /// The mean of `metric` over the kept runs of `target` at `at` (the one run's figure
+    /// without `--runs`); None when no run has it.
+    pub fn mean(&self, metric: Metric, target: usize, at: &[usize]) -> Option<f64> {
+        super::stats::of(&self.kept(metric, target, at)).map(|s| s.mean)
+    }
+}

@@ -75,6 +75,24 @@ impl Stream {
         Ok(Stream::Blocking(s))
     }
 
+    /// The connection's packets: the send MSS from `TCP_INFO` (read once, at the end of a
+    /// session, off the hot path) and the TCP header, with the timestamp option if negotiated.
+    pub(crate) fn segment(&self) -> Option<crate::record::Segment> {
+        use std::os::fd::AsRawFd;
+        let fd = match self {
+            Stream::Async(s) => s.as_raw_fd(),
+            Stream::Blocking(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.get_ref().0.as_raw_fd(),
+        };
+        let (mss, timestamps) = crate::sys::link::tcp_segment(fd).ok()?;
+        // RFC 793's 20-byte header, plus RFC 7323's 10-byte timestamp option padded to 12.
+        let header = if timestamps { 32 } else { 20 };
+        (mss > 0).then_some(crate::record::Segment {
+            payload: mss,
+            header,
+        })
+    }
+
     /// Half-closes: no more bytes go out, replies can still come in (plain TCP only).
     pub(crate) fn shutdown_write(&self) -> std::io::Result<()> {
         match self {

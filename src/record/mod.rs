@@ -28,6 +28,18 @@ pub struct PeerReport {
     pub report: crate::wire::datagram::FlowReport,
 }
 
+/// What one session's packets carry, as its socket reported at the end (`TCP_INFO`'s send
+/// MSS, or a datagram's size): the payload of a full packet and the transport header bytes
+/// above it, options included. The IP header is the summary's to add (it knows the family).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Segment {
+    /// Payload bytes of a full packet (TCP's send MSS; a datagram's bytes).
+    pub payload: u32,
+    /// Transport header bytes on every packet: 20 for TCP (32 with the RFC 7323 timestamp
+    /// option), 8 for UDP.
+    pub header: u32,
+}
+
 /// Histogram values are nanoseconds.
 pub const HIST_LOWEST_NS: u64 = 1;
 /// The largest value a histogram tracks exactly: one hour, in nanoseconds.
@@ -89,6 +101,8 @@ pub struct Recorder {
     pub reordered: u64,
     /// What the receiving server counted of our datagrams, added over sessions.
     pub peer: PeerCounts,
+    /// The largest packet any session reported at its end (for `--link`'s wire rate).
+    pub segment: Option<Segment>,
 }
 
 /// The receiving server's counters of the client's datagrams, added over sessions (flows).
@@ -189,6 +203,7 @@ impl Recorder {
             duplicates: 0,
             reordered: 0,
             peer: PeerCounts::default(),
+            segment: None,
         }
     }
 
@@ -215,6 +230,7 @@ impl Recorder {
             duplicates,
             reordered,
             peer,
+            segment,
         } = self;
         for n in [
             ok,
@@ -236,6 +252,7 @@ impl Recorder {
         *errors = ErrorCounts::default();
         *status = StatusCounts::default();
         *peer = PeerCounts::default();
+        *segment = None;
     }
 
     /// Counts one successful operation and its latency.
@@ -293,6 +310,7 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.duplicates += other.duplicates;
         self.reordered += other.reordered;
         self.peer += &other.peer;
+        self.segment = self.segment.max(other.segment);
         // Same bounds everywhere, so adding cannot fail.
         self.latency
             .add(&other.latency)

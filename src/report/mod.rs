@@ -2,7 +2,8 @@
 //!
 //! - [`table`]: the human-readable terminal report (comfy-table, no colours); its headline
 //!   figures (and the open-loop, datagram and HTTP lines) are rendered by `headline`, its
-//!   per-second series by `series`, and small number formats live in `format`.
+//!   per-second series by `series`, the `--link` lines by `wire`, and small number formats
+//!   live in `format`.
 //! - [`json`]: the versioned machine-readable result, described by `schema/result.v1.json`.
 //! - [`demo`]: the demo's method line, tables by message size and findings.
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
@@ -17,3 +18,4 @@ pub mod json;
 pub mod progress;
 mod series;
 pub mod table;
+mod wire;

@@ -70,6 +70,11 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         },
         notes: Vec::new(),
     };
+    s.throughput.link = plan.link.as_ref().map(|link| {
+        let traffic = super::wire::traffic(&s.throughput, bulk.is_some());
+        let (family, addr) = (plan.target.family(), plan.target.addr);
+        super::wire::of(link, traffic, c.total.segment, family, addr)
+    });
     s.notes = super::diagnose::notes(&s);
     s
 }

@@ -5,6 +5,7 @@
 
 mod build;
 pub mod diagnose;
+pub mod wire;
 
 pub use build::of;
 
@@ -142,6 +143,9 @@ pub struct Throughput {
     /// Stream connections whose receiver's count is missing (they failed, or no answer).
     #[serde(skip_serializing_if = "is_zero")]
     pub receiver_unreported: u64,
+    /// With `--link`: these rates set against the link's nominal rate, payload and wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<wire::Link>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -400,6 +404,7 @@ impl Throughput {
             gbit_per_s: (rec.sent_bytes + rec.received_bytes) as f64 * 8.0 / secs / 1e9,
             receiver_bytes: None,
             receiver_unreported: 0,
+            link: None,
         }
     }
 

@@ -339,6 +339,11 @@ impl Session for TcpConn {
         }))
     }
 
+    /// The send MSS and TCP header of this connection, from `TCP_INFO`.
+    fn segment(&self) -> Option<crate::record::Segment> {
+        self.stream.segment()
+    }
+
     /// A reporting stream's end: half-close, then read the sink's count of the bytes it read.
     async fn finish_bulk(&mut self, limit: Duration) -> Option<u64> {
         if !self.reported {

@@ -225,7 +225,7 @@ impl WorkerRec {
     /// A session ended with packets of this shape (its socket's MSS, or its datagram size).
     pub fn segment(&mut self, now: Instant, segment: crate::record::Segment) {
         let slot = self.slot(now, now);
-        slot.segment = slot.segment.max(Some(segment));
+        slot.segment = crate::record::Segment::merge(slot.segment, Some(segment));
     }
 
     /// A stream connection ended: what its receiver counted, if it said.

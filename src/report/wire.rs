@@ -25,18 +25,18 @@ pub(super) fn write(link: Option<&Link>, out: &mut dyn Write) -> io::Result<()> 
     };
     let shape = l
         .packet
-        .map(|p| format!(", {}", packet(&p)))
+        .map(|p| format!("; {}", packet(&p)))
         .unwrap_or_default();
     writeln!(
         out,
-        "{INDENT}link {} ({}), the {} direction{shape}",
+        "{INDENT}link {} ({}){shape}",
         bit_rate(nominal),
-        l.source,
-        l.direction
+        l.source
     )?;
     writeln!(
         out,
-        "{INDENT}  payload {}: {} of {} kB/s, {:.1}% of the link",
+        "{INDENT}  payload {} {}: {} of {} kB/s, {:.1}% of the link",
+        l.direction,
         bit_rate(l.payload_bits_per_s),
         thousands((l.payload_bits_per_s / 8e3).round() as u64),
         thousands((nominal / 8e3).round() as u64),

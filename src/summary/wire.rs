@@ -30,7 +30,8 @@ pub struct Link {
     pub source: String,
     /// The link's nominal rate, bits/s; absent when `auto` found none (loopback).
     pub bits_per_s: Option<f64>,
-    /// The direction the figures are for (the busier one): `sent` or `received`.
+    /// What the payload rate counts, in the busier direction: `sent`, `received`, or
+    /// `acknowledged` (an upload's bytes the receiver acknowledged, from TCP_INFO).
     pub direction: &'static str,
     /// Payload bits/s in that direction.
     pub payload_bits_per_s: f64,
@@ -74,7 +75,8 @@ pub struct Rate {
 /// into packets.
 #[derive(Clone, Copy, Debug)]
 pub struct Traffic {
-    /// `sent` or `received`.
+    /// What is counted: `sent`, `received`, or `acknowledged` (an upload's bytes the
+    /// receiver acknowledged, from TCP_INFO).
     pub direction: &'static str,
     /// Payload bits/s.
     pub payload_bits_per_s: f64,
@@ -92,18 +94,24 @@ pub enum Framing {
     Line,
 }
 
-/// The busier direction of `t`'s payload: in bulk modes the bytes moved (the receiver's count
-/// where a sink gave it), else the larger of requests and replies, with a message's size.
-pub fn traffic(t: &super::Throughput, bulk: bool) -> Traffic {
+/// The busier direction of `t`'s payload: in an upload, the bytes the receiver acknowledged
+/// over the measured time (`acked_per_s`, from TCP_INFO: bytes still queued in buffers at the
+/// end have not crossed the link); in other bulk modes the bytes moved; else the larger of
+/// requests and replies, with a message's size.
+pub fn traffic(t: &super::Throughput, bulk: bool, acked_per_s: Option<f64>) -> Traffic {
     let (direction, mb_per_s) = if t.sent_mb_per_s >= t.received_mb_per_s {
         ("sent", t.sent_mb_per_s)
     } else {
         ("received", t.received_mb_per_s)
     };
     if bulk {
+        let (counted, bytes_per_s) = match acked_per_s {
+            Some(b) => ("acknowledged", b),
+            None => (direction, t.gbit_per_s * 1e9 / 8.0),
+        };
         return Traffic {
-            direction,
-            payload_bits_per_s: t.gbit_per_s * 1e9,
+            direction: counted,
+            payload_bits_per_s: bytes_per_s * 8.0,
             message_bytes: None,
         };
     }
@@ -211,6 +219,7 @@ mod tests {
         Some(Segment {
             payload: mss,
             header,
+            acked_per_s: None,
         })
     }
 

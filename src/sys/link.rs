@@ -79,10 +79,21 @@ pub fn speed_mbit(name: &str) -> Option<u64> {
 /// `TCPI_OPT_TIMESTAMPS` from linux/tcp.h: the connection carries the RFC 7323 timestamp option.
 const TCPI_OPT_TIMESTAMPS: u8 = 1;
 
-/// A TCP socket's send MSS (payload bytes per full segment; Linux already leaves out the
-/// options it sends on every segment) and whether every segment carries the 12-byte timestamp
-/// option, from `TCP_INFO`.
-pub fn tcp_segment(fd: RawFd) -> io::Result<(u32, bool)> {
+/// What `TCP_INFO` says of a connection's packets and delivery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpSegment {
+    /// The send MSS: payload bytes per full segment (Linux already leaves out the options it
+    /// sends on every segment).
+    pub mss: u32,
+    /// Every segment carries the 12-byte RFC 7323 timestamp option.
+    pub timestamps: bool,
+    /// Bytes the peer has acknowledged so far (`tcpi_bytes_acked`, RFC 4898's
+    /// tcpEStatsAppHCThruOctetsAcked): what has crossed the link, unlike what was written.
+    pub acked: u64,
+}
+
+/// A TCP socket's segment size and delivered bytes, from `TCP_INFO`.
+pub fn tcp_segment(fd: RawFd) -> io::Result<TcpSegment> {
     // SAFETY: tcp_info is plain old data; zeroes are a valid value.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -99,10 +110,11 @@ pub fn tcp_segment(fd: RawFd) -> io::Result<(u32, bool)> {
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok((
-        info.tcpi_snd_mss,
-        info.tcpi_options & TCPI_OPT_TIMESTAMPS != 0,
-    ))
+    Ok(TcpSegment {
+        mss: info.tcpi_snd_mss,
+        timestamps: info.tcpi_options & TCPI_OPT_TIMESTAMPS != 0,
+        acked: info.tcpi_bytes_acked,
+    })
 }
 
 #[cfg(test)]
@@ -121,7 +133,7 @@ mod tests {
         use std::os::fd::AsRawFd;
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (mss, _) = tcp_segment(c.as_raw_fd()).unwrap();
-        assert!(mss > 500, "{mss}");
+        let seg = tcp_segment(c.as_raw_fd()).unwrap();
+        assert!(seg.mss > 500, "{seg:?}");
     }
 }

@@ -332,6 +332,7 @@ impl Session for UdpSession {
         Some(crate::record::Segment {
             payload: self.template.len() as u32,
             header: 8,
+            acked_per_s: None,
         })
     }
 

@@ -34,7 +34,8 @@
 //! - [`record`]: the per-worker [`record::Recorder`] (histograms, error counters, bytes), merged
 //!   with `+=`; the per-second series; what a finished run recorded.
 //! - [`summary`]: computed once from a plan and its record ([`summary::of`]); the JSON schema's
-//!   shape; [`summary::diagnose`] names what a summary shows.
+//!   shape; [`summary::diagnose`] names what a summary shows; [`summary::wire`] sets the rates
+//!   against `--link` (RFC 6349's per-packet overhead).
 //! - [`report`]: renders a summary (table, JSON, the demo's study table) and the live progress
 //!   line.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
@@ -42,7 +43,7 @@
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
 //!   header and flow accounting, the delimiter search.
 //! - [`sys`]: what is asked of the operating system: the precise timer, resource use and
-//!   limits.
+//!   limits, the outgoing interface's speed and a TCP socket's MSS.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 
 pub mod app;

@@ -54,6 +54,13 @@ pub(super) fn write(link: Option<&Link>, out: &mut dyn Write) -> io::Result<()> 
         frames,
     )?;
     wire(out, "incl. Ethernet header+FCS, preamble and gap", line)?;
+    if line.percent.is_some_and(|p| p > OVER) {
+        writeln!(
+            out,
+            "{INDENT}  (over 100%: the link's limit counts less framing than an Ethernet line, \
+             as a Linux tc shaper counts frames without FCS, preamble and gap)"
+        )?;
+    }
     if let Some(max) = l.max_payload_bits_per_s {
         writeln!(
             out,
@@ -63,6 +70,10 @@ pub(super) fn write(link: Option<&Link>, out: &mut dyn Write) -> io::Result<()> 
     }
     Ok(())
 }
+
+/// A line rate above this % of the link cannot be Ethernet's (estimates are good to a few
+/// tenths of a percent): the limit counted less framing.
+const OVER: f64 = 100.5;
 
 /// `1448 B payload under TCP (32 B) and IPv4 (20 B) headers`.
 fn packet(p: &Packet) -> String {

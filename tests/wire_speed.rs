@@ -9,9 +9,18 @@ use common::{run_bounded, run_json, usage_error, ServerProcess};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(30);
+
+/// One test at a time: the loopback streams here take both CPUs of a small machine, which
+/// would starve the sender on the shaped link and make it miss the link's rate.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Panics unless `doc` validates against `schema/result.v1.json`.
 fn assert_valid(doc: &serde_json::Value) {
@@ -173,6 +182,7 @@ fn run_in(ns: &str, args: &[&str]) -> (String, i32) {
 
 #[test]
 fn stream_over_a_100_mbit_link_fills_it() {
+    let _serial = serial();
     if let Some(why) = cannot_make_namespaces() {
         eprintln!("skipped: {why}");
         return;
@@ -236,6 +246,7 @@ fn stream_over_a_100_mbit_link_fills_it() {
 
 #[test]
 fn auto_on_loopback_says_there_is_no_link_speed() {
+    let _serial = serial();
     let srv = ServerProcess::start(&["--mode", "sink"]);
     let (json, code) = run_json(
         &[
@@ -262,6 +273,7 @@ fn auto_on_loopback_says_there_is_no_link_speed() {
 
 #[test]
 fn request_response_gets_the_link_lines_too() {
+    let _serial = serial();
     let srv = ServerProcess::start(&[]);
     let (json, code) = run_json(&[&srv.url, "--link", "1Gbit", "-d", "300ms"], LIMIT);
     assert_eq!(code, 0);
@@ -292,6 +304,7 @@ fn request_response_gets_the_link_lines_too() {
 
 #[test]
 fn without_link_there_is_no_link_section() {
+    let _serial = serial();
     let srv = ServerProcess::start(&[]);
     let (json, _) = run_json(&[&srv.url, "-d", "200ms"], LIMIT);
     assert!(json["throughput"].get("link").is_none());
@@ -299,6 +312,7 @@ fn without_link_there_is_no_link_section() {
 
 #[test]
 fn a_bad_link_rate_is_a_usage_error() {
+    let _serial = serial();
     for bad in ["fast", "0", "100"] {
         let out = usage_error(&["run", "tcp://127.0.0.1:9", "--link", bad], LIMIT);
         let stderr = String::from_utf8_lossy(&out.stderr);

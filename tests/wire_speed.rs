@@ -319,3 +319,19 @@ fn a_bad_link_rate_is_a_usage_error() {
         assert!(stderr.contains("--link"), "{stderr}");
     }
 }
+
+#[test]
+fn datagrams_count_a_udp_header() {
+    let _serial = serial();
+    let mut child = common::serve_process("udp", &[]);
+    let lines = common::stdout_lines(&mut child);
+    let addr = common::first_line_addr(&mut child, &lines, "udp", LIMIT);
+    let _server = Killed(child);
+    let url = format!("udp://{addr}");
+    let (json, code) = run_json(&[&url, "--link", "1Gbit", "-d", "300ms"], LIMIT);
+    assert_eq!(code, 0);
+    assert_valid(&json);
+    let p = &json["throughput"]["link"]["packet"];
+    assert_eq!(f(&p["transport_header_bytes"]), 8.0, "{p}");
+    assert_eq!(f(&p["payload_bytes"]), 64.0, "{p}");
+}

@@ -91,6 +91,7 @@ impl Stream {
         let header = if tcp.timestamps { 32 } else { 20 };
         (tcp.mss > 0).then_some(crate::record::Segment {
             payload: tcp.mss,
+            received: tcp.rcv_mss.max(1),
             header,
             acked_per_s: Some(tcp.acked as f64 / opened.elapsed().as_secs_f64().max(1e-9)),
         })

@@ -33,8 +33,11 @@ pub struct PeerReport {
 /// above it, options included. The IP header is the summary's to add (it knows the family).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Segment {
-    /// Payload bytes of a full packet (TCP's send MSS; a datagram's bytes).
+    /// Payload bytes of a full packet sent (TCP's send MSS; a datagram's bytes).
     pub payload: u32,
+    /// Payload bytes of a full packet received (TCP's estimate of the peer's MSS,
+    /// `tcpi_rcv_mss`; a reply datagram's bytes).
+    pub received: u32,
     /// Transport header bytes on every packet: 20 for TCP (32 with the RFC 7323 timestamp
     /// option), 8 for UDP.
     pub header: u32,
@@ -55,6 +58,7 @@ impl Segment {
                     x
                 };
                 Some(Segment {
+                    received: x.received.max(y.received),
                     acked_per_s: match (x.acked_per_s, y.acked_per_s) {
                         (Some(p), Some(q)) => Some(p + q),
                         (p, q) => p.or(q),

@@ -54,7 +54,10 @@ pub(super) fn write(link: Option<&Link>, out: &mut dyn Write) -> io::Result<()> 
         frames,
     )?;
     wire(out, "incl. Ethernet header+FCS, preamble and gap", line)?;
-    if line.percent.is_some_and(|p| p > OVER) {
+    // Over 100% with the payload within the link: the limit counted less framing. (Over 100%
+    // in payload too: the link given is not the bottleneck, or not the path's.)
+    let within = l.payload_percent.is_some_and(|p| p <= 100.0);
+    if within && line.percent.is_some_and(|p| p > OVER) {
         writeln!(
             out,
             "{INDENT}  (over 100%: the link's limit counts less framing than an Ethernet line, \

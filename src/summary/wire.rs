@@ -143,7 +143,12 @@ pub fn packet_bytes(payload: f64, transport: u32, ip: u32, framing: Framing) -> 
 /// Payload bytes per packet and packets per message: a bulk stream fills segments; a message
 /// takes as many as its size needs (a datagram is always one), sharing its bytes among them.
 fn cut(t: &Traffic, seg: Segment, family: Family) -> (f64, f64) {
-    let mss = f64::from(seg.payload.max(1));
+    let full = if t.direction == "received" {
+        seg.received
+    } else {
+        seg.payload
+    };
+    let mss = f64::from(full.max(1));
     match t.message_bytes {
         None => (mss, 1.0),
         Some(_) if family == Family::Datagram => (mss, 1.0),
@@ -218,6 +223,7 @@ mod tests {
     fn tcp(mss: u32, header: u32) -> Option<Segment> {
         Some(Segment {
             payload: mss,
+            received: mss,
             header,
             acked_per_s: None,
         })

@@ -85,6 +85,8 @@ pub struct TcpSegment {
     /// The send MSS: payload bytes per full segment (Linux already leaves out the options it
     /// sends on every segment).
     pub mss: u32,
+    /// The receive side's estimate of the peer's MSS (`tcpi_rcv_mss`).
+    pub rcv_mss: u32,
     /// Every segment carries the 12-byte RFC 7323 timestamp option.
     pub timestamps: bool,
     /// Bytes the peer has acknowledged so far (`tcpi_bytes_acked`, RFC 4898's
@@ -112,6 +114,7 @@ pub fn tcp_segment(fd: RawFd) -> io::Result<TcpSegment> {
     }
     Ok(TcpSegment {
         mss: info.tcpi_snd_mss,
+        rcv_mss: info.tcpi_rcv_mss,
         timestamps: info.tcpi_options & TCPI_OPT_TIMESTAMPS != 0,
         acked: info.tcpi_bytes_acked,
     })

@@ -331,6 +331,10 @@ impl Session for UdpSession {
     fn segment(&self) -> Option<crate::record::Segment> {
         Some(crate::record::Segment {
             payload: self.template.len() as u32,
+            received: match self.reply_size {
+                0 => self.template.len() as u32,
+                n => n,
+            },
             header: 8,
             acked_per_s: None,
         })

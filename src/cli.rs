@@ -233,6 +233,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub targets: Option<String>,
 
+    // --- wire speed (issue 9, item 5) ---
+    /// Set the rates against the link's nominal rate: the payload rate as a % of it, and the
+    /// estimated wire rate with every packet's IP, TCP (or UDP) and Ethernet overhead counted
+    /// (RFC 6349; the MSS from TCP_INFO). A bit rate such as 100Mbit or 1Gbit, or `auto`: the
+    /// speed of the interface toward the target (/sys/class/net/IFACE/speed; loopback has none).
+    #[arg(long, value_name = "BITS/S|auto")]
+    pub link: Option<String>,
+    // --- end wire speed ---
     /// Client socket options.
     #[command(flatten)]
     pub socket: SocketArgs,

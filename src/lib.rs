@@ -37,8 +37,10 @@
 //!   with `+=`; the per-second series; what a finished run recorded.
 //! - [`summary`]: computed once from a plan and its record ([`summary::of`]); the JSON schema's
 //!   shape; [`summary::diagnose`] names what a summary shows; [`summary::sweep`] holds a
-//!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t), [`summary::compare`] the
-//!   verdicts of a comparison (Welch's t-test) and the latency shape per target.
+//!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t),
+//!   [`summary::compare`] the verdicts of a comparison (Welch's t-test) and the latency shape
+//!   per target; [`summary::wire`] sets the rates against `--link` (RFC 6349's per-packet
+//!   overhead).
 //! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
 //!   ([`report::sweep`], [`report::repeat`]) and the live progress line.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
@@ -46,7 +48,7 @@
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
 //!   header and flow accounting, the delimiter search.
 //! - [`sys`]: what is asked of the operating system: the precise timer, resource use and
-//!   limits.
+//!   limits, the outgoing interface's speed and a TCP socket's MSS.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 
 pub mod app;

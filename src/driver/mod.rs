@@ -15,7 +15,7 @@ pub mod tls;
 pub mod udp;
 pub mod workload;
 
-use crate::record::{ErrorKind, OpError, PeerReport};
+use crate::record::{ErrorKind, OpError, PeerReport, Segment};
 use crate::sys::socket::SocketOptions;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -262,6 +262,11 @@ pub trait Session {
     /// At the end of a bulk upload: half-closes and returns the payload bytes the receiving
     /// server counted, if the protocol can ask (a wirebench sink can), within `limit`.
     async fn finish_bulk(&mut self, _limit: Duration) -> Option<u64> {
+        None
+    }
+    /// At the end of a run: the size of this session's packets (TCP's send MSS from
+    /// `TCP_INFO`, a datagram's bytes) with their transport header, where the protocol knows.
+    fn segment(&self) -> Option<Segment> {
         None
     }
     /// At the end of a run: the receiving server's own counters of this session, if the

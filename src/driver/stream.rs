@@ -75,6 +75,28 @@ impl Stream {
         Ok(Stream::Blocking(s))
     }
 
+    /// The connection's packets: the send MSS from `TCP_INFO` (read once, at the end of a
+    /// session, off the hot path) and the TCP header, with the timestamp option if negotiated;
+    /// and the bytes the peer acknowledged per second since `opened`. Acknowledged bytes and
+    /// their time are read together, so a late call does not inflate the rate.
+    pub(crate) fn segment(&self, opened: Instant) -> Option<crate::record::Segment> {
+        use std::os::fd::AsRawFd;
+        let fd = match self {
+            Stream::Async(s) => s.as_raw_fd(),
+            Stream::Blocking(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.get_ref().0.as_raw_fd(),
+        };
+        let tcp = crate::sys::link::tcp_segment(fd).ok()?;
+        // RFC 793's 20-byte header, plus RFC 7323's 10-byte timestamp option padded to 12.
+        let header = if tcp.timestamps { 32 } else { 20 };
+        (tcp.mss > 0).then_some(crate::record::Segment {
+            payload: tcp.mss,
+            received: tcp.rcv_mss.max(1),
+            header,
+            acked_per_s: Some(tcp.acked as f64 / opened.elapsed().as_secs_f64().max(1e-9)),
+        })
+    }
+
     /// Half-closes: no more bytes go out, replies can still come in (plain TCP only).
     pub(crate) fn shutdown_write(&self) -> std::io::Result<()> {
         match self {

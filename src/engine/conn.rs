@@ -133,12 +133,15 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
     ask_peer(ctx, &mut slot, bulk).await;
 }
 
-/// At the end: a datagram session asks the server what it received of it; a stream asks the
-/// sink what it counted.
+/// At the end: the session's packet size (for `--link`); a datagram session asks the server
+/// what it received of it; a stream asks the sink what it counted.
 async fn ask_peer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, bulk: bool) {
     let Some(session) = slot.session.as_mut() else {
         return;
     };
+    if let Some(segment) = session.segment() {
+        ctx.rec.borrow_mut().segment(Instant::now(), segment);
+    }
     if let Some(report) = session.report(REPORT_WAIT).await {
         ctx.rec.borrow_mut().peer(Instant::now(), &report);
     }

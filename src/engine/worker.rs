@@ -222,6 +222,12 @@ impl WorkerRec {
         self.slot(now, now).peer.add(report);
     }
 
+    /// A session ended with packets of this shape (its socket's MSS, or its datagram size).
+    pub fn segment(&mut self, now: Instant, segment: crate::record::Segment) {
+        let slot = self.slot(now, now);
+        slot.segment = crate::record::Segment::merge(slot.segment, Some(segment));
+    }
+
     /// A stream connection ended: what its receiver counted, if it said.
     pub fn receiver(&mut self, now: Instant, bytes: Option<u64>) {
         self.slot(now, now).peer.stream(bytes);

@@ -3,6 +3,7 @@
 //! the [`load`] model; what concerns the run as a whole is checked here.
 
 pub mod http;
+pub mod link;
 pub mod load;
 pub mod target;
 pub mod workload;
@@ -46,6 +47,8 @@ pub struct Plan {
     pub schedule_text: Option<String>,
     /// How to trust an `https://` target.
     pub tls: TlsOptions,
+    /// The link's nominal rate to set the measured rates against (`--link`).
+    pub link: Option<link::Link>,
 }
 
 /// When the measured part ends: after a duration, a request count, or whichever comes first.
@@ -123,7 +126,13 @@ impl TryFrom<&RunArgs> for Plan {
             return usage("--timeout 0 would fail every request: give a limit such as 2s");
         }
         let warmup = load::warmup_of(a, workload.mode)?;
+        let link = a
+            .link
+            .as_deref()
+            .map(|t| link::of(t, &target))
+            .transpose()?;
         Ok(Plan {
+            link,
             target,
             workload,
             load,
@@ -258,6 +267,9 @@ mod tests {
             &["tcp://127.0.0.1:9", "--mode", "stream", "--pipeline", "2"],
             &["tcp://127.0.0.1:9", "--size", "8", "--until", "\\n"],
             &["tcp://127.0.0.1:9", "--payload", "@/no/such/file"],
+            &["tcp://127.0.0.1:9", "--link", "fast"],
+            &["tcp://127.0.0.1:9", "--link", "0"],
+            &["tcp://127.0.0.1:9", "--link", "100"],
         ] {
             let err = plan(args).expect_err(&format!("{args:?}"));
             assert!(!err.0.contains('\n'), "one line: {}", err.0);
@@ -320,6 +332,17 @@ mod tests {
         ] {
             assert!(plan(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn link_rate_or_auto() {
+        let p = plan(&["tcp://127.0.0.1:9", "--link", "100Mbit"]).unwrap();
+        assert_eq!(p.link.unwrap().bits_per_s, Some(100e6));
+        let p = plan(&["tcp://127.0.0.1:9", "--link", "auto"]).unwrap();
+        let link = p.link.unwrap();
+        assert_eq!(link.bits_per_s, None);
+        assert!(link.source.contains("loopback"), "{}", link.source);
+        assert!(plan(&["tcp://127.0.0.1:9"]).unwrap().link.is_none());
     }
 
     #[test]

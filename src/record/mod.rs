@@ -28,6 +28,49 @@ pub struct PeerReport {
     pub report: crate::wire::datagram::FlowReport,
 }
 
+/// What one session's packets carry, as its socket reported at the end (`TCP_INFO`'s send
+/// MSS, or a datagram's size): the payload of a full packet and the transport header bytes
+/// above it, options included. The IP header is the summary's to add (it knows the family).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Segment {
+    /// Payload bytes of a full packet sent (TCP's send MSS; a datagram's bytes).
+    pub payload: u32,
+    /// Payload bytes of a full packet received (TCP's estimate of the peer's MSS,
+    /// `tcpi_rcv_mss`; a reply datagram's bytes).
+    pub received: u32,
+    /// Transport header bytes on every packet: 20 for TCP (32 with the RFC 7323 timestamp
+    /// option), 8 for UDP.
+    pub header: u32,
+    /// TCP: the bytes the peer acknowledged (`tcpi_bytes_acked`) per second of the session's
+    /// life: what crossed the link, unlike bytes written, part of which wait in buffers.
+    pub acked_per_s: Option<f64>,
+}
+
+impl Segment {
+    /// Two sessions' reports as one: the larger packet, the acknowledged rates added (the
+    /// sessions of a bulk transfer run side by side).
+    pub fn merge(a: Option<Segment>, b: Option<Segment>) -> Option<Segment> {
+        match (a, b) {
+            (Some(x), Some(y)) => {
+                let big = if (y.payload, y.header) > (x.payload, x.header) {
+                    y
+                } else {
+                    x
+                };
+                Some(Segment {
+                    received: x.received.max(y.received),
+                    acked_per_s: match (x.acked_per_s, y.acked_per_s) {
+                        (Some(p), Some(q)) => Some(p + q),
+                        (p, q) => p.or(q),
+                    },
+                    ..big
+                })
+            }
+            (x, y) => x.or(y),
+        }
+    }
+}
+
 /// Histogram values are nanoseconds.
 pub const HIST_LOWEST_NS: u64 = 1;
 /// The largest value a histogram tracks exactly: one hour, in nanoseconds.
@@ -89,6 +132,9 @@ pub struct Recorder {
     pub reordered: u64,
     /// What the receiving server counted of our datagrams, added over sessions.
     pub peer: PeerCounts,
+    /// The largest packet any session reported at its end, and the bytes TCP peers
+    /// acknowledged, added (for `--link`).
+    pub segment: Option<Segment>,
 }
 
 /// The receiving server's counters of the client's datagrams, added over sessions (flows).
@@ -189,6 +235,7 @@ impl Recorder {
             duplicates: 0,
             reordered: 0,
             peer: PeerCounts::default(),
+            segment: None,
         }
     }
 
@@ -215,6 +262,7 @@ impl Recorder {
             duplicates,
             reordered,
             peer,
+            segment,
         } = self;
         for n in [
             ok,
@@ -236,6 +284,7 @@ impl Recorder {
         *errors = ErrorCounts::default();
         *status = StatusCounts::default();
         *peer = PeerCounts::default();
+        *segment = None;
     }
 
     /// Counts one successful operation and its latency.
@@ -293,6 +342,7 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.duplicates += other.duplicates;
         self.reordered += other.reordered;
         self.peer += &other.peer;
+        self.segment = Segment::merge(self.segment, other.segment);
         // Same bounds everywhere, so adding cannot fail.
         self.latency
             .add(&other.latency)

@@ -2,7 +2,8 @@
 //!
 //! - [`table`]: the human-readable terminal report (comfy-table, no colours); its headline
 //!   figures (and the open-loop, datagram and HTTP lines) are rendered by `headline`, its
-//!   per-second series by `series`, and small number formats live in `format`.
+//!   per-second series by `series`, the `--link` lines by `wire`, and small number formats
+//!   live in `format`.
 //! - [`json`]: the versioned machine-readable result, described by `schema/result.v1.json`.
 //! - [`demo`]: the demo's method line, tables by message size and findings.
 //! - [`sweep`]: a sweep's tables, one per metric: a row per target, a column per swept value.
@@ -23,3 +24,4 @@ pub mod repeat;
 mod series;
 pub mod sweep;
 pub mod table;
+mod wire;

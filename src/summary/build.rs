@@ -70,8 +70,21 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         },
         notes: Vec::new(),
     };
+    s.throughput.link = link(plan, &s.throughput, &c.total, bulk.is_some());
     s.notes = super::diagnose::notes(&s);
     s
+}
+
+/// With `--link`: the rates against the link. An upload's payload is what the receiver
+/// acknowledged (TCP_INFO), not what was written.
+fn link(plan: &Plan, t: &Throughput, total: &Recorder, bulk: bool) -> Option<super::wire::Link> {
+    let link = plan.link.as_ref()?;
+    let acked_per_s = (plan.workload.mode == ClientMode::Stream)
+        .then(|| total.segment.and_then(|seg| seg.acked_per_s))
+        .flatten();
+    let traffic = super::wire::traffic(t, bulk, acked_per_s);
+    let (family, addr) = (plan.target.family(), plan.target.addr);
+    Some(super::wire::of(link, traffic, total.segment, family, addr))
 }
 
 /// An HTTP run's statuses, first-byte times and goodput.

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod diagnose;
 pub mod stats;
 pub mod sweep;
+pub mod wire;
 
 pub use build::of;
 
@@ -145,6 +146,9 @@ pub struct Throughput {
     /// Stream connections whose receiver's count is missing (they failed, or no answer).
     #[serde(skip_serializing_if = "is_zero")]
     pub receiver_unreported: u64,
+    /// With `--link`: these rates set against the link's nominal rate, payload and wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<wire::Link>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -403,6 +407,7 @@ impl Throughput {
             gbit_per_s: (rec.sent_bytes + rec.received_bytes) as f64 * 8.0 / secs / 1e9,
             receiver_bytes: None,
             receiver_unreported: 0,
+            link: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! What wirebench asks of the operating system, shared by client and servers: a precise timer
-//! ([`timerfd`]), the process's resource use and limits ([`usage`]) and the options set on
-//! sockets ([`socket`]).
+//! ([`timerfd`]), the process's resource use and limits ([`usage`]), the options set on
+//! sockets ([`socket`]), and what links and TCP segments look like ([`link`]).
 
+pub mod link;
 pub mod socket;
 pub mod timerfd;
 pub mod usage;

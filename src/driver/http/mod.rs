@@ -101,6 +101,7 @@ impl Driver for HttpDriver {
             completed: Vec::new(),
             reusable: true,
             lowat: 1,
+            opened: Instant::now(),
         };
         Ok((session, Some(took)))
     }
@@ -132,6 +133,8 @@ pub struct HttpSession {
     reusable: bool,
     /// The SO_RCVLOWAT in force (1, the kernel's default, outside long bodies).
     lowat: u64,
+    /// When the connection was established (for the acknowledged rate `--link` reads).
+    opened: Instant,
 }
 
 /// The `{seq}` of the engine's request `seq` (connection k's n-th request is `k << 40 | n`):
@@ -261,6 +264,12 @@ impl Session for HttpSession {
 
     fn reusable(&self) -> bool {
         self.reusable
+    }
+
+    /// The send MSS and TCP header of this connection, from `TCP_INFO` (the payload counted is
+    /// the HTTP bytes, heads included; over TLS its records' overhead is not counted).
+    fn segment(&self) -> Option<crate::record::Segment> {
+        self.stream.segment(self.opened)
     }
 
     fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry {

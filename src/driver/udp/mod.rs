@@ -327,6 +327,19 @@ impl Session for UdpSession {
         Err(unsupported())
     }
 
+    /// Every datagram is the request template, under RFC 768's 8-byte UDP header.
+    fn segment(&self) -> Option<crate::record::Segment> {
+        Some(crate::record::Segment {
+            payload: self.template.len() as u32,
+            received: match self.reply_size {
+                0 => self.template.len() as u32,
+                n => n,
+            },
+            header: 8,
+            acked_per_s: None,
+        })
+    }
+
     async fn report(&mut self, limit: Duration) -> Option<PeerReport> {
         if !self.framed {
             return None;

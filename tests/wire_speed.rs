@@ -1,0 +1,337 @@
+//! `--link`: the payload and wire rates against a link's nominal rate. The ground truth is a
+//! link this test makes: two network namespaces joined by a veth pair shaped by
+//! `tc qdisc … tbf rate 100mbit` (as ../shared/recipes/netns_link.sh), where iperf3 gets about
+//! 95.5 Mbit/s of TCP payload. Needs root and `ip`/`tc`; skips with a reason otherwise.
+
+mod common;
+
+use common::{run_bounded, run_json, usage_error, ServerProcess};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// One test at a time: the loopback streams here take both CPUs of a small machine, which
+/// would starve the sender on the shaped link and make it miss the link's rate.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Panics unless `doc` validates against `schema/result.v1.json`.
+fn assert_valid(doc: &serde_json::Value) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.v1.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Runs `ip ARGS`, failing the test if it fails.
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("run ip");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Why the namespaced tests cannot run here, if they cannot.
+fn cannot_make_namespaces() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root: network namespaces need CAP_NET_ADMIN".into());
+    }
+    for tool in ["ip", "tc"] {
+        let found = Command::new(tool)
+            .arg("-V")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok();
+        if !found {
+            return Some(format!("`{tool}` is not installed"));
+        }
+    }
+    None
+}
+
+/// Two namespaces, `a` (198.18.7.1) and `b` (198.18.7.2), over a veth pair shaped to `rate`
+/// each way; removed (with their veth) when dropped, whatever the test did.
+struct Link {
+    a: String,
+    b: String,
+    veth_a: String,
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+impl Link {
+    fn up(rate: &str) -> Link {
+        let id = format!(
+            "{}x{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let link = Link {
+            a: format!("wbwa{id}"),
+            b: format!("wbwb{id}"),
+            veth_a: format!("wwa{id}"),
+        };
+        let veth_b = format!("wwb{id}");
+        ip(&["netns", "add", &link.a]);
+        ip(&["netns", "add", &link.b]);
+        ip(&[
+            "link",
+            "add",
+            &link.veth_a,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &veth_b,
+        ]);
+        ip(&["link", "set", &link.veth_a, "netns", &link.a]);
+        ip(&["link", "set", &veth_b, "netns", &link.b]);
+        for (ns, dev, addr) in [
+            (&link.a, &link.veth_a, "198.18.7.1/24"),
+            (&link.b, &veth_b, "198.18.7.2/24"),
+        ] {
+            ip(&["-n", ns, "addr", "add", addr, "dev", dev]);
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+            ip(&["-n", ns, "link", "set", dev, "up"]);
+            let tc = Command::new("ip")
+                .args([
+                    "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root",
+                ])
+                .args(["tbf", "rate", rate, "burst", "32kbit", "latency", "50ms"])
+                .output()
+                .expect("run tc");
+            assert!(
+                tc.status.success(),
+                "tc: {}",
+                String::from_utf8_lossy(&tc.stderr)
+            );
+        }
+        link
+    }
+
+    /// `CMD ARGS` inside namespace `ns`.
+    fn exec(ns: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirebench")])
+            .args(args);
+        c
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        // Deleting a namespace deletes the veth end in it, and with it its peer.
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+/// A process killed (by its PID) when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `wirebench ARGS` in `ns` within `LIMIT`; returns its stdout and exit code.
+fn run_in(ns: &str, args: &[&str]) -> (String, i32) {
+    let mut child = Killed(
+        Link::exec(ns, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start wirebench in the namespace"),
+    );
+    let started = std::time::Instant::now();
+    while child.0.try_wait().expect("wait").is_none() {
+        assert!(
+            started.elapsed() < LIMIT,
+            "wirebench {args:?} ran past {LIMIT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let code = child.0.wait().unwrap().code().unwrap_or(-1);
+    (out, code)
+}
+
+#[test]
+fn stream_over_a_100_mbit_link_fills_it() {
+    let _serial = serial();
+    if let Some(why) = cannot_make_namespaces() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let link = Link::up("100mbit");
+    let mut server = Killed(
+        Link::exec(
+            &link.b,
+            &["serve", "tcp", "--mode", "sink", "-l", "198.18.7.2:7000"],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the sink"),
+    );
+    let mut first = String::new();
+    BufReader::new(server.0.stdout.as_mut().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("tcp://198.18.7.2:7000"), "{first}");
+    let url = "tcp://198.18.7.2:7000";
+    let (out, code) = run_in(
+        &link.a,
+        &[
+            "run", url, "--mode", "stream", "--link", "100Mbit", "-d", "3s", "--json", "-q",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_valid(&json);
+    let l = &json["throughput"]["link"];
+    let payload = f(&l["payload_bits_per_s"]) / 1e6;
+    let frames = f(&l["frames"]["percent"]);
+    let line = f(&l["line"]["percent"]);
+    eprintln!(
+        "payload {payload:.2} Mbit/s, frames {frames:.2}%, line {line:.2}% of 100 Mbit/s; {l}"
+    );
+    assert!((94.0..=96.5).contains(&payload), "payload {payload} Mbit/s");
+    assert!(frames >= 99.0, "wire rate {frames}% of the link");
+    assert!(line > frames);
+    assert_eq!(f(&l["bits_per_s"]), 100e6);
+    assert_eq!(f(&l["packet"]["ip_header_bytes"]), 20.0);
+    let mss = f(&l["packet"]["payload_bytes"]);
+    assert!(mss == 1448.0 || mss == 1460.0, "MSS {mss}");
+
+    // auto: the veth reports 10000 Mbit/s in sysfs, so the figures are against 10 Gbit/s.
+    let (out, code) = run_in(
+        &link.a,
+        &[
+            "run", url, "--mode", "stream", "--link", "auto", "-d", "1s", "--json", "-q",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_valid(&json);
+    let l = &json["throughput"]["link"];
+    assert!(l["source"].as_str().unwrap().contains(&link.veth_a), "{l}");
+    assert!(f(&l["bits_per_s"]) > 0.0, "{l}");
+    assert!(f(&l["payload_percent"]) > 0.0, "{l}");
+}
+
+#[test]
+fn auto_on_loopback_says_there_is_no_link_speed() {
+    let _serial = serial();
+    let srv = ServerProcess::start(&["--mode", "sink"]);
+    let (json, code) = run_json(
+        &[
+            &srv.url, "--mode", "stream", "--link", "auto", "-d", "300ms",
+        ],
+        LIMIT,
+    );
+    assert_eq!(code, 0);
+    assert_valid(&json);
+    let l = &json["throughput"]["link"];
+    assert!(l["bits_per_s"].is_null(), "{l}");
+    assert!(l["payload_percent"].is_null(), "{l}");
+    assert!(l["source"].as_str().unwrap().contains("loopback"), "{l}");
+    let (out, _) = run_bounded(
+        &[
+            "run", &srv.url, "--mode", "stream", "--link", "auto", "-d", "300ms", "-q",
+        ],
+        LIMIT,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("loopback has no link speed"), "{text}");
+    assert!(!text.contains("% of the link"), "{text}");
+}
+
+#[test]
+fn request_response_gets_the_link_lines_too() {
+    let _serial = serial();
+    let srv = ServerProcess::start(&[]);
+    let (json, code) = run_json(&[&srv.url, "--link", "1Gbit", "-d", "300ms"], LIMIT);
+    assert_eq!(code, 0);
+    assert_valid(&json);
+    let l = &json["throughput"]["link"];
+    let ops = f(&json["throughput"]["ops_per_s"]);
+    // 64-byte echoes: one packet per request, padded to nothing (64 + 52 + 14 > 60).
+    assert!(
+        (f(&l["packet"]["payload_bytes"]) - 64.0).abs() < 1e-6,
+        "{l}"
+    );
+    let per_s = f(&l["packet"]["per_s"]);
+    assert!(
+        (per_s / ops - 1.0).abs() < 0.01,
+        "{per_s} packets/s for {ops} ops/s"
+    );
+    assert!(f(&l["line"]["bits_per_s"]) > f(&l["payload_bits_per_s"]));
+    let (out, _) = run_bounded(
+        &["run", &srv.url, "--link", "1Gbit", "-d", "300ms", "-q"],
+        LIMIT,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("wire rate incl. Ethernet header+FCS, preamble and gap"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_link_there_is_no_link_section() {
+    let _serial = serial();
+    let srv = ServerProcess::start(&[]);
+    let (json, _) = run_json(&[&srv.url, "-d", "200ms"], LIMIT);
+    assert!(json["throughput"].get("link").is_none());
+}
+
+#[test]
+fn a_bad_link_rate_is_a_usage_error() {
+    let _serial = serial();
+    for bad in ["fast", "0", "100"] {
+        let out = usage_error(&["run", "tcp://127.0.0.1:9", "--link", bad], LIMIT);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--link"), "{stderr}");
+    }
+}
+
+#[test]
+fn datagrams_count_a_udp_header() {
+    let _serial = serial();
+    let mut child = common::serve_process("udp", &[]);
+    let lines = common::stdout_lines(&mut child);
+    let addr = common::first_line_addr(&mut child, &lines, "udp", LIMIT);
+    let _server = Killed(child);
+    let url = format!("udp://{addr}");
+    let (json, code) = run_json(&[&url, "--link", "1Gbit", "-d", "300ms"], LIMIT);
+    assert_eq!(code, 0);
+    assert_valid(&json);
+    let p = &json["throughput"]["link"]["packet"];
+    assert_eq!(f(&p["transport_header_bytes"]), 8.0, "{p}");
+    assert_eq!(f(&p["payload_bytes"]), 64.0, "{p}");
+}

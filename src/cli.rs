@@ -249,6 +249,13 @@ pub struct ServeTcpArgs {
     #[arg(long, value_name = "DURATION")]
     pub delay: Option<String>,
 
+    /// Capacity: serve at most this many requests per second across all threads and
+    /// connections (e.g. 2000 or 2000/s); requests beyond it queue, first come first served, so
+    /// latency grows when more is offered: a server whose true peak is known (see `wirebench
+    /// peak`).
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
+
     /// Refuse (accept and close at once) connections beyond this many open at a time.
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
@@ -301,6 +308,13 @@ pub struct ServeUdpArgs {
     /// datagrams are served meanwhile.
     #[arg(long, value_name = "DURATION")]
     pub delay: Option<String>,
+
+    /// Capacity: serve at most this many requests per second across all threads and
+    /// connections (e.g. 2000 or 2000/s); requests beyond it queue, first come first served, so
+    /// latency grows when more is offered: a server whose true peak is known (see `wirebench
+    /// peak`).
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
 
     /// Set SO_SNDBUF to this many bytes (e.g. 1M).
     #[arg(long, value_name = "BYTES")]
@@ -370,6 +384,13 @@ pub struct ServeHttpArgs {
     /// Service time: wait this long before every response, e.g. 5ms.
     #[arg(long, value_name = "DURATION")]
     pub delay: Option<String>,
+
+    /// Capacity: serve at most this many requests per second across all threads and
+    /// connections (e.g. 2000 or 2000/s); requests beyond it queue, first come first served, so
+    /// latency grows when more is offered: a server whose true peak is known (see `wirebench
+    /// peak`).
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
 
     /// Server socket options.
     #[command(flatten)]

@@ -27,6 +27,9 @@ pub enum Command {
     Serve(ServeCommand),
     /// The built-in study: message rate and KB/s by size, request/response vs server push, on loopback.
     Demo(DemoArgs),
+    /// Find the highest rate a target sustains within a latency objective: open-loop steps,
+    /// doubling then bisecting to 2 %, then a confirmation run (mutilate --search; RFC 2544).
+    Peak(PeakArgs),
 }
 
 /// Reference servers, one per protocol.
@@ -82,7 +85,7 @@ pub struct SocketArgs {
 }
 
 /// `wirebench run URL`: the load generator.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[command(
     after_help = "Duration units: ns, us, ms, s, m, h (a bare number is seconds). \
 Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input."
@@ -403,4 +406,37 @@ pub struct DemoArgs {
     /// Measuring time of each run; every size and workload is run 3 times (the median is shown).
     #[arg(long, default_value = "500ms", value_name = "DURATION")]
     pub time_per_size: String,
+}
+
+// ---- wirebench peak (issue 9, item 4) ----
+
+/// `wirebench peak URL --slo 'p99<=50ms'`: the peak search. Each step is `wirebench run` with
+/// the other flags and `--rate` set by the search.
+#[derive(Debug, Args)]
+pub struct PeakArgs {
+    /// An objective every step must meet (repeatable): METRIC<=BOUND or METRIC<BOUND, with
+    /// METRIC p50, p90, p95, p99, p999, mean or max (a latency, from each request's intended
+    /// send time) or errors (a percent of all requests), e.g. 'p99<=50ms', 'errors<=0.1%'.
+    #[arg(long = "slo", value_name = "OBJECTIVE", required = true)]
+    pub slo: Vec<String>,
+
+    /// How long each step offers its rate (its measuring time; --warmup comes first).
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub step: String,
+
+    /// The first rate offered, requests/s; doubled until a step fails, halved if it fails.
+    #[arg(long, default_value = "100", value_name = "RATE")]
+    pub start_rate: String,
+
+    /// Never offer more than this many requests/s; a pass there ends the search.
+    #[arg(long, default_value = "10000000", value_name = "RATE")]
+    pub ceiling: String,
+
+    /// Pause between steps, so a queue a failed step left at the target drains first.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub rest: String,
+
+    /// The run each step repeats (target, workload, connections, --warmup, --json ...).
+    #[command(flatten)]
+    pub run: RunArgs,
 }

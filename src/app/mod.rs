@@ -2,6 +2,7 @@
 //! 0 success, 1 the run failed or saw errors, 2 bad input (one line on stderr, no backtrace).
 
 pub mod demo;
+pub mod peak;
 pub mod run;
 mod serve;
 
@@ -100,6 +101,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Udp(args)) => serve::udp::main(&args),
         Command::Serve(ServeCommand::Http(args)) => serve::http::main(&args),
         Command::Demo(args) => crate::app::demo::main(&args),
+        Command::Peak(args) => peak::main(&args),
     }
 }
 

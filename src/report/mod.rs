@@ -14,6 +14,7 @@ pub mod demo;
 mod format;
 mod headline;
 pub mod json;
+pub mod peak;
 pub mod progress;
 mod series;
 pub mod table;

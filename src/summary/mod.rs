@@ -5,6 +5,7 @@
 
 mod build;
 pub mod diagnose;
+pub mod peak;
 pub mod slo;
 
 pub use build::of;

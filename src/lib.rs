@@ -14,13 +14,15 @@
 //!
 //! - [`cli`]: clap definitions, raw arguments only.
 //! - [`app`]: the commands: [`app::run`], [`app::demo`] (the built-in study, a set of plans
-//!   like any other) and `serve`; each turns arguments into a plan or server options, runs it
+//!   like any other), [`app::peak`] (the peak under a latency objective: the run again at the
+//!   rates [`load::search`] picks) and `serve`; each turns arguments into a plan or server options, runs it
 //!   and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
 //!   part ([`plan::target`], [`plan::workload`] with [`plan::http`], [`plan::load`]). Usage
 //!   errors are found here.
 //! - [`load`]: WHEN to send: the closed loop, or an open-loop [`load::Schedule`] (constant rate,
-//!   ramp, stages) as pure functions of the request index.
+//!   ramp, stages) as pure functions of the request index; [`load::search`], the peak search's
+//!   next rate.
 //! - [`driver`]: WHAT one operation is. Each protocol is a module registered once in
 //!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`], with
 //!   [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
@@ -34,11 +36,12 @@
 //! - [`record`]: the per-worker [`record::Recorder`] (histograms, error counters, bytes), merged
 //!   with `+=`; the per-second series; what a finished run recorded.
 //! - [`summary`]: computed once from a plan and its record ([`summary::of`]); the JSON schema's
-//!   shape; [`summary::diagnose`] names what a summary shows.
-//! - [`report`]: renders a summary (table, JSON, the demo's study table) and the live progress
-//!   line.
+//!   shape; [`summary::diagnose`] names what a summary shows; [`summary::slo`] checks
+//!   objectives and [`summary::peak`] judges a peak search's steps.
+//! - [`report`]: renders a summary (table, JSON, the demo's study table, the peak search) and
+//!   the live progress line.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
-//!   with their shared plumbing (listening, threads, counters, `--delay`).
+//!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
 //!   header and flow accounting, the delimiter search.
 //! - [`sys`]: what is asked of the operating system: the precise timer, resource use and

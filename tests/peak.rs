@@ -8,6 +8,16 @@ use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
+/// The tests here measure capacity on a small machine: one at a time, so they do not load
+/// each other's generator and server.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
@@ -16,6 +26,7 @@ fn f(v: &serde_json::Value) -> f64 {
 /// across all its connections and threads, and the rest waits in its queue.
 #[test]
 fn a_closed_loop_gets_the_max_rate_of_serve_tcp() {
+    let _serial = one_at_a_time();
     let srv = ServerProcess::start(&["--max-rate", "2000", "-t", "2"]);
     let (json, code) = run_json(&[&srv.url, "-c", "40", "-d", "2s"], LIMIT);
     assert_eq!(code, 0, "{json}");
@@ -25,6 +36,7 @@ fn a_closed_loop_gets_the_max_rate_of_serve_tcp() {
 
 #[test]
 fn a_closed_loop_gets_the_max_rate_of_serve_http() {
+    let _serial = one_at_a_time();
     let mut child = serve_process("http", &["--max-rate", "2000", "-t", "2"]);
     let lines = stdout_lines(&mut child);
     let addr = first_line_addr(&mut child, &lines, "http", LIMIT);
@@ -78,12 +90,13 @@ fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
 /// and its JSON validates against schema/peak.v1.json (each step against result.v1.json).
 #[test]
 fn peak_finds_the_max_rate_of_serve_tcp() {
+    let _serial = one_at_a_time();
     let srv = ServerProcess::start(&["--max-rate", "4000", "-t", "1"]);
     let args = [
         "peak",
         &srv.url,
         "--slo",
-        "p99<=20ms",
+        "p99<=50ms",
         "--slo",
         "errors<=0.1%",
         "--step",
@@ -138,5 +151,45 @@ fn a_bad_slo_is_a_usage_error() {
             "100",
         ],
         LIMIT,
+    );
+}
+
+/// The same search over HTTP/1.1 against `serve http --max-rate 4000`.
+#[test]
+fn peak_finds_the_max_rate_of_serve_http() {
+    let _serial = one_at_a_time();
+    let mut child = serve_process("http", &["--max-rate", "4000", "-t", "1"]);
+    let lines = stdout_lines(&mut child);
+    let addr = first_line_addr(&mut child, &lines, "http", LIMIT);
+    let url = format!("http://{addr}/bytes/16");
+    let args = [
+        "peak",
+        &url,
+        "--slo",
+        "p99<=50ms",
+        "--step",
+        "1s",
+        "--rest",
+        "300ms",
+        "--start-rate",
+        "1000",
+        "-c",
+        "32",
+        "-t",
+        "1",
+        "--json",
+        "-q",
+    ];
+    let (text, code) = run_reading(&args, Duration::from_secs(60));
+    common::sigterm(&child);
+    let _ = common::wait_exit(&mut child, Duration::from_secs(5));
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(code, Some(0), "{}", doc["conclusion"]);
+    let peak = f(&doc["peak"]["offered_per_s"]);
+    assert!(
+        (3800.0..=4200.0).contains(&peak),
+        "peak {peak}/s; {}",
+        doc["conclusion"]
     );
 }

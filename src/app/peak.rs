@@ -20,6 +20,8 @@ const TOLERANCE: f64 = 0.02;
 const FLOOR: f64 = 1.0;
 /// A search never runs more steps than this (doubling from 1/s to 10M/s is 24, bisection ~6).
 const MAX_STEPS: usize = 48;
+/// Confirmation runs at most: each failed one moves the search below its rate.
+const MAX_CONFIRMATIONS: usize = 3;
 
 /// What the search needs besides the run: validated once.
 struct Setup {
@@ -123,18 +125,23 @@ fn run_step(
     Ok(step)
 }
 
-/// Doubles, bisects, confirms; stops early when the generator is the limit.
-fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<PeakStudy> {
-    let mut steps: Vec<Step> = Vec::new();
-    let mut tried: Vec<(f64, bool)> = Vec::new();
-    let mut limited = false;
-    let found = loop {
-        let rate = match setup.search.next(&tried) {
-            Next::Done(found) => break found,
+/// Doubles or bisects until the search is done; returns the highest rate passed (None when
+/// none did, or the generator was the limit: then `true`).
+fn bracket(
+    args: &PeakArgs,
+    setup: &Setup,
+    show: bool,
+    steps: &mut Vec<Step>,
+    tried: &mut Vec<(f64, bool)>,
+) -> anyhow::Result<(Option<f64>, bool)> {
+    loop {
+        let rate = match setup.search.next(tried) {
+            Next::Done(found) => return Ok((found, false)),
             Next::Try(r) => (r * 100.0).round() / 100.0,
         };
         if tried.iter().any(|t| t.0 == rate) || steps.len() >= MAX_STEPS {
-            break tried.iter().filter(|t| t.1).map(|t| t.0).reduce(f64::max);
+            let best = tried.iter().filter(|t| t.1).map(|t| t.0).reduce(f64::max);
+            return Ok((best, false));
         }
         let mut step = run_step(args, setup, rate, steps.first(), false, show)?;
         if step.generator_limited {
@@ -144,17 +151,40 @@ fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<PeakStud
             step = run_step(args, setup, rate, steps.first(), false, show)?;
         }
         tried.push((rate, step.passed));
-        limited = step.generator_limited;
+        let limited = step.generator_limited;
         steps.push(step);
         if limited {
-            break None;
+            return Ok((None, true));
         }
-    };
+    }
+}
+
+/// Doubles, bisects, confirms; stops early when the generator is the limit.
+fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<PeakStudy> {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut tried: Vec<(f64, bool)> = Vec::new();
+    let mut limited = false;
     let mut peak = None;
-    if let Some(rate) = found {
+    for _ in 0..MAX_CONFIRMATIONS {
+        let found;
+        (found, limited) = bracket(args, setup, show, &mut steps, &mut tried)?;
+        let Some(rate) = found else {
+            peak = None;
+            break;
+        };
         let step = run_step(args, setup, rate, steps.first(), true, show)?;
+        let confirmed = step.passed;
         peak = Some(Peak::of(&step));
         steps.push(step);
+        if confirmed {
+            break;
+        }
+        // The bisection ends at the edge of what passes, where one run can pass by luck (a
+        // target at exactly its capacity is a queue that never drains): a failed confirmation
+        // counts as a failure at that rate, and the search goes on below it.
+        for t in tried.iter_mut().filter(|t| t.0 == rate) {
+            t.1 = false;
+        }
     }
     let conclusion = conclusion(peak.as_ref(), limited, &steps, setup);
     Ok(PeakStudy {

@@ -186,7 +186,7 @@ impl<'a> Conn<'a> {
                 (None, false) => Some(std::time::Instant::now() + extra),
                 (None, true) => None,
             };
-            self.pause(due).await?;
+            self.pause(due, !extra.is_zero()).await?;
             match head.route {
                 _ if method == Method::Other => {
                     self.simple(405, None, false, persist, Some(ALLOW_ANY));
@@ -244,11 +244,16 @@ impl<'a> Conn<'a> {
         End::Close
     }
 
-    /// Service time: sends what is queued, then waits until `due` (none: answers at once).
-    async fn pause(&mut self, due: Option<std::time::Instant>) -> Result<(), End> {
+    /// Service time: sends what is queued, then waits until `due` (none: answers at once); to
+    /// the µs when `precise` (a `/delay/D`) or a `--delay` is set.
+    async fn pause(&mut self, due: Option<std::time::Instant>, precise: bool) -> Result<(), End> {
         if let Some(at) = due {
             self.flush().await?;
-            self.pause.until(at).await;
+            if precise {
+                self.pause.until(at).await;
+            } else {
+                self.shared.service.wait_until(&mut self.pause, at).await;
+            }
         }
         Ok(())
     }
@@ -336,7 +341,7 @@ impl<'a> Conn<'a> {
         persist: Persist,
         due: Option<std::time::Instant>,
     ) -> Result<(), End> {
-        self.pause(due).await?;
+        self.pause(due, false).await?;
         let length = match body {
             BodyLen::None => Length::Fixed(0),
             BodyLen::Length(n) => Length::Fixed(n),

@@ -139,7 +139,7 @@ async fn answer_paced<S: Wire>(
         match reply {
             Reply::Same => {
                 if framer.at_start() {
-                    pause.until(service.due(Instant::now())).await;
+                    service.wait_until(pause, service.due(Instant::now())).await;
                 }
                 let end = framer.split(rest)?;
                 let cut = end.unwrap_or(rest.len());
@@ -152,7 +152,7 @@ async fn answer_paced<S: Wire>(
                 let Some(end) = framer.split(rest)? else {
                     break;
                 };
-                pause.until(service.due(Instant::now())).await;
+                service.wait_until(pause, service.due(Instant::now())).await;
                 tally.requests(1);
                 tally.wrote(filler.size() as u64);
                 filler.write(stream, 1).await?;
@@ -202,7 +202,9 @@ pub(crate) async fn source<S: Wire>(
     let mut pause = Pause::default();
     loop {
         if !service.is_instant() && off == 0 {
-            pause.until(service.due(Instant::now())).await;
+            service
+                .wait_until(&mut pause, service.due(Instant::now()))
+                .await;
         }
         let slice = filler.slice_from(off);
         let slice = &slice[..slice.len().min(size - off)];

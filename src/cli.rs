@@ -30,6 +30,9 @@ pub enum Command {
     /// Compare targets side by side: repeated interleaved runs, each target's difference from the
     /// baseline with its 95% CI and a verdict (Welch's t-test), and latency shape per target.
     Compare(CompareArgs),
+    /// Find the highest rate a target sustains within a latency objective: open-loop steps,
+    /// doubling then bisecting to 2 %, then a confirmation run (mutilate --search; RFC 2544).
+    Peak(PeakArgs),
 }
 
 /// `wirebench compare NAME=URL NAME=URL …`: repeated runs and a verdict per metric.
@@ -303,6 +306,13 @@ pub struct ServeTcpArgs {
     #[arg(long, value_name = "DURATION")]
     pub delay: Option<String>,
 
+    /// Capacity: serve at most this many requests per second across all threads and
+    /// connections (e.g. 2000 or 2000/s); requests beyond it queue, first come first served, so
+    /// latency grows when more is offered: a server whose true peak is known (see `wirebench
+    /// peak`).
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
+
     /// Refuse (accept and close at once) connections beyond this many open at a time.
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
@@ -355,6 +365,13 @@ pub struct ServeUdpArgs {
     /// datagrams are served meanwhile.
     #[arg(long, value_name = "DURATION")]
     pub delay: Option<String>,
+
+    /// Capacity: serve at most this many requests per second across all threads and
+    /// connections (e.g. 2000 or 2000/s); requests beyond it queue, first come first served, so
+    /// latency grows when more is offered: a server whose true peak is known (see `wirebench
+    /// peak`).
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
 
     /// Set SO_SNDBUF to this many bytes (e.g. 1M).
     #[arg(long, value_name = "BYTES")]
@@ -425,6 +442,13 @@ pub struct ServeHttpArgs {
     #[arg(long, value_name = "DURATION")]
     pub delay: Option<String>,
 
+    /// Capacity: serve at most this many requests per second across all threads and
+    /// connections (e.g. 2000 or 2000/s); requests beyond it queue, first come first served, so
+    /// latency grows when more is offered: a server whose true peak is known (see `wirebench
+    /// peak`).
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
+
     /// Server socket options.
     #[command(flatten)]
     pub socket: SocketArgs,
@@ -436,4 +460,37 @@ pub struct DemoArgs {
     /// Measuring time of each run; every size and workload is run 3 times (the median is shown).
     #[arg(long, default_value = "500ms", value_name = "DURATION")]
     pub time_per_size: String,
+}
+
+// ---- wirebench peak (issue 9, item 4) ----
+
+/// `wirebench peak URL --slo 'p99<=50ms'`: the peak search. Each step is `wirebench run` with
+/// the other flags and `--rate` set by the search.
+#[derive(Debug, Args)]
+pub struct PeakArgs {
+    /// An objective every step must meet (repeatable): METRIC<=BOUND or METRIC<BOUND, with
+    /// METRIC p50, p90, p95, p99, p999, mean or max (a latency, from each request's intended
+    /// send time) or errors (a percent of all requests), e.g. 'p99<=50ms', 'errors<=0.1%'.
+    #[arg(long = "slo", value_name = "OBJECTIVE", required = true)]
+    pub slo: Vec<String>,
+
+    /// How long each step offers its rate (its measuring time; --warmup comes first).
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub step: String,
+
+    /// The first rate offered, requests/s; doubled until a step fails, halved if it fails.
+    #[arg(long, default_value = "100", value_name = "RATE")]
+    pub start_rate: String,
+
+    /// Never offer more than this many requests/s; a pass there ends the search.
+    #[arg(long, default_value = "10000000", value_name = "RATE")]
+    pub ceiling: String,
+
+    /// Pause between steps, so a queue a failed step left at the target drains first.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub rest: String,
+
+    /// The run each step repeats (target, workload, connections, --warmup, --json ...).
+    #[command(flatten)]
+    pub run: RunArgs,
 }

@@ -13,16 +13,18 @@
 //! cli → app → plan → engine (load × driver) → record → summary → report
 //!
 //! - [`cli`]: clap definitions, raw arguments only.
-//! - [`app`]: the commands: [`app::run`], [`app::compare`] (both with [`app::sweep`]: several targets, swept flags
-//!   and repeated runs, each point a plan of its own), [`app::demo`] (the built-in study, a set
-//!   of plans like any other) and `serve`; each turns arguments into a plan or server options, runs it
-//!   and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
+//! - [`app`]: the commands: [`app::run`], [`app::compare`] (both with [`app::sweep`]: several
+//!   targets, swept flags and repeated runs, each point a plan of its own), [`app::peak`] (the
+//!   peak under a latency objective: the run again at the rates [`load::search`] picks),
+//!   [`app::demo`] (the built-in study, a set of plans like any other) and `serve`; each turns
+//!   arguments into a plan or server options, runs it and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
 //!   part ([`plan::target`], [`plan::workload`] with [`plan::http`], [`plan::load`]). Usage
 //!   errors are found here.
 //! - [`load`]: WHEN to send: the closed loop, or an open-loop [`load::Schedule`] (constant rate,
 //!   ramp, stages) as pure functions of the request index; [`load::sweep`]: which values a
-//!   sweep takes (lists, doubling ranges) and in which order points and targets run.
+//!   sweep takes (lists, doubling ranges) and in which order points and targets run;
+//!   [`load::search`]: the peak search's next rate.
 //! - [`driver`]: WHAT one operation is. Each protocol is a module registered once in
 //!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`], with
 //!   [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
@@ -40,11 +42,13 @@
 //!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t),
 //!   [`summary::compare`] the verdicts of a comparison (Welch's t-test) and the latency shape
 //!   per target; [`summary::wire`] sets the rates against `--link` (RFC 6349's per-packet
-//!   overhead).
+//!   overhead); [`summary::slo`] checks objectives and [`summary::peak`] judges a peak
+//!   search's steps.
 //! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
-//!   ([`report::sweep`], [`report::repeat`]) and the live progress line.
+//!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]) and the live
+//!   progress line.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
-//!   with their shared plumbing (listening, threads, counters, `--delay`).
+//!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
 //!   header and flow accounting, the delimiter search.
 //! - [`sys`]: what is asked of the operating system: the precise timer, resource use and

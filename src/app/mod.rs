@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod demo;
+pub mod peak;
 pub mod run;
 mod serve;
 pub mod sweep;
@@ -103,6 +104,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Http(args)) => serve::http::main(&args),
         Command::Demo(args) => crate::app::demo::main(&args),
         Command::Compare(args) => compare::main(&args),
+        Command::Peak(args) => peak::main(&args),
     }
 }
 

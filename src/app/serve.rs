@@ -113,6 +113,19 @@ fn delay_flag(text: &Option<String>) -> Result<Option<Duration>, UsageError> {
     Ok(delay.transpose()?.filter(|d| !d.is_zero()))
 }
 
+/// Parses `--max-rate`: requests per second, `2000` or `2000/s`, above zero.
+fn max_rate_flag(text: &Option<String>) -> Result<Option<f64>, UsageError> {
+    let Some(t) = text.as_deref() else {
+        return Ok(None);
+    };
+    match t.trim().trim_end_matches("/s").parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(Some(r)),
+        _ => usage(format!(
+            "--max-rate '{t}' is not a rate: give requests per second above zero, e.g. --max-rate 2000"
+        )),
+    }
+}
+
 /// Checks `--max-connections`: at least 1.
 fn max_connections_flag(n: Option<usize>) -> Result<Option<usize>, UsageError> {
     if n == Some(0) {

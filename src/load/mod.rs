@@ -6,6 +6,7 @@
 //! [`Schedule`] (constant rate, ramp, stages), whatever the replies do.
 
 pub mod schedule;
+pub mod search;
 pub mod sweep;
 
 pub use schedule::{Pace, Schedule, Stage};

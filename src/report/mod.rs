@@ -9,6 +9,7 @@
 //! - [`sweep`]: a sweep's tables, one per metric: a row per target, a column per swept value.
 //! - [`compare`]: a comparison's verdicts (Welch's t) and the Flash study's latency-shape table.
 //! - [`repeat`]: repeated runs, the MINT table: Run 1 … Run N, mean, median, stddev, 95% CI.
+//! - [`peak`]: the peak search's table and curve, or its `wirebench.peak/1` JSON.
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
 //!
 //! Reporters only format: every figure they show is already in the summary, so the table and
@@ -19,6 +20,7 @@ pub mod demo;
 mod format;
 mod headline;
 pub mod json;
+pub mod peak;
 pub mod progress;
 pub mod repeat;
 mod series;

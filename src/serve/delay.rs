@@ -89,6 +89,7 @@ pub(crate) struct Pause {
 
 impl Pause {
     /// Waits `d` from now.
+    #[cfg(test)]
     pub(crate) async fn sleep(&mut self, d: Duration) {
         if !d.is_zero() {
             self.until(Instant::now() + d).await;

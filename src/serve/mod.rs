@@ -5,6 +5,7 @@ mod counters;
 mod delay;
 pub mod http;
 pub(crate) mod listen;
+mod rate;
 pub mod tcp;
 mod threads;
 pub mod udp;

@@ -6,6 +6,8 @@
 mod build;
 pub mod compare;
 pub mod diagnose;
+pub mod peak;
+pub mod slo;
 pub mod stats;
 pub mod sweep;
 pub mod wire;

@@ -1,7 +1,8 @@
 //! `wirebench serve http`: flags into [`HttpServerOptions`], a listener, the URL line, and the
 //! final counters when a signal stops the server.
 
-use super::{accept_until_signal, delay_flag, max_connections_flag, threads, threads_flag};
+use super::{accept_until_signal, delay_flag, max_connections_flag, max_rate_flag};
+use super::{threads, threads_flag};
 use crate::cli::ServeHttpArgs;
 use crate::error::{usage, UsageError};
 use crate::plan::duration_flag;
@@ -49,6 +50,7 @@ fn options(a: &ServeHttpArgs) -> Result<HttpServerOptions, UsageError> {
         request_timeout,
         idle_timeout,
         delay,
+        max_rate: max_rate_flag(&a.max_rate)?,
         max_connections,
         socket: SocketOptions::try_from(&a.socket)?,
         threads,
@@ -80,6 +82,9 @@ fn describe(o: &HttpServerOptions) -> String {
     }
     if let Some(d) = o.delay {
         text += &format!(", delay {d:?}");
+    }
+    if let Some(r) = o.max_rate {
+        text += &format!(", at most {r}/s");
     }
     if let Some(n) = o.max_connections {
         text += &format!(", at most {n} connections");
@@ -127,6 +132,7 @@ mod tests {
                 &["--request-timeout", "0"],
                 &["--idle-timeout", "5q"],
                 &["--delay", "abc"],
+                &["--max-rate", "0/s"],
                 &["--dir", "/no/such/dir"],
                 &["--dir", "/proc/self/status"],
                 &["--threads", "0"],

@@ -1,7 +1,8 @@
 //! `wirebench serve tcp`: flags into [`TcpServerOptions`], a listener, the address line, and the
 //! final counters when a signal stops the server.
 
-use super::{accept_until_signal, delay_flag, max_connections_flag, mode_and_threads};
+use super::mode_and_threads;
+use super::{accept_until_signal, delay_flag, max_connections_flag, max_rate_flag};
 use super::{size_flag, threads_flag};
 use crate::cli::{ServeTcpArgs, ServerMode};
 use crate::error::{usage, UsageError};
@@ -67,6 +68,7 @@ fn options(a: &ServeTcpArgs) -> Result<TcpServerOptions, UsageError> {
         source_size: source_size.unwrap_or(DEFAULT_SOURCE_SIZE),
         plain,
         delay,
+        max_rate: max_rate_flag(&a.max_rate)?,
         stall: stall(a)?,
         socket: SocketOptions::try_from(&a.socket)?,
         max_connections,
@@ -125,6 +127,9 @@ fn describe(o: &TcpServerOptions) -> String {
     if let Some(d) = o.delay {
         text += &format!(", delay {d:?}");
     }
+    if let Some(r) = o.max_rate {
+        text += &format!(", at most {r}/s");
+    }
     if let Some(n) = o.max_connections {
         text += &format!(", at most {n} connections");
     }
@@ -154,6 +159,10 @@ mod tests {
         let o = parse(&["--mode", "source", "--size", "4k", "--delay", "5ms"]).unwrap();
         assert_eq!(o.source_size, 4096);
         assert_eq!(o.delay, Some(std::time::Duration::from_millis(5)));
+        assert_eq!(
+            parse(&["--max-rate", "2000/s"]).unwrap().max_rate,
+            Some(2000.0)
+        );
     }
 
     #[test]
@@ -170,6 +179,8 @@ mod tests {
                 &["--threads", "0"],
                 &["--max-connections", "0"],
                 &["--sndbuf", "x"],
+                &["--max-rate", "0"],
+                &["--max-rate", "fast"],
             ],
         );
         assert!(listen_addr("999.1.1.1:1", 7000).is_err());

@@ -1,7 +1,7 @@
 //! `wirebench serve udp`: flags into [`UdpServerOptions`], a socket, the address line, and the
 //! final counters when a signal stops the server.
 
-use super::{delay_flag, listen_addr, mode_and_threads, serve_until_signal};
+use super::{delay_flag, listen_addr, max_rate_flag, mode_and_threads, serve_until_signal};
 use super::{size_flag, threads_flag};
 use crate::cli::{ServeUdpArgs, ServerMode};
 use crate::error::{usage, UsageError};
@@ -50,6 +50,12 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
             "--delay delays replies, and --mode sink sends none: leave it out, or use --mode echo",
         );
     }
+    let max_rate = max_rate_flag(&a.max_rate)?;
+    if max_rate.is_some() && a.mode != ServerMode::Echo {
+        return usage(
+            "--max-rate paces replies, and --mode sink sends none: leave it out, or use --mode echo",
+        );
+    }
     let threads = threads_flag(a.threads)?;
     let every = |flag: &str, v: Option<u64>| -> Result<Option<u64>, UsageError> {
         match v {
@@ -61,6 +67,7 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
         mode: a.mode.into(),
         reply_size,
         delay,
+        max_rate,
         socket: SocketOptions {
             nodelay: false,
             sndbuf: size_flag("--sndbuf", &a.sndbuf)?,
@@ -88,6 +95,9 @@ fn describe(o: &UdpServerOptions) -> String {
     }
     if let Some(d) = o.delay {
         text += &format!(", delay {d:?}");
+    }
+    if let Some(r) = o.max_rate {
+        text += &format!(", at most {r}/s");
     }
     let f = &o.faults;
     for (what, every) in [
@@ -160,6 +170,7 @@ mod tests {
                 &["--delay", "x"],
                 &["--mode", "sink", "--reply-size", "8"],
                 &["--mode", "sink", "--delay", "1ms"],
+                &["--mode", "sink", "--max-rate", "100"],
                 &["--threads", "0"],
                 &["--sndbuf", "x"],
                 &["--reorder-every", "0"],

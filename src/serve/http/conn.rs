@@ -171,16 +171,22 @@ impl<'a> Conn<'a> {
         let method = head.method;
         let head_only = method == Method::Head;
         let get = matches!(method, Method::Get | Method::Head);
-        let delay = self.shared.options.delay.unwrap_or_default();
+        let due = (!self.shared.service.is_instant())
+            .then(|| self.shared.service.due(std::time::Instant::now()));
         if head.route == Route::Echo && matches!(method, Method::Post | Method::Put) {
-            self.echo(head.body, persist, delay).await?;
+            self.echo(head.body, persist, due).await?;
         } else {
             self.discard(head.body).await?;
             let extra = match head.route {
                 Route::Delay(d) => d,
                 _ => Duration::ZERO,
             };
-            self.pause(delay.saturating_add(extra)).await?;
+            let due = match (due, extra.is_zero()) {
+                (Some(at), _) => Some(at + extra),
+                (None, false) => Some(std::time::Instant::now() + extra),
+                (None, true) => None,
+            };
+            self.pause(due, !extra.is_zero()).await?;
             match head.route {
                 _ if method == Method::Other => {
                     self.simple(405, None, false, persist, Some(ALLOW_ANY));
@@ -238,11 +244,16 @@ impl<'a> Conn<'a> {
         End::Close
     }
 
-    /// Service time: sends what is queued, then waits.
-    async fn pause(&mut self, d: Duration) -> Result<(), End> {
-        if !d.is_zero() {
+    /// Service time: sends what is queued, then waits until `due` (none: answers at once); to
+    /// the µs when `precise` (a `/delay/D`) or a `--delay` is set.
+    async fn pause(&mut self, due: Option<std::time::Instant>, precise: bool) -> Result<(), End> {
+        if let Some(at) = due {
             self.flush().await?;
-            self.pause.sleep(d).await;
+            if precise {
+                self.pause.until(at).await;
+            } else {
+                self.shared.service.wait_until(&mut self.pause, at).await;
+            }
         }
         Ok(())
     }
@@ -324,8 +335,13 @@ impl<'a> Conn<'a> {
 
     /// `POST|PUT /echo`: the body back as it arrives, with the request's Content-Length, or
     /// chunked when the request was.
-    async fn echo(&mut self, body: BodyLen, persist: Persist, delay: Duration) -> Result<(), End> {
-        self.pause(delay).await?;
+    async fn echo(
+        &mut self,
+        body: BodyLen,
+        persist: Persist,
+        due: Option<std::time::Instant>,
+    ) -> Result<(), End> {
+        self.pause(due, false).await?;
         let length = match body {
             BodyLen::None => Length::Fixed(0),
             BodyLen::Length(n) => Length::Fixed(n),

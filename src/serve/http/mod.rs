@@ -38,6 +38,7 @@ mod stats;
 pub use stats::HttpServerStats;
 
 use super::listen;
+use super::rate::Service;
 use super::threads::Ready;
 use super::{Handle, Shutdown};
 use crate::sys::socket::SocketOptions;
@@ -72,6 +73,9 @@ pub struct HttpServerOptions {
     /// as 400, 408 and 431, are answered at once). Added to `/delay/D`. Both are waited to
     /// within a few µs (see `serve/delay.rs`), not to tokio's 1 ms tick.
     pub delay: Option<Duration>,
+    /// `--max-rate`: a server-wide capacity in requests/s across all threads and connections;
+    /// requests beyond it wait in one FIFO queue before their delay (see `serve/rate.rs`).
+    pub max_rate: Option<f64>,
     /// The largest request head; a larger one gets 431 and a close. 256 B to 1 MiB.
     pub max_header_bytes: usize,
     /// Connections beyond this many open at a time are accepted and closed at once.
@@ -89,6 +93,7 @@ impl Default for HttpServerOptions {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             delay: None,
+            max_rate: None,
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             max_connections: None,
             socket: SocketOptions {
@@ -106,6 +111,8 @@ pub(crate) struct Shared {
     options: HttpServerOptions,
     /// `dir`, canonical: served paths must lie under it.
     root: Option<PathBuf>,
+    /// When each request is answered: `delay` and `max_rate`.
+    service: Service,
 }
 
 impl Shared {
@@ -133,7 +140,18 @@ impl Shared {
                 Some(root)
             }
         };
-        Ok(Shared { options, root })
+        if options
+            .max_rate
+            .is_some_and(|r| !(r > 0.0 && r.is_finite()))
+        {
+            return invalid("max_rate must be above zero".into());
+        }
+        let service = Service::new(options.delay, options.max_rate);
+        Ok(Shared {
+            options,
+            root,
+            service,
+        })
     }
 }
 

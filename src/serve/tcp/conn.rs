@@ -157,7 +157,7 @@ async fn wirebench<S: Wire>(
     shared: &Shared,
     tally: &Tally,
 ) -> Result<(), Stop> {
-    let delay = shared.options.delay;
+    let delay = &shared.service;
     match (preamble, shared.options.mode) {
         (Preamble::Exchange { request, reply }, Mode::Echo) => {
             let reply = if reply == request {
@@ -214,7 +214,7 @@ async fn plain<S: Wire>(
     shared: &Shared,
     tally: &Tally,
 ) -> Result<(), Stop> {
-    let delay = shared.options.delay;
+    let delay = &shared.service;
     match shared.options.mode {
         Mode::Echo => {
             let reply = match &shared.plain_reply {

@@ -24,6 +24,7 @@ mod transfer;
 pub use stats::ServerStats;
 
 use super::listen::{self, Admission};
+use super::rate::Service;
 use super::threads::{runtime, Ready};
 use super::{Handle, Mode, Shutdown};
 use crate::sys::socket::SocketOptions;
@@ -54,6 +55,10 @@ pub struct TcpServerOptions {
     /// Requests on one connection are served in order, so K pipelined requests take K times as
     /// long.
     pub delay: Option<Duration>,
+    /// `--max-rate`: a server-wide capacity in requests/s (pushed messages in source mode),
+    /// across all threads and connections; requests beyond it wait in one FIFO queue (see
+    /// `serve/rate.rs`), so latency grows when more is offered: a server whose peak is known.
+    pub max_rate: Option<f64>,
     /// A test fault: hold every reply during a window that recurs on a fixed period, as a
     /// server that stops (a GC pause, a lock) for a moment; shows coordinated omission.
     pub stall: Option<Stall>,
@@ -100,6 +105,7 @@ impl Default for TcpServerOptions {
             source_size: DEFAULT_SOURCE_SIZE,
             plain: PlainFraming::Stream,
             delay: None,
+            max_rate: None,
             stall: None,
             socket: SocketOptions {
                 nodelay: true,
@@ -131,6 +137,8 @@ pub(crate) struct Shared {
     plain_reply: Option<Filler>,
     /// Plain clients' pushed messages in source mode.
     plain_source: Filler,
+    /// When each request is answered: `delay` and `max_rate`.
+    pub(crate) service: Service,
 }
 
 impl Shared {
@@ -145,7 +153,14 @@ impl Shared {
             PlainFraming::Delimiter(d) => d,
             _ => &[],
         };
+        if options
+            .max_rate
+            .is_some_and(|r| !(r > 0.0 && r.is_finite()))
+        {
+            return invalid("max_rate must be above zero");
+        }
         Ok(Shared {
+            service: Service::new(options.delay, options.max_rate),
             plain_reply: options.reply_size.map(|n| Filler::tailed(n, tail)),
             plain_source: Filler::tailed(options.source_size, tail),
             options,

@@ -9,8 +9,9 @@ use super::framer::{BadFrame, Framer};
 use super::stats::Tally;
 use super::Stall;
 use crate::serve::delay::Pause;
+use crate::serve::rate::Service;
 use std::io;
-use std::time::Duration;
+use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// What the loops read from and write to: a connection in the event loop, or a
@@ -59,7 +60,7 @@ pub(crate) async fn echo<S: Wire>(
     mut buf: Vec<u8>,
     mut framer: Framer,
     reply: &Reply,
-    delay: Option<Duration>,
+    service: &Service,
     stall: Option<Stall>,
     tally: &Tally,
 ) -> Result<(), Stop> {
@@ -70,11 +71,18 @@ pub(crate) async fn echo<S: Wire>(
             if let Some(s) = stall {
                 s.wait_out().await;
             }
-            match delay {
-                None => answer(stream, &buf, &mut framer, reply, tally).await?,
-                Some(d) => {
-                    answer_paced(stream, &buf, &mut framer, reply, (d, &mut pause), tally).await?;
-                }
+            if service.is_instant() {
+                answer(stream, &buf, &mut framer, reply, tally).await?;
+            } else {
+                answer_paced(
+                    stream,
+                    &buf,
+                    &mut framer,
+                    reply,
+                    (service, &mut pause),
+                    tally,
+                )
+                .await?;
             }
         }
         if !read(stream, &mut buf).await? {
@@ -114,15 +122,16 @@ async fn answer<S: Wire>(
     Ok(())
 }
 
-/// Like [`answer`], but waits the delay before the first byte of each reply, one request after
-/// the other, with the connection's [`Pause`]. The waits dominate, so one write per request
+/// Like [`answer`], but waits until each request's service is due (its `--max-rate` slot, then
+/// the delay) before the first byte of its reply, one request after the other, with the
+/// connection's [`Pause`]. The waits dominate, so one write per request
 /// costs nothing that matters.
 async fn answer_paced<S: Wire>(
     stream: &mut S,
     chunk: &[u8],
     framer: &mut Framer,
     reply: &Reply,
-    (delay, pause): (Duration, &mut Pause),
+    (service, pause): (&Service, &mut Pause),
     tally: &Tally,
 ) -> Result<(), Stop> {
     let mut rest = chunk;
@@ -130,7 +139,7 @@ async fn answer_paced<S: Wire>(
         match reply {
             Reply::Same => {
                 if framer.at_start() {
-                    pause.sleep(delay).await;
+                    service.wait_until(pause, service.due(Instant::now())).await;
                 }
                 let end = framer.split(rest)?;
                 let cut = end.unwrap_or(rest.len());
@@ -143,7 +152,7 @@ async fn answer_paced<S: Wire>(
                 let Some(end) = framer.split(rest)? else {
                     break;
                 };
-                pause.sleep(delay).await;
+                service.wait_until(pause, service.due(Instant::now())).await;
                 tally.requests(1);
                 tally.wrote(filler.size() as u64);
                 filler.write(stream, 1).await?;
@@ -184,7 +193,7 @@ pub(crate) async fn source<S: Wire>(
     stream: &mut S,
     pending: usize,
     filler: &Filler,
-    delay: Option<Duration>,
+    service: &Service,
     tally: &Tally,
 ) -> Result<(), Stop> {
     tally.read(pending);
@@ -192,8 +201,10 @@ pub(crate) async fn source<S: Wire>(
     let mut off = 0; // into the current message
     let mut pause = Pause::default();
     loop {
-        if let (Some(d), 0) = (delay, off) {
-            pause.sleep(d).await;
+        if !service.is_instant() && off == 0 {
+            service
+                .wait_until(&mut pause, service.due(Instant::now()))
+                .await;
         }
         let slice = filler.slice_from(off);
         let slice = &slice[..slice.len().min(size - off)];

@@ -43,6 +43,7 @@ mod worker;
 
 pub use stats::UdpServerStats;
 
+use super::rate::Service;
 use super::threads::{runtime, Ready};
 use super::{Handle, Mode, Shutdown};
 use crate::sys::socket::SocketOptions;
@@ -78,6 +79,9 @@ pub struct UdpServerOptions {
     /// Echo mode: send each reply this long after its request arrived (report answers are not
     /// delayed), to within a few µs (see `serve/delay.rs`).
     pub delay: Option<Duration>,
+    /// Echo mode: a server-wide capacity in replies/s across all threads; requests beyond it
+    /// wait in each thread's queue of pending replies (see `serve/rate.rs`; a full queue drops).
+    pub max_rate: Option<f64>,
     /// SO_SNDBUF and SO_RCVBUF of every socket; `nodelay` does not apply.
     pub socket: SocketOptions,
     /// Server threads, each with its own socket (at least 1; more need SO_REUSEPORT, see
@@ -102,6 +106,7 @@ impl Default for UdpServerOptions {
             mode: Mode::Echo,
             reply_size: None,
             delay: None,
+            max_rate: None,
             socket: SocketOptions::default(),
             threads: 1,
             max_flows: DEFAULT_MAX_FLOWS,
@@ -186,6 +191,8 @@ pub(crate) struct Shared {
     local: SocketAddr,
     /// Flows each thread keeps counters for.
     flows_per_thread: usize,
+    /// When each reply is due: `delay` and `max_rate`.
+    service: Service,
 }
 
 /// Checks the options.
@@ -204,6 +211,12 @@ fn validate(options: &UdpServerOptions) -> io::Result<()> {
         .is_some_and(|n| n == 0 || n > MAX_DATAGRAM)
     {
         return invalid("reply size must lie in 1 ..= 65507 bytes");
+    }
+    if options
+        .max_rate
+        .is_some_and(|r| !(r > 0.0 && r.is_finite()))
+    {
+        return invalid("max_rate must be above zero");
     }
     let f = &options.faults;
     if [f.drop_every, f.duplicate_every, f.reorder_every].contains(&Some(0)) {
@@ -244,6 +257,7 @@ fn prepare(socket: UdpSocket, options: UdpServerOptions) -> io::Result<Ready<Udp
     }
     let shared = Arc::new(Shared {
         flows_per_thread: options.max_flows.div_ceil(count),
+        service: Service::new(options.delay, options.max_rate),
         options,
         local,
     });

@@ -245,8 +245,9 @@ impl Worker {
                 &self.fill[..n]
             }
         };
-        if let Some(delay) = options.delay {
-            if !self.delayed.push(now + delay, peer, bytes, copies) {
+        let service = &self.shared.service;
+        if !service.is_instant() {
+            if !self.delayed.push(service.due(now), peer, bytes, copies) {
                 self.tally.dropped(u64::from(copies));
             }
             return;
@@ -362,7 +363,8 @@ struct Delayed {
     copies: u8,
 }
 
-/// Delayed replies in due order (the delay is constant, so arrival order is due order),
+/// Delayed replies in due order (the delay is constant and `--max-rate` slots only grow, so
+/// arrival order is due order),
 /// bounded in count and bytes.
 struct DelayQueue {
     queue: VecDeque<Delayed>,

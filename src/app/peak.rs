@@ -1,0 +1,242 @@
+//! `wirebench peak`: the highest rate a target sustains within its objectives. Each step is the
+//! user's run with `--rate` set by [`crate::load::search`] (the parsed arguments cloned, the
+//! rate changed, validated into a plan and measured like `wirebench run`); a step passes when
+//! every `--slo` holds and the target kept up with the offered rate.
+
+use crate::cli::{PeakArgs, RunArgs};
+use crate::error::{usage, UsageError};
+use crate::load::search::{Next, Search};
+use crate::plan::{duration_flag, Plan};
+use crate::report::progress::Progress;
+use crate::summary::peak::{Peak, PeakStudy, Step, PEAK_SCHEMA};
+use crate::summary::slo::Slo;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Stop bisecting once the bracket is this close (mutilate's --search uses a similar step).
+const TOLERANCE: f64 = 0.02;
+/// Halving below this rate gives up: nothing sustainable.
+const FLOOR: f64 = 1.0;
+/// A search never runs more steps than this (doubling from 1/s to 10M/s is 24, bisection ~6).
+const MAX_STEPS: usize = 48;
+/// Confirmation runs at most: each failed one moves the search below its rate.
+const MAX_CONFIRMATIONS: usize = 3;
+
+/// What the search needs besides the run: validated once.
+struct Setup {
+    slos: Vec<Slo>,
+    step: Duration,
+    rest: Duration,
+    search: Search,
+}
+
+/// `wirebench peak`.
+pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
+    let setup = setup(args)?;
+    let show = !args.run.quiet && !args.run.json;
+    let study = search(args, &setup, show)?;
+    let mut out = std::io::stdout().lock();
+    if args.run.json {
+        crate::report::peak::write_json(&study, &mut out)?;
+    } else {
+        crate::report::peak::write(&study, &mut out)?;
+    }
+    out.flush()?;
+    let found = study.peak.as_ref().is_some_and(|p| p.confirmed);
+    Ok(if found {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::EXIT_FAILED)
+    })
+}
+
+/// Checks the peak flags and the run they repeat.
+fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
+    let r = &args.run;
+    if r.urls.len() != 1 {
+        return usage(
+            "peak searches one target: give one URL (compare targets with `wirebench compare`)",
+        );
+    }
+    if r.rate.is_some() || r.stages.is_some() || r.bandwidth.is_some() {
+        return usage("peak sets the rate of each step itself: leave out --rate, --stages and --bandwidth (use --start-rate)");
+    }
+    if r.duration.is_some() || r.requests.is_some() {
+        return usage("each peak step lasts --step: leave out -d and -n, e.g. --step 5s");
+    }
+    let slos = args
+        .slo
+        .iter()
+        .map(|t| Slo::parse(t).map_err(UsageError))
+        .collect::<Result<Vec<_>, _>>()?;
+    let step = duration_flag("--step", &args.step)?;
+    if step < Duration::from_millis(100) {
+        return usage(
+            "--step is shorter than 100ms: give each step time to show a queue, e.g. --step 5s",
+        );
+    }
+    let rest = duration_flag("--rest", &args.rest)?;
+    let rate = |flag: &str, t: &str| match t.trim().trim_end_matches("/s").parse::<f64>() {
+        Ok(v) if v >= FLOOR && v.is_finite() => Ok(v),
+        _ => usage(format!(
+            "{flag} '{t}': give requests per second, at least 1, e.g. {flag} 1000"
+        )),
+    };
+    let (start, ceiling) = (
+        rate("--start-rate", &args.start_rate)?,
+        rate("--ceiling", &args.ceiling)?,
+    );
+    // The first step's plan: every other flag is checked here, before anything is sent.
+    Plan::try_from(&step_args(r, start, step))?;
+    Ok(Setup {
+        slos,
+        step,
+        rest,
+        search: Search {
+            start,
+            tolerance: TOLERANCE,
+            ceiling,
+            floor: FLOOR,
+        },
+    })
+}
+
+/// The run of one step: the user's arguments at `rate` for `step`.
+fn step_args(run: &RunArgs, rate: f64, step: Duration) -> RunArgs {
+    let mut a = run.clone();
+    a.rate = Some(format!("{rate}"));
+    a.duration = Some(format!("{}us", step.as_micros()));
+    a
+}
+
+/// Runs one step at `rate` and judges it.
+fn run_step(
+    args: &PeakArgs,
+    setup: &Setup,
+    rate: f64,
+    baseline: Option<&Step>,
+    confirm: bool,
+    show: bool,
+) -> anyhow::Result<Step> {
+    let plan = Plan::try_from(&step_args(&args.run, rate, setup.step))?;
+    let progress = Progress::new(show && Progress::should_show());
+    let summary = super::run::measure(&plan, progress)?;
+    let step = Step::judge(summary, &setup.slos, baseline.map(|b| &b.result), confirm);
+    if show {
+        eprintln!("{}", crate::report::peak::step_line(&step));
+    }
+    std::thread::sleep(setup.rest);
+    Ok(step)
+}
+
+/// Doubles or bisects until the search is done; returns the highest rate passed (None when
+/// none did, or the generator was the limit: then `true`).
+fn bracket(
+    args: &PeakArgs,
+    setup: &Setup,
+    show: bool,
+    steps: &mut Vec<Step>,
+    tried: &mut Vec<(f64, bool)>,
+) -> anyhow::Result<(Option<f64>, bool)> {
+    loop {
+        let rate = match setup.search.next(tried) {
+            Next::Done(found) => return Ok((found, false)),
+            Next::Try(r) => (r * 100.0).round() / 100.0,
+        };
+        if tried.iter().any(|t| t.0 == rate) || steps.len() >= MAX_STEPS {
+            let best = tried.iter().filter(|t| t.1).map(|t| t.0).reduce(f64::max);
+            return Ok((best, false));
+        }
+        let mut step = run_step(args, setup, rate, steps.first(), false, show)?;
+        if step.generator_limited {
+            // Once more: a moment's stall of a shared load machine looks the same as a
+            // generator too slow for the rate; only a limit seen twice ends the search.
+            steps.push(step);
+            step = run_step(args, setup, rate, steps.first(), false, show)?;
+        }
+        tried.push((rate, step.passed));
+        let limited = step.generator_limited;
+        steps.push(step);
+        if limited {
+            return Ok((None, true));
+        }
+    }
+}
+
+/// Doubles, bisects, confirms; stops early when the generator is the limit.
+fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<PeakStudy> {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut tried: Vec<(f64, bool)> = Vec::new();
+    let mut limited = false;
+    let mut peak = None;
+    for _ in 0..MAX_CONFIRMATIONS {
+        let found;
+        (found, limited) = bracket(args, setup, show, &mut steps, &mut tried)?;
+        let Some(rate) = found else {
+            peak = None;
+            break;
+        };
+        let step = run_step(args, setup, rate, steps.first(), true, show)?;
+        let confirmed = step.passed;
+        peak = Some(Peak::of(&step));
+        steps.push(step);
+        if confirmed {
+            break;
+        }
+        // The bisection ends at the edge of what passes, where one run can pass by luck (a
+        // target at exactly its capacity is a queue that never drains): a failed confirmation
+        // counts as a failure at that rate, and the search goes on below it.
+        for t in tried.iter_mut().filter(|t| t.0 == rate) {
+            t.1 = false;
+        }
+    }
+    let conclusion = conclusion(peak.as_ref(), limited, &steps, setup);
+    Ok(PeakStudy {
+        schema: PEAK_SCHEMA,
+        wirebench_version: env!("CARGO_PKG_VERSION"),
+        target: args.run.urls[0].clone(),
+        objectives: setup.slos.iter().map(|s| s.text.clone()).collect(),
+        step_s: setup.step.as_secs_f64(),
+        tolerance: TOLERANCE,
+        peak,
+        generator_limited: limited,
+        conclusion,
+        steps,
+    })
+}
+
+/// One sentence on what the search found.
+fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup) -> String {
+    let objective = setup
+        .slos
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let best = steps
+        .iter()
+        .filter(|s| s.passed)
+        .map(|s| s.offered_per_s)
+        .reduce(f64::max);
+    match (peak, limited) {
+        (_, true) => {
+            let at = steps.last().map_or(0.0, |s| s.offered_per_s);
+            format!(
+                "no peak: the generator, not the target, was the limit at {at:.0}/s (its CPU, or it could not send on time while the target stayed fast); the target sustained at least {:.0}/s within {objective}. Add threads (-t), connections (-c), or load from more machines",
+                best.unwrap_or(0.0)
+            )
+        }
+        (Some(p), false) if p.confirmed => format!(
+            "peak {:.0} ops/s sustained within {objective} (offered {:.0}/s, confirmed)",
+            p.ops_per_s, p.offered_per_s
+        ),
+        (Some(p), false) => format!(
+            "peak {:.0}/s found within {objective}, but the confirmation run did not meet it: the target is not steady at this rate",
+            p.offered_per_s
+        ),
+        (None, false) => format!(
+            "no rate down to {FLOOR}/s was sustained within {objective}"
+        ),
+    }
+}

@@ -1,0 +1,114 @@
+//! The peak search's report: the Handle.Net table (peak throughput within the objective, and
+//! the mean, median and p99 latency at it), then the whole curve, one row per step; or the
+//! `wirebench.peak/1` JSON document.
+
+use super::format::rate;
+use super::table::{new_table, print_table};
+use crate::summary::peak::{PeakStudy, Step};
+use crate::units::format_us;
+use std::io::{self, Write};
+
+/// Writes the study as pretty-printed JSON followed by a newline.
+pub fn write_json(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, study)?;
+    writeln!(out)?;
+    out.flush()
+}
+
+/// Writes the study as tables.
+pub fn write(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
+    let width = comfy_table::Table::new().width();
+    writeln!(
+        out,
+        "wirebench peak → {}\n  objective: {}; steps of {}s, bisected to {:.0}%\n",
+        study.target,
+        study.objectives.join(", "),
+        study.step_s,
+        study.tolerance * 100.0
+    )?;
+    writeln!(out, "  {}\n", study.conclusion)?;
+    if let Some(p) = &study.peak {
+        let mut t = new_table(
+            &["peak ops/s", "mean latency", "p50", "p99", "confirmed"],
+            width,
+        );
+        t.add_row(vec![
+            rate(p.ops_per_s),
+            format_us(p.mean_us),
+            format_us(p.p50_us),
+            format_us(p.p99_us),
+            if p.confirmed { "yes" } else { "no" }.to_string(),
+        ]);
+        print_table(out, &mut t, 0..4)?;
+        writeln!(out)?;
+    }
+    writeln!(out, "  curve:")?;
+    let mut t = new_table(
+        &[
+            "step",
+            "offered/s",
+            "achieved/s",
+            "p50",
+            "p99",
+            "errors",
+            "result",
+        ],
+        width,
+    );
+    for (i, s) in study.steps.iter().enumerate() {
+        let mut row = vec![(i + 1).to_string()];
+        row.extend(cells(s));
+        t.add_row(row);
+    }
+    print_table(out, &mut t, 1..6)?;
+    out.flush()
+}
+
+/// One step's figures: offered, achieved, p50, p99, errors, result.
+fn cells(s: &Step) -> Vec<String> {
+    let us = |v: Option<f64>| v.map_or("-".to_string(), format_us);
+    vec![
+        rate(s.offered_per_s),
+        rate(s.achieved_per_s),
+        us(s.p50_us),
+        us(s.p99_us),
+        format!("{:.2}%", s.error_percent),
+        result(s),
+    ]
+}
+
+/// pass / fail, and why a step failed.
+fn result(s: &Step) -> String {
+    let mut why: Vec<String> = s
+        .objectives
+        .iter()
+        .filter(|v| !v.held)
+        .map(|v| format!("{} missed", v.slo))
+        .collect();
+    if !s.kept_up {
+        why.push("fell behind".into());
+    }
+    if s.generator_limited {
+        why.push("generator-limited".into());
+    }
+    let verdict = match (s.passed, s.confirmation) {
+        (true, true) => "pass (confirmation)".to_string(),
+        (true, false) => "pass".to_string(),
+        (false, true) => "fail (confirmation)".to_string(),
+        (false, false) => "fail".to_string(),
+    };
+    if why.is_empty() {
+        verdict
+    } else {
+        format!("{verdict}: {}", why.join(", "))
+    }
+}
+
+/// A line for stderr as each step ends.
+pub fn step_line(s: &Step) -> String {
+    let c = cells(s);
+    format!(
+        "step {}/s: achieved {}/s, p50 {}, p99 {}, errors {} → {}",
+        c[0], c[1], c[2], c[3], c[4], c[5]
+    )
+}

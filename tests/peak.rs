@@ -1,0 +1,195 @@
+//! `--max-rate` on the reference servers (a server whose true peak is known), and `wirebench
+//! peak`, which must find that peak.
+
+mod common;
+
+use common::{first_line_addr, run_json, serve_process, stdout_lines, ServerProcess};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// The tests here measure capacity on a small machine: one at a time, so they do not load
+/// each other's generator and server.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// A closed loop with many connections offers far more than 2000/s; the server serves 2000/s
+/// across all its connections and threads, and the rest waits in its queue.
+#[test]
+fn a_closed_loop_gets_the_max_rate_of_serve_tcp() {
+    let _serial = one_at_a_time();
+    let srv = ServerProcess::start(&["--max-rate", "2000", "-t", "2"]);
+    let (json, code) = run_json(&[&srv.url, "-c", "40", "-d", "2s"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    let ops = f(&json["throughput"]["ops_per_s"]);
+    assert!((1700.0..=2300.0).contains(&ops), "{ops} ops/s");
+}
+
+#[test]
+fn a_closed_loop_gets_the_max_rate_of_serve_http() {
+    let _serial = one_at_a_time();
+    let mut child = serve_process("http", &["--max-rate", "2000", "-t", "2"]);
+    let lines = stdout_lines(&mut child);
+    let addr = first_line_addr(&mut child, &lines, "http", LIMIT);
+    let (json, code) = run_json(
+        &[&format!("http://{addr}/bytes/16"), "-c", "40", "-d", "2s"],
+        LIMIT,
+    );
+    common::sigterm(&child);
+    let _ = common::wait_exit(&mut child, Duration::from_secs(5));
+    assert_eq!(code, 0, "{json}");
+    let ops = f(&json["throughput"]["ops_per_s"]);
+    assert!((1700.0..=2300.0).contains(&ops), "{ops} ops/s");
+}
+
+/// Runs `wirebench ARGS`, reading its stdout as it comes (a peak document embeds every step's
+/// histograms: more than a pipe holds); kills it by its PID after `limit`.
+fn run_reading(args: &[&str], limit: Duration) -> (String, Option<i32>) {
+    use std::io::Read;
+    let mut child = common::bin()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start wirebench");
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let status = common::wait_exit(&mut child, limit);
+    (reader.join().unwrap(), status.code())
+}
+
+fn schema(name: &str) -> jsonschema::Validator {
+    let path = format!("{}/schema/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("schema is readable");
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("schema is JSON");
+    jsonschema::draft202012::new(&schema).expect("a valid draft 2020-12 schema")
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+}
+
+/// The search finds the known peak of `serve tcp --max-rate 4000` within 5 %, confirms it,
+/// and its JSON validates against schema/peak.v1.json (each step against result.v1.json).
+#[test]
+fn peak_finds_the_max_rate_of_serve_tcp() {
+    let _serial = one_at_a_time();
+    let srv = ServerProcess::start(&["--max-rate", "4000", "-t", "1"]);
+    let args = [
+        "peak",
+        &srv.url,
+        "--slo",
+        "p99<=50ms",
+        "--slo",
+        "errors<=0.1%",
+        "--step",
+        "1s",
+        "--rest",
+        "300ms",
+        "--start-rate",
+        "1000",
+        "-c",
+        "32",
+        "-t",
+        "1",
+        "--json",
+        "-q",
+    ];
+    let started = std::time::Instant::now();
+    let (text, code) = run_reading(&args, Duration::from_secs(60));
+    let took = started.elapsed();
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_valid(&schema("peak.v1.json"), &doc);
+    let result = schema("result.v1.json");
+    for step in doc["steps"].as_array().unwrap() {
+        assert_valid(&result, &step["result"]);
+    }
+    assert_eq!(code, Some(0), "{}", doc["conclusion"]);
+    let peak = f(&doc["peak"]["offered_per_s"]);
+    assert!(
+        (3800.0..=4200.0).contains(&peak),
+        "peak {peak}/s; {}",
+        doc["conclusion"]
+    );
+    assert_eq!(doc["peak"]["confirmed"], true);
+    assert!(!doc["generator_limited"].as_bool().unwrap());
+    assert!(took < Duration::from_secs(40), "{took:?}");
+}
+
+/// A bad objective is one line and exit 2, before anything is sent.
+#[test]
+fn a_bad_slo_is_a_usage_error() {
+    for slo in ["p99", "p98<=5ms", "errors<=5", "p99<=fast"] {
+        let out = common::usage_error(&["peak", "tcp://127.0.0.1:9", "--slo", slo], LIMIT);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--slo"));
+    }
+    common::usage_error(
+        &[
+            "peak",
+            "tcp://127.0.0.1:9",
+            "--slo",
+            "p99<=5ms",
+            "--rate",
+            "100",
+        ],
+        LIMIT,
+    );
+}
+
+/// The same search over HTTP/1.1 against `serve http --max-rate 4000`.
+#[test]
+fn peak_finds_the_max_rate_of_serve_http() {
+    let _serial = one_at_a_time();
+    let mut child = serve_process("http", &["--max-rate", "4000", "-t", "1"]);
+    let lines = stdout_lines(&mut child);
+    let addr = first_line_addr(&mut child, &lines, "http", LIMIT);
+    let url = format!("http://{addr}/bytes/16");
+    let args = [
+        "peak",
+        &url,
+        "--slo",
+        "p99<=50ms",
+        "--step",
+        "1s",
+        "--rest",
+        "300ms",
+        "--start-rate",
+        "1000",
+        "-c",
+        "32",
+        "-t",
+        "1",
+        "--json",
+        "-q",
+    ];
+    let (text, code) = run_reading(&args, Duration::from_secs(60));
+    common::sigterm(&child);
+    let _ = common::wait_exit(&mut child, Duration::from_secs(5));
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(code, Some(0), "{}", doc["conclusion"]);
+    let peak = f(&doc["peak"]["offered_per_s"]);
+    assert!(
+        (3800.0..=4200.0).contains(&peak),
+        "peak {peak}/s; {}",
+        doc["conclusion"]
+    );
+}

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod peak;
 pub mod run;
 mod serve;
+pub mod study;
 pub mod sweep;
 
 use crate::cli::{Cli, Command, ServeCommand};
@@ -58,7 +59,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
 /// Folds clap's rendered error into one line. Clap puts the first line's subject on the lines
 /// that follow it (the missing arguments, indented), then a tip and a usage line; all of them
 /// are kept, so "required arguments were not provided" names them and shows where they go.
-fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines
         .next()
@@ -105,6 +106,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => crate::app::demo::main(&args),
         Command::Compare(args) => compare::main(&args),
         Command::Peak(args) => peak::main(&args),
+        Command::Study(args) => study::main(&args),
     }
 }
 

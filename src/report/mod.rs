@@ -24,6 +24,7 @@ pub mod peak;
 pub mod progress;
 pub mod repeat;
 mod series;
+pub mod study;
 pub mod sweep;
 pub mod table;
 mod wire;

@@ -1,0 +1,80 @@
+//! What machine a study ran on, for its methodology: the kernel, the CPU and the date.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The kernel as `uname -srv` prints it, from /proc/sys/kernel (ostype, osrelease, version).
+pub fn kernel() -> String {
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "?".into())
+    };
+    format!(
+        "{} {} {}",
+        read("ostype"),
+        read("osrelease"),
+        read("version")
+    )
+}
+
+/// The CPU model and the number of logical CPUs, from /proc/cpuinfo.
+pub fn cpu() -> (String, usize) {
+    let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = text
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == "model name").then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let count = text
+        .lines()
+        .filter(|l| l.split(':').next().map(str::trim) == Some("processor"))
+        .count();
+    (model, count)
+}
+
+/// Now, as `YYYY-MM-DD HH:MM:SS UTC`.
+pub fn utc_now() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc(secs)
+}
+
+/// Seconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian calendar;
+/// the days-to-civil algorithm of Howard Hinnant, "chrono-Compatible Low-Level Date
+/// Algorithms").
+pub fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dates_are_civil() {
+        for (secs, text) in [
+            (0, "1970-01-01 00:00:00 UTC"),
+            (951_782_400, "2000-02-29 00:00:00 UTC"),
+            (1_795_462_087, "2026-11-23 19:28:07 UTC"),
+        ] {
+            assert_eq!(super::utc(secs), text);
+        }
+    }
+}

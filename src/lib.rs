@@ -16,7 +16,8 @@
 //! - [`app`]: the commands: [`app::run`], [`app::compare`] (both with [`app::sweep`]: several
 //!   targets, swept flags and repeated runs, each point a plan of its own), [`app::peak`] (the
 //!   peak under a latency objective: the run again at the rates [`load::search`] picks),
-//!   [`app::demo`] (the built-in study, a set of plans like any other) and `serve`; each turns
+//!   [`app::demo`] (the built-in study, a set of plans like any other), [`app::study`] (a plan
+//!   file, [`plan::file`], turned into the run arguments it stands for, then a sweep) and `serve`; each turns
 //!   arguments into a plan or server options, runs it and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
 //!   part ([`plan::target`], [`plan::workload`] with [`plan::http`], [`plan::load`]). Usage
@@ -45,14 +46,15 @@
 //!   overhead); [`summary::slo`] checks objectives and [`summary::peak`] judges a peak
 //!   search's steps.
 //! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
-//!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]) and the live
-//!   progress line.
+//!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]), a study's report.md
+//!   ([`report::study`]) and the live progress line.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
 //!   header and flow accounting, the delimiter search.
 //! - [`sys`]: what is asked of the operating system: the precise timer, resource use and
-//!   limits, the outgoing interface's speed and a TCP socket's MSS.
+//!   limits, the outgoing interface's speed and a TCP socket's MSS; the host's kernel, CPU and
+//!   date for a study's methodology ([`sys::host`]).
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 
 pub mod app;

@@ -46,7 +46,7 @@ Example: wirebench study examples/dim.toml --dry-run; wirebench study examples/d
 Exit codes: 0 all requests ok, 1 some failed, 2 a bad plan (FILE:LINE:COL: what is wrong)."
 )]
 pub struct StudyArgs {
-    /// The plan file (TOML): title, [targets], [run].
+    /// The plan file (TOML): a title, a targets table and a run table.
     #[arg(value_name = "FILE.toml")]
     pub file: String,
 

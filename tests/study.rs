@@ -157,3 +157,40 @@ fn bad_plans_name_the_file_line_and_column_and_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn plan_errors_point_at_the_key_or_target_they_are_about() {
+    let dir = scratch("blame");
+    let cases = [
+        (
+            "[targets]\nx = \"tcp://127.0.0.1:9\"\n  y = \"foo://127.0.0.1:9\"\n",
+            ":3:3: unknown scheme 'foo'",
+        ),
+        (
+            "[targets]\na = \"tcp://127.0.0.1:9\"\n[run]\nruns = 2\ndiscard = 2\n",
+            ":5:1: --discard 2 with --runs 2",
+        ),
+    ];
+    for (text, says) in cases {
+        let file = plan(&dir, text);
+        let (code, _, err) = study(&[&file, "--dry-run"]);
+        assert_eq!(code, 2, "{text:?}: {err}");
+        assert!(err.starts_with(&format!("{file}{says}")), "{text:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn failed_runs_leave_no_out_directory() {
+    let dir = scratch("failed");
+    // Nothing listens on port 9: the run fails at its first connect.
+    let file = plan(
+        &dir,
+        "[targets]\na = \"tcp://127.0.0.1:9\"\n[run]\nduration = \"200ms\"\n",
+    );
+    let out = dir.join("results");
+    let (code, _, err) = study(&[&file, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(!out.exists(), "a failed study left {out:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -35,14 +35,20 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let Some(dir) = &a.out else {
         return super::sweep::main(&args, study);
     };
-    // Made before anything runs, so a path that cannot be written fails at once.
+    // Made before anything runs, so a path that cannot be written fails at once; removed
+    // again (if still empty) when the runs fail, so a failure leaves nothing behind.
+    let made = !Path::new(dir).exists();
     std::fs::create_dir_all(dir).map_err(|e| {
         crate::error::UsageError(format!(
             "--out {dir}: cannot make the directory ({e}); give a writable path, e.g. --out results/dim"
         ))
     })?;
     let method = methodology(&a.file, &text, &plan);
-    let sweep = super::sweep::collect(&args, study)?;
+    let sweep = super::sweep::collect(&args, study).inspect_err(|_| {
+        if made {
+            let _ = std::fs::remove_dir(dir);
+        }
+    })?;
     write_out(Path::new(dir), &plan, &sweep, &method)?;
     println!("wrote {dir}/report.md and {dir}/study.json");
     Ok(super::sweep::exit_code(&sweep))
@@ -114,13 +120,21 @@ fn run_args(plan: &PlanFile) -> Result<RunArgs, Located> {
 /// Where a validation error belongs: the key whose flag it names, else the target whose URL
 /// it quotes, else `[run]`.
 fn blame(plan: &PlanFile, message: &str) -> Pos {
-    let names = |flag: &str| {
-        message.match_indices(flag).any(|(i, _)| {
+    // Where the message first names `flag` as a whole word (`--run` is not in `--runs`).
+    let named_at = |flag: &str| {
+        message.match_indices(flag).map(|(i, _)| i).find(|&i| {
             let next = message[i + flag.len()..].chars().next();
             !matches!(next, Some(c) if c.is_alphanumeric() || c == '-')
         })
     };
-    if let Some(f) = plan.flags.iter().find(|f| names(&f.flag)) {
+    // The flag the message names first is the one it is about.
+    if let Some(f) = plan
+        .flags
+        .iter()
+        .filter_map(|f| Some((named_at(&f.flag)?, f)))
+        .min_by_key(|(i, _)| *i)
+        .map(|(_, f)| f)
+    {
         return f.at;
     }
     if let Some(t) = plan.targets.iter().find(|t| message.contains(&t.url)) {

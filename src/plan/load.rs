@@ -13,9 +13,8 @@ use crate::units::{parse_bits, parse_duration};
 use std::time::Duration;
 
 /// The closed loop, or the open loop when `--rate`, `--stages` or (UDP stream) `--bandwidth`
-/// gives a timetable.
-/// With the timetable as the user wrote it, for reports (None in the closed loop, and for a UDP
-/// stream at its default bandwidth).
+/// gives a timetable; with that timetable as the user wrote it, for reports (None in the closed
+/// loop, and for a UDP stream at its default bandwidth).
 pub fn model(
     a: &RunArgs,
     family: Family,

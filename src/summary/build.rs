@@ -92,7 +92,7 @@ fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> super:
     let first = &spec.requests[0];
     super::Http {
         method: first.method.clone(),
-        path: spec_path(spec),
+        path: spec.path_text.clone(),
         requests: spec.requests.len(),
         keepalive: spec.keepalive,
         version: if spec.http2 { "2" } else { "1.1" },
@@ -109,11 +109,6 @@ fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> super:
         goodput_mb_per_s: total.received_bytes as f64 / measured.as_secs_f64().max(1e-9) / 1e6,
         ttfb: Distribution::of(&total.ttfb),
     }
-}
-
-/// The path of the run's URL as the user wrote it.
-fn spec_path(spec: &HttpSpec) -> String {
-    spec.path_text.clone()
 }
 
 /// What became of a UDP run's datagrams.

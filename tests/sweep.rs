@@ -325,3 +325,28 @@ fn a_discard_that_keeps_no_run_is_refused() {
         assert!(err.contains("--runs") || err.contains("--discard"), "{err}");
     }
 }
+
+#[test]
+fn a_target_that_cannot_be_reached_mid_sweep_keeps_the_runs_measured() {
+    let server = ServerProcess::start(&[]);
+    let up = format!("up={}", server.url);
+    let down = format!("down=tcp://127.0.0.1:{}", common::free_port());
+    let (code, text, err) = run(&[&up, &down, "--size", "4,64", "-d", "200ms", "-q"]);
+    assert_eq!(code, 1, "{text}{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("stopped after 1 of 4 runs") && err.contains("refused"),
+        "{err}"
+    );
+    // The run of `up` at 4 B is in the table; what never ran is a dash.
+    let ops = table(&text, "Operations per second");
+    assert_eq!(ops[1][0], "up");
+    assert!(ops[1][1].parse::<f64>().unwrap() > 0.0, "{ops:?}");
+    assert_eq!((ops[1][2].as_str(), ops[2][1].as_str()), ("—", "—"));
+
+    let (code, json, _) = run(&[&up, &down, "--size", "4,64", "-d", "200ms", "--json"]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&json).expect("the runs measured, as JSON");
+    assert_valid("sweep.v1.json", &doc);
+    assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+}

@@ -7,7 +7,7 @@ use crate::cli::{PeakArgs, RunArgs};
 use crate::error::{usage, UsageError};
 use crate::load::search::{Next, Search};
 use crate::plan::{duration_flag, Plan};
-use crate::report::progress::Progress;
+use crate::report::progress::{Points, Progress};
 use crate::summary::peak::{Peak, PeakStudy, Step, PEAK_SCHEMA};
 use crate::summary::slo::Slo;
 use std::io::Write;
@@ -31,11 +31,23 @@ struct Setup {
     search: Search,
 }
 
+/// What a search shows while it runs: a line per step (on stderr, unless --quiet or --json),
+/// and on a terminal a spinner over the steps with the current one's live figures.
+struct Live {
+    lines: bool,
+    bar: Points,
+}
+
 /// `wirebench peak`.
 pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
     let setup = setup(args)?;
     let show = !args.run.quiet && !args.run.json;
-    let study = search(args, &setup, show)?;
+    let live = Live {
+        lines: show,
+        bar: Points::new(None, show && Progress::should_show()),
+    };
+    let study = search(args, &setup, &live)?;
+    drop(live);
     let mut out = std::io::stdout().lock();
     if args.run.json {
         crate::report::peak::write_json(&study, &mut out)?;
@@ -117,15 +129,16 @@ fn run_step(
     rate: f64,
     baseline: Option<&Step>,
     confirm: bool,
-    show: bool,
+    live: &Live,
 ) -> anyhow::Result<Step> {
     let plan = Plan::try_from(&step_args(&args.run, rate, setup.step))?;
-    let progress = Progress::new(show && Progress::should_show());
+    let what = if confirm { "confirming" } else { "offering" };
+    let progress = live.bar.start(&format!("{what} {rate} requests/s"));
     let summary = super::run::measure(&plan, progress)?;
     let step = Step::judge(summary, &setup.slos, baseline.map(|b| &b.result), confirm);
-    if show {
-        eprintln!("{}", crate::report::peak::step_line(&step));
-    }
+    live.bar.done();
+    live.bar
+        .println(&crate::report::peak::step_line(&step), live.lines);
     std::thread::sleep(setup.rest);
     Ok(step)
 }
@@ -135,7 +148,7 @@ fn run_step(
 fn bracket(
     args: &PeakArgs,
     setup: &Setup,
-    show: bool,
+    live: &Live,
     steps: &mut Vec<Step>,
     tried: &mut Vec<(f64, bool)>,
 ) -> anyhow::Result<(Option<f64>, bool)> {
@@ -148,12 +161,12 @@ fn bracket(
             let best = tried.iter().filter(|t| t.1).map(|t| t.0).reduce(f64::max);
             return Ok((best, false));
         }
-        let mut step = run_step(args, setup, rate, steps.first(), false, show)?;
+        let mut step = run_step(args, setup, rate, steps.first(), false, live)?;
         if step.generator_limited {
             // Once more: a moment's stall of a shared load machine looks the same as a
             // generator too slow for the rate; only a limit seen twice ends the search.
             steps.push(step);
-            step = run_step(args, setup, rate, steps.first(), false, show)?;
+            step = run_step(args, setup, rate, steps.first(), false, live)?;
         }
         tried.push((rate, step.passed));
         let limited = step.generator_limited;
@@ -165,19 +178,19 @@ fn bracket(
 }
 
 /// Doubles, bisects, confirms; stops early when the generator is the limit.
-fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<PeakStudy> {
+fn search(args: &PeakArgs, setup: &Setup, live: &Live) -> anyhow::Result<PeakStudy> {
     let mut steps: Vec<Step> = Vec::new();
     let mut tried: Vec<(f64, bool)> = Vec::new();
     let mut limited = false;
     let mut peak = None;
     for _ in 0..MAX_CONFIRMATIONS {
         let found;
-        (found, limited) = bracket(args, setup, show, &mut steps, &mut tried)?;
+        (found, limited) = bracket(args, setup, live, &mut steps, &mut tried)?;
         let Some(rate) = found else {
             peak = None;
             break;
         };
-        let step = run_step(args, setup, rate, steps.first(), true, show)?;
+        let step = run_step(args, setup, rate, steps.first(), true, live)?;
         let confirmed = step.passed;
         peak = Some(Peak::of(&step));
         steps.push(step);

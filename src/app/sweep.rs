@@ -6,7 +6,7 @@ use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::load::sweep::{self, Axis, Kind};
 use crate::plan::Plan;
-use crate::report::progress::Progress;
+use crate::report::progress::{Points, Progress};
 use crate::summary::sweep::{NamedTarget, Point, Sweep, SCHEMA};
 use std::io::Write;
 use std::process::ExitCode;
@@ -171,18 +171,29 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
     Ok(out)
 }
 
-/// Runs every point of `study`, then prints the tables (or the JSON document).
+/// Runs every point of `study`, then prints the tables (or the JSON document). When a point
+/// cannot run (the target went away), the points already measured are printed before the error.
 pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
-    let sweep = collect(args, study)?;
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &sweep)?;
-        writeln!(out)?;
-    } else {
-        crate::report::sweep::write(&sweep, &mut out)?;
+    let total = study.runs.len();
+    let (sweep, stopped) = measure_all(args, study);
+    if !sweep.points.is_empty() {
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            serde_json::to_writer_pretty(&mut out, &sweep)?;
+            writeln!(out)?;
+        } else {
+            crate::report::sweep::write(&sweep, &mut out)?;
+        }
+        out.flush()?;
     }
-    out.flush()?;
-    Ok(exit_code(&sweep))
+    match stopped {
+        Some(e) if sweep.points.is_empty() || e.is::<UsageError>() => Err(e),
+        Some(e) => Err(e.context(format!(
+            "the sweep stopped after {} of {total} runs (those are reported above)",
+            sweep.points.len()
+        ))),
+        None => Ok(exit_code(&sweep)),
+    }
 }
 
 /// 1 when a kept run would have exited 1 on its own, else 0.
@@ -197,12 +208,22 @@ pub fn exit_code(sweep: &Sweep) -> ExitCode {
     }
 }
 
-/// Runs every point of `study` in order (a progress line per point on a terminal).
+/// Runs every point of `study` in order; an error if one could not run.
 pub fn collect(args: &RunArgs, study: Study) -> anyhow::Result<Sweep> {
+    match measure_all(args, study) {
+        (sweep, None) => Ok(sweep),
+        (_, Some(e)) => Err(e),
+    }
+}
+
+/// Runs every point of `study` in order (a bar over the points on a terminal), until one
+/// cannot run: the sweep of the points measured, and the error that stopped it, if any.
+pub fn measure_all(args: &RunArgs, study: Study) -> (Sweep, Option<anyhow::Error>) {
     let live = !args.quiet && !args.json && Progress::should_show();
-    let total = study.runs.len();
-    let mut points = Vec::with_capacity(total);
-    for (i, run) in study.runs.into_iter().enumerate() {
+    let bar = Points::new(Some(study.runs.len()), live);
+    let mut points = Vec::with_capacity(study.runs.len());
+    let mut stopped = None;
+    for run in study.runs {
         let at = study.points[run.point].clone();
         let values = study
             .axes
@@ -211,14 +232,19 @@ pub fn collect(args: &RunArgs, study: Study) -> anyhow::Result<Sweep> {
             .map(|(x, &v)| (x.flag, x.values[v].clone()))
             .collect();
         let name = study.targets[run.target].name.clone();
-        if live {
-            let round = match study.rounds {
-                1 => String::new(),
-                n => format!(" run {}/{n}", run.round + 1),
-            };
-            eprintln!("[{}/{total}] {name}{round} {}", i + 1, describe(&values));
-        }
-        let result = super::run::measure(&run.plan, Progress::new(live))?;
+        let round = match study.rounds {
+            1 => String::new(),
+            n => format!(" run {}/{n}", run.round + 1),
+        };
+        let progress = bar.start(&format!("{name}{round} {}", describe(&values)));
+        let result = match super::run::measure(&run.plan, progress) {
+            Ok(result) => result,
+            Err(e) => {
+                stopped = Some(e);
+                break;
+            }
+        };
+        bar.done();
         points.push(Point {
             run: run.round + 1,
             discarded: run.round < study.discard,
@@ -229,7 +255,7 @@ pub fn collect(args: &RunArgs, study: Study) -> anyhow::Result<Sweep> {
             at,
         });
     }
-    Ok(Sweep {
+    let sweep = Sweep {
         schema: SCHEMA,
         wirebench_version: env!("CARGO_PKG_VERSION"),
         targets: study.targets,
@@ -237,7 +263,8 @@ pub fn collect(args: &RunArgs, study: Study) -> anyhow::Result<Sweep> {
         runs: study.rounds,
         discard: study.discard,
         points,
-    })
+    };
+    (sweep, stopped)
 }
 
 /// `--size 1024 --connections 4`, for the progress line.

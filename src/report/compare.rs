@@ -11,8 +11,8 @@ use std::io::{self, Write};
 pub fn write(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
-        "\nAgainst the baseline '{}' (method: {}; ± is the 95% CI of the difference in % of the \
-         baseline's mean, over the kept runs):\n",
+        "\nAgainst the baseline '{}' (method: {}; ± is the 95% CI of the ratio of the means, over \
+         the kept runs, by the delta method: both means' uncertainty counted):\n",
         c.baseline, c.method
     )?;
     let mut at = None;

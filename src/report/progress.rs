@@ -1,24 +1,35 @@
-//! The live progress line on stderr: elapsed time, ops/s, p99 and errors, rewritten in place.
+//! Live progress on stderr: a run's line (elapsed time, ops/s, p99 and errors, rewritten in
+//! place), and for a study (sweep, comparison, peak search) a bar over its points with the
+//! current point named, the run's line beside it (indicatif).
 //!
-//! Shown only when the caller decides so (stderr is a terminal and `--quiet` was not given);
-//! a disabled [`Progress`] does nothing, so callers need not check again.
+//! Shown only when the caller decides so (stderr is a terminal and neither `--quiet` nor
+//! `--json` was given); a disabled [`Progress`] or [`Points`] does nothing, so callers need
+//! not check again.
 
 use crate::record::Snapshot;
 use crate::units::{format_us, thousands};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 
-/// The live progress line; rewrites one line of stderr in place.
+/// The live progress line; rewrites one line of stderr in place, or the message of a
+/// [`Points`] bar when the run is one point of a study.
 #[derive(Debug)]
 pub struct Progress {
     enabled: bool,
     /// Width in characters of the longest line shown, so shorter lines can blank it out.
     width: usize,
+    /// The study's bar and the current point's name, when the line goes there.
+    bar: Option<(ProgressBar, String)>,
 }
 
 impl Progress {
     /// A progress line; when `enabled` is false, every method does nothing.
     pub fn new(enabled: bool) -> Progress {
-        Progress { enabled, width: 0 }
+        Progress {
+            enabled,
+            width: 0,
+            bar: None,
+        }
     }
 
     /// Whether stderr is a terminal, where a progress line makes sense.
@@ -31,6 +42,10 @@ impl Progress {
         if !self.enabled {
             return;
         }
+        if let Some((bar, name)) = &self.bar {
+            bar.set_message(format!("{name}  {}", line(s).trim_end()));
+            return;
+        }
         let text = line(s);
         let chars = text.chars().count();
         self.width = self.width.max(chars);
@@ -40,6 +55,10 @@ impl Progress {
 
     /// Clears the progress line, if anything was shown.
     pub fn finish(&mut self) {
+        if let Some((bar, name)) = &self.bar {
+            bar.set_message(name.clone());
+            return;
+        }
         if !self.enabled || self.width == 0 {
             return;
         }
@@ -51,6 +70,70 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// A bar over the points of a study: `[3/12] ███░░░ eta 40s  local --size 1024  2.0s ops/s …`.
+/// With an unknown count of points (a peak search), a spinner and the step number.
+#[derive(Debug)]
+pub struct Points {
+    bar: Option<ProgressBar>,
+}
+
+impl Points {
+    /// A bar over `total` points (None: not known in advance); nothing when not `enabled`.
+    pub fn new(total: Option<usize>, enabled: bool) -> Points {
+        if !enabled {
+            return Points { bar: None };
+        }
+        let (bar, template) = match total {
+            Some(n) => (
+                ProgressBar::new(n as u64),
+                "[{pos}/{len}] {bar:20} eta {eta:>3}  {wide_msg}",
+            ),
+            None => (ProgressBar::no_length(), "{spinner} step {pos}  {wide_msg}"),
+        };
+        let style = ProgressStyle::with_template(template)
+            .expect("a valid template")
+            .progress_chars("█▓░");
+        bar.set_style(style);
+        // Redrawn a few times a second at most: the bar must not cost the generator CPU.
+        bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+        Points { bar: Some(bar) }
+    }
+
+    /// The line of the point named `name`, about to run; shown beside the bar.
+    pub fn start(&self, name: &str) -> Progress {
+        let mut p = Progress::new(self.bar.is_some());
+        if let Some(bar) = &self.bar {
+            bar.set_message(name.to_string());
+            p.bar = Some((bar.clone(), name.to_string()));
+        }
+        p
+    }
+
+    /// One point done.
+    pub fn done(&self) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
+    /// A line printed above the bar (or to stderr when `shown`, without a bar).
+    pub fn println(&self, text: &str, shown: bool) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None if shown => eprintln!("{text}"),
+            None => {}
+        }
+    }
+}
+
+impl Drop for Points {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
     }
 }
 
@@ -105,5 +188,14 @@ mod tests {
         p.show(&Snapshot::default());
         assert_eq!(p.width, 0);
         p.finish();
+    }
+
+    #[test]
+    fn a_disabled_bar_gives_silent_lines() {
+        let points = Points::new(Some(3), false);
+        let mut p = points.start("local --size 4");
+        p.show(&Snapshot::default());
+        assert!(!p.enabled && p.bar.is_none());
+        points.done();
     }
 }

@@ -84,6 +84,28 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     })
 }
 
+/// Half the width of the 95% confidence interval of mean(a) / mean(b), by the delta method
+/// (the ratio's relative variance is the sum of the means' relative variances, var(ā)/ā² +
+/// var(b̄)/b̄²; Satterthwaite's degrees of freedom on those two terms). Dividing Welch's
+/// interval by the baseline mean would take that mean as exact and understate the spread when
+/// the baseline itself is noisy. Valid while the baseline mean's own CV is small, as it is for
+/// repeated benchmark runs; Fieller's theorem would be the exact interval. None unless both
+/// have two values or more and nonzero means.
+pub fn ratio_ci95(a: &[f64], b: &[f64]) -> Option<f64> {
+    let (sa, sb) = (stats::of(a)?, stats::of(b)?);
+    if sa.n < 2 || sb.n < 2 || sa.mean == 0.0 || sb.mean == 0.0 {
+        return None;
+    }
+    let rel = |s: &stats::Stats| s.stddev.powi(2) / s.n as f64 / s.mean.powi(2);
+    let (ua, ub) = (rel(&sa), rel(&sb));
+    let ratio = sa.mean / sb.mean;
+    if ua + ub == 0.0 {
+        return Some(0.0);
+    }
+    let df = (ua + ub).powi(2) / (ua.powi(2) / (sa.n - 1) as f64 + ub.powi(2) / (sb.n - 1) as f64);
+    Some(t975(df) * ratio.abs() * (ua + ub).sqrt())
+}
+
 /// One target against the baseline on one metric at one point.
 #[derive(Clone, Debug, Serialize)]
 pub struct Verdict {
@@ -101,7 +123,8 @@ pub struct Verdict {
     pub ratio: f64,
     /// The difference in % of the baseline mean.
     pub difference_percent: f64,
-    /// Half the width of its 95% CI, % of the baseline mean (the baseline mean taken as exact).
+    /// Half the width of the 95% CI of the difference in % ([`ratio_ci95`]: both means'
+    /// uncertainty counted, the baseline's too).
     pub ci95_percent: f64,
     /// Welch's test itself.
     pub welch: Welch,
@@ -152,7 +175,8 @@ fn verdict(m: Metric, name: &str, at: &str, mine: &[f64], base: &[f64]) -> Optio
         return None;
     }
     let (key, what) = words(m);
-    let (pct, ci) = (100.0 * w.difference / bm, 100.0 * w.ci95 / bm.abs());
+    let pct = 100.0 * w.difference / bm;
+    let ci = 100.0 * ratio_ci95(mine, base)?;
     let verb = if pct >= 0.0 { "adds" } else { "takes" };
     let prep = if pct >= 0.0 { "to" } else { "from" };
     let text = match w.significant {
@@ -234,6 +258,23 @@ mod tests {
         assert!(welch(&[1.0], &[1.0, 2.0]).is_none());
         let flat = welch(&[5.0, 5.0], &[5.0, 5.0]).unwrap();
         assert!(!flat.significant);
+    }
+
+    #[test]
+    fn the_ratio_interval_counts_the_baseline_spread_too() {
+        // a = [19, 20, 21]: ā = 20, var(ā) = 1/3; b = [10, 12, 14]: b̄ = 12, var(b̄) = 4/3.
+        // ua = (1/3)/400, ub = (4/3)/144; ratio 5/3; df = (ua+ub)²/(ua²/2 + ub²/2).
+        let (ua, ub) = (1.0 / 3.0 / 400.0, 4.0 / 3.0 / 144.0);
+        let df = (ua + ub) * (ua + ub) / (ua * ua / 2.0 + ub * ub / 2.0);
+        let want = t975(df) * 5.0 / 3.0 * (ua + ub).sqrt();
+        let got = ratio_ci95(&[19.0, 20.0, 21.0], &[10.0, 12.0, 14.0]).unwrap();
+        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        // Wider than Welch's interval divided by the baseline mean, which ignores b̄'s spread
+        // in the denominator.
+        let w = welch(&[19.0, 20.0, 21.0], &[10.0, 12.0, 14.0]).unwrap();
+        assert!(got > w.ci95 / 12.0, "{got} vs {}", w.ci95 / 12.0);
+        assert_eq!(ratio_ci95(&[5.0, 5.0], &[4.0, 4.0]), Some(0.0));
+        assert!(ratio_ci95(&[1.0, 2.0], &[0.0, 0.0]).is_none());
     }
 
     #[test]

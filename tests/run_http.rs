@@ -612,6 +612,31 @@ fn http2_large_bodies_are_counted_exactly_at_constant_memory() {
     assert!(rss < 48 * 1024, "peak RSS {rss} KiB for 384 MiB of bodies");
 }
 
+/// `--link` over HTTP/2: the packets come from the connection's TCP_INFO, as over HTTP/1.1,
+/// so the wire rate counts each segment's headers on top of the HTTP/2 bytes.
+#[test]
+fn http2_downloads_get_a_wire_rate_with_link() {
+    let ngx = h2c("h2link", "");
+    let f = std::fs::File::create(ngx.root().join("one.bin")).unwrap();
+    f.set_len(1 << 20).unwrap();
+    let url = format!("{}/one.bin", ngx.url);
+    let (json, code) = run_json(&[&url, "--http2", "-n", "20", "--link", "100Gbit"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    let link = &json["throughput"]["link"];
+    assert_eq!(link["direction"], "received", "{link}");
+    // An average over the connections' segments: a number, not always whole.
+    let payload = link["packet"]["payload_bytes"]
+        .as_f64()
+        .expect("a packet size");
+    assert!(payload >= 536.0, "{link}");
+    assert!(n(&link["packet"]["transport_header_bytes"]) >= 20, "{link}");
+    let (bits, wire) = (
+        link["payload_bits_per_s"].as_f64().unwrap(),
+        link["frames"]["bits_per_s"].as_f64().unwrap(),
+    );
+    assert!(bits > 0.0 && wire > bits, "{link}");
+}
+
 #[test]
 fn http2_over_tls_by_alpn_with_a_trusted_certificate() {
     let ngx = Nginx::launch(

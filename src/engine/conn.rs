@@ -36,7 +36,7 @@ mod steps;
 mod transfer;
 
 pub(super) use steps::{
-    ensure_session, fail_all, flush, queue, read_replies, timeout_error, ExpiryTimer,
+    close_session, ensure_session, fail_all, flush, queue, read_replies, timeout_error, ExpiryTimer,
 };
 
 /// What one connection task needs.
@@ -63,6 +63,8 @@ pub(super) struct Slot<S> {
     pub(super) session: Option<S>,
     pub(super) seq: u64,
     backoff: Duration,
+    /// A closed session already gave its packet size (see [`steps::close_session`]).
+    sized: bool,
 }
 
 /// Runs one connection through warm-up and the measured part, unless the run is stopped.
@@ -80,6 +82,7 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
         session: None,
         seq: (ctx.index as u64) << 40,
         backoff: Duration::ZERO,
+        sized: false,
     };
     let plan = ctx.plan.clone();
     let bulk = plan.workload.mode == ClientMode::Source

@@ -116,6 +116,7 @@ impl Driver for H2Driver {
         if let Some(tls) = &self.tls {
             stream = stream.tls(tls, timeout).await?;
         }
+        let (fd, opened) = (stream.fd(), Instant::now());
         let counts = Rc::new(Counts::default());
         let io = Io::new(stream, counts.clone())?;
         let (send, conn) =
@@ -139,6 +140,8 @@ impl Driver for H2Driver {
             reported: 0,
             gone: false,
             closed: None,
+            fd,
+            opened,
         };
         Ok((session, Some(took)))
     }
@@ -171,6 +174,10 @@ pub struct H2Session {
     gone: bool,
     /// The connection has ended, and how (None while it runs).
     closed: Option<Failure>,
+    /// The TCP socket under the connection (owned by `conn`), for `TCP_INFO`.
+    fd: std::os::fd::RawFd,
+    /// When the TCP connection was made.
+    opened: Instant,
 }
 
 impl std::fmt::Debug for H2Session {
@@ -317,6 +324,13 @@ impl Session for H2Session {
 
     fn completed(&self) -> &[Done] {
         &self.completed
+    }
+
+    /// The send MSS and TCP header of this connection, from `TCP_INFO` (the payload counted
+    /// is the HTTP/2 bytes: frames, HPACK heads; over TLS its records' overhead is not
+    /// counted). The socket stays open while the session lives: `conn` owns it.
+    fn segment(&self) -> Option<crate::record::Segment> {
+        super::stream::segment_of(self.fd, self.opened)
     }
 
     fn reusable(&self) -> bool {

@@ -1,7 +1,9 @@
 //! The closed loop of one connection: keep `pipeline` requests in flight, each new one issued
 //! as a reply frees its place (a new connection per request in crr mode).
 
-use super::steps::{ensure_session, fail_all, flush, queue, read_replies, ExpiryTimer};
+use super::steps::{
+    close_session, ensure_session, fail_all, flush, queue, read_replies, ExpiryTimer,
+};
 use super::{Ctx, Slot};
 use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Sent, Session};
@@ -45,7 +47,7 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
         }
         if session.in_flight() == 0 {
             if per_request {
-                slot.session = None;
+                close_session(ctx, slot);
             }
             return;
         }
@@ -88,7 +90,7 @@ async fn after_replies<D: Driver>(
                 op_start,
             );
         }
-        slot.session = None; // close: the client holds TIME_WAIT, as a real client would
+        close_session(ctx, slot); // close: the client holds TIME_WAIT, as a real client would
     }
     if let Some(t) = ctx.plan.load.think() {
         // A pause never outlasts the time for issuing requests.

@@ -5,7 +5,8 @@
 
 use super::super::pacer::{Pacer, Timetable, Turn};
 use super::{
-    ensure_session, fail_all, flush, queue, read_replies, timeout_error, Ctx, ExpiryTimer, Slot,
+    close_session, ensure_session, fail_all, flush, queue, read_replies, timeout_error, Ctx,
+    ExpiryTimer, Slot,
 };
 use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Sent, Session};
@@ -48,7 +49,7 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
             if !more {
                 return;
             }
-            slot.session = None;
+            close_session(ctx, slot);
             continue;
         }
         let step = tokio::select! {
@@ -75,7 +76,7 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
                 let per_request = ctx.plan.workload.mode == ClientMode::Crr;
                 if let Some(s) = &slot.session {
                     if n > 0 && (per_request || !s.reusable()) && s.in_flight() == 0 {
-                        slot.session = None;
+                        close_session(ctx, slot);
                     }
                 }
             }

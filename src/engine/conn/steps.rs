@@ -181,7 +181,7 @@ pub(in crate::engine) fn fail_all<D: Driver>(
         None => (1, since),
     };
     record_error(ctx, sent, Instant::now(), err, n);
-    slot.session = None;
+    close_session(ctx, slot);
 }
 
 /// The error of a request that outlived `--timeout`.
@@ -246,5 +246,28 @@ fn expire<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
                 .error(now, now, timeout_error(limit), n);
         }
         Expiry::Reset => fail_all(ctx, slot, timeout_error(limit), now),
+    }
+}
+
+/// Closes the connection's session. The first one a connection closes gives its packet size
+/// for `--link` (read from `TCP_INFO` before the socket goes): sessions replaced mid-run — a
+/// connection per request, a server's GOAWAY or `Connection: close` — would otherwise leave
+/// none at the end for the wire rate. Once per connection, so crr mode pays no syscall per
+/// request.
+pub(crate) fn close_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
+    let Some(session) = slot.session.take() else {
+        return;
+    };
+    if !slot.sized && ctx.plan.link.is_some() {
+        slot.sized = true;
+        if let Some(segment) = session.segment() {
+            // Its packet size only: its acknowledged rate covers its own life, not the run's,
+            // and added to the rates of the sessions open at the end would count time twice.
+            let segment = crate::record::Segment {
+                acked_per_s: None,
+                ..segment
+            };
+            ctx.rec.borrow_mut().segment(Instant::now(), segment);
+        }
     }
 }

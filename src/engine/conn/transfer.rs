@@ -1,7 +1,7 @@
 //! Bulk transfer (stream or source): one connection moves bytes as fast as it can, and
 //! reconnects after a failure.
 
-use super::steps::{ensure_session, fail_all, record_error};
+use super::steps::{close_session, ensure_session, fail_all, record_error};
 use super::{Ctx, Slot};
 use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Session};
@@ -91,7 +91,7 @@ async fn pump<D: Driver>(
                     ctx.rec.borrow_mut().receiver(now, None);
                 }
                 record_error(ctx, now, now, e, 1);
-                slot.session = None;
+                close_session(ctx, slot);
                 return false;
             }
         }

@@ -192,3 +192,38 @@ fn peak_finds_the_max_rate_of_serve_http() {
     let _ = common::wait_exit(&mut child, Duration::from_secs(5));
     assert_found_4000(&doc, code);
 }
+
+/// A target that rejects the workload itself (a 404 for every request) has no peak, and the
+/// search says why after one step instead of halving down to 1/s.
+#[test]
+fn a_target_that_answers_nothing_ends_the_search_with_the_reason() {
+    let mut child = serve_process("http", &[]);
+    let lines = stdout_lines(&mut child);
+    let addr = first_line_addr(&mut child, &lines, "http", LIMIT);
+    let url = format!("http://{addr}/no/such/path");
+    let args = [
+        "peak",
+        &url,
+        "--slo",
+        "p99<=20ms",
+        "--step",
+        "300ms",
+        "--rest",
+        "0s",
+        "--json",
+        "-q",
+    ];
+    let (text, code) = run_reading(&args, Duration::from_secs(30));
+    common::sigterm(&child);
+    let _ = common::wait_exit(&mut child, Duration::from_secs(5));
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(code, Some(1), "{}", doc["conclusion"]);
+    let conclusion = doc["conclusion"].as_str().unwrap();
+    assert!(
+        conclusion.contains("every request") && conclusion.contains("404"),
+        "{conclusion}"
+    );
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 1, "{conclusion}");
+    assert!(doc["peak"].is_null());
+}

@@ -170,9 +170,14 @@ fn bracket(
         }
         tried.push((rate, step.passed));
         let limited = step.generator_limited;
+        let refused = rejects_everything(&step);
         steps.push(step);
         if limited {
             return Ok((None, true));
+        }
+        if refused {
+            // A lower rate will not turn a 404 or a refused connection into an answer.
+            return Ok((None, false));
         }
     }
 }
@@ -248,8 +253,28 @@ fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup)
             "peak {:.0}/s found within {objective}, but the confirmation run did not meet it: the target is not steady at this rate",
             p.offered_per_s
         ),
-        (None, false) => format!(
-            "no rate down to {FLOOR}/s was sustained within {objective}"
-        ),
+        (None, false) => match every_request_failed(steps) {
+            Some(why) => format!(
+                "no peak: every request of every step failed ({why}), so no rate can meet {objective}; check the workload first with `wirebench run URL -n 10`"
+            ),
+            None => format!("no rate down to {FLOOR}/s was sustained within {objective}"),
+        },
     }
+}
+
+/// Whether the target answered none of a step's requests, and not for lack of time (no
+/// timeouts): it rejects the workload itself (a wrong URL, a refused port), whatever the rate.
+fn rejects_everything(step: &Step) -> bool {
+    let r = &step.result;
+    r.ok == 0 && r.errors.total > 0 && r.errors.by_kind.iter().all(|e| e.kind != "timeout")
+}
+
+/// When no step completed a single request: the first error of the first step, in words
+/// (`404 × 5: status 404` …), so a wrong URL is not reported as a slow target.
+fn every_request_failed(steps: &[Step]) -> Option<String> {
+    if steps.is_empty() || steps.iter().any(|s| s.result.ok > 0) {
+        return None;
+    }
+    let first = steps[0].result.errors.by_kind.first()?;
+    Some(format!("{} {}: {}", first.count, first.kind, first.sample))
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::RunArgs;
 use crate::plan::Plan;
-use crate::report::progress::Progress;
+use crate::report::progress::{Goal, Progress};
 use crate::summary::Summary;
 use std::io::Write;
 use std::process::ExitCode;
@@ -28,7 +28,13 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs `plan` with `progress` showing it live, and summarises what it recorded.
-pub fn measure(plan: &Plan, mut progress: Progress) -> anyhow::Result<Summary> {
+pub fn measure(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
+    let goal = match (plan.stop.duration, plan.stop.requests) {
+        (_, Some(n)) => Goal::Requests(n),
+        (Some(d), None) => Goal::Time(d),
+        (None, None) => Goal::Open,
+    };
+    let mut progress = progress.towards(goal);
     let record = crate::engine::execute(plan, &mut |s| progress.show(s));
     progress.finish();
     Ok(crate::summary::of(plan, record?))

@@ -108,6 +108,8 @@ impl Collector<'_> {
             ops_per_s: point.ok as f64,
             p99_us: p99,
             errors: self.out.total.errors.total(),
+            bytes: self.out.total.sent_bytes + self.out.total.received_bytes,
+            bytes_per_s: (point.sent_bytes + point.received_bytes) as f64,
         });
         self.out.series.push(point);
         self.spares.give(rec);
@@ -122,6 +124,9 @@ impl Collector<'_> {
             ops_per_s: self.out.warm.ok as f64 / elapsed.as_secs_f64().max(1e-3),
             p99_us: None,
             errors: self.out.warm.errors.total(),
+            bytes: self.out.warm.sent_bytes + self.out.warm.received_bytes,
+            bytes_per_s: (self.out.warm.sent_bytes + self.out.warm.received_bytes) as f64
+                / elapsed.as_secs_f64().max(1e-3),
         });
     }
 }

@@ -91,4 +91,8 @@ pub struct Snapshot {
     pub p99_us: Option<f64>,
     /// Failed operations so far (of the current phase).
     pub errors: u64,
+    /// Payload bytes sent and received so far (of the current phase).
+    pub bytes: u64,
+    /// Payload bytes sent and received per second over the last interval.
+    pub bytes_per_s: f64,
 }

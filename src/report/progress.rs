@@ -9,27 +9,64 @@
 use crate::record::Snapshot;
 use crate::units::{format_us, thousands};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
-/// The live progress line; rewrites one line of stderr in place, or the message of a
-/// [`Points`] bar when the run is one point of a study.
+/// The live progress of one run: a bar over its measuring time (or its requests) with its
+/// line beside it, or that line in the message of a [`Points`] bar when the run is one point
+/// of a study.
 #[derive(Debug)]
 pub struct Progress {
     enabled: bool,
-    /// Width in characters of the longest line shown, so shorter lines can blank it out.
-    width: usize,
+    /// How far the run goes.
+    goal: Goal,
+    /// The run's own bar, made at the first snapshot.
+    own: Option<ProgressBar>,
     /// The study's bar and the current point's name, when the line goes there.
     bar: Option<(ProgressBar, String)>,
 }
 
+/// How far a run goes, for its bar.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Goal {
+    /// Not known: a spinner.
+    #[default]
+    Open,
+    /// This long measured.
+    Time(std::time::Duration),
+    /// This many requests, ok or failed.
+    Requests(u64),
+}
+
+impl Goal {
+    /// How far `s` is towards the goal, in thousandths.
+    fn permille(self, s: &Snapshot) -> u64 {
+        if s.warmup {
+            return 0;
+        }
+        let done = match self {
+            Goal::Open => return 0,
+            Goal::Time(d) => s.elapsed.as_secs_f64() / d.as_secs_f64().max(1e-9),
+            Goal::Requests(n) => (s.ok + s.errors) as f64 / n.max(1) as f64,
+        };
+        (done.clamp(0.0, 1.0) * 1000.0) as u64
+    }
+}
+
 impl Progress {
-    /// A progress line; when `enabled` is false, every method does nothing.
+    /// A run's progress; when `enabled` is false, every method does nothing.
     pub fn new(enabled: bool) -> Progress {
         Progress {
             enabled,
-            width: 0,
+            goal: Goal::Open,
+            own: None,
             bar: None,
         }
+    }
+
+    /// The same, with a bar towards `goal`.
+    pub fn towards(mut self, goal: Goal) -> Progress {
+        self.goal = goal;
+        self
     }
 
     /// Whether stderr is a terminal, where a progress line makes sense.
@@ -37,7 +74,7 @@ impl Progress {
         std::io::stderr().is_terminal()
     }
 
-    /// Rewrites the progress line with `s`.
+    /// Shows `s`.
     pub fn show(&mut self, s: &Snapshot) {
         if !self.enabled {
             return;
@@ -46,24 +83,20 @@ impl Progress {
             bar.set_message(format!("{name}  {}", line(s).trim_end()));
             return;
         }
-        let text = line(s);
-        let chars = text.chars().count();
-        self.width = self.width.max(chars);
-        let pad = " ".repeat(self.width - chars);
-        emit(&format!("\r{text}{pad}"));
+        let goal = self.goal;
+        let own = self.own.get_or_insert_with(|| run_bar(goal));
+        own.set_position(goal.permille(s));
+        own.set_message(line(s).trim_end().to_string());
     }
 
-    /// Clears the progress line, if anything was shown.
+    /// Clears what was shown, if anything.
     pub fn finish(&mut self) {
         if let Some((bar, name)) = &self.bar {
             bar.set_message(name.clone());
-            return;
         }
-        if !self.enabled || self.width == 0 {
-            return;
+        if let Some(own) = self.own.take() {
+            own.finish_and_clear();
         }
-        emit(&format!("\r{}\r", " ".repeat(self.width)));
-        self.width = 0;
     }
 }
 
@@ -71,6 +104,20 @@ impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// A run's own bar (a spinner when the goal is open), redrawn a few times a second at most.
+fn run_bar(goal: Goal) -> ProgressBar {
+    let (bar, template) = match goal {
+        Goal::Open => (ProgressBar::no_length(), "{spinner} {wide_msg}"),
+        _ => (ProgressBar::new(1000), "{bar:20} {wide_msg}"),
+    };
+    let style = ProgressStyle::with_template(template)
+        .expect("a valid template")
+        .progress_chars("█▓░");
+    bar.set_style(style);
+    bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+    bar
 }
 
 /// A bar over the points of a study: `[3/12] ███░░░ eta 40s  local --size 1024  2.0s ops/s …`.
@@ -137,7 +184,9 @@ impl Drop for Points {
     }
 }
 
-/// `  3.0s  ops/s 12,345  p99 123.4µs  errors 0   `, prefixed with `warm-up` while warming up.
+/// `  3.0s  ops/s 12,345  1.58 MB/s (4.74 MB)  p99 123.4µs  errors 0   `, prefixed with
+/// `warm-up` while warming up: bytes so far beside the rate, so a long download shows its
+/// progress while its one request is still in flight.
 fn line(s: &Snapshot) -> String {
     let phase = if s.warmup { "warm-up" } else { "" };
     let p99 = s.p99_us.map_or_else(|| "-".to_string(), format_us);
@@ -146,18 +195,18 @@ fn line(s: &Snapshot) -> String {
     } else {
         "0".to_string()
     };
+    let rate = if s.bytes_per_s.is_finite() {
+        s.bytes_per_s
+    } else {
+        0.0
+    };
     format!(
-        "{phase}{:>5.1}s  ops/s {ops}  p99 {p99}  errors {}   ",
+        "{phase}{:>5.1}s  ops/s {ops}  {} ({})  p99 {p99}  errors {}   ",
         s.elapsed.as_secs_f64(),
+        super::format::byte_rate(rate),
+        super::format::bytes(s.bytes),
         thousands(s.errors),
     )
-}
-
-/// Writes to stderr and flushes; a progress line is not worth failing a run over.
-fn emit(text: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(text.as_bytes());
-    let _ = err.flush();
 }
 
 #[cfg(test)]
@@ -174,8 +223,13 @@ mod tests {
             ops_per_s: 12_345.4,
             p99_us: Some(123.44),
             errors: 0,
+            bytes: 4_740_000,
+            bytes_per_s: 1_580_000.0,
         };
-        assert_eq!(line(&s), "  3.0s  ops/s 12,345  p99 123.4µs  errors 0   ");
+        assert_eq!(
+            line(&s),
+            "  3.0s  ops/s 12,345  1.58 MB/s (4.74 MB)  p99 123.4µs  errors 0   "
+        );
         s.warmup = true;
         s.p99_us = None;
         assert!(line(&s).starts_with("warm-up  3.0s"), "{}", line(&s));
@@ -184,10 +238,26 @@ mod tests {
 
     #[test]
     fn disabled_progress_stays_silent() {
-        let mut p = Progress::new(false);
+        let mut p = Progress::new(false).towards(Goal::Requests(10));
         p.show(&Snapshot::default());
-        assert_eq!(p.width, 0);
+        assert!(p.own.is_none());
         p.finish();
+    }
+
+    #[test]
+    fn the_goal_gives_the_bar_its_position() {
+        let s = Snapshot {
+            elapsed: Duration::from_millis(2500),
+            ok: 30,
+            errors: 10,
+            ..Snapshot::default()
+        };
+        assert_eq!(Goal::Time(Duration::from_secs(10)).permille(&s), 250);
+        assert_eq!(Goal::Requests(80).permille(&s), 500);
+        assert_eq!(Goal::Requests(20).permille(&s), 1000);
+        assert_eq!(Goal::Open.permille(&s), 0);
+        let warm = Snapshot { warmup: true, ..s };
+        assert_eq!(Goal::Time(Duration::from_secs(1)).permille(&warm), 0);
     }
 
     #[test]

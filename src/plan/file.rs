@@ -56,6 +56,9 @@ pub struct Flag {
 pub struct PlanFile {
     /// `title`, if given.
     pub title: Option<String>,
+    /// `command` (`run`, `compare` or `peak`; checked by `app::study`) and where it is; `run`
+    /// when not given.
+    pub command: Option<(String, Pos)>,
     /// `[targets]`, in file order.
     pub targets: Vec<Target>,
     /// `[run]`, in file order; switches set to false are left out.
@@ -65,7 +68,7 @@ pub struct PlanFile {
 }
 
 /// Flags given once per value on the command line: a list in the file repeats the flag.
-const REPEATED: [&str; 1] = ["--header"];
+const REPEATED: [&str; 2] = ["--header", "--slo"];
 
 /// The line and column of byte offset `at` in `text`.
 pub fn pos(text: &str, at: usize) -> Pos {
@@ -91,6 +94,7 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
     let root = doc.as_table();
     let mut file = PlanFile {
         title: None,
+        command: None,
         targets: Vec::new(),
         flags: Vec::new(),
         run_at: Pos { line: 1, col: 1 },
@@ -99,6 +103,7 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
         let key_at = at(root.key(key).and_then(|k| k.span()));
         match key {
             "title" => file.title = Some(string(item, key_at, "title")?),
+            "command" => file.command = Some((string(item, key_at, "command")?, key_at)),
             "targets" => file.targets = targets(table(item, key_at, "targets")?, &at)?,
             "run" => {
                 let t = table(item, key_at, "run")?;
@@ -109,7 +114,7 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
                 return Err(FileError {
                     at: key_at,
                     message: format!(
-                        "unknown key '{other}': a plan file has title, [targets] and [run] (run flags go under [run])"
+                        "unknown key '{other}': a plan file has title, command, [targets] and [run] (the command's flags go under [run])"
                     ),
                 })
             }
@@ -224,6 +229,12 @@ fn flags(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Flag
                     .map(|v| scalar(v).ok_or_else(|| bad("a list of lists or tables")))
                     .collect::<Result<Vec<_>, _>>()?;
                 match REPEATED.contains(&flag.as_str()) {
+                    true if parts.is_empty() => {
+                        return Err(FileError {
+                            at: key_at,
+                            message: format!("{key} = [] gives no value: list at least one, e.g. {key} = [\"...\"], or leave the key out"),
+                        })
+                    }
                     true => parts,
                     false => vec![parts.join(",")],
                 }
@@ -295,6 +306,18 @@ mod tests {
         );
         assert_eq!(f.flags[1].at, p(7, 1));
         assert_eq!(f.run_at.line, 5);
+    }
+
+    #[test]
+    fn command_and_repeated_objectives() {
+        let f = parse("command = \"peak\"\n[targets]\na = \"tcp://x:1\"\n[run]\nslo = [\"p99<=5ms\", \"errors<=1%\"]\n").unwrap();
+        assert_eq!(f.command, Some(("peak".to_string(), p(1, 1))));
+        assert_eq!(f.flags[0].values, ["p99<=5ms", "errors<=1%"]);
+        let e = parse("[targets]\na = \"u\"\n[run]\nheader = []\n").unwrap_err();
+        assert_eq!(
+            (e.at, e.message.contains("header = [] gives no value")),
+            (p(4, 1), true)
+        );
     }
 
     #[test]

@@ -303,6 +303,18 @@ fn bad_compare_and_peak_plans_are_one_line_with_file_line_col() {
             ":6:1: unknown key 'slo' in [run]: not a `wirebench compare` flag",
         ),
         (
+            "command = \"compare\"\n[targets]\na = { url = \"tcp://127.0.0.1:9\", run = { mode = \"source\" } }\nb = \"tcp://127.0.0.1:9\"\n".to_string(),
+            ":3:1: target 'a' has flags of its own: only a run study",
+        ),
+        (
+            "[targets]\na = \"tcp://127.0.0.1:9\"\nb = { url = \"tcp://127.0.0.1:9\", run = { size = \"8,16\" } }\n[run]\nsize = \"4,8\"\n".to_string(),
+            ":3:1: target 'b' sweeps other values",
+        ),
+        (
+            "[targets]\na = \"tcp://127.0.0.1:9\"\nb = { url = \"tcp://127.0.0.1:9\", run = { mode = \"fast\" } }\n".to_string(),
+            ":3:42: mode: invalid value 'fast'",
+        ),
+        (
             format!("{two}[run]\nstep = \"1s\"\n"),
             ":5:1: unknown key 'step' in [run]: not a `wirebench run` flag",
         ),

@@ -4,7 +4,7 @@
 //! validates a command line (one validation path).
 
 use std::ops::Range;
-use toml_edit::{Document, Item, Table, Value};
+use toml_edit::{Document, Item, Table, TableLike, Value};
 
 /// A place in the file, both from 1 (as editors and compilers count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub struct Target {
     pub server: Option<String>,
     /// Its version, for the methodology.
     pub version: Option<String>,
+    /// Its own flags (`run = { mode = "source" }`), replacing `[run]`'s of the same name for
+    /// this target only.
+    pub flags: Vec<Flag>,
     /// Where its key is.
     pub at: Pos,
 }
@@ -148,6 +151,17 @@ fn table<'a>(item: &'a Item, at: Pos, name: &str) -> Result<&'a Table, FileError
     })
 }
 
+/// A target's `run`: an inline table (`run = { mode = "source" }`) or a `[targets.NAME.run]`
+/// table.
+fn own_flags<'a>(item: &'a Item, at: Pos, name: &str) -> Result<&'a dyn TableLike, FileError> {
+    item.as_table_like().ok_or_else(|| FileError {
+        at,
+        message: format!(
+            "'{name}' must be a table of flags, e.g. {name} = {{ mode = \"source\" }}"
+        ),
+    })
+}
+
 /// `item` as a string.
 fn string(item: &Item, at: Pos, name: &str) -> Result<String, FileError> {
     item.as_str().map(str::to_string).ok_or_else(|| FileError {
@@ -166,6 +180,7 @@ fn targets(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Ta
             url: String::new(),
             server: None,
             version: None,
+            flags: Vec::new(),
             at: key_at,
         };
         if let Some(url) = item.as_str() {
@@ -173,6 +188,10 @@ fn targets(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Ta
         } else if let Some(inner) = item.as_table_like() {
             for (k, v) in inner.iter() {
                 let field = format!("{name}.{k}");
+                if k == "run" {
+                    target.flags = flags(own_flags(v, key_at, &field)?, at)?;
+                    continue;
+                }
                 let value = string(v, key_at, &field)?;
                 match k {
                     "url" => target.url = value,
@@ -182,7 +201,7 @@ fn targets(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Ta
                         return Err(FileError {
                             at: key_at,
                             message: format!(
-                                "unknown key '{field}': a target has url, server and version"
+                                "unknown key '{field}': a target has url, server, version and run (its own flags)"
                             ),
                         })
                     }
@@ -204,7 +223,10 @@ fn targets(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Ta
 
 /// `[run]`: every key a flag; strings, numbers and booleans as on the command line, arrays
 /// joined with commas (a sweep's list) or repeated (`header`).
-fn flags(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Flag>, FileError> {
+fn flags(
+    t: &dyn TableLike,
+    at: &dyn Fn(Option<Range<usize>>) -> Pos,
+) -> Result<Vec<Flag>, FileError> {
     let mut out = Vec::new();
     for (key, item) in t.iter() {
         let key_at = at(t.key(key).and_then(|k| k.span()));

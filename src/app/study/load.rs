@@ -7,7 +7,7 @@ use super::super::compare::{self, Prepared};
 use super::super::peak::{self, Setup};
 use super::super::sweep::Study;
 use crate::cli::{Cli, Command, CompareArgs, PeakArgs, RunArgs};
-use crate::plan::file::{self, Flag, PlanFile, Pos};
+use crate::plan::file::{self, Flag, PlanFile, Pos, Target};
 use clap::Parser;
 
 /// A bad plan: where, and what is wrong.
@@ -54,7 +54,22 @@ pub fn load(path: &str) -> Result<(String, PlanFile, Loaded), Located> {
             "a peak plan searches one target: keep one under [targets] (compare targets with command = \"compare\")".into(),
         ));
     }
-    let checked = match parse(&plan, command)? {
+    let loaded = match plan.targets.iter().find(|t| !t.flags.is_empty()) {
+        Some(t) if command != "run" => {
+            return Err(Located(
+                t.at,
+                format!("target '{}' has flags of its own: only a run study (command = \"run\") takes them; give {command}'s flags under [run]", t.name),
+            ))
+        }
+        Some(_) => each_target(&plan)?,
+        None => check(&plan, parse(&plan, command, &plan.targets, &[])?)?,
+    };
+    Ok((text, plan, loaded))
+}
+
+/// The command's own validation of its parsed arguments.
+fn check(plan: &PlanFile, command: Command) -> Result<Loaded, Located> {
+    let checked = match command {
         Command::Run(a) => Study::of(&a).map(|s| Loaded::Run(Box::new(a), Box::new(s))),
         Command::Compare(a) => {
             compare::prepare(&a).map(|p| Loaded::Compare(Box::new(a), Box::new(p)))
@@ -62,8 +77,29 @@ pub fn load(path: &str) -> Result<(String, PlanFile, Loaded), Located> {
         Command::Peak(a) => peak::setup(&a).map(|s| Loaded::Peak(Box::new(a), Box::new(s))),
         _ => unreachable!("the argument list names run, compare or peak"),
     };
-    let loaded = checked.map_err(|e| Located(blame(&plan, &e.0), e.0))?;
-    Ok((text, plan, loaded))
+    checked.map_err(|e| Located(blame(plan, &[], &e.0), e.0))
+}
+
+/// A run study whose targets have flags of their own: each target's command line parsed and
+/// expanded alone (its flags replacing `[run]`'s), then the studies merged into one.
+fn each_target(plan: &PlanFile) -> Result<Loaded, Located> {
+    let (mut parts, mut first) = (Vec::new(), None);
+    for t in &plan.targets {
+        let Command::Run(a) = parse(plan, "run", std::slice::from_ref(t), &t.flags)? else {
+            unreachable!("the argument list names run")
+        };
+        parts.push(Study::of(&a).map_err(|e| Located(blame(plan, &t.flags, &e.0), e.0))?);
+        first.get_or_insert(a);
+    }
+    let study = Study::merge(parts).map_err(|e| {
+        let at = plan
+            .targets
+            .iter()
+            .find(|t| e.0.contains(&format!("'{}'", t.name)));
+        Located(at.map_or(plan.run_at, |t| t.at), e.0)
+    })?;
+    let args = first.expect("a plan has a target");
+    Ok(Loaded::Run(Box::new(args), Box::new(study)))
 }
 
 /// `command`, checked: `run` when not given.
@@ -81,9 +117,9 @@ fn command(plan: &PlanFile) -> Result<&'static str, Located> {
 
 /// The command line a plan stands for: `wirebench COMMAND NAME=URL … --flag=value …` (a peak
 /// search takes its one URL without a name).
-fn argv(plan: &PlanFile, command: &str, flags: &[Flag]) -> Vec<String> {
+fn argv(targets: &[Target], command: &str, flags: &[&Flag]) -> Vec<String> {
     let mut argv = vec!["wirebench".to_string(), command.to_string()];
-    argv.extend(plan.targets.iter().map(|t| match command {
+    argv.extend(targets.iter().map(|t| match command {
         "peak" => t.url.clone(),
         _ => format!("{}={}", t.name, t.url),
     }));
@@ -97,10 +133,23 @@ fn argv(plan: &PlanFile, command: &str, flags: &[Flag]) -> Vec<String> {
     argv
 }
 
-/// Parses the plan's flags with clap; an error points at the first key that makes it fail.
-fn parse(plan: &PlanFile, command: &str) -> Result<Command, Located> {
-    let parse = |flags: &[Flag]| Cli::try_parse_from(argv(plan, command, flags)).map(|c| c.command);
-    let whole = match parse(&plan.flags) {
+/// Parses the plan's flags for `targets` with clap, `own` replacing `[run]`'s flags of the same
+/// name; an error points at the first key that makes it fail.
+fn parse(
+    plan: &PlanFile,
+    command: &str,
+    targets: &[Target],
+    own: &[Flag],
+) -> Result<Command, Located> {
+    let flags: Vec<&Flag> = plan
+        .flags
+        .iter()
+        .filter(|f| own.iter().all(|o| o.flag != f.flag))
+        .chain(own)
+        .collect();
+    let parse =
+        |flags: &[&Flag]| Cli::try_parse_from(argv(targets, command, flags)).map(|c| c.command);
+    let whole = match parse(&flags) {
         Ok(c) => return Ok(c),
         Err(e) => e,
     };
@@ -108,9 +157,9 @@ fn parse(plan: &PlanFile, command: &str) -> Result<Command, Located> {
     // The first prefix of the keys that clap refuses ends with the culprit; none when no key
     // at all is refused too (a required flag, such as peak's --slo, is missing).
     let culprit = match parse(&[]) {
-        Ok(_) => (1..=plan.flags.len())
-            .find(|&k| parse(&plan.flags[..k]).is_err())
-            .map(|k| &plan.flags[k - 1]),
+        Ok(_) => (1..=flags.len())
+            .find(|&k| parse(&flags[..k]).is_err())
+            .map(|k| flags[k - 1]),
         Err(_) => None,
     };
     let Some(key) = culprit else {
@@ -131,9 +180,9 @@ fn parse(plan: &PlanFile, command: &str) -> Result<Command, Located> {
     Err(Located(key.at, message))
 }
 
-/// Where a validation error belongs: the key whose flag it names, else the target whose URL
-/// it quotes, else `[run]`.
-fn blame(plan: &PlanFile, message: &str) -> Pos {
+/// Where a validation error belongs: the key whose flag it names (a target's own first), else
+/// the target whose URL it quotes, else `[run]`.
+fn blame(plan: &PlanFile, own: &[Flag], message: &str) -> Pos {
     // Where the message first names `flag` as a whole word (`--run` is not in `--runs`).
     let named_at = |flag: &str| {
         message.match_indices(flag).map(|(i, _)| i).find(|&i| {
@@ -142,9 +191,9 @@ fn blame(plan: &PlanFile, message: &str) -> Pos {
         })
     };
     // The flag the message names first is the one it is about.
-    if let Some(f) = plan
-        .flags
+    if let Some(f) = own
         .iter()
+        .chain(&plan.flags)
         .filter_map(|f| Some((named_at(&f.flag)?, f)))
         .min_by_key(|(i, _)| *i)
         .map(|(_, f)| f)

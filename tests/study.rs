@@ -328,3 +328,28 @@ fn bad_compare_and_peak_plans_are_one_line_with_file_line_col() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn two_swept_flags_make_a_csv_per_value_of_the_second() {
+    let server = ServerProcess::start(&[]);
+    let dir = scratch("two-axes");
+    let file = plan(
+        &dir,
+        &format!(
+            "[targets]\nlocal = \"{}\"\n[run]\nsize = [4, 128]\nconnections = [1, 2]\nduration = \"100ms\"\n",
+            server.url
+        ),
+    );
+    let out = dir.join("results");
+    let (code, text, err) = study(&[&file, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}{err}");
+    common::study::valid_study(&out);
+    for c in ["1", "2"] {
+        let rows = common::study::csv(&out, &format!("ops_per_s_connections_{c}.csv"));
+        assert_eq!(rows[0], ["target", "4", "128"]);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[1][0], "local");
+        assert!(rows[1][1..].iter().all(|v| v.parse::<f64>().unwrap() > 0.0));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

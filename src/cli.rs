@@ -33,15 +33,18 @@ pub enum Command {
     /// Find the highest rate a target sustains within a latency objective: open-loop steps,
     /// doubling then bisecting to 2 %, then a confirmation run (mutilate --search; RFC 2544).
     Peak(PeakArgs),
-    /// Run a study written down in a plan file (TOML): named targets and `run` flags, swept
-    /// values and repeated runs; --out DIR writes report.md (tables and methodology) and study.json.
+    /// Run a study written down in a plan file (TOML): named targets and the flags of `run`,
+    /// `compare` or `peak` (swept values, repeated runs, objectives); --out DIR writes report.md
+    /// (tables and methodology), study.json and one CSV per table.
     Study(StudyArgs),
 }
 
-/// `wirebench study FILE.toml`: a sweep or repeated runs, from a plan file.
+/// `wirebench study FILE.toml`: a sweep, repeated runs, a comparison or a peak search, from a
+/// plan file.
 #[derive(Debug, Args)]
 #[command(
     after_help = "A plan file:\n  title = \"DIM: message rate by size\"\n  [targets]\n  local = \"tcp://127.0.0.1:7000\"            # or local = { url = \"...\", server = \"nginx 1.22\" }\n  [run]                                    # any `wirebench run` flag by its long name\n  size = \"4,128,512..64k\"\n  duration = \"2s\"\n  runs = 3\n  discard = 1\n\
+command = \"compare\" (with baseline = \"NAME\" under [run]) or command = \"peak\" (slo = [\"p99<=50ms\"], step, start_rate, ceiling, rest; one target) makes the file stand for that command; see examples/.\n\
 Example: wirebench study examples/dim.toml --dry-run; wirebench study examples/dim.toml --out results/dim\n\
 Exit codes: 0 all requests ok, 1 some failed, 2 a bad plan (FILE:LINE:COL: what is wrong)."
 )]
@@ -50,12 +53,14 @@ pub struct StudyArgs {
     #[arg(value_name = "FILE.toml")]
     pub file: String,
 
-    /// List the runs (target × swept values × runs) and the estimated time; run nothing.
+    /// List the runs (target × swept values × runs) and the estimated time (for a peak search,
+    /// an upper bound of its steps); run nothing.
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Write DIR/report.md (title, tables, methodology) and DIR/study.json (the sweep document,
-    /// schema/sweep.v1.json) once every run is done, instead of printing the tables.
+    /// Write DIR/report.md (title, tables, methodology), DIR/study.json (schema/study.v1.json)
+    /// and one CSV per table (ops_per_s.csv, p99_us.csv …) once every run is done, all or
+    /// none, instead of printing the tables.
     #[arg(long, value_name = "DIR")]
     pub out: Option<String>,
 }

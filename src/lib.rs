@@ -17,7 +17,8 @@
 //!   targets, swept flags and repeated runs, each point a plan of its own), [`app::peak`] (the
 //!   peak under a latency objective: the run again at the rates [`load::search`] picks),
 //!   [`app::demo`] (the built-in study, a set of plans like any other), [`app::study`] (a plan
-//!   file, [`plan::file`], turned into the run arguments it stands for, then a sweep) and `serve`; each turns
+//!   file, [`plan::file`], turned into the `run`, `compare` or `peak` arguments it stands for,
+//!   then that command's machinery) and `serve`; each turns
 //!   arguments into a plan or server options, runs it and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
 //!   part ([`plan::target`], [`plan::workload`] with [`plan::http`], [`plan::load`]). Usage
@@ -44,10 +45,10 @@
 //!   [`summary::compare`] the verdicts of a comparison (Welch's t-test) and the latency shape
 //!   per target; [`summary::wire`] sets the rates against `--link` (RFC 6349's per-packet
 //!   overhead); [`summary::slo`] checks objectives and [`summary::peak`] judges a peak
-//!   search's steps.
+//!   search's steps; [`summary::study`] is a plan file's whole outcome (study.json).
 //! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
 //!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]), a study's report.md
-//!   ([`report::study`]) and the live progress line.
+//!   ([`report::study`]) and CSV tables ([`report::csv`]) and the live progress line.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram

@@ -1,11 +1,10 @@
 //! `wirebench study FILE.toml` against one `wirebench serve tcp` process: a two-size sweep
-//! from a plan file, its report.md (tables and methodology) and study.json (against
-//! schema/sweep.v1.json), --dry-run running nothing, and bad plans pointed at by line:col.
+//! from a plan file, its report.md (tables and methodology), study.json (against
+//! schema/study.v1.json and sweep.v1.json) and CSV tables (against the JSON), --dry-run running nothing, and bad plans pointed at by line:col.
 
 mod common;
 
 use common::{run_bounded, ServerProcess};
-use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -77,25 +76,29 @@ fn a_plan_file_runs_its_sweep_and_writes_report_and_json() {
     ] {
         assert!(report.contains(fact), "no {fact:?} in:\n{report}");
     }
-    let doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("study.json")).unwrap()).unwrap();
-    let path = format!("{}/schema/sweep.v1.json", env!("CARGO_MANIFEST_DIR"));
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let v = jsonschema::draft202012::new(&schema).expect("a valid schema");
-    let errors: Vec<String> = v
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    assert_eq!(doc["points"].as_array().unwrap().len(), 2);
-    let names: Vec<String> = std::fs::read_dir(&out)
+    let doc = common::study::valid_study(&out);
+    assert_eq!(doc["command"], "run");
+    assert_eq!(doc["targets"][0]["server"], "wirebench serve tcp");
+    let sweep = &doc["document"];
+    assert_eq!(sweep["points"].as_array().unwrap().len(), 2);
+    common::study::assert_csv_matches(&out, sweep);
+    let mut names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
+    names.sort();
     assert_eq!(
-        names.len(),
-        2,
-        "only the two files, no temporaries: {names:?}"
+        names,
+        [
+            "bytes_per_s.csv",
+            "errors.csv",
+            "ops_per_s.csv",
+            "p50_us.csv",
+            "p99_us.csv",
+            "report.md",
+            "study.json"
+        ],
+        "the study's files, no temporaries"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -192,5 +195,161 @@ fn failed_runs_leave_no_out_directory() {
     let (code, _, err) = study(&[&file, "--out", out.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(!out.exists(), "a failed study left {out:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_compare_plan_writes_verdicts_and_a_valid_study() {
+    let server = ServerProcess::start(&[]);
+    let dir = scratch("compare");
+    let url = &server.url;
+    let file = plan(
+        &dir,
+        &format!("title = \"same server twice\"\ncommand = \"compare\"\n[targets]\na = {{ url = \"{url}\", server = \"wirebench serve tcp\", version = \"v-test\" }}\nb = \"{url}\"\n[run]\nbaseline = \"b\"\nduration = \"150ms\"\nruns = 3\ndiscard_first = true\n"),
+    );
+    let out = dir.join("results");
+    let (code, text, err) = study(&[&file, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}{err}");
+    let doc = common::study::valid_study(&out);
+    assert_eq!(doc["command"], "compare");
+    assert_eq!(doc["document"]["baseline"], "b");
+    common::study::assert_csv_matches(&out, &doc["document"]["sweep"]);
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for fact in [
+        "Against the baseline 'b'",
+        "| a      | ",
+        "v-test",
+        "(the plan stands for `wirebench compare`)",
+        "- Pinning: ",
+        "- Link: none given",
+    ] {
+        assert!(report.contains(fact), "no {fact:?} in:\n{report}");
+    }
+    let verdicts = common::study::csv(&out, "verdicts.csv");
+    assert_eq!(verdicts[0][..3], ["target", "at", "metric"]);
+    assert_eq!(verdicts.len(), 1 + 4, "a verdict per metric: {verdicts:?}");
+    let runs = common::study::csv(&out, "runs_ops_per_s.csv");
+    assert_eq!(runs[0][1], "run 1 (discarded)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_peak_plan_finds_the_capacity_and_writes_its_curve() {
+    let server = ServerProcess::start(&["--max-rate", "2000"]);
+    let dir = scratch("peak");
+    let file = plan(
+        &dir,
+        &format!("command = \"peak\"\n[targets]\ncapped = {{ url = \"{}\", server = \"wirebench serve tcp --max-rate 2000\" }}\n[run]\nslo = [\"p99<=20ms\", \"errors<=0.1%\"]\nstep = \"250ms\"\nrest = \"50ms\"\nstart_rate = 500\nconnections = 4\nwarmup = \"100\"\nlink = \"1Gbit\"\n", server.url),
+    );
+    let (code, dry, err) = study(&[&file, "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(dry.contains("objectives: p99<=20ms, errors<=0.1%"), "{dry}");
+    assert!(dry.contains("after a warm-up of 100 requests"), "{dry}");
+    assert!(dry.contains("an upper bound of"), "{dry}");
+    let out = dir.join("results");
+    let (code, text, err) = study(&[&file, "--out", out.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{text}{err}");
+    let doc = common::study::valid_study(&out);
+    assert_eq!(doc["command"], "peak");
+    let curve = common::study::csv(&out, "curve.csv");
+    let steps = doc["document"]["steps"].as_array().unwrap();
+    assert_eq!(curve.len(), 1 + steps.len());
+    for (row, step) in curve[1..].iter().zip(steps) {
+        let offered: f64 = row[1].parse().unwrap();
+        assert_eq!(offered, step["offered_per_s"].as_f64().unwrap());
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("curve:"), "{report}");
+    assert!(report.contains("- Link: --link 1Gbit"), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_compare_and_peak_plans_are_one_line_with_file_line_col() {
+    let dir = scratch("bad-kinds");
+    let one = "[targets]\na = \"tcp://127.0.0.1:9\"\n";
+    let two = "[targets]\na = \"tcp://127.0.0.1:9\"\nb = \"tcp://127.0.0.1:9\"\n";
+    let cases = [
+        (
+            format!("command = \"bench\"\n{one}"),
+            ":1:1: command = \"bench\" is not a study",
+        ),
+        (
+            format!("command = \"peak\"\n{one}[run]\nstep = \"1s\"\nslo = []\n"),
+            ":6:1: slo = [] gives no value",
+        ),
+        (
+            format!("command = \"peak\"\n{one}[run]\n  slo = [\"fast\"]\n"),
+            ":5:3: --slo 'fast' has no < or <=",
+        ),
+        (
+            format!("command = \"peak\"\n{one}[run]\nslo = \"p99<=\"\n"),
+            ":5:1: --slo 'p99<='",
+        ),
+        (
+            format!("command = \"peak\"\n{two}[run]\nslo = \"p99<=1ms\"\n"),
+            ":4:1: a peak plan searches one target",
+        ),
+        (
+            format!("command = \"compare\"\n{two}[run]\nruns = 3\ndiscard = 3\n"),
+            ":7:1: --discard 3 with --runs 3",
+        ),
+        (
+            format!("command = \"compare\"\n{two}[run]\nbaseline = \"c\"\n"),
+            ":6:1: --baseline c names no target",
+        ),
+        (
+            format!("command = \"compare\"\n{two}[run]\nslo = \"p99<=1ms\"\n"),
+            ":6:1: unknown key 'slo' in [run]: not a `wirebench compare` flag",
+        ),
+        (
+            "command = \"compare\"\n[targets]\na = { url = \"tcp://127.0.0.1:9\", run = { mode = \"source\" } }\nb = \"tcp://127.0.0.1:9\"\n".to_string(),
+            ":3:1: target 'a' has flags of its own: only a run study",
+        ),
+        (
+            "[targets]\na = \"tcp://127.0.0.1:9\"\nb = { url = \"tcp://127.0.0.1:9\", run = { size = \"8,16\" } }\n[run]\nsize = \"4,8\"\n".to_string(),
+            ":3:1: target 'b' sweeps other values",
+        ),
+        (
+            "[targets]\na = \"tcp://127.0.0.1:9\"\nb = { url = \"tcp://127.0.0.1:9\", run = { mode = \"fast\" } }\n".to_string(),
+            ":3:42: mode: invalid value 'fast'",
+        ),
+        (
+            format!("{two}[run]\nstep = \"1s\"\n"),
+            ":5:1: unknown key 'step' in [run]: not a `wirebench run` flag",
+        ),
+    ];
+    for (text, says) in cases {
+        let file = plan(&dir, &text);
+        let (code, out, err) = study(&[&file, "--dry-run"]);
+        assert_eq!(code, 2, "{text:?}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(err.starts_with(&format!("{file}{says}")), "{text:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_swept_flags_make_a_csv_per_value_of_the_second() {
+    let server = ServerProcess::start(&[]);
+    let dir = scratch("two-axes");
+    let file = plan(
+        &dir,
+        &format!(
+            "[targets]\nlocal = \"{}\"\n[run]\nsize = [4, 128]\nconnections = [1, 2]\nduration = \"100ms\"\n",
+            server.url
+        ),
+    );
+    let out = dir.join("results");
+    let (code, text, err) = study(&[&file, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}{err}");
+    common::study::valid_study(&out);
+    for c in ["1", "2"] {
+        let rows = common::study::csv(&out, &format!("ops_per_s_connections_{c}.csv"));
+        assert_eq!(rows[0], ["target", "4", "128"]);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[1][0], "local");
+        assert!(rows[1][1..].iter().all(|v| v.parse::<f64>().unwrap() > 0.0));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,7 +2,8 @@
 //! then each target's difference from the baseline per metric with its 95% CI and a verdict
 //! (Welch's t-test, `summary::compare`), and the Flash study's latency-shape table.
 
-use crate::cli::CompareArgs;
+use super::sweep::Study;
+use crate::cli::{CompareArgs, RunArgs};
 use crate::error::UsageError;
 use crate::summary::compare::{self, Comparison, METHOD, SCHEMA};
 use std::io::Write;
@@ -12,24 +13,49 @@ use std::process::ExitCode;
 /// percent on a quiet machine, few enough to stay short.
 pub const DEFAULT_RUNS: usize = 5;
 
+/// A comparison checked and ready to run: its runs, and which target is the baseline.
+pub struct Prepared {
+    /// The run flags, `--runs` defaulted.
+    pub run: RunArgs,
+    /// Every run, validated.
+    pub study: Study,
+    /// Index of the baseline target.
+    pub baseline: usize,
+}
+
 /// `wirebench compare`.
 pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    let prepared = prepare(args)?;
+    let json = prepared.run.json;
+    let comparison = collect(prepared)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &comparison)?;
+        writeln!(out)?;
+    } else {
+        crate::report::sweep::write(&comparison.sweep, &mut out)?;
+        crate::report::compare::write(&comparison, &mut out)?;
+    }
+    out.flush()?;
+    Ok(super::sweep::exit_code(&comparison.sweep))
+}
+
+/// Checks the comparison's flags and expands its runs; nothing is measured.
+pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     let mut run = args.run.clone();
     run.runs = Some(run.runs.unwrap_or(DEFAULT_RUNS));
-    let study = super::sweep::Study::of(&run)?;
+    let study = Study::of(&run)?;
     if study.targets.len() < 2 {
         return Err(UsageError::new(
             "compare needs two targets or more: wirebench compare a=tcp://HOST:PORT b=tcp://HOST:PORT",
-        )
-        .into());
+        ));
     }
     if study.rounds - study.discard < 2 {
         return Err(UsageError::new(format!(
             "compare needs 2 kept runs per target or more for Welch's t-test, not {}: give e.g. --runs {}",
             study.rounds - study.discard,
             study.discard + DEFAULT_RUNS
-        ))
-        .into());
+        )));
     }
     let names: Vec<&str> = study.targets.iter().map(|t| t.name.as_str()).collect();
     let baseline = match &args.baseline {
@@ -41,26 +67,25 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             ))
         })?,
     };
-    let sweep = super::sweep::collect(&run, study)?;
+    Ok(Prepared {
+        run,
+        study,
+        baseline,
+    })
+}
+
+/// Runs every run of the comparison, then judges each target against the baseline.
+pub fn collect(p: Prepared) -> anyhow::Result<Comparison> {
+    let sweep = super::sweep::collect(&p.run, p.study)?;
     let points = labelled_points(&sweep);
-    let comparison = Comparison {
+    Ok(Comparison {
         schema: SCHEMA,
         method: METHOD,
-        baseline: sweep.targets[baseline].name.clone(),
-        verdicts: compare::verdicts(&sweep, baseline, &points),
+        baseline: sweep.targets[p.baseline].name.clone(),
+        verdicts: compare::verdicts(&sweep, p.baseline, &points),
         shapes: compare::shapes(&sweep, &points),
         sweep,
-    };
-    let mut out = std::io::stdout().lock();
-    if run.json {
-        serde_json::to_writer_pretty(&mut out, &comparison)?;
-        writeln!(out)?;
-    } else {
-        crate::report::sweep::write(&comparison.sweep, &mut out)?;
-        crate::report::compare::write(&comparison, &mut out)?;
-    }
-    out.flush()?;
-    Ok(super::sweep::exit_code(&comparison.sweep))
+    })
 }
 
 /// Every point of the sweep with its values in words (`--size 1024`; empty without a sweep).

@@ -19,16 +19,20 @@ const TOLERANCE: f64 = 0.02;
 /// Halving below this rate gives up: nothing sustainable.
 const FLOOR: f64 = 1.0;
 /// A search never runs more steps than this (doubling from 1/s to 10M/s is 24, bisection ~6).
-const MAX_STEPS: usize = 48;
+pub const MAX_STEPS: usize = 48;
 /// Confirmation runs at most: each failed one moves the search below its rate.
-const MAX_CONFIRMATIONS: usize = 3;
+pub const MAX_CONFIRMATIONS: usize = 3;
 
 /// What the search needs besides the run: validated once.
-struct Setup {
-    slos: Vec<Slo>,
-    step: Duration,
-    rest: Duration,
-    search: Search,
+pub struct Setup {
+    /// The objectives every step must meet.
+    pub slos: Vec<Slo>,
+    /// How long each step offers its rate.
+    pub step: Duration,
+    /// The pause after each step.
+    pub rest: Duration,
+    /// Where the search starts and stops.
+    pub search: Search,
 }
 
 /// What a search shows while it runs: a line per step (on stderr, unless --quiet or --json),
@@ -42,12 +46,7 @@ struct Live {
 pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
     let setup = setup(args)?;
     let show = !args.run.quiet && !args.run.json;
-    let live = Live {
-        lines: show,
-        bar: Points::new(None, show && Progress::should_show()),
-    };
-    let study = search(args, &setup, &live)?;
-    drop(live);
+    let study = search(args, &setup, show)?;
     let mut out = std::io::stdout().lock();
     if args.run.json {
         crate::report::peak::write_json(&study, &mut out)?;
@@ -55,16 +54,19 @@ pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
         crate::report::peak::write(&study, &mut out)?;
     }
     out.flush()?;
-    let found = study.peak.as_ref().is_some_and(|p| p.confirmed);
-    Ok(if found {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(super::EXIT_FAILED)
-    })
+    Ok(exit_code(&study))
+}
+
+/// 0 when a peak was found and confirmed, else 1.
+pub fn exit_code(study: &PeakStudy) -> ExitCode {
+    match study.peak.as_ref().is_some_and(|p| p.confirmed) {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(super::EXIT_FAILED),
+    }
 }
 
 /// Checks the peak flags and the run they repeat.
-fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
+pub fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
     let r = &args.run;
     if r.urls.len() != 1 {
         return usage(
@@ -115,7 +117,7 @@ fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
 }
 
 /// The run of one step: the user's arguments at `rate` for `step`.
-fn step_args(run: &RunArgs, rate: f64, step: Duration) -> RunArgs {
+pub fn step_args(run: &RunArgs, rate: f64, step: Duration) -> RunArgs {
     let mut a = run.clone();
     a.rate = Some(format!("{rate}"));
     a.duration = Some(format!("{}us", step.as_micros()));
@@ -183,7 +185,12 @@ fn bracket(
 }
 
 /// Doubles, bisects, confirms; stops early when the generator is the limit.
-fn search(args: &PeakArgs, setup: &Setup, live: &Live) -> anyhow::Result<PeakStudy> {
+pub fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<PeakStudy> {
+    let live = Live {
+        lines: show,
+        bar: Points::new(None, show && Progress::should_show()),
+    };
+    let live = &live;
     let mut steps: Vec<Step> = Vec::new();
     let mut tried: Vec<(f64, bool)> = Vec::new();
     let mut limited = false;

@@ -126,6 +126,28 @@ impl Study {
         })
     }
 
+    /// Studies of one target each (their own flags) as one study, run interleaved as the
+    /// targets of one command line are; they must sweep the same values the same number of
+    /// times, so their tables share columns.
+    pub fn merge(parts: Vec<Study>) -> Result<Study, UsageError> {
+        let mut parts = parts.into_iter();
+        let mut all = parts.next().expect("at least one target");
+        for (ti, part) in parts.enumerate().map(|(i, p)| (i + 1, p)) {
+            if part.axes != all.axes || part.rounds != all.rounds || part.discard != all.discard {
+                return Err(UsageError(format!(
+                    "target '{}' sweeps other values or runs than the others: a target's own flags may not change the swept flags, runs or discards, so that its row shares the tables' columns",
+                    part.targets[0].name
+                )));
+            }
+            all.targets.extend(part.targets);
+            all.runs
+                .extend(part.runs.into_iter().map(|r| Run { target: ti, ..r }));
+        }
+        // Rounds, then points, then targets: A p1, B p1, A p2 …, as `interleave` orders them.
+        all.runs.sort_by_key(|r| (r.round, r.point, r.target));
+        Ok(all)
+    }
+
     /// One target, nothing swept, one run: a plain run.
     pub fn is_single(&self) -> bool {
         self.runs.len() == 1 && self.axes.is_empty()

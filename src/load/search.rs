@@ -49,6 +49,18 @@ impl Search {
     }
 }
 
+impl Search {
+    /// The most steps a search can run before its first confirmation, whatever the outcomes:
+    /// doubling up to the ceiling (or halving down to the floor), then bisecting a bracket
+    /// `[r, 2r]` until it is within the tolerance. For `wirebench study --dry-run`.
+    pub fn steps_at_most(&self) -> usize {
+        let log2 = |x: f64| x.max(1.0).log2().ceil() as usize;
+        let up = log2(self.ceiling / self.start) + 1;
+        let down = log2(self.start / self.floor) + 1;
+        up.max(down) + log2(1.0 / self.tolerance)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +124,22 @@ mod tests {
                 assert!(steps.len() < 40, "{steps:?}");
             };
             assert!(found <= peak && found >= peak * 0.98, "{peak}: {found}");
+        }
+    }
+
+    #[test]
+    fn no_search_runs_more_steps_than_its_bound() {
+        let bound = S.steps_at_most();
+        assert_eq!(bound, 15 + 6);
+        // A target that sustains exactly `cap`, for caps across the whole range.
+        for cap in [
+            0.5, 1.0, 3.0, 99.0, 100.0, 101.0, 777.0, 5e4, 999_999.0, 2e6,
+        ] {
+            let mut steps: Vec<(f64, bool)> = Vec::new();
+            while let Next::Try(rate) = S.next(&steps) {
+                steps.push((rate, rate <= cap));
+            }
+            assert!(steps.len() <= bound, "cap {cap}: {} steps", steps.len());
         }
     }
 }

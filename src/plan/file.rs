@@ -4,7 +4,7 @@
 //! validates a command line (one validation path).
 
 use std::ops::Range;
-use toml_edit::{Document, Item, Table, Value};
+use toml_edit::{Document, Item, Table, TableLike, Value};
 
 /// A place in the file, both from 1 (as editors and compilers count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub struct Target {
     pub server: Option<String>,
     /// Its version, for the methodology.
     pub version: Option<String>,
+    /// Its own flags (`run = { mode = "source" }`), replacing `[run]`'s of the same name for
+    /// this target only.
+    pub flags: Vec<Flag>,
     /// Where its key is.
     pub at: Pos,
 }
@@ -56,6 +59,9 @@ pub struct Flag {
 pub struct PlanFile {
     /// `title`, if given.
     pub title: Option<String>,
+    /// `command` (`run`, `compare` or `peak`; checked by `app::study`) and where it is; `run`
+    /// when not given.
+    pub command: Option<(String, Pos)>,
     /// `[targets]`, in file order.
     pub targets: Vec<Target>,
     /// `[run]`, in file order; switches set to false are left out.
@@ -65,7 +71,7 @@ pub struct PlanFile {
 }
 
 /// Flags given once per value on the command line: a list in the file repeats the flag.
-const REPEATED: [&str; 1] = ["--header"];
+const REPEATED: [&str; 2] = ["--header", "--slo"];
 
 /// The line and column of byte offset `at` in `text`.
 pub fn pos(text: &str, at: usize) -> Pos {
@@ -91,6 +97,7 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
     let root = doc.as_table();
     let mut file = PlanFile {
         title: None,
+        command: None,
         targets: Vec::new(),
         flags: Vec::new(),
         run_at: Pos { line: 1, col: 1 },
@@ -99,6 +106,7 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
         let key_at = at(root.key(key).and_then(|k| k.span()));
         match key {
             "title" => file.title = Some(string(item, key_at, "title")?),
+            "command" => file.command = Some((string(item, key_at, "command")?, key_at)),
             "targets" => file.targets = targets(table(item, key_at, "targets")?, &at)?,
             "run" => {
                 let t = table(item, key_at, "run")?;
@@ -109,7 +117,7 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
                 return Err(FileError {
                     at: key_at,
                     message: format!(
-                        "unknown key '{other}': a plan file has title, [targets] and [run] (run flags go under [run])"
+                        "unknown key '{other}': a plan file has title, command, [targets] and [run] (the command's flags go under [run])"
                     ),
                 })
             }
@@ -143,6 +151,17 @@ fn table<'a>(item: &'a Item, at: Pos, name: &str) -> Result<&'a Table, FileError
     })
 }
 
+/// A target's `run`: an inline table (`run = { mode = "source" }`) or a `[targets.NAME.run]`
+/// table.
+fn own_flags<'a>(item: &'a Item, at: Pos, name: &str) -> Result<&'a dyn TableLike, FileError> {
+    item.as_table_like().ok_or_else(|| FileError {
+        at,
+        message: format!(
+            "'{name}' must be a table of flags, e.g. {name} = {{ mode = \"source\" }}"
+        ),
+    })
+}
+
 /// `item` as a string.
 fn string(item: &Item, at: Pos, name: &str) -> Result<String, FileError> {
     item.as_str().map(str::to_string).ok_or_else(|| FileError {
@@ -161,6 +180,7 @@ fn targets(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Ta
             url: String::new(),
             server: None,
             version: None,
+            flags: Vec::new(),
             at: key_at,
         };
         if let Some(url) = item.as_str() {
@@ -168,6 +188,10 @@ fn targets(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Ta
         } else if let Some(inner) = item.as_table_like() {
             for (k, v) in inner.iter() {
                 let field = format!("{name}.{k}");
+                if k == "run" {
+                    target.flags = flags(own_flags(v, key_at, &field)?, at)?;
+                    continue;
+                }
                 let value = string(v, key_at, &field)?;
                 match k {
                     "url" => target.url = value,
@@ -177,7 +201,7 @@ fn targets(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Ta
                         return Err(FileError {
                             at: key_at,
                             message: format!(
-                                "unknown key '{field}': a target has url, server and version"
+                                "unknown key '{field}': a target has url, server, version and run (its own flags)"
                             ),
                         })
                     }
@@ -199,7 +223,10 @@ fn targets(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Ta
 
 /// `[run]`: every key a flag; strings, numbers and booleans as on the command line, arrays
 /// joined with commas (a sweep's list) or repeated (`header`).
-fn flags(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Flag>, FileError> {
+fn flags(
+    t: &dyn TableLike,
+    at: &dyn Fn(Option<Range<usize>>) -> Pos,
+) -> Result<Vec<Flag>, FileError> {
     let mut out = Vec::new();
     for (key, item) in t.iter() {
         let key_at = at(t.key(key).and_then(|k| k.span()));
@@ -224,6 +251,12 @@ fn flags(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Flag
                     .map(|v| scalar(v).ok_or_else(|| bad("a list of lists or tables")))
                     .collect::<Result<Vec<_>, _>>()?;
                 match REPEATED.contains(&flag.as_str()) {
+                    true if parts.is_empty() => {
+                        return Err(FileError {
+                            at: key_at,
+                            message: format!("{key} = [] gives no value: list at least one, e.g. {key} = [\"...\"], or leave the key out"),
+                        })
+                    }
                     true => parts,
                     false => vec![parts.join(",")],
                 }
@@ -295,6 +328,18 @@ mod tests {
         );
         assert_eq!(f.flags[1].at, p(7, 1));
         assert_eq!(f.run_at.line, 5);
+    }
+
+    #[test]
+    fn command_and_repeated_objectives() {
+        let f = parse("command = \"peak\"\n[targets]\na = \"tcp://x:1\"\n[run]\nslo = [\"p99<=5ms\", \"errors<=1%\"]\n").unwrap();
+        assert_eq!(f.command, Some(("peak".to_string(), p(1, 1))));
+        assert_eq!(f.flags[0].values, ["p99<=5ms", "errors<=1%"]);
+        let e = parse("[targets]\na = \"u\"\n[run]\nheader = []\n").unwrap_err();
+        assert_eq!(
+            (e.at, e.message.contains("header = [] gives no value")),
+            (p(4, 1), true)
+        );
     }
 
     #[test]

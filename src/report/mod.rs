@@ -10,12 +10,14 @@
 //! - [`compare`]: a comparison's verdicts (Welch's t) and the Flash study's latency-shape table.
 //! - [`repeat`]: repeated runs, the MINT table: Run 1 … Run N, mean, median, stddev, 95% CI.
 //! - [`peak`]: the peak search's table and curve, or its `wirebench.peak/1` JSON.
+//! - [`study`], [`csv`]: a study's report.md (tables and methodology) and its tables as CSV.
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
 //!
 //! Reporters only format: every figure they show is already in the summary, so the table and
 //! the JSON never disagree.
 
 pub mod compare;
+pub mod csv;
 pub mod demo;
 mod format;
 mod headline;

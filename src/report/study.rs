@@ -1,50 +1,65 @@
-//! A study's report.md: its title, the sweep's tables (markdown, [`super::sweep::write`]) and
-//! a methodology section saying when, how and on what it ran, so a reader can repeat it.
+//! A study's report.md: its title, the tables of the command it ran (a sweep's tables, a
+//! comparison's tables and verdicts, or a peak search's table and curve) and a methodology
+//! section saying when, how, against what and on what it ran, so a reader can repeat it.
 
-use crate::summary::sweep::Sweep;
+use crate::summary::study::{Document, Study};
+use comfy_table::{presets::ASCII_MARKDOWN, Table};
 use std::io::{self, Write};
 
-/// How a study was run, for its methodology section.
-pub struct Methodology {
-    /// When it started, UTC.
-    pub date: String,
-    /// The command line.
-    pub command: String,
-    /// The plan file's path.
-    pub file: String,
-    /// The plan file's text, as it was.
-    pub plan: String,
-    /// The targets' servers and versions, where the plan names them: (target, text).
-    pub servers: Vec<(String, String)>,
-    /// wirebench's version.
-    pub version: String,
-    /// The kernel (`uname -srv`).
-    pub kernel: String,
-    /// The CPU model.
-    pub cpu: String,
-    /// Logical CPUs.
-    pub cpus: usize,
+/// Writes the whole report: `# title`, `## Results`, `## Methodology`.
+pub fn write(study: &Study, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "# {}\n", study.title)?;
+    writeln!(out, "## Results\n")?;
+    match &study.document {
+        Document::Run(sweep) => super::sweep::write(sweep, out)?,
+        Document::Compare(c) => {
+            super::sweep::write(&c.sweep, out)?;
+            super::compare::write(c, out)?;
+        }
+        Document::Peak(p) => {
+            // The peak report is laid out for a terminal: kept as it is, in a fence.
+            writeln!(out, "```text")?;
+            super::peak::write(p, out)?;
+            writeln!(out, "```")?;
+        }
+    }
+    methodology(study, out)?;
+    out.flush()
 }
 
-/// Writes the whole report: `# title`, the tables, `## Methodology`.
-pub fn write(title: &str, sweep: &Sweep, m: &Methodology, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "# {title}\n")?;
-    writeln!(out, "## Results\n")?;
-    super::sweep::write(sweep, out)?;
+/// The methodology section: the facts, the targets table and the plan file.
+fn methodology(study: &Study, out: &mut dyn Write) -> io::Result<()> {
+    let m = &study.methodology;
     writeln!(out, "\n## Methodology\n")?;
     writeln!(out, "- Date: {}", m.date)?;
-    writeln!(out, "- Command: `{}`", m.command)?;
+    writeln!(
+        out,
+        "- Command: `{}` (the plan stands for `wirebench {}`)",
+        m.command, study.command
+    )?;
     writeln!(out, "- wirebench: {}", m.version)?;
     writeln!(out, "- Kernel: {}", m.kernel)?;
     writeln!(out, "- CPU: {} ({} logical CPUs)", m.cpu, m.cpus)?;
-    for (target, server) in &m.servers {
-        writeln!(out, "- Target {target}: {server}")?;
+    writeln!(out, "- Pinning: {}", m.pinning)?;
+    writeln!(out, "- Link: {}", m.link)?;
+    writeln!(out, "\nTargets:\n")?;
+    let mut t = Table::new();
+    t.load_preset(ASCII_MARKDOWN);
+    t.set_header(["target", "URL", "server", "version"]);
+    for target in &study.targets {
+        let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+        t.add_row([
+            target.name.clone(),
+            target.url.clone(),
+            text(&target.server),
+            text(&target.version),
+        ]);
     }
+    writeln!(out, "{t}")?;
     writeln!(out, "\nThe plan file ({}):\n", m.file)?;
     // A fence longer than any run of backticks in the plan, so the plan cannot close it.
     let fence = "`".repeat(3.max(longest_run(&m.plan, '`') + 1));
-    writeln!(out, "{fence}toml\n{}\n{fence}", m.plan.trim_end())?;
-    out.flush()
+    writeln!(out, "{fence}toml\n{}\n{fence}", m.plan.trim_end())
 }
 
 /// The longest run of `c` in `text`.

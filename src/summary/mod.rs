@@ -9,6 +9,7 @@ pub mod diagnose;
 pub mod peak;
 pub mod slo;
 pub mod stats;
+pub mod study;
 pub mod sweep;
 pub mod wire;
 

@@ -1,4 +1,4 @@
-//! What machine a study ran on, for its methodology: the kernel, the CPU and the date.
+//! What machine a study ran on, for its methodology: the kernel, the CPU, pinning and the date.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -32,6 +32,30 @@ pub fn cpu() -> (String, usize) {
         .filter(|l| l.split(':').next().map(str::trim) == Some("processor"))
         .count();
     (model, count)
+}
+
+/// Whether this process is pinned, in words: the CPUs it may run on (`Cpus_allowed_list` of
+/// /proc/self/status, as taskset, numactl or a cgroup left it); wirebench itself pins nothing.
+pub fn pinning(cpus: usize) -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let allowed = status.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k == "Cpus_allowed_list").then(|| v.trim().to_string())
+    });
+    let Some(list) = allowed else {
+        return "unknown (no Cpus_allowed_list in /proc/self/status)".into();
+    };
+    let count: usize = list
+        .split(',')
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap_or(0) + 1 - a.parse::<usize>().unwrap_or(0),
+            None => 1,
+        })
+        .sum();
+    match count < cpus {
+        true => format!("the generator was pinned to CPUs {list} (of {cpus}) by its caller; wirebench pins no thread itself"),
+        false => format!("none: the generator's threads may run on any CPU ({list}); wirebench pins no thread"),
+    }
 }
 
 /// Now, as `YYYY-MM-DD HH:MM:SS UTC`.

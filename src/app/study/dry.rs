@@ -1,0 +1,124 @@
+//! `wirebench study FILE --dry-run`: what a plan would run and how long it would take; nothing
+//! is sent.
+
+use super::super::peak::{step_args, Setup, MAX_CONFIRMATIONS, MAX_STEPS};
+use super::super::sweep::Study;
+use super::load::Loaded;
+use crate::cli::PeakArgs;
+use crate::plan::file::PlanFile;
+use crate::plan::{Plan, Warmup};
+use std::io::{Result, Write};
+use std::time::Duration;
+
+/// Lists the runs (or the peak search's steps) and the estimated time.
+pub fn write(path: &str, plan: &PlanFile, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
+    let title = plan.title.as_deref().unwrap_or(path);
+    match loaded {
+        Loaded::Run(_, study) => runs(title, "", study, out),
+        Loaded::Compare(args, prepared) => {
+            let baseline = &prepared.study.targets[prepared.baseline].name;
+            let what = format!(
+                " compare against {baseline} (--baseline{}),",
+                match args.baseline {
+                    Some(_) => "",
+                    None => ": the first target",
+                }
+            );
+            runs(title, &what, &prepared.study, out)
+        }
+        Loaded::Peak(args, setup) => steps(title, args, setup, out),
+    }
+}
+
+/// A study of runs: each run in order, then the time.
+fn runs(title: &str, what: &str, study: &Study, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "{title}:{what} {} runs ({} targets x {} points x {} runs)",
+        study.runs.len(),
+        study.targets.len(),
+        study.points.len(),
+        study.rounds
+    )?;
+    let (mut total, mut unknown) = (Duration::ZERO, 0);
+    for (i, run) in study.runs.iter().enumerate() {
+        let values: Vec<String> = study
+            .axes
+            .iter()
+            .zip(&study.points[run.point])
+            .map(|(x, &v)| format!("{} {}", x.flag, x.values[v]))
+            .collect();
+        let discarded = match run.round < study.discard {
+            true => " (discarded)",
+            false => "",
+        };
+        writeln!(
+            out,
+            "  {:>4}  {}  {}  run {}/{}{discarded}",
+            i + 1,
+            study.targets[run.target].name,
+            values.join(" "),
+            run.round + 1,
+            study.rounds
+        )?;
+        match time(&run.plan) {
+            Some(t) => total += t,
+            None => unknown += 1,
+        }
+    }
+    let note = match unknown {
+        0 => String::new(),
+        n => format!(", plus {n} runs stopped or warmed up by a request count"),
+    };
+    writeln!(
+        out,
+        "estimated time: {:.1} s (durations + warm-ups{note}); --dry-run ran nothing",
+        total.as_secs_f64()
+    )
+}
+
+/// A run's duration and warm-up; None when either is a request count.
+fn time(plan: &Plan) -> Option<Duration> {
+    match (plan.stop.duration, plan.warmup) {
+        (Some(d), Some(Warmup::Duration(w))) => Some(d + w),
+        (Some(d), None) => Some(d),
+        _ => None,
+    }
+}
+
+/// A peak search: its steps are chosen as it goes, so the count is an upper bound.
+fn steps(title: &str, args: &PeakArgs, setup: &Setup, out: &mut dyn Write) -> Result<()> {
+    let s = &setup.search;
+    let most = s.steps_at_most() + 1;
+    let slos: Vec<&str> = setup.slos.iter().map(|s| s.text.as_str()).collect();
+    writeln!(out, "{title}: peak search of {}", args.run.urls[0])?;
+    writeln!(out, "  objectives: {}", slos.join(", "))?;
+    let each = setup.step + setup.rest;
+    // The first step's plan, as the search builds it (validated already by `peak::setup`).
+    let first = Plan::try_from(&step_args(&args.run, s.start, setup.step)).ok();
+    let (warm, warmup) = match first.and_then(|p| p.warmup) {
+        Some(Warmup::Duration(w)) => (w, format!(" after a warm-up of {w:?}")),
+        Some(Warmup::Count(n)) => (Duration::ZERO, format!(" after a warm-up of {n} requests")),
+        None => (Duration::ZERO, String::new()),
+    };
+    writeln!(
+        out,
+        "  steps of {:?} each{warmup}, {:?} apart: doubling from {}/s (at most {}/s), halving if the first fails, then bisecting to {:.0}%, then one confirmation run",
+        setup.step,
+        setup.rest,
+        s.start,
+        s.ceiling,
+        s.tolerance * 100.0
+    )?;
+    let upper = (each + warm) * most as u32;
+    writeln!(
+        out,
+        "estimated time: at most {:.1} s: an upper bound of {most} steps (doubling or halving, bisecting, one confirmation) x (step + rest{}); a failed confirmation or a generator limit adds steps, never more than {} in all; --dry-run ran nothing",
+        upper.as_secs_f64(),
+        match warm.is_zero() {
+            true => "",
+            false => " + warm-up",
+        },
+        MAX_STEPS + MAX_CONFIRMATIONS
+    )
+}

@@ -1,0 +1,207 @@
+//! A plan file read, parsed ([`crate::plan::file`]) and validated as the command line it stands
+//! for: `wirebench COMMAND NAME=URL … --flag=value …` parsed by clap, then checked by the
+//! command's own validation (`Study::of`, `compare::prepare`, `peak::setup`), so a plan file and
+//! a command line can never disagree about what is valid.
+
+use super::super::compare::{self, Prepared};
+use super::super::peak::{self, Setup};
+use super::super::sweep::Study;
+use crate::cli::{Cli, Command, CompareArgs, PeakArgs, RunArgs};
+use crate::plan::file::{self, Flag, PlanFile, Pos, Target};
+use clap::Parser;
+
+/// A bad plan: where, and what is wrong.
+pub struct Located(pub Pos, pub String);
+
+/// A plan, validated: the arguments of its command and what they expand to.
+pub enum Loaded {
+    /// `command = "run"`: the runs of a sweep or repeated runs.
+    Run(Box<RunArgs>, Box<Study>),
+    /// `command = "compare"`.
+    Compare(Box<CompareArgs>, Box<Prepared>),
+    /// `command = "peak"`.
+    Peak(Box<PeakArgs>, Box<Setup>),
+}
+
+impl Loaded {
+    /// The run flags the command repeats.
+    pub fn run_args(&self) -> &RunArgs {
+        match self {
+            Loaded::Run(a, _) => a,
+            Loaded::Compare(a, _) => &a.run,
+            Loaded::Peak(a, _) => &a.run,
+        }
+    }
+}
+
+/// The commands a plan may stand for.
+const COMMANDS: [&str; 3] = ["run", "compare", "peak"];
+
+/// Reads, parses and validates the plan file `path`.
+pub fn load(path: &str) -> Result<(String, PlanFile, Loaded), Located> {
+    let start = Pos { line: 1, col: 1 };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Located(
+            start,
+            format!("cannot read the plan file ({e}); give the path of a .toml plan, e.g. wirebench study examples/dim.toml"),
+        )
+    })?;
+    let plan = file::parse(&text).map_err(|e| Located(e.at, e.message))?;
+    let command = command(&plan)?;
+    if command == "peak" && plan.targets.len() > 1 {
+        return Err(Located(
+            plan.targets[1].at,
+            "a peak plan searches one target: keep one under [targets] (compare targets with command = \"compare\")".into(),
+        ));
+    }
+    let loaded = match plan.targets.iter().find(|t| !t.flags.is_empty()) {
+        Some(t) if command != "run" => {
+            return Err(Located(
+                t.at,
+                format!("target '{}' has flags of its own: only a run study (command = \"run\") takes them; give {command}'s flags under [run]", t.name),
+            ))
+        }
+        Some(_) => each_target(&plan)?,
+        None => check(&plan, parse(&plan, command, &plan.targets, &[])?)?,
+    };
+    Ok((text, plan, loaded))
+}
+
+/// The command's own validation of its parsed arguments.
+fn check(plan: &PlanFile, command: Command) -> Result<Loaded, Located> {
+    let checked = match command {
+        Command::Run(a) => Study::of(&a).map(|s| Loaded::Run(Box::new(a), Box::new(s))),
+        Command::Compare(a) => {
+            compare::prepare(&a).map(|p| Loaded::Compare(Box::new(a), Box::new(p)))
+        }
+        Command::Peak(a) => peak::setup(&a).map(|s| Loaded::Peak(Box::new(a), Box::new(s))),
+        _ => unreachable!("the argument list names run, compare or peak"),
+    };
+    checked.map_err(|e| Located(blame(plan, &[], &e.0), e.0))
+}
+
+/// A run study whose targets have flags of their own: each target's command line parsed and
+/// expanded alone (its flags replacing `[run]`'s), then the studies merged into one.
+fn each_target(plan: &PlanFile) -> Result<Loaded, Located> {
+    let (mut parts, mut first) = (Vec::new(), None);
+    for t in &plan.targets {
+        let Command::Run(a) = parse(plan, "run", std::slice::from_ref(t), &t.flags)? else {
+            unreachable!("the argument list names run")
+        };
+        parts.push(Study::of(&a).map_err(|e| Located(blame(plan, &t.flags, &e.0), e.0))?);
+        first.get_or_insert(a);
+    }
+    let study = Study::merge(parts).map_err(|e| {
+        let at = plan
+            .targets
+            .iter()
+            .find(|t| e.0.contains(&format!("'{}'", t.name)));
+        Located(at.map_or(plan.run_at, |t| t.at), e.0)
+    })?;
+    let args = first.expect("a plan has a target");
+    Ok(Loaded::Run(Box::new(args), Box::new(study)))
+}
+
+/// `command`, checked: `run` when not given.
+fn command(plan: &PlanFile) -> Result<&'static str, Located> {
+    let Some((name, at)) = &plan.command else {
+        return Ok("run");
+    };
+    COMMANDS.into_iter().find(|c| c == name).ok_or_else(|| {
+        Located(
+            *at,
+            format!("command = \"{name}\" is not a study: give \"run\" (sweeps, repeated runs), \"compare\" or \"peak\""),
+        )
+    })
+}
+
+/// The command line a plan stands for: `wirebench COMMAND NAME=URL … --flag=value …` (a peak
+/// search takes its one URL without a name).
+fn argv(targets: &[Target], command: &str, flags: &[&Flag]) -> Vec<String> {
+    let mut argv = vec!["wirebench".to_string(), command.to_string()];
+    argv.extend(targets.iter().map(|t| match command {
+        "peak" => t.url.clone(),
+        _ => format!("{}={}", t.name, t.url),
+    }));
+    for f in flags {
+        match f.values.is_empty() {
+            true => argv.push(f.flag.clone()),
+            // `--flag=value`, so a value starting with '-' is not taken for a flag.
+            false => argv.extend(f.values.iter().map(|v| format!("{}={v}", f.flag))),
+        }
+    }
+    argv
+}
+
+/// Parses the plan's flags for `targets` with clap, `own` replacing `[run]`'s flags of the same
+/// name; an error points at the first key that makes it fail.
+fn parse(
+    plan: &PlanFile,
+    command: &str,
+    targets: &[Target],
+    own: &[Flag],
+) -> Result<Command, Located> {
+    let flags: Vec<&Flag> = plan
+        .flags
+        .iter()
+        .filter(|f| own.iter().all(|o| o.flag != f.flag))
+        .chain(own)
+        .collect();
+    let parse =
+        |flags: &[&Flag]| Cli::try_parse_from(argv(targets, command, flags)).map(|c| c.command);
+    let whole = match parse(&flags) {
+        Ok(c) => return Ok(c),
+        Err(e) => e,
+    };
+    let help = format!("(see 'wirebench {command} --help')");
+    // The first prefix of the keys that clap refuses ends with the culprit; none when no key
+    // at all is refused too (a required flag, such as peak's --slo, is missing).
+    let culprit = match parse(&[]) {
+        Ok(_) => (1..=flags.len())
+            .find(|&k| parse(&flags[..k]).is_err())
+            .map(|k| flags[k - 1]),
+        Err(_) => None,
+    };
+    let Some(key) = culprit else {
+        let line = super::super::one_line(&whole.render().to_string());
+        return Err(Located(
+            plan.run_at,
+            line.replace("(see 'wirebench --help')", &help),
+        ));
+    };
+    let name = key.flag.trim_start_matches('-');
+    let message = match whole.kind() {
+        clap::error::ErrorKind::UnknownArgument => format!(
+            "unknown key '{name}' in [run]: not a `wirebench {command}` flag; use a flag's long name without --, e.g. size = \"64\" {help}"
+        ),
+        _ => format!("{name}: {}", super::super::one_line(&whole.render().to_string()))
+            .replace("(see 'wirebench --help')", &help),
+    };
+    Err(Located(key.at, message))
+}
+
+/// Where a validation error belongs: the key whose flag it names (a target's own first), else
+/// the target whose URL it quotes, else `[run]`.
+fn blame(plan: &PlanFile, own: &[Flag], message: &str) -> Pos {
+    // Where the message first names `flag` as a whole word (`--run` is not in `--runs`).
+    let named_at = |flag: &str| {
+        message.match_indices(flag).map(|(i, _)| i).find(|&i| {
+            let next = message[i + flag.len()..].chars().next();
+            !matches!(next, Some(c) if c.is_alphanumeric() || c == '-')
+        })
+    };
+    // The flag the message names first is the one it is about.
+    if let Some(f) = own
+        .iter()
+        .chain(&plan.flags)
+        .filter_map(|f| Some((named_at(&f.flag)?, f)))
+        .min_by_key(|(i, _)| *i)
+        .map(|(_, f)| f)
+    {
+        return f.at;
+    }
+    if let Some(t) = plan.targets.iter().find(|t| message.contains(&t.url)) {
+        return t.at;
+    }
+    plan.run_at
+}

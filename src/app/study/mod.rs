@@ -1,0 +1,83 @@
+//! `wirebench study FILE.toml`: a plan file turned into the command line it stands for
+//! (`wirebench run|compare|peak …`, an argument list parsed by clap, as a command line is), then
+//! that command's machinery: [`super::sweep`] for runs, [`super::compare`], [`super::peak`].
+//! Every point is validated before anything runs. A bad plan is one line
+//! `FILE:LINE:COL: what is wrong, how to fix it`, exit 2.
+//!
+//! [`load`] reads and validates a plan, [`dry`] lists what it would run, [`out`] writes a
+//! finished study's files.
+
+mod dry;
+mod load;
+mod out;
+
+use crate::cli::StudyArgs;
+use crate::summary::study::Document;
+use load::Loaded;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// `wirebench study`.
+pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
+    let (text, plan, loaded) = match load::load(&a.file) {
+        Ok(loaded) => loaded,
+        Err(load::Located(at, message)) => {
+            eprintln!("{}:{}:{}: {message}", a.file, at.line, at.col);
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+    };
+    if a.dry_run {
+        let mut out = std::io::stdout().lock();
+        dry::write(&a.file, &plan, &loaded, &mut out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(dir) = &a.out else {
+        return match loaded {
+            Loaded::Run(args, study) => super::sweep::main(&args, *study),
+            Loaded::Compare(args, _) => super::compare::main(&args),
+            Loaded::Peak(args, _) => super::peak::main(&args),
+        };
+    };
+    // Made before anything runs, so a path that cannot be written fails at once; removed
+    // again (if still empty) when the runs fail, so a failure leaves nothing behind.
+    let made = !Path::new(dir).exists();
+    std::fs::create_dir_all(dir).map_err(|e| {
+        crate::error::UsageError(format!(
+            "--out {dir}: cannot make the directory ({e}); give a writable path, e.g. --out results/dim"
+        ))
+    })?;
+    let method = out::methodology(&a.file, &text, loaded.run_args());
+    let done = run(loaded).inspect_err(|_| {
+        if made {
+            let _ = std::fs::remove_dir(dir);
+        }
+    })?;
+    let code = exit_code(&done);
+    let study = out::study(&a.file, &plan, method, done);
+    let csvs = out::write(Path::new(dir), &study)?;
+    println!("wrote {dir}/report.md, {dir}/study.json and {csvs} CSV tables in {dir}");
+    Ok(code)
+}
+
+/// Runs the study, returning its command's document.
+fn run(loaded: Loaded) -> anyhow::Result<Document> {
+    Ok(match loaded {
+        Loaded::Run(args, study) => Document::Run(super::sweep::collect(&args, *study)?),
+        Loaded::Compare(_, prepared) => {
+            Document::Compare(Box::new(super::compare::collect(*prepared)?))
+        }
+        Loaded::Peak(args, setup) => {
+            let show = !args.run.quiet && !args.run.json;
+            Document::Peak(Box::new(super::peak::search(&args, &setup, show)?))
+        }
+    })
+}
+
+/// The exit code the command itself would give.
+fn exit_code(doc: &Document) -> ExitCode {
+    match doc {
+        Document::Run(sweep) => super::sweep::exit_code(sweep),
+        Document::Compare(c) => super::sweep::exit_code(&c.sweep),
+        Document::Peak(p) => super::peak::exit_code(p),
+    }
+}

@@ -1,0 +1,89 @@
+//! `--out DIR`: a finished study's files (report.md, study.json, one CSV per table), each
+//! rendered in memory, written to a hidden temporary name, and renamed only once all are
+//! written, so DIR holds every file of the study or none of them.
+
+use crate::cli::RunArgs;
+use crate::plan::file::PlanFile;
+use crate::summary::study::{self, Document, Methodology, Study, TargetInfo};
+use std::path::Path;
+
+/// The methodology facts, gathered before the runs start.
+pub fn methodology(path: &str, text: &str, run: &RunArgs) -> Methodology {
+    let (cpu, cpus) = crate::sys::host::cpu();
+    let link = match &run.link {
+        Some(l) => format!("--link {l}: each run's rates are set against it (its link lines)"),
+        None => "none given (no --link): rates are not set against a line rate".into(),
+    };
+    Methodology {
+        date: crate::sys::host::utc_now(),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        file: path.to_string(),
+        plan: text.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        kernel: crate::sys::host::kernel(),
+        pinning: crate::sys::host::pinning(cpus),
+        cpu,
+        cpus,
+        link,
+    }
+}
+
+/// The whole study: the plan's title and targets, the methodology and the document.
+pub fn study(path: &str, plan: &PlanFile, methodology: Methodology, document: Document) -> Study {
+    let command = match &document {
+        Document::Run(_) => "run",
+        Document::Compare(_) => "compare",
+        Document::Peak(_) => "peak",
+    };
+    Study {
+        schema: study::SCHEMA,
+        title: plan.title.clone().unwrap_or_else(|| path.to_string()),
+        command,
+        methodology,
+        targets: plan
+            .targets
+            .iter()
+            .map(|t| TargetInfo {
+                name: t.name.clone(),
+                url: t.url.clone(),
+                server: t.server.clone(),
+                version: t.version.clone(),
+            })
+            .collect(),
+        document,
+    }
+}
+
+/// Writes report.md, study.json and the CSV tables into `dir`: all of them or none. Returns
+/// how many CSV files were written.
+pub fn write(dir: &Path, study: &Study) -> anyhow::Result<usize> {
+    let mut report = Vec::new();
+    crate::report::study::write(study, &mut report)?;
+    let mut json = serde_json::to_vec_pretty(study)?;
+    json.push(b'\n');
+    let csvs = crate::report::csv::tables(&study.document);
+    let count = csvs.len();
+    let mut files = vec![
+        ("report.md".to_string(), report),
+        ("study.json".to_string(), json),
+    ];
+    files.extend(
+        csvs.into_iter()
+            .map(|(name, text)| (name, text.into_bytes())),
+    );
+    let mut written = Vec::new();
+    for (name, bytes) in &files {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        if let Err(e) = std::fs::write(&tmp, bytes) {
+            for t in written.iter().chain([&tmp]) {
+                let _ = std::fs::remove_file(t);
+            }
+            return Err(anyhow::anyhow!("writing {}: {e}", tmp.display()));
+        }
+        written.push(tmp);
+    }
+    for ((name, _), tmp) in files.iter().zip(&written) {
+        std::fs::rename(tmp, dir.join(name))?;
+    }
+    Ok(count)
+}

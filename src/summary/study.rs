@@ -1,0 +1,79 @@
+//! A study's whole outcome (`wirebench study FILE.toml --out DIR`): what was run, on what, and
+//! the document of the command the plan stands for (a sweep, a comparison or a peak search).
+//! Field names are the JSON schema `schema/study.v1.json`; report.md and the CSV files render
+//! the same value.
+
+use super::compare::Comparison;
+use super::peak::PeakStudy;
+use super::sweep::Sweep;
+use serde::Serialize;
+
+/// The schema identifier of study.json.
+pub const SCHEMA: &str = "wirebench.study/1";
+
+/// A whole study.
+#[derive(Clone, Debug, Serialize)]
+pub struct Study {
+    /// Always [`SCHEMA`].
+    pub schema: &'static str,
+    /// The plan's title (its path when it has none).
+    pub title: String,
+    /// `run`, `compare` or `peak`: which command the plan stands for.
+    pub command: &'static str,
+    /// How, when and on what it ran.
+    pub methodology: Methodology,
+    /// The targets as the plan names them.
+    pub targets: Vec<TargetInfo>,
+    /// The command's own document.
+    pub document: Document,
+}
+
+/// The document of the command a plan stands for, each with its own schema.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum Document {
+    /// `run`: `wirebench.sweep/1`, every point embedding its `wirebench.result/1` document.
+    Run(Sweep),
+    /// `compare`: `wirebench.compare/1`.
+    Compare(Box<Comparison>),
+    /// `peak`: `wirebench.peak/1`.
+    Peak(Box<PeakStudy>),
+}
+
+/// A target of the plan, with the free text the plan gives about it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetInfo {
+    /// Its name: the row label in the tables.
+    pub name: String,
+    /// Its URL.
+    pub url: String,
+    /// What serves it (e.g. "nginx 1.22"), as the plan says.
+    pub server: Option<String>,
+    /// Its version, as the plan says.
+    pub version: Option<String>,
+}
+
+/// How a study was run, gathered before the first run, so a reader can repeat it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Methodology {
+    /// When it started, UTC (`YYYY-MM-DD HH:MM:SS UTC`).
+    pub date: String,
+    /// The command line.
+    pub command: String,
+    /// The plan file's path.
+    pub file: String,
+    /// The plan file's text, as it was.
+    pub plan: String,
+    /// wirebench's version.
+    pub version: String,
+    /// The kernel (`uname -srv`).
+    pub kernel: String,
+    /// The CPU model.
+    pub cpu: String,
+    /// Logical CPUs.
+    pub cpus: usize,
+    /// Which CPUs the load generator may run on, and whether it is pinned.
+    pub pinning: String,
+    /// The link the rates are set against (`--link`), or why there is none.
+    pub link: String,
+}

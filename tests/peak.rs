@@ -178,6 +178,18 @@ fn a_bad_slo_is_a_usage_error() {
         ],
         LIMIT,
     );
+    let out = common::usage_error(
+        &[
+            "peak",
+            "tcp://127.0.0.1:9",
+            "--slo",
+            "p99<=5ms",
+            "--think",
+            "10ms",
+        ],
+        LIMIT,
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--think"));
 }
 
 /// The same search over HTTP/1.1 against `serve http --max-rate 4000`.

@@ -76,6 +76,11 @@ pub fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
     if r.rate.is_some() || r.stages.is_some() || r.bandwidth.is_some() {
         return usage("peak sets the rate of each step itself: leave out --rate, --stages and --bandwidth (use --start-rate)");
     }
+    if r.think.is_some() {
+        // Open-loop steps send on a timetable: a pause after each reply would change nothing
+        // but the number of connections needed, so it is refused rather than ignored.
+        return usage("peak offers open-loop rates, where --think has no effect: leave it out, or find the knee of a thinking client population with a sweep, e.g. wirebench run URL -c 1,2,4..64 --think 10ms");
+    }
     if r.duration.is_some() || r.requests.is_some() {
         return usage("each peak step lasts --step: leave out -d and -n, e.g. --step 5s");
     }

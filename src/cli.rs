@@ -356,6 +356,19 @@ pub struct ServeTcpArgs {
     #[arg(long, value_name = "DURATION", hide = true)]
     pub stall_for: Option<String>,
 
+    // --- misbehaving on purpose, for `wirebench diagnose` (issue 11) ---
+    /// Write each echo reply in N separate write() calls, as a server that sends a header and
+    /// then a body. With --no-nodelay, Nagle's algorithm holds each later piece until the client
+    /// ACKs the first, and the client delays that ACK (Linux: at least 40 ms): the DCMTK
+    /// stall (a reply in pieces + Nagle + delayed ACK), reproducible without DCMTK.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub reply_writes: usize,
+
+    /// Apply --delay to every Nth request of a connection only; the rest are answered at once:
+    /// a rare slow request, the tail that pulls the mean above p95.
+    #[arg(long, value_name = "N", requires = "delay")]
+    pub delay_every: Option<u64>,
+    // --- end misbehaving ---
     /// Server threads [default: the number of CPUs]
     #[arg(short = 't', long, value_name = "N")]
     pub threads: Option<usize>,

@@ -36,6 +36,10 @@ pub enum Command {
     /// Run a study written down in a plan file (TOML): named targets and `run` flags, swept
     /// values and repeated runs; --out DIR writes report.md (tables and methodology) and study.json.
     Study(StudyArgs),
+    /// Say why a target is slow: a short baseline, the kernel's evidence, variants that test each
+    /// hypothesis (Nagle and delayed ACK, socket buffers, a saturated client, port exhaustion,
+    /// the latency's shape), then findings with evidence, confidence and the fix.
+    Diagnose(DiagnoseArgs),
 }
 
 /// `wirebench study FILE.toml`: a sweep or repeated runs, from a plan file.
@@ -499,6 +503,27 @@ pub struct DemoArgs {
     #[arg(long, default_value = "500ms", value_name = "DURATION")]
     pub time_per_size: String,
 }
+
+// ---- wirebench diagnose (issue 11) ----
+
+/// `wirebench diagnose URL [run flags]`: the run is the baseline; diagnose adds the variants.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  wirebench diagnose tcp://127.0.0.1:7000            # 3 s per step\n  wirebench diagnose tcp://127.0.0.1:7000 --mode stream -d 2s\n  wirebench diagnose http://127.0.0.1:8080/ --json\n\
+Looks for: Nagle's algorithm meeting delayed ACK (a latency mode near 40 or 200 ms; TcpExt DelayedACKs; \
+TCP_INFO; the client's TCP_NODELAY flipped and larger buffers), socket buffers capping a bulk transfer \
+(--mode stream/source: the client's buffers swept, the knee named), a saturated generator, ephemeral port \
+exhaustion (--mode crr), and the latency's shape (mean above p95, several modes, stalls in the per-second series).\n\
+Exit codes: 0 diagnosed, 1 the baseline saw failures, 2 bad input."
+)]
+pub struct DiagnoseArgs {
+    /// The run to diagnose, as for `wirebench run`; -d/--duration is each step's measuring time
+    /// [default: 3s]. --json prints a `wirebench.diagnosis/1` document (schema/diagnosis.v1.json).
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+// ---- end wirebench diagnose ----
 
 // ---- wirebench peak (issue 9, item 4) ----
 

@@ -12,7 +12,7 @@ use crate::plan::Plan;
 use crate::report::progress::Progress;
 use crate::summary::diagnosis::{self as dx, Change, Diagnosis, Evidence, Figures, Variant};
 use crate::summary::Summary;
-use crate::sys::{netstat, tcpinfo};
+use crate::sys::{netstat, pressure, tcpinfo};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -113,6 +113,7 @@ fn changed(base: &RunArgs, change: Change) -> RunArgs {
 fn observe(plan: &Plan, show: bool) -> anyhow::Result<(Summary, Evidence)> {
     let peer = plan.target.addr;
     let before = netstat::tcp_ext("DelayedACKs");
+    let (waited, started) = (pressure::cpu_waited_us(), std::time::Instant::now());
     let stop = AtomicBool::new(false);
     let (summary, samples) = std::thread::scope(|scope| {
         let sampler = scope.spawn(|| {
@@ -132,6 +133,10 @@ fn observe(plan: &Plan, show: bool) -> anyhow::Result<(Summary, Evidence)> {
     });
     let summary = summary?;
     let after = netstat::tcp_ext("DelayedACKs");
+    let cpu_pressure_percent = waited.zip(pressure::cpu_waited_us()).map(|(b, a)| {
+        let us = started.elapsed().as_secs_f64() * 1e6;
+        (100.0 * a.saturating_sub(b) as f64 / us.max(1.0)).min(100.0)
+    });
     let delayed_acks = before.zip(after).map(|(b, a)| a.saturating_sub(b));
     let tcp = dx::is_tcp(&summary);
     let evidence = Evidence {
@@ -145,6 +150,7 @@ fn observe(plan: &Plan, show: bool) -> anyhow::Result<(Summary, Evidence)> {
         time_wait: netstat::time_wait_to(peer),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         loopback: peer.ip().is_loopback(),
+        cpu_pressure_percent,
     };
     Ok((summary, evidence))
 }

@@ -15,6 +15,8 @@ const SIZES: [usize; 5] = [16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
 const LIMITED_PERCENT: f64 = 25.0;
 /// A client setting that beats the baseline by this factor names the client's buffers.
 const CLIENT_GAIN: f64 = 2.0;
+/// The window caps the rate when window / RTT is within this factor of the rate measured.
+const WINDOW_SLACK: f64 = 10.0;
 /// The knee: the smallest size within this fraction of the best.
 const KNEE: f64 = 0.9;
 
@@ -77,12 +79,19 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
     let sndbuf = tcp.map_or(0.0, |t| t.sndbuf_limited_percent);
     if let Some(t) = tcp {
         evidence.push(format!(
-            "the client's connections (TCP_INFO): busy {:.0} ms, of which {rwnd:.0}% limited by the receiver's window and {sndbuf:.0}% by the client's send buffer; smallest window the peer advertised {} bytes; rtt {} µs",
+            "the client's connections (TCP_INFO): busy {:.0} ms, of which {rwnd:.0}% limited by the receiver's window and {sndbuf:.0}% by the client's send buffer; largest window the peer advertised {} bytes; rtt {} µs",
             t.busy_ms, t.peer_window_bytes, t.rtt_us
         ));
     }
     let gain = best / own.max(1e-9);
-    if base.mode == "stream" && rwnd >= LIMITED_PERCENT {
+    // A window caps the rate at window / RTT. Waiting on the window with a window that would
+    // allow far more than was measured means a slow-reading receiver, not a small buffer.
+    let window_cap = tcp.map_or(f64::INFINITY, |t| {
+        f64::from(t.peer_window_bytes) / f64::from(t.rtt_us.max(1))
+    });
+    if base.mode == "stream" && rwnd >= LIMITED_PERCENT && window_cap < WINDOW_SLACK * own.max(1e-9)
+    {
+        evidence.push(format!("that window allows at most {window_cap:.0} MB/s at this RTT (window / RTT), the order of what was measured"));
         let flat = gain < 1.5;
         if flat {
             evidence

@@ -158,7 +158,7 @@ pub struct TcpEvidence {
     pub rwnd_limited_percent: f64,
     /// The share of it limited by the client's own send buffer, %.
     pub sndbuf_limited_percent: f64,
-    /// The smallest window the peer advertised, bytes.
+    /// The largest window the peer advertised, bytes: what its receive buffer allows.
     pub peer_window_bytes: u32,
 }
 
@@ -167,12 +167,13 @@ impl TcpEvidence {
     pub fn of(samples: &[HashMap<u64, TcpInfo>]) -> Option<TcpEvidence> {
         let mut last: HashMap<u64, TcpInfo> = HashMap::new();
         let mut rtts = Vec::new();
-        let (mut ato, mut unacked) = (0, 0);
+        let (mut ato, mut unacked, mut window) = (0, 0, 0);
         for s in samples {
             for (inode, i) in s {
                 rtts.push(i.rtt_us);
                 ato = ato.max(i.ato_us);
                 unacked = unacked.max(i.unacked);
+                window = window.max(i.snd_wnd);
                 last.insert(*inode, *i);
             }
         }
@@ -197,7 +198,7 @@ impl TcpEvidence {
             busy_ms: busy as f64 / 1000.0,
             rwnd_limited_percent: pct(|i| i.rwnd_limited_us),
             sndbuf_limited_percent: pct(|i| i.sndbuf_limited_us),
-            peer_window_bytes: last.values().map(|i| i.snd_wnd).min().unwrap_or(0),
+            peer_window_bytes: window,
         })
     }
 }
@@ -222,7 +223,20 @@ pub struct Evidence {
     pub cpus: usize,
     /// The target is on this host's loopback.
     pub loopback: bool,
+    /// The share of the baseline during which some task waited for a CPU (Linux PSI), %.
+    pub cpu_pressure_percent: Option<f64>,
 }
+
+impl Evidence {
+    /// The host's CPUs were contended: slow requests may be the machine's, not the target's.
+    pub fn contended(&self) -> bool {
+        self.cpu_pressure_percent
+            .is_some_and(|p| p >= CONTENDED_PERCENT)
+    }
+}
+
+/// CPU pressure from which the tail is as likely the machine's as the target's, %.
+const CONTENDED_PERCENT: f64 = 20.0;
 
 /// The whole document `wirebench diagnose --json` prints.
 #[derive(Clone, Debug, Serialize)]
@@ -270,7 +284,7 @@ pub fn findings(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Vec<Find
     f.extend(client::port_exhaustion(base, ev));
     f.extend(buffers::finding(base, ev, variants));
     f.extend(client::generator_bound(base, ev, variants));
-    f.extend(tail::findings(base, stall.is_some()));
+    f.extend(tail::findings(base, ev, stall.is_some()));
     f.extend(stall);
     f.sort_by_key(|x| (std::cmp::Reverse(x.confidence), x.rank));
     f

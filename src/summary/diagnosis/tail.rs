@@ -2,12 +2,14 @@
 //! 39×), several modes (a second path through the server: a cache miss, a retry, a timer), and
 //! stalls that recur in the per-second series (garbage collection, a periodic flush).
 
-use super::{times, Confidence, Finding};
+use super::{times, Confidence, Evidence, Finding};
 use crate::summary::{Distribution, Summary};
 use crate::units::format_us;
 
 /// Fewer samples than this say nothing about a shape.
 const MIN_SAMPLES: u64 = 20;
+/// The mean is far above p95 (≫) from this factor; the summary's notes name any excess.
+const MEAN_OVER_P95: f64 = 1.5;
 /// Histogram buckets grow by this factor (log-spaced from 1 µs).
 const BUCKET_FACTOR: f64 = 1.5;
 /// A mode holds at least this share of the samples.
@@ -23,7 +25,8 @@ const STALL_SHARE: f64 = 0.6;
 
 /// The tail findings. `stalled_by_nagle` keeps the multimodal one quiet when the second mode
 /// is the delayed ACK, already named.
-pub fn findings(base: &Summary, stalled_by_nagle: bool) -> Vec<Finding> {
+/// On a contended host each is at most of low confidence, with the pressure as evidence.
+pub fn findings(base: &Summary, ev: &Evidence, stalled_by_nagle: bool) -> Vec<Finding> {
     let Some(l) = base.latency.as_ref().filter(|l| l.count >= MIN_SAMPLES) else {
         return Vec::new();
     };
@@ -33,12 +36,19 @@ pub fn findings(base: &Summary, stalled_by_nagle: bool) -> Vec<Finding> {
         f.extend(multimodal(l));
         f.extend(periodic(base, l));
     }
+    if ev.contended() {
+        let p = ev.cpu_pressure_percent.unwrap_or(0.0);
+        for x in &mut f {
+            x.confidence = Confidence::Low;
+            x.evidence.push(format!("the host's CPUs were contended: some task waited for a CPU {p:.0}% of the run (/proc/pressure/cpu), so the slow requests may be the machine's, not the target's"));
+        }
+    }
     f
 }
 
 /// A mean above p95: the slow few dominate it.
 fn mean_above_p95(l: &Distribution) -> Option<Finding> {
-    if l.mean_us <= l.p95_us {
+    if l.mean_us < MEAN_OVER_P95 * l.p95_us {
         return None;
     }
     Some(Finding {
@@ -47,7 +57,7 @@ fn mean_above_p95(l: &Distribution) -> Option<Finding> {
             "a few slow requests dominate the mean: it is {} the p95",
             times(l.mean_us, l.p95_us)
         ),
-        confidence: if l.mean_us >= 2.0 * l.p95_us {
+        confidence: if l.mean_us >= 3.0 * l.p95_us {
             Confidence::High
         } else {
             Confidence::Medium
@@ -72,11 +82,13 @@ pub fn modes(l: &Distribution) -> Vec<(f64, f64)> {
         return Vec::new();
     };
     let total = h.len().max(1) as f64;
+    // Each bucket by its middle (its upper bound over the square root of the factor).
     let buckets: Vec<(f64, f64)> = h
         .iter_log(1000, BUCKET_FACTOR)
         .map(|v| {
+            let upper = v.value_iterated_to() as f64 / 1000.0;
             (
-                v.value_iterated_to() as f64 / 1000.0,
+                upper / BUCKET_FACTOR.sqrt(),
                 v.count_since_last_iteration() as f64,
             )
         })

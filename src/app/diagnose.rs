@@ -12,14 +12,19 @@ use crate::plan::Plan;
 use crate::report::progress::Progress;
 use crate::summary::diagnosis::{self as dx, Change, Diagnosis, Evidence, Figures, Variant};
 use crate::summary::Summary;
-use crate::sys::{netstat, pressure, tcpinfo};
+use crate::sys::netstat;
+use crate::sys::pressure::{self, ThreadTimes};
+use crate::sys::tcpinfo::{self, TcpInfo};
+use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Each step's measuring time unless --duration (or --requests) says otherwise.
 const DEFAULT_STEP: &str = "3s";
+/// The engine's worker threads are named `wirebench-N` (the main thread is `wirebench`).
+const WORKER_PREFIX: &str = "wirebench-";
 /// How often the client's connections are looked at during the baseline.
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 
@@ -115,18 +120,8 @@ fn observe(plan: &Plan, show: bool) -> anyhow::Result<(Summary, Evidence)> {
     let before = netstat::tcp_ext("DelayedACKs");
     let (waited, started) = (pressure::cpu_waited_us(), std::time::Instant::now());
     let stop = AtomicBool::new(false);
-    let (summary, samples) = std::thread::scope(|scope| {
-        let sampler = scope.spawn(|| {
-            let mut samples = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
-                let found = tcpinfo::sockets_to(peer);
-                if !found.is_empty() {
-                    samples.push(found);
-                }
-                std::thread::sleep(SAMPLE_EVERY);
-            }
-            samples
-        });
+    let (summary, (samples, busy)) = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| watch(&stop, peer));
         let summary = super::run::measure(plan, progress(show));
         stop.store(true, Ordering::Relaxed);
         (summary, sampler.join().unwrap_or_default())
@@ -151,8 +146,51 @@ fn observe(plan: &Plan, show: bool) -> anyhow::Result<(Summary, Evidence)> {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         loopback: peer.ip().is_loopback(),
         cpu_pressure_percent,
+        generator_busy_percent: busy.map(|b| b.0),
+        generator_sleeps_per_s: busy.map(|b| b.1),
     };
     Ok((summary, evidence))
+}
+
+/// Samples, until `stop`, `TCP_INFO` of the client's connections to `peer` and the worker
+/// threads' schedstat; returns the samples and the workers' [`busy`] figures.
+fn watch(
+    stop: &AtomicBool,
+    peer: std::net::SocketAddr,
+) -> (Vec<HashMap<u64, TcpInfo>>, Option<(f64, f64)>) {
+    let mut samples = Vec::new();
+    let mut threads: HashMap<u32, [(Instant, ThreadTimes); 2]> = HashMap::new();
+    while !stop.load(Ordering::Relaxed) {
+        let found = tcpinfo::sockets_to(peer);
+        if !found.is_empty() {
+            samples.push(found);
+        }
+        let now = Instant::now();
+        for (tid, t) in pressure::threads_named(WORKER_PREFIX) {
+            threads.entry(tid).or_insert([(now, t); 2])[1] = (now, t);
+        }
+        std::thread::sleep(SAMPLE_EVERY);
+    }
+    (samples, busy(&threads))
+}
+
+/// The workers' share of the time they could run, %, and how often each slept per second,
+/// averaged over the workers seen for at least 200 ms.
+fn busy(threads: &HashMap<u32, [(Instant, ThreadTimes); 2]>) -> Option<(f64, f64)> {
+    let each: Vec<(f64, f64)> = threads
+        .values()
+        .filter_map(|[(t0, a), (t1, b)]| {
+            let wall = t1.duration_since(*t0).as_secs_f64();
+            let could_run = (b.run_ns + b.wait_ns).saturating_sub(a.run_ns + a.wait_ns) as f64;
+            let sleeps = b.sleeps.saturating_sub(a.sleeps) as f64;
+            (wall >= 0.2).then(|| ((100.0 * could_run / 1e9 / wall).min(100.0), sleeps / wall))
+        })
+        .collect();
+    let n = each.len() as f64;
+    (n > 0.0).then(|| {
+        let sum = each.iter().fold((0.0, 0.0), |s, e| (s.0 + e.0, s.1 + e.1));
+        (sum.0 / n, sum.1 / n)
+    })
 }
 
 /// The live progress line of a step, when shown.

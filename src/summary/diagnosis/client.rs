@@ -10,6 +10,8 @@ use crate::summary::Summary;
 
 /// How long Linux keeps a closed connection's port in TIME_WAIT, s (TCP_TIMEWAIT_LEN).
 const TIME_WAIT_S: f64 = 60.0;
+/// Worker threads sleeping less often than this per second always had work.
+const RARE_SLEEPS: f64 = 100.0;
 /// A connect rate above this share of the port ceiling is close enough to name.
 const NEAR_CEILING: f64 = 0.8;
 
@@ -17,17 +19,29 @@ const NEAR_CEILING: f64 = 0.8;
 pub fn variants(base: &Summary, ev: &Evidence) -> Vec<(&'static str, Change)> {
     let g = &base.generator;
     let more = (g.threads * 2).min(ev.cpus).min(base.config.connections);
-    if g.cpu_percent_of_threads >= SATURATED_PERCENT && more > g.threads {
+    if saturated(base, ev) && more > g.threads {
         vec![("generator_bound", Change::Threads(more))]
     } else {
         Vec::new()
     }
 }
 
+/// Whether the generator's threads were saturated: they used nearly all their CPU time, or
+/// they could have run nearly all the time and hardly ever slept (a contended host gave them
+/// less CPU; a thread that waits for replies sleeps once per wait).
+fn saturated(base: &Summary, ev: &Evidence) -> bool {
+    let never_slept = ev.generator_sleeps_per_s.is_some_and(|s| s < RARE_SLEEPS);
+    base.generator.cpu_percent_of_threads >= SATURATED_PERCENT
+        || (never_slept
+            && ev
+                .generator_busy_percent
+                .is_some_and(|b| b >= SATURATED_PERCENT))
+}
+
 /// The generator is the bottleneck.
 pub fn generator_bound(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Finding> {
     let g = &base.generator;
-    if g.cpu_percent_of_threads < SATURATED_PERCENT {
+    if !saturated(base, ev) {
         return None;
     }
     let mut evidence = vec![
@@ -37,6 +51,9 @@ pub fn generator_bound(base: &Summary, ev: &Evidence, variants: &[Variant]) -> O
         ),
         format!("{} CPU(s) available to the client", ev.cpus),
     ];
+    if let (Some(b), Some(s)) = (ev.generator_busy_percent, ev.generator_sleeps_per_s) {
+        evidence.push(format!("its worker threads were running or waiting for a CPU {b:.0}% of the time and slept {s:.0} times/s (/proc/self/task/*/schedstat, status)"));
+    }
     let mut gain = None;
     for v in variants
         .iter()

@@ -225,6 +225,12 @@ pub struct Evidence {
     pub loopback: bool,
     /// The share of the baseline during which some task waited for a CPU (Linux PSI), %.
     pub cpu_pressure_percent: Option<f64>,
+    /// How much of the baseline the generator's worker threads could run (on a CPU or waiting
+    /// for one, schedstat), %: near 100 they never waited for the target.
+    pub generator_busy_percent: Option<f64>,
+    /// How often each worker thread gave up its CPU to wait (for replies, for the pacer) per
+    /// second: next to none when it always had work.
+    pub generator_sleeps_per_s: Option<f64>,
 }
 
 impl Evidence {

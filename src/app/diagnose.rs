@@ -142,6 +142,7 @@ fn observe(plan: &Plan, show: bool) -> anyhow::Result<(Summary, Evidence)> {
         tcp_info: dx::TcpEvidence::of(&samples),
         port_range: netstat::port_range().map(|(lo, hi)| [lo, hi]),
         tw_reuse: netstat::tw_reuse(),
+        rmem_default: netstat::rmem_default(),
         time_wait: netstat::time_wait_to(peer),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         loopback: peer.ip().is_loopback(),

@@ -26,6 +26,13 @@ pub fn port_range() -> Option<(u16, u16)> {
     Some((it.next()?, it.next()?))
 }
 
+/// `net.ipv4.tcp_rmem`'s middle value: the receive buffer a TCP socket starts with, from which
+/// auto-tuning grows it; a window that never exceeds it comes from a buffer set smaller.
+pub fn rmem_default() -> Option<u32> {
+    let t = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_rmem").ok()?;
+    t.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// `net.ipv4.tcp_tw_reuse`: 0 off, 1 on, 2 on for loopback only (Linux's default).
 pub fn tw_reuse() -> Option<u8> {
     std::fs::read_to_string("/proc/sys/net/ipv4/tcp_tw_reuse")

@@ -15,8 +15,8 @@ const SIZES: [usize; 5] = [16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
 const LIMITED_PERCENT: f64 = 25.0;
 /// A client setting that beats the baseline by this factor names the client's buffers.
 const CLIENT_GAIN: f64 = 2.0;
-/// The window caps the rate when window / RTT is within this factor of the rate measured.
-const WINDOW_SLACK: f64 = 10.0;
+/// Linux's default `net.ipv4.tcp_rmem` middle value, when it cannot be read.
+const DEFAULT_RMEM: u32 = 131_072;
 /// The knee: the smallest size within this fraction of the best.
 const KNEE: f64 = 0.9;
 
@@ -84,14 +84,13 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
         ));
     }
     let gain = best / own.max(1e-9);
-    // A window caps the rate at window / RTT. Waiting on the window with a window that would
-    // allow far more than was measured means a slow-reading receiver, not a small buffer.
-    let window_cap = tcp.map_or(f64::INFINITY, |t| {
-        f64::from(t.peer_window_bytes) / f64::from(t.rtt_us.max(1))
-    });
-    if base.mode == "stream" && rwnd >= LIMITED_PERCENT && window_cap < WINDOW_SLACK * own.max(1e-9)
-    {
-        evidence.push(format!("that window allows at most {window_cap:.0} MB/s at this RTT (window / RTT), the order of what was measured"));
+    // Waiting on the peer's window means a small receive buffer only if the window never grew
+    // past the size auto-tuning starts from: a slow reader with an auto-tuned buffer fills a
+    // large window too (the sender then waits on it just as long).
+    let rmem = ev.rmem_default.unwrap_or(DEFAULT_RMEM);
+    let window = tcp.map_or(u32::MAX, |t| t.peer_window_bytes);
+    if base.mode == "stream" && rwnd >= LIMITED_PERCENT && window < rmem {
+        evidence.push(format!("the peer's window never exceeded {window} bytes, below the {rmem} bytes auto-tuning starts a receive buffer with (net.ipv4.tcp_rmem): the server set a small SO_RCVBUF"));
         let flat = gain < 1.5;
         if flat {
             evidence
@@ -107,7 +106,10 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
             rank: 2,
         });
     }
-    if gain >= CLIENT_GAIN || sndbuf >= LIMITED_PERCENT {
+    // Only buffers the user fixed are blamed: an auto-tuned baseline beaten by a fixed size on
+    // one short run is more likely noise than auto-tuning falling short.
+    let fixed = base.config.sndbuf.is_some() || base.config.rcvbuf.is_some();
+    if fixed && (gain >= CLIENT_GAIN || sndbuf >= LIMITED_PERCENT) {
         let k = knee.map_or("a larger size".into(), size_text);
         return Some(Finding {
             id: "socket_buffers",

@@ -215,6 +215,8 @@ pub struct Evidence {
     pub tcp_info: Option<TcpEvidence>,
     /// `net.ipv4.ip_local_port_range`.
     pub port_range: Option<[u16; 2]>,
+    /// `net.ipv4.tcp_rmem`'s default, bytes: where auto-tuning starts a receive buffer.
+    pub rmem_default: Option<u32>,
     /// `net.ipv4.tcp_tw_reuse` (2: reuse for loopback only).
     pub tw_reuse: Option<u8>,
     /// Sockets in TIME_WAIT toward the target after the baseline.

@@ -155,10 +155,7 @@ fn observe(plan: &Plan, show: bool) -> anyhow::Result<(Summary, Evidence)> {
 
 /// Samples, until `stop`, `TCP_INFO` of the client's connections to `peer` and the worker
 /// threads' schedstat; returns the samples and the workers' [`busy`] figures.
-fn watch(
-    stop: &AtomicBool,
-    peer: std::net::SocketAddr,
-) -> (Vec<HashMap<u64, TcpInfo>>, Option<(f64, f64)>) {
+fn watch(stop: &AtomicBool, peer: std::net::SocketAddr) -> Watched {
     let mut samples = Vec::new();
     let mut threads: HashMap<u32, [(Instant, ThreadTimes); 2]> = HashMap::new();
     while !stop.load(Ordering::Relaxed) {
@@ -193,6 +190,9 @@ fn busy(threads: &HashMap<u32, [(Instant, ThreadTimes); 2]>) -> Option<(f64, f64
         (sum.0 / n, sum.1 / n)
     })
 }
+
+/// What [`watch`] saw: `TCP_INFO` samples, and the workers' [`busy`] figures.
+type Watched = (Vec<HashMap<u64, TcpInfo>>, Option<(f64, f64)>);
 
 /// The live progress line of a step, when shown.
 fn progress(show: bool) -> Progress {

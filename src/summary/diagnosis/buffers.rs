@@ -48,12 +48,8 @@ fn baseline_label(base: &Summary) -> String {
     }
 }
 
-/// The finding, if buffers cap the transfer.
-pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Finding> {
-    if !bulk(base) {
-        return None;
-    }
-    let own = Figures::of(base).mb_per_s;
+/// The sweep's best rate, its knee, and the table as a line of evidence.
+fn sweep(base: &Summary, own: f64, variants: &[Variant]) -> (f64, Option<usize>, String) {
     let sweep: Vec<(usize, f64)> = variants
         .iter()
         .filter_map(|v| match v.change {
@@ -73,6 +69,16 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
     if let Some(k) = knee {
         table += &format!(" (knee: {})", size_text(k));
     }
+    (best, knee, table)
+}
+
+/// The finding, if buffers cap the transfer.
+pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Finding> {
+    if !bulk(base) {
+        return None;
+    }
+    let own = Figures::of(base).mb_per_s;
+    let (best, knee, table) = sweep(base, own, variants);
     let mut evidence = vec![table];
     let tcp = ev.tcp_info.as_ref();
     let rwnd = tcp.map_or(0.0, |t| t.rwnd_limited_percent);

@@ -7,9 +7,9 @@
 //!
 //! Signs: the latency piles up near 40 ms (or 200 ms); `TcpExt DelayedACKs` rises about once
 //! per exchange; the client's `TCP_INFO` shows the delayed-ACK timer. Which side holds the
-//! segment: the client writes each request in one write, so with its TCP_NODELAY on it holds
-//! nothing; if flipping the client's TCP_NODELAY changes nothing, the server holds its reply's
-//! later pieces.
+//! segment: with the client's TCP_NODELAY on, nothing the client writes waits, so the server
+//! holds its reply's later pieces; with it off, the client holds its own if turning it on
+//! removes the stall.
 
 use super::{Change, Confidence, Evidence, Finding, Variant};
 use crate::summary::{Distribution, Summary};
@@ -81,7 +81,7 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
         ));
     }
     if base.config.nodelay {
-        evidence.push("the client wrote each request in one write() with TCP_NODELAY on: nothing of the client's waits for an ACK".into());
+        evidence.push("the client's TCP_NODELAY was on: nothing it wrote waited for an ACK".into());
     }
     evidence.extend(mine.iter().map(|v| effect(v, l)));
     let side = side(base, &mine);
@@ -123,9 +123,8 @@ fn effect(v: &Variant, base: &Distribution) -> String {
     )
 }
 
-/// Who holds the segment. The client writes a request in one write: with TCP_NODELAY on it
-/// holds nothing, so a stall that stays is the server's; with it off, the stall is the
-/// client's if turning it on removes it.
+/// Who holds the segment. With the client's TCP_NODELAY on it holds nothing, so a stall is the
+/// server's; with it off, the stall is the client's if turning it on removes it.
 fn side(base: &Summary, mine: &[&Variant]) -> &'static str {
     let cured_by_client_nodelay = mine
         .iter()
@@ -156,4 +155,23 @@ fn fix(side: &str, mine: &[&Variant]) -> String {
         "Set TCP_NODELAY on the server's sockets (setsockopt IPPROTO_TCP TCP_NODELAY 1; `wirebench serve tcp`: leave out --no-nodelay), or have the server write each reply in one write()/writev() instead of pieces."
     };
     format!("{main}{buffers}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::new_histogram;
+
+    #[test]
+    fn the_stall_share_counts_the_delayed_ack_bands() {
+        let mut h = new_histogram();
+        for _ in 0..3 {
+            h.record(44_000_000).unwrap(); // 44 ms: Linux's 40 ms minimum, plus scheduling
+        }
+        h.record(200_000_000).unwrap(); // the 200 ms maximum
+        h.record(30_000).unwrap(); // 30 µs: a healthy exchange
+        h.record(10_000_000).unwrap(); // 10 ms: neither
+        let d = Distribution::of(&h).unwrap();
+        assert!((stall_share(&d).unwrap() - 4.0 / 6.0).abs() < 1e-9);
+    }
 }

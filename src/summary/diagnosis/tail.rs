@@ -173,3 +173,32 @@ fn periodic(base: &Summary, l: &Distribution) -> Option<Finding> {
         rank: 6,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::new_histogram;
+
+    fn modes_of(samples: &[(u64, u64)]) -> Vec<(f64, f64)> {
+        let mut h = new_histogram();
+        for &(ns, n) in samples {
+            h.record_n(ns, n).unwrap();
+        }
+        modes(&Distribution::of(&h).unwrap())
+    }
+
+    #[test]
+    fn modes_far_apart_are_told_apart_and_near_ones_are_one() {
+        // About one request in 75 served after 100 ms (as serve tcp --delay-every N --delay 100ms).
+        let m = modes_of(&[(25_000, 990), (27_000, 500), (100_000_000, 20)]);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(
+            m[0].0 < 40.0 && m[1].0 > 80_000.0 && m[1].0 < 125_000.0,
+            "{m:?}"
+        );
+        assert!((m[1].1 - 20.0 / 1510.0).abs() < 1e-6, "{m:?}");
+        // A tail that decays, and a bump under 1%: one mode.
+        let m = modes_of(&[(20_000, 1000), (30_000, 300), (45_000, 100), (5_000_000, 5)]);
+        assert_eq!(m.len(), 1, "{m:?}");
+    }
+}

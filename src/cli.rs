@@ -37,6 +37,10 @@ pub enum Command {
     /// `compare` or `peak` (swept values, repeated runs, objectives); --out DIR writes report.md
     /// (tables and methodology), study.json and one CSV per table.
     Study(StudyArgs),
+    /// Say why a target is slow: a short baseline, the kernel's evidence, variants that test each
+    /// hypothesis (Nagle and delayed ACK, socket buffers, a saturated client, port exhaustion,
+    /// the latency's shape), then findings with evidence, confidence and the fix.
+    Diagnose(DiagnoseArgs),
 }
 
 /// `wirebench study FILE.toml`: a sweep, repeated runs, a comparison or a peak search, from a
@@ -361,6 +365,19 @@ pub struct ServeTcpArgs {
     #[arg(long, value_name = "DURATION", hide = true)]
     pub stall_for: Option<String>,
 
+    // --- misbehaving on purpose, for `wirebench diagnose` (issue 11) ---
+    /// Write each echo reply in N separate write() calls, as a server that sends a header and
+    /// then a body. With --no-nodelay, Nagle's algorithm holds each later piece until the client
+    /// ACKs the first, and the client delays that ACK (Linux: at least 40 ms): the DCMTK
+    /// stall (a reply in pieces + Nagle + delayed ACK), reproducible without DCMTK.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub reply_writes: usize,
+
+    /// Apply --delay to every Nth request of a connection only; the rest are answered at once:
+    /// a rare slow request, the tail that pulls the mean above p95.
+    #[arg(long, value_name = "N", requires = "delay")]
+    pub delay_every: Option<u64>,
+    // --- end misbehaving ---
     /// Server threads [default: the number of CPUs]
     #[arg(short = 't', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -491,6 +508,27 @@ pub struct DemoArgs {
     #[arg(long, default_value = "500ms", value_name = "DURATION")]
     pub time_per_size: String,
 }
+
+// ---- wirebench diagnose (issue 11) ----
+
+/// `wirebench diagnose URL [run flags]`: the run is the baseline; diagnose adds the variants.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  wirebench diagnose tcp://127.0.0.1:7000            # 3 s per step\n  wirebench diagnose tcp://127.0.0.1:7000 --mode stream -d 2s\n  wirebench diagnose http://127.0.0.1:8080/ --json\n\
+Looks for: Nagle's algorithm meeting delayed ACK (a latency mode near 40 or 200 ms; TcpExt DelayedACKs; \
+TCP_INFO; the client's TCP_NODELAY flipped and larger buffers), socket buffers capping a bulk transfer \
+(--mode stream/source: the client's buffers swept, the knee named), a saturated generator, ephemeral port \
+exhaustion (--mode crr), and the latency's shape (mean above p95, several modes, stalls in the per-second series).\n\
+Exit codes: 0 diagnosed, 1 the baseline saw failures, 2 bad input."
+)]
+pub struct DiagnoseArgs {
+    /// The run to diagnose, as for `wirebench run`; -d/--duration is each step's measuring time
+    /// [default: 3s]. --json prints a `wirebench.diagnosis/1` document (schema/diagnosis.v1.json).
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+// ---- end wirebench diagnose ----
 
 // ---- wirebench peak (issue 9, item 4) ----
 

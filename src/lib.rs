@@ -16,9 +16,10 @@
 //! - [`app`]: the commands: [`app::run`], [`app::compare`] (both with [`app::sweep`]: several
 //!   targets, swept flags and repeated runs, each point a plan of its own), [`app::peak`] (the
 //!   peak under a latency objective: the run again at the rates [`load::search`] picks),
-//!   [`app::demo`] (the built-in study, a set of plans like any other), [`app::study`] (a plan
-//!   file, [`plan::file`], turned into the `run`, `compare` or `peak` arguments it stands for,
-//!   then that command's machinery) and `serve`; each turns
+//!   [`app::demo`] (the built-in study, a set of plans like any other), [`app::diagnose`]
+//!   (a baseline, then the variants its evidence calls for, each a plan of its own),
+//!   [`app::study`] (a plan file, [`plan::file`], turned into the `run`, `compare` or `peak`
+//!   arguments it stands for, then that command's machinery) and `serve`; each turns
 //!   arguments into a plan or server options, runs it and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
 //!   part ([`plan::target`], [`plan::workload`] with [`plan::http`], [`plan::load`]). Usage
@@ -45,17 +46,22 @@
 //!   [`summary::compare`] the verdicts of a comparison (Welch's t-test) and the latency shape
 //!   per target; [`summary::wire`] sets the rates against `--link` (RFC 6349's per-packet
 //!   overhead); [`summary::slo`] checks objectives and [`summary::peak`] judges a peak
-//!   search's steps; [`summary::study`] is a plan file's whole outcome (study.json).
+//!   search's steps; [`summary::study`] is a plan file's whole outcome (study.json);
+//!   [`summary::diagnosis`] turns a baseline, the kernel's evidence and the variants into
+//!   findings (Nagle and delayed ACK, buffers, the client's limits, the tail).
 //! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
-//!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]), a study's report.md
-//!   ([`report::study`]) and CSV tables ([`report::csv`]) and the live progress line.
+//!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]), a diagnosis
+//!   ([`report::diagnosis`]), a study's report.md ([`report::study`]) and CSV tables
+//!   ([`report::csv`]) and the live progress (line and bars).
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
 //!   header and flow accounting, the delimiter search.
 //! - [`sys`]: what is asked of the operating system: the precise timer, resource use and
 //!   limits, the outgoing interface's speed and a TCP socket's MSS; the host's kernel, CPU and
-//!   date for a study's methodology ([`sys::host`]).
+//!   date for a study's methodology ([`sys::host`]); a diagnosis's evidence: the kernel's TCP
+//!   counters ([`sys::netstat`]), `TCP_INFO` of this process's connections ([`sys::tcpinfo`]),
+//!   CPU pressure and thread schedstat ([`sys::pressure`]).
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 
 pub mod app;

@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod demo;
+pub mod diagnose;
 pub mod peak;
 pub mod run;
 mod serve;
@@ -107,6 +108,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::main(&args),
         Command::Peak(args) => peak::main(&args),
         Command::Study(args) => study::main(&args),
+        Command::Diagnose(args) => diagnose::main(&args),
     }
 }
 

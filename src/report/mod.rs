@@ -9,6 +9,7 @@
 //! - [`sweep`]: a sweep's tables, one per metric: a row per target, a column per swept value.
 //! - [`compare`]: a comparison's verdicts (Welch's t) and the Flash study's latency-shape table.
 //! - [`repeat`]: repeated runs, the MINT table: Run 1 … Run N, mean, median, stddev, 95% CI.
+//! - [`diagnosis`]: `wirebench diagnose`'s findings, or its `wirebench.diagnosis/1` JSON.
 //! - [`peak`]: the peak search's table and curve, or its `wirebench.peak/1` JSON.
 //! - [`study`], [`csv`]: a study's report.md (tables and methodology) and its tables as CSV.
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
@@ -19,6 +20,7 @@
 pub mod compare;
 pub mod csv;
 pub mod demo;
+pub mod diagnosis;
 mod format;
 mod headline;
 pub mod json;

@@ -3,7 +3,7 @@
 use crate::summary::{OpenLoop, Summary};
 
 /// CPU share of its threads above which the generator itself may be the bottleneck.
-const SATURATED_PERCENT: f64 = 90.0;
+pub(crate) const SATURATED_PERCENT: f64 = 90.0;
 
 /// The notes for a summary, most important first.
 pub fn notes(s: &Summary) -> Vec<String> {

@@ -6,6 +6,7 @@
 mod build;
 pub mod compare;
 pub mod diagnose;
+pub mod diagnosis;
 pub mod peak;
 pub mod slo;
 pub mod stats;

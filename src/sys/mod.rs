@@ -1,9 +1,14 @@
 //! What wirebench asks of the operating system, shared by client and servers: a precise timer
 //! ([`timerfd`]), the process's resource use and limits ([`usage`]), the options set on
-//! sockets ([`socket`]), and what links and TCP segments look like ([`link`]).
+//! sockets ([`socket`]), and what links and TCP segments look like ([`link`]); the kernel's TCP counters
+//! ([`netstat`]) and `TCP_INFO` of this process's connections ([`tcpinfo`]), with the CPU pressure
+//! ([`pressure`]), a diagnosis's evidence.
 
 pub mod host;
 pub mod link;
+pub mod netstat;
+pub mod pressure;
 pub mod socket;
+pub mod tcpinfo;
 pub mod timerfd;
 pub mod usage;

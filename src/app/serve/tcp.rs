@@ -70,6 +70,8 @@ fn options(a: &ServeTcpArgs) -> Result<TcpServerOptions, UsageError> {
         delay,
         max_rate: max_rate_flag(&a.max_rate)?,
         stall: stall(a)?,
+        reply_writes: reply_writes(a)?,
+        delay_every: delay_every(a.delay_every)?,
         socket: SocketOptions::try_from(&a.socket)?,
         max_connections,
         threads,
@@ -91,6 +93,25 @@ fn stall(a: &ServeTcpArgs) -> Result<Option<Stall>, UsageError> {
         return usage("--stall-for must be shorter than --stall-every, e.g. --stall-every 1s --stall-for 500ms");
     }
     Ok(Some(Stall { every, length }))
+}
+
+/// Checks `--reply-writes`: at least one write, and only an echo has replies.
+fn reply_writes(a: &ServeTcpArgs) -> Result<usize, UsageError> {
+    if a.reply_writes == 0 {
+        return usage("--reply-writes 0: a reply takes at least one write, e.g. --reply-writes 2");
+    }
+    if a.reply_writes > 1 && a.mode != ServerMode::Echo {
+        return usage("--reply-writes applies to --mode echo: leave it out, or use --mode echo");
+    }
+    Ok(a.reply_writes)
+}
+
+/// Checks `--delay-every`: every 1st request or rarer.
+fn delay_every(n: Option<u64>) -> Result<Option<u64>, UsageError> {
+    if n == Some(0) {
+        return usage("--delay-every 0: give N of at least 1, e.g. --delay-every 100 --delay 50ms");
+    }
+    Ok(n)
 }
 
 /// Parses `--delimiter`.
@@ -126,6 +147,15 @@ fn describe(o: &TcpServerOptions) -> String {
     }
     if let Some(d) = o.delay {
         text += &format!(", delay {d:?}");
+    }
+    if let Some(n) = o.delay_every {
+        text += &format!(" on every {n}th request");
+    }
+    if o.reply_writes > 1 {
+        text += &format!(", each reply in {} writes", o.reply_writes);
+    }
+    if !o.socket.nodelay {
+        text += ", Nagle on (no TCP_NODELAY)";
     }
     if let Some(r) = o.max_rate {
         text += &format!(", at most {r}/s");
@@ -181,6 +211,9 @@ mod tests {
                 &["--sndbuf", "x"],
                 &["--max-rate", "0"],
                 &["--max-rate", "fast"],
+                &["--reply-writes", "0"],
+                &["--mode", "sink", "--reply-writes", "2"],
+                &["--delay-every", "0", "--delay", "1ms"],
             ],
         );
         assert!(listen_addr("999.1.1.1:1", 7000).is_err());

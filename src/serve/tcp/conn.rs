@@ -165,14 +165,12 @@ async fn wirebench<S: Wire>(
             } else {
                 Reply::Filler(Filler::plain(reply as usize))
             };
-            let stall = shared.options.stall;
             echo(
                 stream,
                 buf,
                 Framer::sized(request),
                 &reply,
-                delay,
-                stall,
+                (delay, shared.faults()),
                 tally,
             )
             .await
@@ -221,14 +219,12 @@ async fn plain<S: Wire>(
                 Some(filler) => Reply::Filler(filler.clone()),
                 None => Reply::Same,
             };
-            let stall = shared.options.stall;
             echo(
                 stream,
                 buf,
                 shared.plain_framer(),
                 &reply,
-                delay,
-                stall,
+                (delay, shared.faults()),
                 tally,
             )
             .await

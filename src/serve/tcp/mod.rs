@@ -62,6 +62,14 @@ pub struct TcpServerOptions {
     /// A test fault: hold every reply during a window that recurs on a fixed period, as a
     /// server that stops (a GC pause, a lock) for a moment; shows coordinated omission.
     pub stall: Option<Stall>,
+    /// A test fault: write each echo reply in this many separate write() calls (1: one write).
+    /// With Nagle's algorithm on (`socket.nodelay` false) the second piece waits for the ACK of
+    /// the first, which the client delays (Linux: at least 40 ms): the DCMTK study's stall
+    /// (seed 003), reproduced without DCMTK.
+    pub reply_writes: usize,
+    /// A test fault: apply `delay` to every Nth request of a connection only, the others are
+    /// answered at once: a tail that pulls the mean above p95 (the Flash study's pattern).
+    pub delay_every: Option<u64>,
     /// Options applied to every accepted socket (and SO_RCVBUF to the listener).
     pub socket: SocketOptions,
     /// Connections beyond this many open at a time are accepted and closed at once.
@@ -107,6 +115,8 @@ impl Default for TcpServerOptions {
             delay: None,
             max_rate: None,
             stall: None,
+            reply_writes: 1,
+            delay_every: None,
             socket: SocketOptions {
                 nodelay: true,
                 ..SocketOptions::default()
@@ -153,6 +163,9 @@ impl Shared {
             PlainFraming::Delimiter(d) => d,
             _ => &[],
         };
+        if options.reply_writes == 0 || options.delay_every == Some(0) {
+            return invalid("reply_writes and delay_every must be at least 1");
+        }
         if options
             .max_rate
             .is_some_and(|r| !(r > 0.0 && r.is_finite()))
@@ -165,6 +178,16 @@ impl Shared {
             plain_source: Filler::tailed(options.source_size, tail),
             options,
         })
+    }
+
+    /// The echo loop's test faults.
+    fn faults(&self) -> transfer::Faults {
+        let o = &self.options;
+        transfer::Faults {
+            stall: o.stall,
+            reply_writes: o.reply_writes,
+            delay_every: o.delay_every,
+        }
     }
 
     /// A fresh framer for a plain client.

@@ -54,41 +54,90 @@ pub(crate) enum Reply {
     Filler(Filler),
 }
 
+/// The echo loop's test faults: a server that misbehaves on purpose, so `wirebench diagnose`
+/// has something to find and its tests something to find it in.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Faults {
+    /// Hold every reply during a recurring window.
+    pub(crate) stall: Option<Stall>,
+    /// Write each reply in this many write() calls (Nagle meets delayed ACK, seed 003).
+    pub(crate) reply_writes: usize,
+    /// Serve only every Nth request of a connection with the service's delay.
+    pub(crate) delay_every: Option<u64>,
+}
+
+impl Faults {
+    /// True when replies go out one write per chunk, each as soon as it is due.
+    fn none(&self) -> bool {
+        self.reply_writes <= 1 && self.delay_every.is_none()
+    }
+
+    /// Whether the connection's request number `n` (from 0) waits for its service.
+    fn waits(&self, n: u64) -> bool {
+        self.delay_every.is_none_or(|k| n % k == k - 1)
+    }
+}
+
 /// Echo loop. `buf` holds bytes already read (after the preamble); returns when the client closes.
 pub(crate) async fn echo<S: Wire>(
     stream: &mut S,
     mut buf: Vec<u8>,
     mut framer: Framer,
     reply: &Reply,
-    service: &Service,
-    stall: Option<Stall>,
+    (service, faults): (&Service, Faults),
     tally: &Tally,
 ) -> Result<(), Stop> {
-    let mut pause = Pause::default();
+    let mut pace = Pace {
+        service,
+        pause: Pause::default(),
+        faults,
+        served: 0,
+    };
     loop {
         if !buf.is_empty() {
             tally.read(buf.len());
-            if let Some(s) = stall {
+            if let Some(s) = faults.stall {
                 s.wait_out().await;
             }
-            if service.is_instant() {
+            if service.is_instant() && faults.none() {
                 answer(stream, &buf, &mut framer, reply, tally).await?;
             } else {
-                answer_paced(
-                    stream,
-                    &buf,
-                    &mut framer,
-                    reply,
-                    (service, &mut pause),
-                    tally,
-                )
-                .await?;
+                answer_paced(stream, &buf, &mut framer, reply, &mut pace, tally).await?;
             }
         }
         if !read(stream, &mut buf).await? {
             return Ok(());
         }
     }
+}
+
+/// A connection's service: when each request is due, and how its reply is written.
+struct Pace<'a> {
+    service: &'a Service,
+    pause: Pause,
+    faults: Faults,
+    /// Requests this connection has started to answer.
+    served: u64,
+}
+
+impl Pace<'_> {
+    /// Waits until the next request is due (unless `delay_every` spares it).
+    async fn next(&mut self) {
+        if self.faults.waits(self.served) {
+            let due = self.service.due(Instant::now());
+            self.service.wait_until(&mut self.pause, due).await;
+        }
+        self.served += 1;
+    }
+}
+
+/// Writes `bytes` in `pieces` write calls of about equal size (at least a byte each).
+async fn write_in<S: Wire>(stream: &mut S, bytes: &[u8], pieces: usize) -> io::Result<()> {
+    let step = bytes.len().div_ceil(pieces.max(1)).max(1);
+    for piece in bytes.chunks(step) {
+        stream.write_all(piece).await?;
+    }
+    Ok(())
 }
 
 /// Reads the next chunk into the (emptied) buffer; false at end of stream.
@@ -122,40 +171,46 @@ async fn answer<S: Wire>(
     Ok(())
 }
 
-/// Like [`answer`], but waits until each request's service is due (its `--max-rate` slot, then
-/// the delay) before the first byte of its reply, one request after the other, with the
-/// connection's [`Pause`]. The waits dominate, so one write per request
-/// costs nothing that matters.
+/// Like [`answer`], but one request after the other: each waits until its service is due (its
+/// `--max-rate` slot, then the delay) before the first byte of its reply, and its reply goes
+/// out in `reply_writes` pieces (an echoed request in as many per chunk it arrived in). The
+/// waits dominate, so one write per request costs nothing that matters.
 async fn answer_paced<S: Wire>(
     stream: &mut S,
     chunk: &[u8],
     framer: &mut Framer,
     reply: &Reply,
-    (service, pause): (&Service, &mut Pause),
+    pace: &mut Pace<'_>,
     tally: &Tally,
 ) -> Result<(), Stop> {
+    let pieces = pace.faults.reply_writes;
     let mut rest = chunk;
     while !rest.is_empty() {
         match reply {
             Reply::Same => {
                 if framer.at_start() {
-                    service.wait_until(pause, service.due(Instant::now())).await;
+                    pace.next().await;
                 }
                 let end = framer.split(rest)?;
                 let cut = end.unwrap_or(rest.len());
                 tally.requests(u64::from(end.is_some()));
                 tally.wrote(cut as u64);
-                stream.write_all(&rest[..cut]).await?;
+                write_in(stream, &rest[..cut], pieces).await?;
                 rest = &rest[cut..];
             }
             Reply::Filler(filler) => {
                 let Some(end) = framer.split(rest)? else {
                     break;
                 };
-                service.wait_until(pause, service.due(Instant::now())).await;
+                pace.next().await;
                 tally.requests(1);
                 tally.wrote(filler.size() as u64);
-                filler.write(stream, 1).await?;
+                let whole = filler.slice_from(0);
+                if pieces > 1 && whole.len() >= filler.size() {
+                    write_in(stream, &whole[..filler.size()], pieces).await?;
+                } else {
+                    filler.write(stream, 1).await?;
+                }
                 rest = &rest[end..];
             }
         }

@@ -29,6 +29,15 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
     if target.family() == Family::Datagram {
         check_datagrams(a, &workload)?;
     }
+    if super::dicom::is_dicom(target) {
+        workload.dicom = Some(std::sync::Arc::new(super::dicom::spec(a, target)?));
+        workload.request = Request::Sized {
+            size: workload.request.len(),
+            preamble: false,
+        };
+    } else {
+        super::dicom::refuse_flags(a, target)?;
+    }
     Ok(workload)
 }
 
@@ -100,6 +109,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
         request,
         reply,
         http: None,
+        dicom: None,
     })
 }
 

@@ -136,8 +136,22 @@ fn stores_1000_generated_ct_images_that_storescp_writes_as_valid_files() {
         (count(&json, "ok"), count(&json["errors"], "total")),
         (1000, 0)
     );
-    // Every image carried its 512 KiB of pixels and more.
+    // Every image carried its 512 KiB of pixels and more; the report says so, and claims no
+    // reply size (a response's size is the peer's); the result obeys the JSON schema.
     assert!(count(&json["throughput"], "sent_bytes") > 1000 * 512 * 1024);
+    assert_eq!(count(&json["config"], "request_bytes"), 512 * 1024);
+    assert!(
+        json["config"]["reply_bytes"].is_null(),
+        "{}",
+        json["config"]
+    );
+    let schema = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/schema/result.v1.json"
+    ))
+    .unwrap();
+    let validator = jsonschema::draft202012::new(&serde_json::from_str(&schema).unwrap()).unwrap();
+    assert!(validator.is_valid(&json), "{json}");
     let files = scp.out.files();
     assert_eq!(files.len(), 1000, "storescp wrote {} files", files.len());
     // storescp names a file after its SOP Instance UID: 1000 names, 1000 distinct UIDs.

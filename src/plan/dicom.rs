@@ -74,6 +74,22 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<DicomSpec, UsageError> {
     })
 }
 
+/// The bytes one operation sends beyond its command: a generated image's pixels (rounded to
+/// whole rows, as [`crate::driver::dicom::dataset::CtImage`] makes them), the files' mean
+/// data set; for echo, the command itself.
+pub fn request_bytes(spec: &DicomSpec) -> usize {
+    match (spec.op, &spec.images) {
+        (Op::Echo, _) => crate::driver::dicom::dimse::echo_rq(1).len(),
+        (Op::Store, Images::Generated(size)) => {
+            let (rows, columns) = crate::driver::dicom::dataset::CtImage::shape(*size);
+            rows * columns * 2
+        }
+        (Op::Store, Images::Files(files)) => {
+            files.iter().map(|f| f.dataset.len()).sum::<usize>() / files.len().max(1)
+        }
+    }
+}
+
 /// What does not fit DICOM: bulk modes, pipelining, raw bytes and reply shapes.
 fn check_fit(a: &RunArgs) -> Result<(), UsageError> {
     if !matches!(mode(a), ClientMode::Rr | ClientMode::Crr) {

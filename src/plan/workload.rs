@@ -30,11 +30,15 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
         check_datagrams(a, &workload)?;
     }
     if super::dicom::is_dicom(target) {
-        workload.dicom = Some(std::sync::Arc::new(super::dicom::spec(a, target)?));
+        let spec = super::dicom::spec(a, target)?;
+        // The report's request size: one operation's data set (the command alone for echo);
+        // a response's size is the peer's, so none is claimed.
         workload.request = Request::Sized {
-            size: workload.request.len(),
+            size: super::dicom::request_bytes(&spec),
             preamble: false,
         };
+        workload.reply = Reply::Size(0);
+        workload.dicom = Some(std::sync::Arc::new(spec));
     } else {
         super::dicom::refuse_flags(a, target)?;
     }

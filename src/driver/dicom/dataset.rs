@@ -85,9 +85,7 @@ impl CtImage {
     /// An image of at least `pixel_bytes` bytes of 16-bit pixels, 512 wide (fewer if smaller),
     /// in a study and series of its own (UIDs from `rng`).
     pub fn new(pixel_bytes: usize, rng: &mut Rng) -> CtImage {
-        let pixels = pixel_bytes.div_ceil(2).max(1);
-        let columns = pixels.min(COLUMNS);
-        let rows = pixels.div_ceil(columns);
+        let (rows, columns) = CtImage::shape(pixel_bytes);
         let mut before = Vec::with_capacity(128);
         element(
             &mut before,
@@ -143,6 +141,13 @@ impl CtImage {
             rows,
             columns,
         }
+    }
+
+    /// Rows and columns of an image of at least `pixel_bytes` bytes of 16-bit pixels.
+    pub fn shape(pixel_bytes: usize) -> (usize, usize) {
+        let pixels = pixel_bytes.div_ceil(2).max(1);
+        let columns = pixels.min(COLUMNS);
+        (pixels.div_ceil(columns), columns)
     }
 
     /// The SOP Instance UID element (0008,0018) for `uid`.

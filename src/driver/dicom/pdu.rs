@@ -347,6 +347,23 @@ mod tests {
         assert_eq!(rq[74], 0x10);
     }
 
+    proptest::proptest! {
+        /// Whatever a peer sends, the parsers answer (an error at worst) and never panic.
+        #[test]
+        fn peer_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400)) {
+            let _ = parse_ac(&bytes);
+            let _ = pdvs(&bytes).count();
+            let _ = (rejection(&bytes), abort_reason(&bytes), peek(&bytes));
+            let _ = crate::driver::dicom::dimse::parse_response(&bytes);
+            let mut file = vec![0u8; 128];
+            file.extend_from_slice(b"DICM");
+            // A group 0002 tag first, so the file meta parser reads the random rest.
+            file.extend_from_slice(&[2, 0]);
+            file.extend_from_slice(&bytes);
+            let _ = crate::driver::dicom::dataset::read_part10(&file);
+        }
+    }
+
     #[test]
     fn names_rejections() {
         let r = rejection(&[0, 1, 1, 7]);

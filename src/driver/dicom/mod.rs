@@ -5,7 +5,7 @@
 //! driven by the engine's cancel-safe, non-blocking `flush`/`read` calls on its own socket, and
 //! the hot path is only framing (a command and a data set cut into P-DATA-TF PDUs), which a few
 //! hundred lines do without a DICOM dictionary to compile. [`dataset`] writes the images,
-//! [`dimse`] the commands, [`session`] runs an association.
+//! [`dimse`] the commands, and [`DicomSession`] runs an association.
 
 pub mod dataset;
 pub mod dimse;

@@ -326,7 +326,10 @@ impl Session for DicomSession {
                 }
             }
         };
-        let _ = tokio::time::timeout(limit, release).await;
+        if tokio::time::timeout(limit, release).await.is_err() {
+            // No answer to the release within the limit: abort instead (PS3.8 §7.3.1).
+            let _ = self.stream.try_write_now(&pdu::abort());
+        }
         self.releasing = None;
         self.ended = true;
     }

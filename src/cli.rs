@@ -278,6 +278,28 @@ pub struct RunArgs {
     #[arg(long, value_name = "BITS/S|auto")]
     pub link: Option<String>,
     // --- end wire speed ---
+    // --- DICOM (issue 11, item 3) ---
+    /// DICOM: what each request is: echo (C-ECHO, DICOM's ping, as echoscu) or store (C-STORE
+    /// of an image, as storescu: a generated CT slice of --size pixel bytes, 512k unless
+    /// given, with a fresh SOP Instance UID; or the files of --files) [default: echo]
+    #[arg(long, value_name = "OP", value_parser = ["echo", "store"], help_heading = "DICOM")]
+    pub op: Option<String>,
+
+    /// DICOM: our AE title in the association request (storescu's -aet); the called AE is the
+    /// URL's path, dicom://HOST:PORT/CALLED_AE [default: WIREBENCH]
+    #[arg(long, value_name = "AE", help_heading = "DICOM")]
+    pub calling_ae: Option<String>,
+
+    /// DICOM: with --op store, send the Part 10 files of DIR in turn, each with its own SOP class
+    /// and transfer syntax, instead of generated images.
+    #[arg(long, value_name = "DIR", help_heading = "DICOM")]
+    pub files: Option<String>,
+
+    /// Write one generated CT image (--size pixel bytes) as a Part 10 file and exit, e.g. for
+    /// storescu as a second opinion.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub save_example: Option<String>,
+    // --- end DICOM ---
     /// Client socket options.
     #[command(flatten)]
     pub socket: SocketArgs,

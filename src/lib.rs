@@ -22,15 +22,16 @@
 //!   arguments it stands for, then that command's machinery) and `serve`; each turns
 //!   arguments into a plan or server options, runs it and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
-//!   part ([`plan::target`], [`plan::workload`] with [`plan::http`], [`plan::load`]). Usage
+//!   part ([`plan::target`], [`plan::workload`] with [`plan::http`] and [`plan::dicom`],
+//!   [`plan::load`]). Usage
 //!   errors are found here.
 //! - [`load`]: WHEN to send: the closed loop, or an open-loop [`load::Schedule`] (constant rate,
 //!   ramp, stages) as pure functions of the request index; [`load::sweep`]: which values a
 //!   sweep takes (lists, doubling ranges) and in which order points and targets run;
 //!   [`load::search`]: the peak search's next rate.
 //! - [`driver`]: WHAT one operation is. Each protocol is a module registered once in
-//!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`], with
-//!   [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
+//!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`],
+//!   [`driver::dicom`], with [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
 //!   [`driver::Session`] traits; [`driver::workload`] and [`driver::target`] say what a
 //!   protocol is asked to do, and where.
 //! - [`engine`]: runs a plan: worker threads, each a single-threaded runtime owning its

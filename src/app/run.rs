@@ -10,6 +10,9 @@ use std::process::ExitCode;
 /// `wirebench run`.
 /// Several targets or a swept flag make a sweep ([`super::sweep`]); otherwise one plan.
 pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if let Some(file) = &args.save_example {
+        return save_example(args, file);
+    }
     let study = super::sweep::Study::of(args)?;
     if !study.is_single() {
         return super::sweep::main(args, study);
@@ -48,4 +51,21 @@ pub fn exit_code(s: &Summary) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `--save-example FILE`: one generated CT image (`--size` pixel bytes) as a Part 10 file.
+fn save_example(args: &RunArgs, file: &str) -> anyhow::Result<ExitCode> {
+    let size = match &args.size {
+        Some(s) => {
+            crate::units::parse_message_size("--size", s).map_err(crate::error::UsageError)?
+        }
+        None => crate::driver::dicom::spec::DEFAULT_IMAGE,
+    };
+    let bytes = crate::driver::dicom::dataset::example_file(size);
+    std::fs::write(file, bytes).map_err(|e| {
+        crate::error::UsageError(format!(
+            "--save-example {file}: cannot write ({e}): check the path"
+        ))
+    })?;
+    Ok(ExitCode::SUCCESS)
 }

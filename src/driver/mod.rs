@@ -6,6 +6,7 @@
 //! recognises replies. The engine reaches a protocol only through [`visit`], so it never names
 //! one. None of them knows about rates, deadlines or phases.
 
+pub mod dicom;
 pub mod h2;
 pub mod http;
 mod stream;
@@ -46,7 +47,7 @@ macro_rules! registry {
     };
 }
 
-registry!(tcp::Tcp, udp::Udp, h2::Http2, http::Http1);
+registry!(tcp::Tcp, udp::Udp, h2::Http2, http::Http1, dicom::Dicom);
 
 /// The scheme called `name`, if some protocol serves it.
 pub fn scheme(name: &str) -> Option<&'static Scheme> {
@@ -274,6 +275,9 @@ pub trait Session {
     async fn report(&mut self, _limit: Duration) -> Option<PeerReport> {
         None
     }
+    /// At the end of a run: ends the session the way its protocol asks (DICOM's A-RELEASE),
+    /// within `limit`; most protocols just close.
+    async fn close(&mut self, _limit: Duration) {}
 }
 
 fn no_bulk() -> OpError {

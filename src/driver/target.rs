@@ -28,6 +28,8 @@ pub struct Scheme {
     pub default_port: Option<u16>,
     /// Whether connections speak TLS.
     pub tls: bool,
+    /// Whether its URLs carry a path (HTTP's path and query, DICOM's called AE title).
+    pub path: bool,
 }
 
 /// A resolved target.

@@ -46,6 +46,8 @@ pub struct Workload {
     pub reply: Reply,
     /// HTTP requests and what counts as success, for http:// targets.
     pub http: Option<std::sync::Arc<HttpSpec>>,
+    /// The DICOM operation, AE titles and images, for dicom:// targets.
+    pub dicom: Option<std::sync::Arc<super::dicom::spec::DicomSpec>>,
 }
 
 /// What a request is.

@@ -137,7 +137,8 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
 }
 
 /// At the end: the session's packet size (for `--link`); a datagram session asks the server
-/// what it received of it; a stream asks the sink what it counted.
+/// what it received of it; a stream asks the sink what it counted; then the session closes
+/// as its protocol asks.
 async fn ask_peer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, bulk: bool) {
     let Some(session) = slot.session.as_mut() else {
         return;
@@ -152,6 +153,7 @@ async fn ask_peer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, bulk: bo
         let count = session.finish_bulk(REPORT_WAIT).await;
         ctx.rec.borrow_mut().receiver(Instant::now(), count);
     }
+    session.close(REPORT_WAIT).await;
 }
 
 /// Everything before the measured part: an open loop's early connect, the warm-up, and the

@@ -2,6 +2,7 @@
 //! flags. Each part has its file: the [`target`], the [`workload`] (and its [`http`] requests),
 //! the [`load`] model; what concerns the run as a whole is checked here.
 
+pub mod dicom;
 pub mod file;
 pub mod http;
 pub mod link;

@@ -1,7 +1,7 @@
 //! The target of a run: its URL parsed and resolved, the scheme looked up among those the
 //! registered drivers serve.
 
-use crate::driver::target::{Family, Target};
+use crate::driver::target::Target;
 use crate::error::{usage, UsageError};
 use std::net::ToSocketAddrs;
 
@@ -19,7 +19,7 @@ pub fn parse_target(url: &str) -> Result<Target, UsageError> {
         ));
     };
     let (authority, path) = match rest.find(['/', '?']) {
-        Some(i) if known.family == Family::Http => (&rest[..i], rest[i..].to_string()),
+        Some(i) if known.path => (&rest[..i], rest[i..].to_string()),
         _ => (rest.trim_end_matches('/'), "/".to_string()),
     };
     let path = if path.starts_with('?') {

@@ -29,6 +29,19 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
     if target.family() == Family::Datagram {
         check_datagrams(a, &workload)?;
     }
+    if super::dicom::is_dicom(target) {
+        let spec = super::dicom::spec(a, target)?;
+        // The report's request size: one operation's data set (the command alone for echo);
+        // a response's size is the peer's, so none is claimed.
+        workload.request = Request::Sized {
+            size: super::dicom::request_bytes(&spec),
+            preamble: false,
+        };
+        workload.reply = Reply::Size(0);
+        workload.dicom = Some(std::sync::Arc::new(spec));
+    } else {
+        super::dicom::refuse_flags(a, target)?;
+    }
     Ok(workload)
 }
 
@@ -100,6 +113,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
         request,
         reply,
         http: None,
+        dicom: None,
     })
 }
 

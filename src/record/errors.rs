@@ -18,7 +18,8 @@ pub enum ErrorKind {
     Mismatch,
     /// The client ran out of local ports (EADDRNOTAVAIL), typically from TIME_WAIT with a connection per request.
     PortExhausted,
-    /// An HTTP reply whose status is not accepted (`--accept`, default 2xx).
+    /// An HTTP reply whose status is not accepted (`--accept`, default 2xx); a DICOM response
+    /// whose status is not Success, or an association the peer rejected.
     Status,
     /// The TLS handshake failed (certificate, protocol).
     Tls,

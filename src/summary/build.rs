@@ -195,8 +195,10 @@ fn config(plan: &Plan) -> super::Config {
         think_s: plan.load.think().map(|d| d.as_secs_f64()),
         request_bytes: plan.workload.request.len(),
         reply_bytes: match &plan.workload.reply {
+            // A reply of no stated size (0: DICOM's responses are the peer's) has none to report.
             Reply::Size(n)
-                if !matches!(plan.workload.mode, ClientMode::Stream | ClientMode::Source) =>
+                if *n > 0
+                    && !matches!(plan.workload.mode, ClientMode::Stream | ClientMode::Source) =>
             {
                 Some(*n)
             }

@@ -287,6 +287,7 @@ pub const SCHEMES: [Scheme; 2] = [
         family: Family::Http,
         default_port: Some(80),
         tls: false,
+        path: true,
     },
     Scheme {
         name: "https",
@@ -294,6 +295,7 @@ pub const SCHEMES: [Scheme; 2] = [
         family: Family::Http,
         default_port: Some(443),
         tls: true,
+        path: true,
     },
 ];
 

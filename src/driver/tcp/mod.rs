@@ -486,6 +486,7 @@ impl Protocol for Tcp {
         family: Family::Stream,
         default_port: None,
         tls: false,
+        path: false,
     }];
     type Driver = TcpDriver;
 

@@ -366,6 +366,7 @@ impl Protocol for Udp {
         family: Family::Datagram,
         default_port: None,
         tls: false,
+        path: false,
     }];
     type Driver = UdpDriver;
 

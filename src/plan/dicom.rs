@@ -1,0 +1,162 @@
+//! A DICOM run's workload from the flags: `--op`, the AE titles (`--calling-ae`, the URL's
+//! path), and the images (`--size` of a generated CT slice, or the Part 10 files of `--files`);
+//! DICOM's flags on other targets, and other protocols' flags here, are refused.
+
+use super::workload::mode;
+use crate::cli::RunArgs;
+use crate::driver::dicom::dataset::{read_part10, DicomFile};
+use crate::driver::dicom::spec::{
+    check_ae, DicomSpec, Images, Op, DEFAULT_CALLED_AE, DEFAULT_CALLING_AE, DEFAULT_IMAGE,
+    MAX_IMAGE,
+};
+use crate::driver::target::Target;
+use crate::driver::workload::ClientMode;
+use crate::error::{usage, UsageError};
+use crate::units::parse_message_size;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Whether `target` is a DICOM target.
+pub fn is_dicom(target: &Target) -> bool {
+    target.scheme.protocol == "dicom"
+}
+
+/// DICOM's own flags apply to dicom:// targets only.
+pub fn refuse_flags(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
+    let given = [
+        ("--op", a.op.is_some()),
+        ("--calling-ae", a.calling_ae.is_some()),
+        ("--files", a.files.is_some()),
+    ];
+    match given.iter().find(|f| f.1) {
+        Some((flag, _)) => usage(format!(
+            "{flag} applies to dicom:// targets, not to {}://",
+            target.scheme.protocol
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The DICOM workload of `a` against `target`.
+pub fn spec(a: &RunArgs, target: &Target) -> Result<DicomSpec, UsageError> {
+    check_fit(a)?;
+    let calling = a.calling_ae.as_deref().unwrap_or(DEFAULT_CALLING_AE);
+    check_ae(calling)
+        .map_err(|e| UsageError(format!("--calling-ae: {e}: e.g. --calling-ae WIREBENCH")))?;
+    let called = match target.path.trim_matches('/') {
+        "" => DEFAULT_CALLED_AE,
+        ae => ae,
+    };
+    check_ae(called).map_err(|e| {
+        UsageError(format!(
+            "'{}': the called AE title {e}: write dicom://HOST:PORT/AE_TITLE, e.g. dicom://127.0.0.1:11112/STORESCP",
+            target.url
+        ))
+    })?;
+    let op = match a.op.as_deref() {
+        None | Some("echo") => Op::Echo,
+        Some("store") => Op::Store,
+        Some(other) => return usage(format!("--op {other}: give --op echo or --op store")),
+    };
+    let images = match (&a.files, &a.size) {
+        (Some(_), Some(_)) => return usage("--size sets a generated image's pixel bytes; --files sends the files as they are: give one of them"),
+        (Some(dir), None) => Images::Files(files(dir)?),
+        (None, size) => Images::Generated(image_size(size.as_deref())?),
+    };
+    if op == Op::Echo && (a.files.is_some() || a.size.is_some()) {
+        return usage("--files and --size say what --op store sends; --op echo (the default) sends no image: add --op store");
+    }
+    Ok(DicomSpec {
+        op,
+        calling: calling.to_string(),
+        called: called.to_string(),
+        images,
+    })
+}
+
+/// The bytes one operation sends beyond its command: a generated image's pixels (rounded to
+/// whole rows, as [`crate::driver::dicom::dataset::CtImage`] makes them), the files' mean
+/// data set; for echo, the command itself.
+pub fn request_bytes(spec: &DicomSpec) -> usize {
+    match (spec.op, &spec.images) {
+        (Op::Echo, _) => crate::driver::dicom::dimse::echo_rq(1).len(),
+        (Op::Store, Images::Generated(size)) => {
+            let (rows, columns) = crate::driver::dicom::dataset::CtImage::shape(*size);
+            rows * columns * 2
+        }
+        (Op::Store, Images::Files(files)) => {
+            files.iter().map(|f| f.dataset.len()).sum::<usize>() / files.len().max(1)
+        }
+    }
+}
+
+/// What does not fit DICOM: bulk modes, pipelining, raw bytes and reply shapes.
+fn check_fit(a: &RunArgs) -> Result<(), UsageError> {
+    if !matches!(mode(a), ClientMode::Rr | ClientMode::Crr) {
+        return usage(format!(
+            "--mode {} moves bytes; over dicom:// use --mode rr (an association per connection) or crr (one per operation)",
+            mode(a).name()
+        ));
+    }
+    if super::pipeline_of(a)?.is_some_and(|p| p > 1) {
+        return usage("--pipeline: DICOM operations on an association go one at a time (no asynchronous operations window is negotiated): add connections with -c instead");
+    }
+    let foreign = [
+        ("--payload", a.payload.is_some()),
+        ("--expect-size", a.expect_size.is_some()),
+        ("--until", a.until.is_some()),
+        ("--raw", a.raw),
+    ];
+    if let Some((flag, _)) = foreign.iter().find(|f| f.1) {
+        return usage(format!(
+            "{flag} shapes raw tcp:// requests; dicom:// sends C-ECHO or C-STORE (--op)"
+        ));
+    }
+    Ok(())
+}
+
+/// `--size` of a generated image: pixel bytes, 512k by default.
+fn image_size(text: Option<&str>) -> Result<usize, UsageError> {
+    let Some(text) = text else {
+        return Ok(DEFAULT_IMAGE);
+    };
+    let size = parse_message_size("--size", text).map_err(UsageError)?;
+    if size > MAX_IMAGE {
+        return usage(format!(
+            "--size {text}: a generated image is at most {} MiB (512 columns × 65535 rows of 16-bit pixels); use --files for larger objects",
+            MAX_IMAGE >> 20
+        ));
+    }
+    Ok(size)
+}
+
+/// Reads every file of `dir` (sorted by name, subdirectories skipped) as a Part 10 file.
+fn files(dir: &str) -> Result<Arc<[DicomFile]>, UsageError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        UsageError(format!(
+            "--files {dir}: cannot read the directory ({e}): check the path"
+        ))
+    })?;
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return usage(format!(
+            "--files {dir}: the directory holds no files: give a directory of DICOM Part 10 files"
+        ));
+    }
+    paths.iter().map(|p| file(p)).collect()
+}
+
+fn file(path: &Path) -> Result<DicomFile, UsageError> {
+    let shown = path.display();
+    let bytes = std::fs::read(path)
+        .map_err(|e| UsageError(format!("--files: cannot read {shown} ({e})")))?;
+    read_part10(&bytes).map_err(|e| {
+        UsageError(format!(
+            "--files: {shown}: {e}: remove it, or point --files at a directory of DICOM files only"
+        ))
+    })
+}

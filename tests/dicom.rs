@@ -57,10 +57,19 @@ impl Storescp {
     /// (DCMTK 3.6.7 leaves Nagle's algorithm on otherwise, and every response then waits for
     /// the client's delayed ACK: about 40 ms an operation, the DCMTK study's stall).
     fn start(args: &[&str]) -> Storescp {
+        Storescp::start_with(true, args)
+    }
+
+    /// storescp as above, with `TCP_NODELAY=1` in its environment or as shipped.
+    fn start_with(nodelay: bool, args: &[&str]) -> Storescp {
         let out = TempDir::new("scp");
         let port = free_port();
-        let mut child = Command::new("storescp")
-            .env("TCP_NODELAY", "1")
+        let mut command = Command::new("storescp");
+        match nodelay {
+            true => command.env("TCP_NODELAY", "1"),
+            false => command.env_remove("TCP_NODELAY"),
+        };
+        let mut child = command
             .args(["-aet", "STORESCP", "-od"])
             .arg(&out.0)
             .args(args)
@@ -411,4 +420,39 @@ fn dimse_failure_statuses_count_as_errors_of_kind_status() {
         sample.contains("C-STORE") && sample.contains("out of resources"),
         "{sample}"
     );
+}
+
+/// `wirebench diagnose dicom://…` on the DCMTK study's two storescp: as shipped (Nagle on, each
+/// C-STORE response waits for our delayed ACK) it names the stall on the server's side and
+/// DCMTK's own cure, TCP_NODELAY=1 in storescp's environment; started with it, no stall.
+#[test]
+fn diagnose_names_storescps_nagle_stall_and_its_environment_cure() {
+    let diagnose = |url: &str| -> serde_json::Value {
+        let args = [
+            "diagnose", url, "--op", "store", "--size", "64k", "-d", "1s", "--json", "-q",
+        ];
+        let (out, _) = run_bounded(&args, Duration::from_secs(90));
+        let text = String::from_utf8_lossy(&out.stdout);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    };
+    let finding = |doc: &serde_json::Value| {
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "nagle_delayed_ack")
+            .cloned()
+    };
+    let shipped = Storescp::start_with(false, &[]);
+    let doc = diagnose(&shipped.url);
+    let nagle = finding(&doc).unwrap_or_else(|| panic!("no Nagle finding: {doc:#}"));
+    assert_eq!(nagle["side"], "server", "{nagle:#}");
+    assert!(
+        nagle["fix"].as_str().unwrap().contains("TCP_NODELAY=1"),
+        "{nagle:#}"
+    );
+    drop(shipped);
+    let cured = Storescp::start_with(true, &[]);
+    let doc = diagnose(&cured.url);
+    assert!(finding(&doc).is_none(), "{doc:#}");
 }

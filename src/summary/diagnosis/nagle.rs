@@ -99,7 +99,7 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
         },
         side,
         evidence,
-        fix: fix(side, &mine),
+        fix: fix(side, &mine, base.protocol),
         rank: 1,
     })
 }
@@ -137,7 +137,7 @@ fn side(base: &Summary, mine: &[&Variant]) -> &'static str {
 }
 
 /// What to set where.
-fn fix(side: &str, mine: &[&Variant]) -> String {
+fn fix(side: &str, mine: &[&Variant], protocol: &str) -> String {
     let buffers = mine
         .iter()
         .find(|v| matches!(v.change, Change::Buffers(_)))
@@ -154,7 +154,14 @@ fn fix(side: &str, mine: &[&Variant]) -> String {
     } else {
         "Set TCP_NODELAY on the server's sockets (setsockopt IPPROTO_TCP TCP_NODELAY 1; `wirebench serve tcp`: leave out --no-nodelay), or have the server write each reply in one write()/writev() instead of pieces."
     };
-    format!("{main}{buffers}")
+    // DCMTK's tools take both settings from the environment, not from flags
+    // (../shared/seeds/003; dcmtk/config/docs/envvars.txt): the study's own cure.
+    let dcmtk = if protocol == "dicom" && side == "server" {
+        " A DCMTK peer (storescp, storescu, movescu …) reads it from its environment: start it with TCP_NODELAY=1 (TCP_BUFFER_LENGTH sets its buffers), as in the DCMTK study."
+    } else {
+        ""
+    };
+    format!("{main}{buffers}{dcmtk}")
 }
 
 #[cfg(test)]

@@ -62,13 +62,23 @@ impl Storescp {
 
     /// storescp as above, with `TCP_NODELAY=1` in its environment or as shipped.
     fn start_with(nodelay: bool, args: &[&str]) -> Storescp {
+        let env: &[(&str, &str)] = if nodelay {
+            &[("TCP_NODELAY", "1")]
+        } else {
+            &[]
+        };
+        Storescp::start_env(env, args)
+    }
+
+    /// storescp with exactly `env` of DCMTK's TCP variables in its environment.
+    fn start_env(env: &[(&str, &str)], args: &[&str]) -> Storescp {
         let out = TempDir::new("scp");
         let port = free_port();
         let mut command = Command::new("storescp");
-        match nodelay {
-            true => command.env("TCP_NODELAY", "1"),
-            false => command.env_remove("TCP_NODELAY"),
-        };
+        command
+            .env_remove("TCP_NODELAY")
+            .env_remove("TCP_BUFFER_LENGTH");
+        command.envs(env.iter().copied());
         let mut child = command
             .args(["-aet", "STORESCP", "-od"])
             .arg(&out.0)
@@ -455,4 +465,83 @@ fn diagnose_names_storescps_nagle_stall_and_its_environment_cure() {
     let cured = Storescp::start_with(true, &[]);
     let doc = diagnose(&cured.url);
     assert!(finding(&doc).is_none(), "{doc:#}");
+}
+
+/// examples/dcmtk.toml, shortened (20 images of 64 KiB, 1 s diagnosis steps) against three
+/// storescp this test starts as the example says: the runs' tables and each target's
+/// diagnosis in report.md, the shipped one's Nagle stall named; study.json valid.
+#[test]
+fn the_dcmtk_example_runs_and_reports_each_configuration_with_its_diagnosis() {
+    let shipped = Storescp::start_env(&[], &[]);
+    let nodelay = Storescp::start_env(&[("TCP_NODELAY", "1")], &[]);
+    let buffer = Storescp::start_env(&[("TCP_BUFFER_LENGTH", "129076")], &[]);
+    let path = format!("{}/examples/dcmtk.toml", env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read_to_string(path).unwrap();
+    for (from, to) in [
+        ("127.0.0.1:11112", &shipped),
+        ("127.0.0.1:11113", &nodelay),
+        ("127.0.0.1:11114", &buffer),
+    ] {
+        assert!(text.contains(from), "{from} not in the example");
+        text = text.replace(from, &format!("127.0.0.1:{}", to.port));
+    }
+    for (from, to) in [
+        ("size = \"512k\"", "size = \"64k\""),
+        ("requests = 1000", "requests = 20\nduration = \"1s\""),
+    ] {
+        assert!(text.contains(from), "{from} not in the example");
+        text = text.replace(from, to);
+    }
+    let dir = TempDir::new("dcmtk-example");
+    let plan = dir.0.join("dcmtk.toml");
+    std::fs::write(&plan, text).unwrap();
+    let out = dir.0.join("out");
+    let (o, _) = run_bounded(
+        &[
+            "study",
+            plan.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let study = common::study::valid_study(&out);
+    let diagnoses = study["diagnoses"].as_array().expect("diagnoses");
+    assert_eq!(diagnoses.len(), 3);
+    let ids = |d: &serde_json::Value| -> Vec<String> {
+        d["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(
+        ids(&diagnoses[0]).contains(&"nagle_delayed_ack".to_string()),
+        "{:#}",
+        diagnoses[0]
+    );
+    assert!(
+        !ids(&diagnoses[1]).contains(&"nagle_delayed_ack".to_string()),
+        "{:#}",
+        diagnoses[1]
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for want in [
+        "## Diagnosis",
+        "### shipped",
+        "### nodelay",
+        "### buffer",
+        "Nagle",
+        "TCP_NODELAY=1",
+    ] {
+        assert!(report.contains(want), "no {want} in:\n{report}");
+    }
 }

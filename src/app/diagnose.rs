@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Each step's measuring time unless --duration (or --requests) says otherwise.
-const DEFAULT_STEP: &str = "3s";
+pub const DEFAULT_STEP: &str = "3s";
 /// The engine's worker threads are named `wirebench-N` (the main thread is `wirebench`).
 const WORKER_PREFIX: &str = "wirebench-";
 /// How often the client's connections are looked at during the baseline.
@@ -30,9 +30,24 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 
 /// `wirebench diagnose`.
 pub fn main(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
-    let base_args = baseline_args(&args.run)?;
-    let plan = Plan::try_from(&base_args)?;
     let show = !args.run.quiet && !args.run.json;
+    let (d, code) = diagnosis(&args.run, show)?;
+    let mut out = std::io::stdout().lock();
+    if args.run.json {
+        crate::report::diagnosis::write_json(&d, &mut out)?;
+    } else {
+        crate::report::diagnosis::write(&d, &mut out)?;
+    }
+    out.flush()?;
+    Ok(code)
+}
+
+/// The diagnosis of the run `run` stands for (its baseline, the evidence, the variants, the
+/// findings), with the baseline's exit code; progress on stderr when `show`. A plan file's
+/// `diagnose = true` calls this for each of its targets.
+pub fn diagnosis(run: &RunArgs, show: bool) -> anyhow::Result<(Diagnosis, ExitCode)> {
+    let base_args = baseline_args(run)?;
+    let plan = Plan::try_from(&base_args)?;
     say(show, &format!("diagnose: baseline, {}", plan.target.url));
     let (base, evidence) = observe(&plan, show)?;
     let mut variants = Vec::new();
@@ -64,14 +79,15 @@ pub fn main(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
         variants,
         findings,
     };
-    let mut out = std::io::stdout().lock();
-    if args.run.json {
-        crate::report::diagnosis::write_json(&d, &mut out)?;
-    } else {
-        crate::report::diagnosis::write(&d, &mut out)?;
-    }
-    out.flush()?;
-    Ok(super::run::exit_code(&base))
+    Ok((d, super::run::exit_code(&base)))
+}
+
+/// Whether `run` can be diagnosed (one target, single values, no repeats; a valid plan).
+pub fn check(run: &RunArgs) -> Result<(), UsageError> {
+    let a = baseline_args(run)?;
+    Plan::try_from(&a)
+        .map(|_| ())
+        .map_err(|e| UsageError(e.to_string()))
 }
 
 /// The user's run, checked: one target, no sweep, no repeats; a few seconds unless told.

@@ -62,6 +62,9 @@ pub struct PlanFile {
     /// `command` (`run`, `compare` or `peak`; checked by `app::study`) and where it is; `run`
     /// when not given.
     pub command: Option<(String, Pos)>,
+    /// `diagnose = true`: after the runs, `wirebench diagnose` on each target, its findings in
+    /// the report; and where the key is.
+    pub diagnose: Option<(bool, Pos)>,
     /// `[targets]`, in file order.
     pub targets: Vec<Target>,
     /// `[run]`, in file order; switches set to false are left out.
@@ -98,6 +101,7 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
     let mut file = PlanFile {
         title: None,
         command: None,
+        diagnose: None,
         targets: Vec::new(),
         flags: Vec::new(),
         run_at: Pos { line: 1, col: 1 },
@@ -107,6 +111,13 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
         match key {
             "title" => file.title = Some(string(item, key_at, "title")?),
             "command" => file.command = Some((string(item, key_at, "command")?, key_at)),
+            "diagnose" => {
+                let yes = item.as_bool().ok_or_else(|| FileError {
+                    at: key_at,
+                    message: "'diagnose' must be true or false, e.g. diagnose = true".into(),
+                })?;
+                file.diagnose = Some((yes, key_at));
+            }
             "targets" => file.targets = targets(table(item, key_at, "targets")?, &at)?,
             "run" => {
                 let t = table(item, key_at, "run")?;
@@ -117,7 +128,7 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
                 return Err(FileError {
                     at: key_at,
                     message: format!(
-                        "unknown key '{other}': a plan file has title, command, [targets] and [run] (the command's flags go under [run])"
+                        "unknown key '{other}': a plan file has title, command, diagnose, [targets] and [run] (the command's flags go under [run])"
                     ),
                 })
             }

@@ -1,6 +1,7 @@
 //! A study's report.md: its title, the tables of the command it ran (a sweep's tables, a
 //! comparison's tables and verdicts, or a peak search's table and curve) and a methodology
-//! section saying when, how, against what and on what it ran, so a reader can repeat it.
+//! section saying when, how, against what and on what it ran, so a reader can repeat it; with
+//! `diagnose = true`, each target's diagnosis between them.
 
 use crate::summary::study::{Document, Study};
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
@@ -23,8 +24,23 @@ pub fn write(study: &Study, out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, "```")?;
         }
     }
+    diagnoses(study, out)?;
     methodology(study, out)?;
     out.flush()
+}
+
+/// `## Diagnosis`: each target's findings as `wirebench diagnose` prints them, in a fence.
+fn diagnoses(study: &Study, out: &mut dyn Write) -> io::Result<()> {
+    if study.diagnoses.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n## Diagnosis\n")?;
+    for (d, t) in study.diagnoses.iter().zip(&study.targets) {
+        writeln!(out, "### {} ({})\n\n```text", t.name, t.url)?;
+        super::diagnosis::write(d, out)?;
+        writeln!(out, "```\n")?;
+    }
+    Ok(())
 }
 
 /// The methodology section: the facts, the targets table and the plan file.

@@ -26,6 +26,10 @@ pub struct Study {
     pub targets: Vec<TargetInfo>,
     /// The command's own document.
     pub document: Document,
+    /// With `diagnose = true`: each target's diagnosis (`wirebench.diagnosis/1`), in target
+    /// order; left out of the JSON otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnoses: Vec<super::diagnosis::Diagnosis>,
 }
 
 /// The document of the command a plan stands for, each with its own schema.

@@ -11,9 +11,12 @@ mod dry;
 mod load;
 mod out;
 
-use crate::cli::StudyArgs;
+use crate::cli::{RunArgs, StudyArgs};
+use crate::plan::file::PlanFile;
+use crate::summary::diagnosis::Diagnosis;
 use crate::summary::study::Document;
 use load::Loaded;
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -26,17 +29,37 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };
+    let diagnose = match diagnose_args(&plan, loaded.run_args()) {
+        Ok(d) => d,
+        Err(load::Located(at, message)) => {
+            eprintln!("{}:{}:{}: {message}", a.file, at.line, at.col);
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+    };
     if a.dry_run {
         let mut out = std::io::stdout().lock();
         dry::write(&a.file, &plan, &loaded, &mut out)?;
+        if !diagnose.is_empty() {
+            let step = diagnose[0]
+                .duration
+                .as_deref()
+                .unwrap_or(super::diagnose::DEFAULT_STEP);
+            writeln!(out, "then diagnose on each of the {} target(s): a {step} baseline, then the variants its evidence calls for, {step} each", diagnose.len())?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let Some(dir) = &a.out else {
-        return match loaded {
+        let code = match loaded {
             Loaded::Run(args, study) => super::sweep::main(&args, *study),
             Loaded::Compare(args, _) => super::compare::main(&args),
             Loaded::Peak(args, _) => super::peak::main(&args),
-        };
+        }?;
+        let mut out = std::io::stdout().lock();
+        for (d, t) in diagnosed(&diagnose)?.iter().zip(&plan.targets) {
+            writeln!(out, "\nDiagnosis of {} ({}):\n", t.name, t.url)?;
+            crate::report::diagnosis::write(d, &mut out)?;
+        }
+        return Ok(code);
     };
     // Made before anything runs, so a path that cannot be written fails at once; removed
     // again (if still empty) when the runs fail, so a failure leaves nothing behind.
@@ -53,10 +76,44 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         }
     })?;
     let code = exit_code(&done);
-    let study = out::study(&a.file, &plan, method, done);
+    let diagnoses = diagnosed(&diagnose).inspect_err(|_| {
+        if made {
+            let _ = std::fs::remove_dir(dir);
+        }
+    })?;
+    let study = out::study(&a.file, &plan, method, done, diagnoses);
     let csvs = out::write(Path::new(dir), &study)?;
     println!("wrote {dir}/report.md, {dir}/study.json and {csvs} CSV tables in {dir}");
     Ok(code)
+}
+
+/// The runs `diagnose = true` asks for, one per target: the plan's flags against that target
+/// alone, each step as long as the plan's `duration` or diagnose's own (a request count is
+/// dropped: a diagnosis runs several steps), checked before anything runs. None without the
+/// key.
+fn diagnose_args(plan: &PlanFile, run: &RunArgs) -> Result<Vec<RunArgs>, load::Located> {
+    let Some((true, at)) = plan.diagnose else {
+        return Ok(Vec::new());
+    };
+    plan.targets
+        .iter()
+        .map(|t| {
+            let mut a = run.clone();
+            a.urls = vec![t.url.clone()];
+            (a.runs, a.discard, a.discard_first) = (None, None, false);
+            a.requests = None;
+            super::diagnose::check(&a)
+                .map(|()| a)
+                .map_err(|e| load::Located(at, format!("diagnose = true: {e}")))
+        })
+        .collect()
+}
+
+/// Each target's diagnosis, in order.
+fn diagnosed(args: &[RunArgs]) -> anyhow::Result<Vec<Diagnosis>> {
+    args.iter()
+        .map(|a| Ok(super::diagnose::diagnosis(a, !a.quiet)?.0))
+        .collect()
 }
 
 /// Runs the study, returning its command's document.

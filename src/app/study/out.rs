@@ -4,6 +4,7 @@
 
 use crate::cli::RunArgs;
 use crate::plan::file::PlanFile;
+use crate::summary::diagnosis::Diagnosis;
 use crate::summary::study::{self, Document, Methodology, Study, TargetInfo};
 use std::path::Path;
 
@@ -28,8 +29,15 @@ pub fn methodology(path: &str, text: &str, run: &RunArgs) -> Methodology {
     }
 }
 
-/// The whole study: the plan's title and targets, the methodology and the document.
-pub fn study(path: &str, plan: &PlanFile, methodology: Methodology, document: Document) -> Study {
+/// The whole study: the plan's title and targets, the methodology, the document and the
+/// targets' diagnoses (if the plan asked for them).
+pub fn study(
+    path: &str,
+    plan: &PlanFile,
+    methodology: Methodology,
+    document: Document,
+    diagnoses: Vec<Diagnosis>,
+) -> Study {
     let command = match &document {
         Document::Run(_) => "run",
         Document::Compare(_) => "compare",
@@ -51,6 +59,7 @@ pub fn study(path: &str, plan: &PlanFile, methodology: Methodology, document: Do
             })
             .collect(),
         document,
+        diagnoses,
     }
 }
 

@@ -48,6 +48,10 @@
 //! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
 //!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]), a study's report.md
 //!   ([`report::study`]) and the live progress line.
+//! - [`store`]: the results history in SQLite: every result document kept whole (histograms
+//!   and per-second series inside), with the command line, the machine, tags and a status;
+//!   [`app::keep`] saves to it and checks `--fail-if` ([`summary::threshold`]); `history`,
+//!   `show`, `diff`, `export` and `merge` ([`app::history`] …) read it.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
@@ -67,6 +71,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod serve;
+pub mod store;
 pub mod summary;
 pub mod sys;
 pub mod units;

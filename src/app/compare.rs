@@ -2,8 +2,10 @@
 //! then each target's difference from the baseline per metric with its 95% CI and a verdict
 //! (Welch's t-test, `summary::compare`), and the Flash study's latency-shape table.
 
+use super::keep::Keep;
 use crate::cli::CompareArgs;
 use crate::error::UsageError;
+use crate::store::Kind;
 use crate::summary::compare::{self, Comparison, METHOD, SCHEMA};
 use std::io::Write;
 use std::process::ExitCode;
@@ -41,6 +43,7 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             ))
         })?,
     };
+    let mut keep = Keep::prepare(&run.keep, Kind::Compare, run.quiet)?;
     let sweep = super::sweep::collect(&run, study)?;
     let points = labelled_points(&sweep);
     let comparison = Comparison {
@@ -51,16 +54,13 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         shapes: compare::shapes(&sweep, &points),
         sweep,
     };
-    let mut out = std::io::stdout().lock();
-    if run.json {
-        serde_json::to_writer_pretty(&mut out, &comparison)?;
-        writeln!(out)?;
-    } else {
-        crate::report::sweep::write(&comparison.sweep, &mut out)?;
-        crate::report::compare::write(&comparison, &mut out)?;
-    }
-    out.flush()?;
-    Ok(super::sweep::exit_code(&comparison.sweep))
+    let render = |out: &mut dyn Write| {
+        crate::report::sweep::write(&comparison.sweep, out)?;
+        crate::report::compare::write(&comparison, out)
+    };
+    let runs = super::sweep::kept(&comparison.sweep);
+    let base = super::sweep::exit_code(&comparison.sweep);
+    keep.finish(&comparison, &runs, base, run.json, &render)
 }
 
 /// Every point of the sweep with its values in words (`--size 1024`; empty without a sweep).

@@ -32,8 +32,10 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         dry_run(&a.file, &plan, &study, &mut out)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let keep =
+        super::keep::Keep::prepare_merged(&a.keep, &args.keep, crate::store::Kind::Study, false)?;
     let Some(dir) = &a.out else {
-        return super::sweep::main(&args, study);
+        return super::sweep::finish(&args, study, keep);
     };
     // Made before anything runs, so a path that cannot be written fails at once; removed
     // again (if still empty) when the runs fail, so a failure leaves nothing behind.
@@ -51,7 +53,7 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     })?;
     write_out(Path::new(dir), &plan, &sweep, &method)?;
     println!("wrote {dir}/report.md and {dir}/study.json");
-    Ok(super::sweep::exit_code(&sweep))
+    super::sweep::conclude(&sweep, keep, false, &|_| Ok(()))
 }
 
 /// Reads, parses and validates the plan file `path`.

@@ -70,6 +70,7 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
     tokio::select! {
         biased;
         _ = ctx.gate.until_aborted() => {}
+        _ = super::stop::wait() => {}
         _ = phases(&ctx) => {}
     }
 }

@@ -17,8 +17,10 @@
 
 pub mod compare;
 pub mod demo;
+pub mod export;
 mod format;
 mod headline;
+pub mod history;
 pub mod json;
 pub mod peak;
 pub mod progress;

@@ -6,6 +6,8 @@
 mod build;
 pub mod compare;
 pub mod diagnose;
+pub mod diff;
+pub mod merge;
 pub mod peak;
 pub mod slo;
 pub mod stats;

@@ -368,3 +368,44 @@ fn bad_input_is_one_line_exit_2_and_leaves_the_db_untouched() {
     }
     assert_eq!(db.rows().len(), 1);
 }
+
+/// Panics with every error when `doc` does not validate against `schema/NAME`.
+fn assert_valid(name: &str, doc: &Value) {
+    let path = format!("{}/schema/{name}", env!("CARGO_MANIFEST_DIR"));
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).expect("a valid draft 2020-12 schema");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}");
+}
+
+#[test]
+fn json_documents_match_their_schemas() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("schemas");
+    let url = server.url.as_str();
+    let checks = ["--fail-if", "p99>10s", "--fail-if", "ops<1", "--json", "-q"];
+    let doc = |args: &[&str]| -> Value {
+        let mut all = args.to_vec();
+        all.extend(checks);
+        let (code, out, err) = db.run(&all);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let a = format!("a={url}");
+    let b = format!("b={url}");
+    assert_valid("result.v1.json", &doc(&["run", url, "-n", "300"]));
+    assert_valid("sweep.v1.json", &doc(&["run", &a, &b, "-n", "300"]));
+    let compare = doc(&["compare", &a, &b, "-n", "300", "--runs", "2"]);
+    assert_eq!(compare["thresholds"].as_array().unwrap().len(), 2);
+    assert_valid("compare.v1.json", &compare);
+    let rows: Value = serde_json::from_str(&db.run(&["history", "--json"]).1).unwrap();
+    assert_eq!(rows["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(rows["runs"][0]["kind"], "compare");
+    assert_eq!(rows["runs"][1]["kind"], "sweep");
+    assert_valid("history.v1.json", &rows);
+    let (_, diff, _) = db.run(&["diff", "last~2", "last~2", "--json"]);
+    assert_valid("diff.v1.json", &serde_json::from_str(&diff).unwrap());
+}

@@ -14,8 +14,8 @@ pub fn write(rows: &[Row], out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "{:<8}  {:<19}  {:<7}  {:<11}  {:>12}  {:>10}  {:>7}  {}",
-        "ID", "STORED (UTC)", "KIND", "STATUS", "OPS/S", "P99", "ERRORS", "TARGET  TAGS"
+        "{:<8}  {:<19}  {:<7}  {:<11}  {:>12}  {:>10}  {:>7}  TARGET  TAGS",
+        "ID", "STORED (UTC)", "KIND", "STATUS", "OPS/S", "P99", "ERRORS"
     )?;
     for r in rows {
         let stored = crate::sys::host::utc(r.stored_unix_ms.max(0) as u64 / 1000);

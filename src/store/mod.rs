@@ -181,6 +181,12 @@ pub struct Filter {
     pub limit: usize,
 }
 
+/// The columns a [`Row`] is read from, in order; the tags come along as one JSON array of
+/// `[key, value]` pairs (SQLite's JSON functions), so a listing is one query.
+const COLUMNS: &str = "n, id, stored_ms, kind, schema, status, targets, command, host, kernel, cpu, version, \
+     ok, errors, ops_per_s, p99_us, duration_s, \
+     (SELECT json_group_array(json_array(key, value)) FROM (SELECT key, value FROM tags WHERE run = runs.n ORDER BY key))";
+
 /// An open history file.
 pub struct Store {
     conn: Connection,
@@ -264,9 +270,7 @@ impl Store {
 
     /// The rows `filter` selects, newest first.
     pub fn list(&self, filter: &Filter) -> Result<Vec<Row>, StoreError> {
-        let mut sql_text = String::from(
-            "SELECT n, id, stored_ms, kind, schema, status, targets, command, host, kernel, cpu, version, ok, errors, ops_per_s, p99_us, duration_s FROM runs WHERE 1=1",
-        );
+        let mut sql_text = format!("SELECT {COLUMNS} FROM runs WHERE 1=1");
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
         if let Some(t) = &filter.target {
             sql_text += " AND instr(targets, ?) > 0";
@@ -293,16 +297,10 @@ impl Store {
         Ok(rows)
     }
 
-    /// A row from its columns (tags read on their own).
+    /// A row from its [`COLUMNS`].
     fn row(&self, r: &rusqlite::Row) -> rusqlite::Result<Row> {
-        let n: i64 = r.get(0)?;
         let targets: String = r.get(6)?;
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT key, value FROM tags WHERE run = ?1 ORDER BY key")?;
-        let tags = stmt
-            .query_map([n], |t| Ok((t.get(0)?, t.get(1)?)))?
-            .collect::<rusqlite::Result<Vec<(String, String)>>>()?;
+        let tags: String = r.get(17)?;
         Ok(Row {
             id: r.get(1)?,
             stored_unix_ms: r.get(2)?,
@@ -310,7 +308,7 @@ impl Store {
             schema: r.get(4)?,
             status: r.get(5)?,
             targets: serde_json::from_str(&targets).unwrap_or_default(),
-            tags,
+            tags: serde_json::from_str(&tags).unwrap_or_default(),
             command: r.get(7)?,
             host: r.get(8)?,
             kernel: r.get(9)?,
@@ -331,9 +329,11 @@ impl Store {
         let n = self.resolve(reference)?;
         let mut stmt = self
             .conn
-            .prepare("SELECT n, id, stored_ms, kind, schema, status, targets, command, host, kernel, cpu, version, ok, errors, ops_per_s, p99_us, duration_s, document FROM runs WHERE n = ?1")
+            .prepare(&format!(
+                "SELECT {COLUMNS}, document FROM runs WHERE n = ?1"
+            ))
             .map_err(|e| self.err(e))?;
-        stmt.query_row([n], |r| Ok((self.row(r)?, r.get::<_, String>(17)?)))
+        stmt.query_row([n], |r| Ok((self.row(r)?, r.get::<_, String>(18)?)))
             .map_err(|e| self.err(e))
     }
 

@@ -70,7 +70,6 @@ pub async fn run<D: Driver>(ctx: Ctx<D>) {
     tokio::select! {
         biased;
         _ = ctx.gate.until_aborted() => {}
-        _ = super::stop::wait() => {}
         _ = phases(&ctx) => {}
     }
 }

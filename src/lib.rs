@@ -51,7 +51,9 @@
 //! - [`store`]: the results history in SQLite: every result document kept whole (histograms
 //!   and per-second series inside), with the command line, the machine, tags and a status;
 //!   [`app::keep`] saves to it and checks `--fail-if` ([`summary::threshold`]); `history`,
-//!   `show`, `diff`, `export` and `merge` ([`app::history`] …) read it.
+//!   `show`, `diff` ([`summary::diff`]: Welch's t on per-second figures), `export` and
+//!   `merge` ([`summary::merge`]: histograms added exactly) read it. Ctrl-C stops a run
+//!   through [`engine::stop`].
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram

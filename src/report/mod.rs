@@ -11,6 +11,8 @@
 //! - [`repeat`]: repeated runs, the MINT table: Run 1 … Run N, mean, median, stddev, 95% CI.
 //! - [`peak`]: the peak search's table and curve, or its `wirebench.peak/1` JSON.
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
+//! - [`history`]: the `wirebench history` table; [`export`]: a stored document's results as
+//!   CSV or Markdown.
 //!
 //! Reporters only format: every figure they show is already in the summary, so the table and
 //! the JSON never disagree.

@@ -22,7 +22,7 @@ pub fn requested() -> bool {
     STOPPED.load(Ordering::Relaxed)
 }
 
-/// Resolves once a stop is asked for, looking every [`POLL`] on the worker's own timer: a
+/// Resolves once a stop is asked for, looking every 50 ms on the worker's own timer: a
 /// worker waits on this beside its connections, so an open loop or a connection stalled on its
 /// target stops within 50 ms, and nothing shared across threads is touched per request (a
 /// closed loop reads [`requested`] before each request: a load of a line no one writes).

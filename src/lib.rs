@@ -54,6 +54,12 @@
 //!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]), a diagnosis
 //!   ([`report::diagnosis`]), a study's report.md ([`report::study`]) and CSV tables
 //!   ([`report::csv`]) and the live progress (line and bars).
+//! - [`store`]: the results history in SQLite: every result document kept whole (histograms
+//!   and per-second series inside), with the command line, the machine, tags and a status;
+//!   [`app::keep`] saves to it and checks `--fail-if` ([`summary::threshold`]); `history`,
+//!   `show`, `diff` ([`summary::diff`]: Welch's t on per-second figures), `export` and
+//!   `merge` ([`summary::merge`]: histograms added exactly) read it. Ctrl-C stops a run
+//!   through [`engine::stop`].
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
@@ -75,6 +81,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod serve;
+pub mod store;
 pub mod summary;
 pub mod sys;
 pub mod units;

@@ -2,9 +2,11 @@
 //! then each target's difference from the baseline per metric with its 95% CI and a verdict
 //! (Welch's t-test, `summary::compare`), and the Flash study's latency-shape table.
 
+use super::keep::Keep;
 use super::sweep::Study;
 use crate::cli::{CompareArgs, RunArgs};
 use crate::error::UsageError;
+use crate::store::Kind;
 use crate::summary::compare::{self, Comparison, METHOD, SCHEMA};
 use std::io::Write;
 use std::process::ExitCode;
@@ -26,18 +28,16 @@ pub struct Prepared {
 /// `wirebench compare`.
 pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let prepared = prepare(args)?;
-    let json = prepared.run.json;
+    let (json, quiet) = (prepared.run.json, prepared.run.quiet);
+    let mut keep = Keep::prepare(&prepared.run.keep, Kind::Compare, quiet)?;
     let comparison = collect(prepared)?;
-    let mut out = std::io::stdout().lock();
-    if json {
-        serde_json::to_writer_pretty(&mut out, &comparison)?;
-        writeln!(out)?;
-    } else {
-        crate::report::sweep::write(&comparison.sweep, &mut out)?;
-        crate::report::compare::write(&comparison, &mut out)?;
-    }
-    out.flush()?;
-    Ok(super::sweep::exit_code(&comparison.sweep))
+    let render = |out: &mut dyn Write| {
+        crate::report::sweep::write(&comparison.sweep, out)?;
+        crate::report::compare::write(&comparison, out)
+    };
+    let runs = super::sweep::kept(&comparison.sweep);
+    let base = super::sweep::exit_code(&comparison.sweep);
+    keep.finish(&comparison, &runs, base, json, &render)
 }
 
 /// Checks the comparison's flags and expands its runs; nothing is measured.

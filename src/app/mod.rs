@@ -1,5 +1,6 @@
 //! Ties the command line to the library and turns outcomes into exit codes:
-//! 0 success, 1 the run failed or saw errors, 2 bad input (one line on stderr, no backtrace).
+//! 0 success, 1 the run failed or saw errors, 2 bad input (one line on stderr, no backtrace),
+//! 3 a `--fail-if` threshold failed or `diff` found a regression, 130 a run stopped by Ctrl-C.
 
 pub mod compare;
 pub mod demo;
@@ -9,6 +10,14 @@ pub mod run;
 mod serve;
 pub mod study;
 pub mod sweep;
+// --- results history (issue 10, items 1-3) ---
+pub mod diff;
+pub mod export;
+pub mod history;
+pub mod keep;
+pub mod merge;
+pub mod show;
+// --- end results history ---
 
 use crate::cli::{Cli, Command, ServeCommand};
 use crate::error::UsageError;
@@ -109,6 +118,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Peak(args) => peak::main(&args),
         Command::Study(args) => study::main(&args),
         Command::Diagnose(args) => diagnose::main(&args),
+        Command::History(args) => history::main(&args),
+        Command::Show(args) => show::main(&args),
+        Command::Diff(args) => diff::main(&args),
+        Command::Export(args) => export::main(&args),
+        Command::Merge(args) => merge::main(&args),
     }
 }
 

@@ -3,11 +3,13 @@
 //! rate changed, validated into a plan and measured like `wirebench run`); a step passes when
 //! every `--slo` holds and the target kept up with the offered rate.
 
+use super::keep::Keep;
 use crate::cli::{PeakArgs, RunArgs};
 use crate::error::{usage, UsageError};
 use crate::load::search::{Next, Search};
 use crate::plan::{duration_flag, Plan};
 use crate::report::progress::{Points, Progress};
+use crate::store::Kind;
 use crate::summary::peak::{Peak, PeakStudy, Step, PEAK_SCHEMA};
 use crate::summary::slo::Slo;
 use std::io::Write;
@@ -46,15 +48,17 @@ struct Live {
 pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
     let setup = setup(args)?;
     let show = !args.run.quiet && !args.run.json;
+    let mut keep = Keep::prepare(&args.run.keep, Kind::Peak, args.run.quiet)?;
     let study = search(args, &setup, show)?;
-    let mut out = std::io::stdout().lock();
-    if args.run.json {
-        crate::report::peak::write_json(&study, &mut out)?;
-    } else {
-        crate::report::peak::write(&study, &mut out)?;
-    }
-    out.flush()?;
-    Ok(exit_code(&study))
+    // Thresholds read the measurement at the peak: the confirmation run that passed.
+    let runs: Vec<_> = study
+        .steps
+        .iter()
+        .filter(|s| s.confirmation && s.passed)
+        .map(|s| &s.result)
+        .collect();
+    let render = |out: &mut dyn Write| crate::report::peak::write(&study, out);
+    keep.finish(&study, &runs, exit_code(&study), args.run.json, &render)
 }
 
 /// 0 when a peak was found and confirmed, else 1.

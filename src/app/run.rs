@@ -1,8 +1,10 @@
 //! `wirebench run`: validate the arguments into a plan, run it, summarise, report, exit code.
 
+use super::keep::Keep;
 use crate::cli::RunArgs;
 use crate::plan::Plan;
 use crate::report::progress::{Goal, Progress};
+use crate::store::Kind;
 use crate::summary::Summary;
 use std::io::Write;
 use std::process::ExitCode;
@@ -17,17 +19,59 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if !study.is_single() {
         return super::sweep::main(args, study);
     }
+    let mut keep = Keep::prepare(&args.keep, Kind::Result, args.quiet)?;
     let plan = study.runs.into_iter().next().expect("a single run").plan;
     let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
+    stop_on_ctrl_c()?;
     let summary = measure(&plan, progress)?;
+    let interrupted = crate::engine::stop::requested();
+    let checks = keep.check(&[&summary]);
+    let document = Keep::document(&summary, &checks)?;
     let mut out = std::io::stdout().lock();
     if args.json {
-        crate::report::json::write(&summary, &mut out)?;
+        out.write_all(document.as_bytes())?;
     } else {
         crate::report::table::write(&summary, &mut out)?;
+        super::keep::write_checks(&checks, &mut out)?;
+        if interrupted {
+            writeln!(
+                out,
+                "\nInterrupted (Ctrl-C): the report covers the {:.1} s measured until then.",
+                summary.duration_s
+            )?;
+        }
     }
     out.flush()?;
-    Ok(exit_code(&summary))
+    let base = exit_code(&summary);
+    keep.save(&document, super::keep::status(base, interrupted));
+    Ok(match interrupted {
+        true => ExitCode::from(super::keep::EXIT_INTERRUPTED),
+        false => super::keep::exit_code(&checks, base),
+    })
+}
+
+/// The first Ctrl-C (SIGINT) stops the run, which then reports and saves what it measured; a
+/// second one ends the process at once.
+fn stop_on_ctrl_c() -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()?;
+    let mut int = {
+        let _context = runtime.enter();
+        signal(SignalKind::interrupt())?
+    };
+    std::thread::Builder::new()
+        .name("ctrl-c".into())
+        .spawn(move || {
+            runtime.block_on(async {
+                int.recv().await;
+                crate::engine::stop::request();
+                int.recv().await;
+            });
+            std::process::exit(i32::from(super::keep::EXIT_INTERRUPTED));
+        })?;
+    Ok(())
 }
 
 /// Runs `plan` with `progress` showing it live, and summarises what it recorded.

@@ -2,7 +2,9 @@
 //! own plan (the parsed arguments cloned, one value set), validated before anything runs, run
 //! interleaved across targets, and reported as tables (one row per target, one column per value).
 
+use super::keep::Keep;
 use crate::cli::RunArgs;
+
 use crate::error::UsageError;
 use crate::load::sweep::{self, Axis, Kind};
 use crate::plan::Plan;
@@ -196,26 +198,55 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
 /// Runs every point of `study`, then prints the tables (or the JSON document). When a point
 /// cannot run (the target went away), the points already measured are printed before the error.
 pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
+    let keep = Keep::prepare(&args.keep, crate::store::Kind::Sweep, args.quiet)?;
+    finish(args, study, keep)
+}
+
+/// Runs every point of `study`, then prints the tables (or the JSON document), checks the
+/// thresholds and saves the sweep with `keep`. When a point cannot run (the target went
+/// away), the points already measured are printed before the error, and nothing is saved.
+pub fn finish(args: &RunArgs, study: Study, keep: Keep) -> anyhow::Result<ExitCode> {
     let total = study.runs.len();
     let (sweep, stopped) = measure_all(args, study);
-    if !sweep.points.is_empty() {
-        let mut out = std::io::stdout().lock();
-        if args.json {
-            serde_json::to_writer_pretty(&mut out, &sweep)?;
-            writeln!(out)?;
-        } else {
-            crate::report::sweep::write(&sweep, &mut out)?;
-        }
-        out.flush()?;
+    let Some(e) = stopped else {
+        let render = |out: &mut dyn Write| crate::report::sweep::write(&sweep, out);
+        return conclude(&sweep, keep, args.json, &render);
+    };
+    if sweep.points.is_empty() || e.is::<UsageError>() {
+        return Err(e);
     }
-    match stopped {
-        Some(e) if sweep.points.is_empty() || e.is::<UsageError>() => Err(e),
-        Some(e) => Err(e.context(format!(
-            "the sweep stopped after {} of {total} runs (those are reported above)",
-            sweep.points.len()
-        ))),
-        None => Ok(exit_code(&sweep)),
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &sweep)?;
+        writeln!(out)?;
+    } else {
+        crate::report::sweep::write(&sweep, &mut out)?;
     }
+    out.flush()?;
+    Err(e.context(format!(
+        "the sweep stopped after {} of {total} runs (those are reported above)",
+        sweep.points.len()
+    )))
+}
+
+/// Checks the thresholds against the kept runs of `sweep`, prints, saves: the exit code.
+pub fn conclude(
+    sweep: &Sweep,
+    mut keep: Keep,
+    json: bool,
+    render: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<ExitCode> {
+    keep.finish(sweep, &kept(sweep), exit_code(sweep), json, render)
+}
+
+/// The results of the runs not discarded.
+pub fn kept(sweep: &Sweep) -> Vec<&crate::summary::Summary> {
+    sweep
+        .points
+        .iter()
+        .filter(|p| !p.discarded)
+        .map(|p| &p.result)
+        .collect()
 }
 
 /// 1 when a kept run would have exited 1 on its own, else 0.

@@ -13,6 +13,7 @@ mod collector;
 mod conn;
 pub mod gate;
 mod pacer;
+pub mod stop;
 mod timeline;
 mod timer;
 mod worker;

@@ -306,11 +306,19 @@ pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<
         let others: Vec<_> = own
             .map(|ctx| tokio::task::spawn_local(conn::run(ctx)))
             .collect();
-        if let Some(ctx) = first {
-            conn::run(ctx).await;
-        }
-        for task in others {
-            let _ = task.await;
+        let work = async {
+            if let Some(ctx) = first {
+                conn::run(ctx).await;
+            }
+            for task in others {
+                let _ = task.await;
+            }
+        };
+        // A stop (Ctrl-C) ends the worker's connections where they are; the tasks left are
+        // dropped with the LocalSet, and what they recorded is already in `rec`.
+        tokio::select! {
+            _ = work => {}
+            _ = super::stop::polled() => {}
         }
         ticker.abort();
     });

@@ -3,11 +3,11 @@
 
 use super::Recorder;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// One second of the measured part.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SeriesPoint {
     /// Seconds since the measured part began.
     pub second: u64,

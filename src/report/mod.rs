@@ -13,6 +13,8 @@
 //! - [`peak`]: the peak search's table and curve, or its `wirebench.peak/1` JSON.
 //! - [`study`], [`csv`]: a study's report.md (tables and methodology) and its tables as CSV.
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
+//! - [`history`]: the `wirebench history` table; [`export`]: a stored document's results as
+//!   CSV or Markdown.
 //!
 //! Reporters only format: every figure they show is already in the summary, so the table and
 //! the JSON never disagree.
@@ -21,8 +23,10 @@ pub mod compare;
 pub mod csv;
 pub mod demo;
 pub mod diagnosis;
+pub mod export;
 mod format;
 mod headline;
+pub mod history;
 pub mod json;
 pub mod peak;
 pub mod progress;

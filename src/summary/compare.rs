@@ -53,15 +53,19 @@ pub struct Welch {
 /// Welch's t-test of `a` against `b`; None unless each has two values or more.
 pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     let (sa, sb) = (stats::of(a)?, stats::of(b)?);
-    if sa.n < 2 || sb.n < 2 {
+    welch_of((sa.n, sa.mean, sa.stddev), (sb.n, sb.mean, sb.stddev))
+}
+
+/// Welch's t-test from each sample's (count, mean, sample standard deviation), as a
+/// histogram gives them; None unless each has two values or more.
+pub fn welch_of(a: (usize, f64, f64), b: (usize, f64, f64)) -> Option<Welch> {
+    let ((na, ma, sda), (nb, mb, sdb)) = (a, b);
+    if na < 2 || nb < 2 {
         return None;
     }
-    let (va, vb) = (
-        sa.stddev.powi(2) / sa.n as f64,
-        sb.stddev.powi(2) / sb.n as f64,
-    );
+    let (va, vb) = (sda.powi(2) / na as f64, sdb.powi(2) / nb as f64);
     let se = (va + vb).sqrt();
-    let difference = sa.mean - sb.mean;
+    let difference = ma - mb;
     if se == 0.0 {
         // No spread at all: any difference is certain, none is none.
         return Some(Welch {
@@ -73,7 +77,7 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
         });
     }
     // Welch–Satterthwaite: df = (va + vb)² / (va²/(na−1) + vb²/(nb−1)).
-    let df = (va + vb).powi(2) / (va.powi(2) / (sa.n - 1) as f64 + vb.powi(2) / (sb.n - 1) as f64);
+    let df = (va + vb).powi(2) / (va.powi(2) / (na - 1) as f64 + vb.powi(2) / (nb - 1) as f64);
     let ci95 = t975(df) * se;
     Some(Welch {
         difference,

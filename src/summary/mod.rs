@@ -7,11 +7,14 @@ mod build;
 pub mod compare;
 pub mod diagnose;
 pub mod diagnosis;
+pub mod diff;
+pub mod merge;
 pub mod peak;
 pub mod slo;
 pub mod stats;
 pub mod study;
 pub mod sweep;
+pub mod threshold;
 pub mod wire;
 
 pub use build::of;
@@ -20,27 +23,31 @@ use crate::record::{Recorder, SeriesPoint, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2Serializer};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The schema identifier written into every JSON result.
 pub const SCHEMA: &str = "wirebench.result/1";
 
 /// One run, summarised.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Summary {
     /// Always [`SCHEMA`].
-    pub schema: &'static str,
+    #[serde(deserialize_with = "crate::summary::leak")]
+    pub schema: Name,
     /// The wirebench version that measured.
-    pub wirebench_version: &'static str,
+    #[serde(deserialize_with = "crate::summary::leak")]
+    pub wirebench_version: Name,
     /// When the measured part began, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
     /// The target URL as given.
     pub target: String,
     /// `tcp`.
-    pub protocol: &'static str,
+    #[serde(deserialize_with = "crate::summary::leak")]
+    pub protocol: Name,
     /// `rr`, `crr`, `stream` or `source`.
-    pub mode: &'static str,
+    #[serde(deserialize_with = "crate::summary::leak")]
+    pub mode: Name,
     /// The settings that shaped the load.
     pub config: Config,
     /// Measured time in seconds (warm-up excluded).
@@ -74,7 +81,7 @@ pub struct Summary {
 }
 
 /// The run's settings, echoed into the result so it can be read alone.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Config {
     /// Concurrent connections.
     pub connections: usize,
@@ -107,7 +114,7 @@ pub struct Config {
 }
 
 /// Errors by kind.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ErrorSummary {
     /// All failed operations.
     pub total: u64,
@@ -116,10 +123,11 @@ pub struct ErrorSummary {
 }
 
 /// One kind of error.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ErrorEntry {
     /// refused, reset, timeout, short_reply, mismatch, port_exhausted, other.
-    pub kind: &'static str,
+    #[serde(deserialize_with = "crate::summary::leak")]
+    pub kind: Name,
     /// How many.
     pub count: u64,
     /// The first message of this kind.
@@ -127,7 +135,7 @@ pub struct ErrorEntry {
 }
 
 /// Rates over the measured time. MB is 10^6 bytes; Gbit is 10^9 bits.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Throughput {
     /// Ok operations per second.
     pub ops_per_s: f64,
@@ -148,7 +156,7 @@ pub struct Throughput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receiver_bytes: Option<u64>,
     /// Stream connections whose receiver's count is missing (they failed, or no answer).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero", default)]
     pub receiver_unreported: u64,
     /// With `--link`: these rates set against the link's nominal rate, payload and wire.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -160,7 +168,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// A latency distribution: the figures, in microseconds, and the whole histogram.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Distribution {
     /// Samples.
     pub count: u64,
@@ -187,12 +195,14 @@ pub struct Distribution {
 }
 
 /// An HdrHistogram in V2 serialization, base64-encoded.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EncodedHistogram {
     /// `hdrhistogram-v2+base64`.
-    pub encoding: &'static str,
+    #[serde(deserialize_with = "crate::summary::leak")]
+    pub encoding: Name,
     /// The unit of recorded values: `ns`.
-    pub unit: &'static str,
+    #[serde(deserialize_with = "crate::summary::leak")]
+    pub unit: Name,
     /// Lowest discernible value.
     pub lowest: u64,
     /// Highest trackable value.
@@ -204,7 +214,7 @@ pub struct EncodedHistogram {
 }
 
 /// How an open-loop run kept to its timetable.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OpenLoop {
     /// The schedule as given (`20000/s`, `1000..50000/30s`, `10s@1000,...`).
     pub schedule: String,
@@ -230,7 +240,7 @@ pub struct OpenLoop {
 }
 
 /// An HTTP run's own figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Http {
     /// The (first) request's method.
     pub method: String,
@@ -241,7 +251,8 @@ pub struct Http {
     /// Whether connections were kept alive.
     pub keepalive: bool,
     /// The HTTP version spoken: "1.1" or "2".
-    pub version: &'static str,
+    #[serde(deserialize_with = "crate::summary::leak")]
+    pub version: Name,
     /// Replies by status code (code 0: no valid status).
     pub status: Vec<StatusCount>,
     /// Replies by class.
@@ -261,7 +272,7 @@ pub struct Http {
 }
 
 /// One status code and how many replies had it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StatusCount {
     /// The code.
     pub code: u16,
@@ -270,7 +281,7 @@ pub struct StatusCount {
 }
 
 /// What became of a UDP run's datagrams.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Datagrams {
     /// Datagrams sent in the measured time.
     pub sent: u64,
@@ -292,7 +303,7 @@ pub struct Datagrams {
 
 /// The receiving server's counters of the client's datagrams, over the whole run (warm-up
 /// included) and all sessions.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ServerCount {
     /// Datagrams the client sent, warm-up included.
     pub sent: u64,
@@ -311,7 +322,7 @@ pub struct ServerCount {
 }
 
 /// The warm-up's own line.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Warmup {
     /// Warm-up time, seconds.
     pub duration_s: f64,
@@ -324,7 +335,7 @@ pub struct Warmup {
 }
 
 /// The generator's own resource use, to tell whether it, not the target, was the bottleneck.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Generator {
     /// Worker threads.
     pub threads: usize,
@@ -336,6 +347,17 @@ pub struct Generator {
     pub cpu_percent_of_threads: f64,
     /// Peak resident set size of the process, KiB.
     pub peak_rss_kib: u64,
+}
+
+/// A name fixed when wirebench measures (`tcp`, `rr`, `timeout` …): a `&'static str`, spelt
+/// as an alias so serde's derive reads it with [`leak`] instead of borrowing it from the input.
+pub type Name = &'static str;
+
+/// Reads a name of a stored document into the `&'static str` the summary holds (`show`,
+/// `diff` and `merge` read a few documents per process, so the text is simply kept).
+pub fn leak<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let s = String::deserialize(d)?;
+    Ok(Box::leak(s.into_boxed_str()))
 }
 
 fn us(ns: u64) -> f64 {

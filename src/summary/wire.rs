@@ -9,7 +9,7 @@
 use crate::driver::target::Family;
 use crate::plan::link::Link as LinkPlan;
 use crate::record::Segment;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 
 /// Ethernet II header: destination and source MAC, EtherType (IEEE 802.3 §3.1.1).
@@ -24,7 +24,7 @@ pub const INTERFRAME_GAP: u32 = 12;
 pub const MIN_FRAME: u32 = 64;
 
 /// Rates set against the link's nominal rate (the result's `link` section).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Link {
     /// Where the nominal rate comes from: the flag, or the interface found by `auto`.
     pub source: String,
@@ -32,7 +32,8 @@ pub struct Link {
     pub bits_per_s: Option<f64>,
     /// What the payload rate counts, in the busier direction: `sent`, `received`, or
     /// `acknowledged` (an upload's bytes the receiver acknowledged, from TCP_INFO).
-    pub direction: &'static str,
+    #[serde(deserialize_with = "crate::summary::leak")]
+    pub direction: super::Name,
     /// Payload bits/s in that direction.
     pub payload_bits_per_s: f64,
     /// The payload rate as a % of the link's nominal rate.
@@ -49,7 +50,7 @@ pub struct Link {
 }
 
 /// One packet as the estimate counts it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Packet {
     /// Payload bytes per packet: the MSS (or datagram) in bulk modes, a message's share of its
     /// packets in request/response.
@@ -63,7 +64,7 @@ pub struct Packet {
 }
 
 /// A bit rate and its share of the link.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Rate {
     /// Bits per second.
     pub bits_per_s: f64,

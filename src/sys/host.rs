@@ -89,6 +89,13 @@ pub fn utc(secs: u64) -> String {
     )
 }
 
+/// The host's name, from /proc/sys/kernel/hostname.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

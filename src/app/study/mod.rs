@@ -11,8 +11,10 @@ mod dry;
 mod load;
 mod out;
 
-use crate::cli::{RunArgs, StudyArgs};
+use super::keep::Keep;
+use crate::cli::{KeepArgs, RunArgs, StudyArgs};
 use crate::plan::file::PlanFile;
+use crate::store::Kind;
 use crate::summary::diagnosis::Diagnosis;
 use crate::summary::study::Document;
 use load::Loaded;
@@ -49,10 +51,20 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let Some(dir) = &a.out else {
+        // The command line's --db, --tag and --fail-if join the plan's own.
         let code = match loaded {
-            Loaded::Run(args, study) => super::sweep::main(&args, *study),
-            Loaded::Compare(args, _) => super::compare::main(&args),
-            Loaded::Peak(args, _) => super::peak::main(&args),
+            Loaded::Run(args, study) => {
+                let keep = Keep::prepare_merged(&a.keep, &args.keep, Kind::Study, false)?;
+                super::sweep::finish(&args, *study, keep)
+            }
+            Loaded::Compare(mut args, _) => {
+                args.run.keep = merged(&a.keep, &args.run.keep);
+                super::compare::main(&args)
+            }
+            Loaded::Peak(mut args, _) => {
+                args.run.keep = merged(&a.keep, &args.run.keep);
+                super::peak::main(&args)
+            }
         }?;
         let mut out = std::io::stdout().lock();
         for (d, t) in diagnosed(&diagnose)?.iter().zip(&plan.targets) {
@@ -69,6 +81,7 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
             "--out {dir}: cannot make the directory ({e}); give a writable path, e.g. --out results/dim"
         ))
     })?;
+    let mut keep = Keep::prepare_merged(&a.keep, &loaded.run_args().keep, Kind::Study, false)?;
     let method = out::methodology(&a.file, &text, loaded.run_args());
     let done = run(loaded).inspect_err(|_| {
         if made {
@@ -84,7 +97,36 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let study = out::study(&a.file, &plan, method, done, diagnoses);
     let csvs = out::write(Path::new(dir), &study)?;
     println!("wrote {dir}/report.md, {dir}/study.json and {csvs} CSV tables in {dir}");
-    Ok(code)
+    // Thresholds and the history read the study whole; its report is in DIR already.
+    let runs = kept(&study.document);
+    keep.finish(&study, &runs, code, false, &|_| Ok(()))
+}
+
+/// The command line's keep flags with a plan's added (its tags and thresholds too).
+fn merged(cli: &KeepArgs, plan: &KeepArgs) -> KeepArgs {
+    let mut a = cli.clone();
+    a.tags.extend(plan.tags.iter().cloned());
+    a.fail_if.extend(plan.fail_if.iter().cloned());
+    a.no_save |= plan.no_save;
+    if a.db.is_none() {
+        a.db = plan.db.clone();
+    }
+    a
+}
+
+/// The measurements thresholds are checked against: a sweep's or comparison's kept runs, a
+/// peak search's passed confirmation.
+fn kept(doc: &Document) -> Vec<&crate::summary::Summary> {
+    match doc {
+        Document::Run(sweep) => super::sweep::kept(sweep),
+        Document::Compare(c) => super::sweep::kept(&c.sweep),
+        Document::Peak(p) => p
+            .steps
+            .iter()
+            .filter(|s| s.confirmation && s.passed)
+            .map(|s| &s.result)
+            .collect(),
+    }
 }
 
 /// The runs `diagnose = true` asks for, one per target: the plan's flags against that target

@@ -23,7 +23,9 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
     let per_request = ctx.plan.workload.mode == ClientMode::Crr;
     let mut issued = 0u64;
     let may_issue = |issued: u64, now: Instant| {
-        limit.is_none_or(|l| issued < l) && issue_until.is_none_or(|u| now < u)
+        limit.is_none_or(|l| issued < l)
+            && issue_until.is_none_or(|u| now < u)
+            && !crate::engine::stop::requested()
     };
     let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
     loop {

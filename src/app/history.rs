@@ -1,0 +1,72 @@
+//! `wirebench history`: the stored runs, newest first, as a table or JSON
+//! (`wirebench.history/1`); read from the columns only, never the documents.
+
+use super::keep;
+use crate::cli::HistoryArgs;
+use crate::error::UsageError;
+use crate::store::{self, Filter, Row};
+use serde::Serialize;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// The schema identifier of `wirebench history --json`.
+pub const SCHEMA: &str = "wirebench.history/1";
+
+/// `wirebench history --json`.
+#[derive(Serialize)]
+struct Listing<'a> {
+    schema: &'static str,
+    database: String,
+    runs: &'a [Row],
+}
+
+/// `wirebench history`.
+pub fn main(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
+    let tags = keep::parse_tags(&a.tags)?;
+    let since_unix_ms = match &a.since {
+        None => None,
+        Some(t) => Some(store::now_ms() - since(t)?.as_millis() as i64),
+    };
+    let store = keep::open_for_reading(a.db.db.as_deref())?;
+    let filter = Filter {
+        target: a.target.clone(),
+        tags,
+        since_unix_ms,
+        limit: a.limit,
+    };
+    let rows = store.list(&filter).map_err(keep::usage_of)?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let listing = Listing {
+            schema: SCHEMA,
+            database: store.path().display().to_string(),
+            runs: &rows,
+        };
+        serde_json::to_writer_pretty(&mut out, &listing)?;
+        writeln!(out)?;
+    } else {
+        crate::report::history::write(&rows, &mut out)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `7d`, `12h`, `30m`: a duration with days too.
+fn since(text: &str) -> Result<std::time::Duration, UsageError> {
+    let t = text.trim();
+    let parsed = match t.strip_suffix('d') {
+        Some(days) => days
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|d| d.is_finite() && *d >= 0.0)
+            .map(|d| std::time::Duration::from_secs_f64(d * 86_400.0))
+            .ok_or_else(|| String::from("not a number of days")),
+        None => crate::units::parse_duration(t),
+    };
+    parsed.map_err(|e| {
+        UsageError::new(format!(
+            "--since '{text}': {e}; give how far back, e.g. --since 7d, 12h or 30m"
+        ))
+    })
+}

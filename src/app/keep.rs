@@ -1,0 +1,243 @@
+//! What every measuring command does with its result besides printing it: check the
+//! `--fail-if` thresholds (exit 3 when one fails) and save the document in the history
+//! ([`crate::store`]). Both are prepared before anything runs, so a threshold that does not
+//! parse or a `--db` file that is not a history is bad input (exit 2) with nothing measured;
+//! after the run, saving never fails the command: a database error is a one-line warning.
+
+use crate::cli::KeepArgs;
+use crate::error::UsageError;
+use crate::store::{self, Env, Kind, Status, Store, StoreError};
+use crate::summary::threshold::{Checked, Threshold};
+use crate::summary::Summary;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit code when a `--fail-if` threshold failed (k6 uses its own code for this too).
+pub const EXIT_THRESHOLD: u8 = 3;
+/// Exit code of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// A command's saving and thresholds, prepared before it runs.
+pub struct Keep {
+    kind: Kind,
+    store: Option<Store>,
+    quiet: bool,
+    tags: Vec<(String, String)>,
+    thresholds: Vec<Threshold>,
+}
+
+/// A document with its threshold verdicts appended (only when there are thresholds), so the
+/// `--json` output is the command's own schema plus an optional `thresholds` list.
+#[derive(Serialize)]
+struct WithChecks<'a, T: Serialize> {
+    #[serde(flatten)]
+    doc: &'a T,
+    #[serde(skip_serializing_if = "<[Checked]>::is_empty")]
+    thresholds: &'a [Checked],
+}
+
+/// Parses `KEY=VALUE` labels.
+pub fn parse_tags(texts: &[String]) -> Result<Vec<(String, String)>, UsageError> {
+    texts
+        .iter()
+        .map(|t| match t.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(UsageError::new(format!(
+                "--tag '{t}' is not KEY=VALUE: write e.g. --tag commit=3f2a"
+            ))),
+        })
+        .collect()
+}
+
+/// The history file `--db` names, or the default one.
+pub fn db_path(db: Option<&str>) -> Result<PathBuf, UsageError> {
+    match db {
+        Some(p) => Ok(PathBuf::from(p)),
+        None => store::default_path().ok_or_else(|| {
+            UsageError::new("no history file: HOME and XDG_DATA_HOME are unset; give --db PATH")
+        }),
+    }
+}
+
+/// Opens the history for reading commands: every failure is bad input.
+pub fn open_for_reading(db: Option<&str>) -> Result<Store, UsageError> {
+    let path = db_path(db)?;
+    Store::open(&path).map_err(|e| UsageError::new(e.to_string()))
+}
+
+/// `store`'s errors that are the user's to fix become usage errors (exit 2).
+pub fn usage_of(e: StoreError) -> anyhow::Error {
+    match e {
+        StoreError::Refused(_) | StoreError::NotFound(_) => UsageError::new(e.to_string()).into(),
+        e => e.into(),
+    }
+}
+
+impl Keep {
+    /// Parses the thresholds and tags and opens the history. A history given with `--db` that
+    /// cannot be used is bad input; the default one only warns (saving never stops a run).
+    pub fn prepare(a: &KeepArgs, kind: Kind, quiet: bool) -> Result<Keep, UsageError> {
+        let thresholds = a
+            .fail_if
+            .iter()
+            .map(|t| Threshold::parse(t).map_err(UsageError))
+            .collect::<Result<Vec<_>, _>>()?;
+        let tags = parse_tags(&a.tags)?;
+        let store = match (a.no_save, &a.db) {
+            (true, _) => None,
+            (false, Some(p)) => {
+                Some(Store::open(p.as_ref()).map_err(|e| UsageError::new(e.to_string()))?)
+            }
+            (false, None) => match db_path(None)
+                .map_err(|e| e.0)
+                .and_then(|p| Store::open(&p).map_err(|e| e.to_string()))
+            {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    eprintln!("warning: not saving this result: {e}");
+                    None
+                }
+            },
+        };
+        Ok(Keep {
+            kind,
+            store,
+            quiet,
+            tags,
+            thresholds,
+        })
+    }
+
+    /// The same, with a study's plan file's own tags and thresholds added to the command line's.
+    pub fn prepare_merged(
+        cli: &KeepArgs,
+        plan: &KeepArgs,
+        kind: Kind,
+        quiet: bool,
+    ) -> Result<Keep, UsageError> {
+        let mut a = cli.clone();
+        a.tags.extend(plan.tags.iter().cloned());
+        a.fail_if.extend(plan.fail_if.iter().cloned());
+        a.no_save |= plan.no_save;
+        if a.db.is_none() && !a.no_save {
+            a.db = plan.db.clone();
+        }
+        Keep::prepare(&a, kind, quiet)
+    }
+
+    /// Checks every threshold against `runs` (a run's summary; a sweep's kept runs).
+    pub fn check(&self, runs: &[&Summary]) -> Vec<Checked> {
+        self.thresholds.iter().map(|t| t.check(runs)).collect()
+    }
+
+    /// The JSON document as `--json` prints it: pretty, with the verdicts, and a newline.
+    pub fn document<T: Serialize>(doc: &T, checks: &[Checked]) -> anyhow::Result<String> {
+        let mut text = serde_json::to_string_pretty(&WithChecks {
+            doc,
+            thresholds: checks,
+        })?;
+        text.push('\n');
+        Ok(text)
+    }
+
+    /// Saves `document` with `status`; a failure is a warning, never an error.
+    pub fn save(&mut self, document: &str, status: Status) {
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        let (cpu, cpus) = crate::sys::host::cpu();
+        let env = Env {
+            host: crate::sys::host::hostname(),
+            kernel: crate::sys::host::kernel(),
+            cpu: format!("{cpu} ({cpus} CPUs)"),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        let entry = store::Entry {
+            kind: self.kind,
+            document,
+            command: &command,
+            env: &env,
+            tags: &self.tags,
+            status,
+        };
+        match store.insert(&entry) {
+            Ok(id) if !self.quiet => eprintln!(
+                "saved as {} in {} (wirebench show {})",
+                store::short(&id),
+                store.path().display(),
+                store::short(&id)
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("warning: the result was not saved: {e}"),
+        }
+    }
+}
+
+impl Keep {
+    /// The end of a measuring command: checks the thresholds against `runs`, prints `doc`
+    /// (with `--json`, the document and its verdicts; else `render`'s report and the
+    /// verdicts), saves the document, and returns the exit code (`base` unless a threshold
+    /// failed).
+    pub fn finish<T: Serialize>(
+        &mut self,
+        doc: &T,
+        runs: &[&Summary],
+        base: ExitCode,
+        json: bool,
+        render: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+    ) -> anyhow::Result<ExitCode> {
+        let checks = self.check(runs);
+        let document = Keep::document(doc, &checks)?;
+        let mut out = std::io::stdout().lock();
+        if json {
+            out.write_all(document.as_bytes())?;
+        } else {
+            render(&mut out)?;
+            write_checks(&checks, &mut out)?;
+        }
+        out.flush()?;
+        drop(out);
+        self.save(&document, status(base, false));
+        Ok(exit_code(&checks, base))
+    }
+}
+
+/// Prints each threshold's verdict under the report.
+pub fn write_checks(checks: &[Checked], out: &mut dyn Write) -> std::io::Result<()> {
+    if checks.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nThresholds (--fail-if):")?;
+    for c in checks {
+        let verdict = if c.passed { "pass" } else { "FAIL" };
+        writeln!(out, "  {verdict}  {}  (measured {})", c.fail_if, c.shown)?;
+    }
+    Ok(())
+}
+
+/// The exit code: 3 when a threshold failed, else `base` (0, or 1 for failed operations).
+pub fn exit_code(checks: &[Checked], base: ExitCode) -> ExitCode {
+    if checks.iter().any(|c| !c.passed) {
+        let failed: Vec<&str> = checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.fail_if.as_str())
+            .collect();
+        eprintln!("threshold failed: {}", failed.join(", "));
+        ExitCode::from(EXIT_THRESHOLD)
+    } else {
+        base
+    }
+}
+
+/// The status a result is stored with.
+pub fn status(base: ExitCode, interrupted: bool) -> Status {
+    match (interrupted, base == ExitCode::SUCCESS) {
+        (true, _) => Status::Interrupted,
+        (false, true) => Status::Ok,
+        (false, false) => Status::Errors,
+    }
+}

@@ -1,0 +1,64 @@
+//! `wirebench show ID`: a stored run's report as `run` printed it (a single result's table
+//! and its thresholds; for sweeps, comparisons, peak searches and studies, a line per run), or
+//! with `--json` the stored document.
+
+use super::keep;
+use crate::cli::ShowArgs;
+use crate::store::{Kind, Row};
+use crate::summary::threshold::Checked;
+use crate::summary::Summary;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// `wirebench show`.
+pub fn main(a: &ShowArgs) -> anyhow::Result<ExitCode> {
+    let store = keep::open_for_reading(a.db.db.as_deref())?;
+    let (row, text) = store.get(&a.id).map_err(keep::usage_of)?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    header(&row, &mut out)?;
+    let doc: serde_json::Value = serde_json::from_str(&text)?;
+    let kind = Kind::of_name(&row.kind).unwrap_or(Kind::Result);
+    if kind == Kind::Result {
+        crate::report::table::write(&summary(text)?, &mut out)?;
+    } else {
+        crate::report::export::markdown(kind, &doc, &mut out)?;
+    }
+    let checks: Vec<Checked> =
+        serde_json::from_value(doc["thresholds"].clone()).unwrap_or_default();
+    keep::write_checks(&checks, &mut out)?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A stored result document read back into the summary the table renders. The summary's
+/// names (`protocol`, `mode` …) are `&'static str`, so the text is kept for the process's life.
+pub(crate) fn summary(text: String) -> anyhow::Result<Summary> {
+    let text: &'static str = Box::leak(text.into_boxed_str());
+    serde_json::from_str(text)
+        .map_err(|e| anyhow::anyhow!("the stored result does not read back: {e}"))
+}
+
+/// Which run this is, when, where, and how it was made.
+fn header(r: &Row, out: &mut dyn Write) -> std::io::Result<()> {
+    let stored = crate::sys::host::utc(r.stored_unix_ms.max(0) as u64 / 1000);
+    writeln!(
+        out,
+        "{} {} ({}), stored {stored} on {}, wirebench {}",
+        r.kind,
+        crate::store::short(&r.id),
+        r.status,
+        r.host,
+        r.version
+    )?;
+    writeln!(out, "  command: {}", r.command)?;
+    if !r.tags.is_empty() {
+        let tags: Vec<String> = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        writeln!(out, "  tags: {}", tags.join(" "))?;
+    }
+    writeln!(out)
+}

@@ -1,0 +1,295 @@
+//! Several results added into one (`wirebench merge`), as wrk2 adds its threads' histograms:
+//! the results are taken as measured at the same time against one target (several load
+//! generators, vegeta's composable results), so counts, bytes and histograms add exactly
+//! (HdrHistogram addition: every percentile of the merged result is exact, never an average of
+//! percentiles), and the rates are the added counts over the longest measured time.
+//!
+//! What cannot be added exactly is left out rather than guessed: the per-second p50 and p99
+//! (the series keeps no per-second histograms; the per-second max is kept, as it adds
+//! exactly), the `--link` section, the warm-up's median and the diagnosis notes (a note
+//! says the result is merged).
+
+use super::{Distribution, ErrorEntry, Summary, Throughput};
+use crate::record::SeriesPoint;
+
+/// Adds `parts` into one result; they must measure the same protocol and mode.
+pub fn merge(parts: &[Summary]) -> Result<Summary, String> {
+    let first = parts.first().ok_or("nothing to merge")?;
+    if let Some(p) = parts
+        .iter()
+        .find(|p| p.protocol != first.protocol || p.mode != first.mode)
+    {
+        return Err(format!(
+            "cannot merge a {} {} result with a {} {} one: merge results of one protocol and mode",
+            first.protocol, first.mode, p.protocol, p.mode
+        ));
+    }
+    let mut m = first.clone();
+    let duration = parts.iter().map(|p| p.duration_s).fold(0.0, f64::max);
+    m.duration_s = duration;
+    m.started_unix_ms = parts.iter().map(|p| p.started_unix_ms).min().unwrap_or(0);
+    let mut targets: Vec<&str> = parts.iter().map(|p| p.target.as_str()).collect();
+    targets.dedup();
+    m.target = targets.join(" + ");
+    m.ok = parts.iter().map(|p| p.ok).sum();
+    m.config.connections = parts.iter().map(|p| p.config.connections).sum();
+    m.config.threads = parts.iter().map(|p| p.config.threads).sum();
+    m.errors = errors(parts);
+    m.throughput = throughput(parts, m.ok, duration);
+    m.latency = add(parts.iter().map(|p| p.latency.as_ref()))?;
+    m.service_time = add(parts.iter().map(|p| p.service_time.as_ref()))?;
+    m.connect = add(parts.iter().map(|p| p.connect.as_ref()))?;
+    m.open_loop = open_loop(parts, m.ok, duration)?;
+    m.datagrams = datagrams(parts);
+    m.http = http(parts, duration)?;
+    m.warmup = m.warmup.map(|mut w| {
+        w.ok = parts
+            .iter()
+            .filter_map(|p| p.warmup.as_ref())
+            .map(|w| w.ok)
+            .sum();
+        w.errors = parts
+            .iter()
+            .filter_map(|p| p.warmup.as_ref())
+            .map(|w| w.errors)
+            .sum();
+        w.p50_us = None;
+        w
+    });
+    m.series = series(parts);
+    m.generator = generator(parts, duration);
+    m.notes = vec![format!(
+        "merged from {} results: counts and histograms added exactly; rates over the longest measured time ({duration:.2} s); per-second p50/p99 not kept",
+        parts.len()
+    )];
+    Ok(m)
+}
+
+/// The distributions added: decoded, histograms added, summarised again.
+fn add<'a>(
+    ds: impl Iterator<Item = Option<&'a Distribution>>,
+) -> Result<Option<Distribution>, String> {
+    let mut total: Option<hdrhistogram::Histogram<u64>> = None;
+    for d in ds.flatten() {
+        let h = d.histogram.decode()?;
+        match total.as_mut() {
+            None => total = Some(h),
+            Some(t) => t
+                .add(&h)
+                .map_err(|e| format!("histograms do not add: {e:?}"))?,
+        }
+    }
+    Ok(total.and_then(|h| Distribution::of(&h)))
+}
+
+/// Errors by kind, counts added, the first sample kept.
+fn errors(parts: &[Summary]) -> super::ErrorSummary {
+    let mut by_kind: Vec<ErrorEntry> = Vec::new();
+    for e in parts.iter().flat_map(|p| &p.errors.by_kind) {
+        match by_kind.iter_mut().find(|k| k.kind == e.kind) {
+            Some(k) => k.count += e.count,
+            None => by_kind.push(e.clone()),
+        }
+    }
+    super::ErrorSummary {
+        total: parts.iter().map(|p| p.errors.total).sum(),
+        by_kind,
+    }
+}
+
+/// Rates over `secs` of the added counts.
+fn throughput(parts: &[Summary], ok: u64, secs: f64) -> Throughput {
+    let secs = secs.max(1e-9);
+    let sum = |f: &dyn Fn(&Throughput) -> f64| parts.iter().map(|p| f(&p.throughput)).sum::<f64>();
+    let (sent, received) = (
+        parts.iter().map(|p| p.throughput.sent_bytes).sum::<u64>(),
+        parts
+            .iter()
+            .map(|p| p.throughput.received_bytes)
+            .sum::<u64>(),
+    );
+    // Messages per part are its rate × its time; added, then over the longest time.
+    let messages = parts
+        .iter()
+        .map(|p| p.throughput.messages_per_s * p.duration_s)
+        .sum::<f64>();
+    let receiver: Option<u64> = parts.iter().map(|p| p.throughput.receiver_bytes).sum();
+    Throughput {
+        ops_per_s: ok as f64 / secs,
+        messages_per_s: messages / secs,
+        sent_bytes: sent,
+        received_bytes: received,
+        sent_mb_per_s: sent as f64 / secs / 1e6,
+        received_mb_per_s: received as f64 / secs / 1e6,
+        gbit_per_s: match receiver {
+            Some(b) => b as f64 * 8.0 / secs / 1e9,
+            None => (sent + received) as f64 * 8.0 / secs / 1e9,
+        },
+        receiver_bytes: receiver,
+        receiver_unreported: sum(&|t| t.receiver_unreported as f64) as u64,
+        link: None,
+    }
+}
+
+/// The open-loop sections added; rates over `secs`.
+fn open_loop(parts: &[Summary], ok: u64, secs: f64) -> Result<Option<super::OpenLoop>, String> {
+    let all: Vec<&super::OpenLoop> = parts.iter().filter_map(|p| p.open_loop.as_ref()).collect();
+    let Some(first) = all.first() else {
+        return Ok(None);
+    };
+    let secs = secs.max(1e-9);
+    let offered: u64 = all.iter().map(|o| o.offered).sum();
+    let sent: u64 = all.iter().map(|o| o.sent).sum();
+    let achieved = ok as f64 / secs;
+    Ok(Some(super::OpenLoop {
+        schedule: first.schedule.clone(),
+        offered,
+        offered_per_s: offered as f64 / secs,
+        sent,
+        sent_per_s: sent as f64 / secs,
+        achieved_per_s: achieved,
+        behind_schedule: all.iter().map(|o| o.behind_schedule).sum(),
+        max_lag_us: all.iter().map(|o| o.max_lag_us).fold(0.0, f64::max),
+        send_lag: add(all.iter().map(|o| o.send_lag.as_ref()))?,
+        kept_up: achieved >= 0.99 * offered as f64 / secs,
+    }))
+}
+
+/// The datagram sections added; percentages recomputed.
+fn datagrams(parts: &[Summary]) -> Option<super::Datagrams> {
+    let all: Vec<&super::Datagrams> = parts.iter().filter_map(|p| p.datagrams.as_ref()).collect();
+    all.first()?;
+    let sum = |f: &dyn Fn(&super::Datagrams) -> u64| all.iter().map(|d| f(d)).sum::<u64>();
+    let (sent, lost) = (sum(&|d| d.sent), sum(&|d| d.lost));
+    let servers: Option<Vec<&super::ServerCount>> = all.iter().map(|d| d.server.as_ref()).collect();
+    let server = servers.map(|s| {
+        let sum = |f: &dyn Fn(&super::ServerCount) -> u64| s.iter().map(|c| f(c)).sum::<u64>();
+        let (sent, lost) = (sum(&|c| c.sent), sum(&|c| c.lost));
+        super::ServerCount {
+            sent,
+            received: sum(&|c| c.received),
+            lost,
+            loss_percent: 100.0 * lost as f64 / sent.max(1) as f64,
+            out_of_order: sum(&|c| c.out_of_order),
+            duplicated: sum(&|c| c.duplicated),
+            jitter_us: s.iter().map(|c| c.jitter_us).fold(0.0, f64::max),
+        }
+    });
+    Some(super::Datagrams {
+        sent,
+        answered: sum(&|d| d.answered),
+        lost,
+        loss_percent: 100.0 * lost as f64 / sent.max(1) as f64,
+        late: sum(&|d| d.late),
+        duplicated: sum(&|d| d.duplicated),
+        reordered: sum(&|d| d.reordered),
+        server,
+    })
+}
+
+/// The HTTP sections added: statuses, classes, bytes, first-byte times.
+fn http(parts: &[Summary], secs: f64) -> Result<Option<super::Http>, String> {
+    let all: Vec<&super::Http> = parts.iter().filter_map(|p| p.http.as_ref()).collect();
+    let Some(first) = all.first() else {
+        return Ok(None);
+    };
+    let mut h = (*first).clone();
+    h.status.clear();
+    for s in all.iter().flat_map(|x| &x.status) {
+        match h.status.iter_mut().find(|c| c.code == s.code) {
+            Some(c) => c.count += s.count,
+            None => h.status.push(s.clone()),
+        }
+    }
+    h.status.sort_by_key(|c| c.code);
+    h.status_2xx = all.iter().map(|x| x.status_2xx).sum();
+    h.status_3xx = all.iter().map(|x| x.status_3xx).sum();
+    h.status_4xx = all.iter().map(|x| x.status_4xx).sum();
+    h.status_5xx = all.iter().map(|x| x.status_5xx).sum();
+    h.body_bytes = all.iter().map(|x| x.body_bytes).sum();
+    h.goodput_mb_per_s = h.body_bytes as f64 / secs.max(1e-9) / 1e6;
+    h.ttfb = add(all.iter().map(|x| x.ttfb.as_ref()))?;
+    Ok(Some(h))
+}
+
+/// Second by second: counts added, the largest max kept, p50/p99 unknown.
+fn series(parts: &[Summary]) -> Vec<SeriesPoint> {
+    let mut out: Vec<SeriesPoint> = Vec::new();
+    for p in parts.iter().flat_map(|s| &s.series) {
+        let i = p.second as usize;
+        while out.len() <= i {
+            let mut blank = p.clone();
+            (
+                blank.second,
+                blank.ok,
+                blank.errors,
+                blank.sent_bytes,
+                blank.received_bytes,
+                blank.sent,
+            ) = (out.len() as u64, 0, 0, 0, 0, 0);
+            (blank.offered, blank.p50_us, blank.p99_us, blank.max_us) =
+                (p.offered.map(|_| 0), None, None, None);
+            out.push(blank);
+        }
+        let o = &mut out[i];
+        o.duration_s = o.duration_s.max(p.duration_s);
+        o.ok += p.ok;
+        o.errors += p.errors;
+        o.sent_bytes += p.sent_bytes;
+        o.received_bytes += p.received_bytes;
+        o.sent += p.sent;
+        o.offered = match (o.offered, p.offered) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        o.max_us = match (o.max_us, p.max_us) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    out
+}
+
+/// The generators' use added.
+fn generator(parts: &[Summary], secs: f64) -> super::Generator {
+    let threads = parts.iter().map(|p| p.generator.threads).sum::<usize>();
+    let user = parts.iter().map(|p| p.generator.cpu_user_s).sum::<f64>();
+    let sys = parts.iter().map(|p| p.generator.cpu_sys_s).sum::<f64>();
+    super::Generator {
+        threads,
+        cpu_user_s: user,
+        cpu_sys_s: sys,
+        cpu_percent_of_threads: 100.0 * (user + sys) / (secs * threads as f64).max(1e-9),
+        peak_rss_kib: parts
+            .iter()
+            .map(|p| p.generator.peak_rss_kib)
+            .max()
+            .unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::new_histogram;
+
+    #[test]
+    fn histograms_add_exactly() {
+        let (mut a, mut b, mut both) = (new_histogram(), new_histogram(), new_histogram());
+        for v in [1_000u64, 2_000, 3_000] {
+            a.record(v).unwrap();
+            both.record(v).unwrap();
+        }
+        for v in [50_000u64, 900_000] {
+            b.record(v).unwrap();
+            both.record(v).unwrap();
+        }
+        let (da, db) = (Distribution::of(&a), Distribution::of(&b));
+        let merged = add([da.as_ref(), db.as_ref(), None].into_iter())
+            .unwrap()
+            .unwrap();
+        assert_eq!(merged.histogram.decode().unwrap(), both);
+        assert_eq!(merged.count, 5);
+        assert_eq!(merged.p50_us, Distribution::of(&both).unwrap().p50_us);
+    }
+}

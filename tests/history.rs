@@ -1,0 +1,417 @@
+//! The results history (issue 10): every test uses its own `--db` in a temporary directory
+//! and real `wirebench serve tcp` servers on 127.0.0.1.
+
+mod common;
+
+use common::{bin, run_bounded, usage_error, ServerProcess};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A temporary directory holding a history file, removed when dropped.
+struct Db {
+    dir: PathBuf,
+}
+
+impl Db {
+    fn new(name: &str) -> Db {
+        let dir = std::env::temp_dir().join(format!("wb-history-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Db { dir }
+    }
+
+    /// The history file's path.
+    fn path(&self) -> String {
+        self.dir.join("history.db").to_str().unwrap().to_string()
+    }
+
+    /// Another file in the directory.
+    fn file(&self, name: &str) -> String {
+        self.dir.join(name).to_str().unwrap().to_string()
+    }
+
+    /// `wirebench ARGS --db THIS`: exit code, stdout, stderr.
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let db = self.path();
+        let mut all = args.to_vec();
+        all.extend(["--db", &db]);
+        let (out, _) = run_bounded(&all, LIMIT);
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// `wirebench history --json`'s rows.
+    fn rows(&self) -> Vec<Value> {
+        let (code, out, err) = self.run(&["history", "--json", "--limit", "1000"]);
+        assert_eq!(code, 0, "{err}");
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(doc["schema"], "wirebench.history/1");
+        doc["runs"].as_array().unwrap().clone()
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn save_history_show_export_round_trip() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("round");
+    let (code, printed, err) = db.run(&[
+        "run",
+        &server.url,
+        "-n",
+        "2000",
+        "--json",
+        "-q",
+        "--tag",
+        "commit=3f2a",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows = db.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    assert_eq!(row["kind"], "result");
+    assert_eq!(row["status"], "ok");
+    assert_eq!(row["schema"], "wirebench.result/1");
+    assert_eq!(row["ok"], 2000);
+    assert_eq!(row["targets"][0], server.url.as_str());
+    assert_eq!(row["tags"][0], serde_json::json!(["commit", "3f2a"]));
+    let id = row["id"].as_str().unwrap()[..8].to_string();
+    // The stored document is what --json printed, byte for byte, by id and by `last`.
+    for reference in [id.as_str(), "last"] {
+        let (code, exported, err) = db.run(&["export", reference, "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(exported, printed, "export {reference}");
+        let (code, shown, _) = db.run(&["show", reference, "--json"]);
+        assert_eq!(code, 0);
+        assert_eq!(shown, printed, "show {reference} --json");
+    }
+    // The document holds the whole histogram and the per-second series.
+    let doc: Value = serde_json::from_str(&printed).unwrap();
+    assert!(doc["latency"]["histogram"]["data"].as_str().unwrap().len() > 20);
+    assert!(!doc["series"].as_array().unwrap().is_empty());
+    // show renders the report as run does; csv and md carry the figures.
+    let (_, shown, _) = db.run(&["show", &id]);
+    assert!(shown.contains("wirebench tcp rr"), "{shown}");
+    assert!(shown.contains("ok 2,000"), "{shown}");
+    assert!(shown.contains("tags: commit=3f2a"), "{shown}");
+    let (_, csv, _) = db.run(&["export", "last", "--format", "csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 2, "{csv}");
+    assert!(lines[0].starts_with("target,point,run"), "{csv}");
+    assert!(lines[1].contains(",2000,0,"), "{csv}");
+    let (_, md, _) = db.run(&["export", "last", "--format", "md"]);
+    assert!(
+        md.starts_with("| target |") && md.contains("| 2000 |"),
+        "{md}"
+    );
+    // Filters: by tag, by target, and a --no-save run adds nothing.
+    assert_eq!(
+        db.run(&["history", "--tag", "commit=other"])
+            .1
+            .lines()
+            .count(),
+        1
+    );
+    let (_, table, _) = db.run(&["history", "--target", "127.0.0.1", "--since", "1d"]);
+    assert!(table.contains(&id), "{table}");
+    let (code, _) = run_bounded(&["run", &server.url, "-n", "100", "-q", "--no-save"], LIMIT);
+    assert_eq!(code.status.code(), Some(0));
+    assert_eq!(db.rows().len(), 1);
+}
+
+#[test]
+fn two_writers_at_once_lose_nothing() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("writers");
+    let path = db.path();
+    // Two processes, each storing five runs as fast as it can, at the same time.
+    let spawn = |tag: &str| {
+        let (url, path, tag) = (server.url.clone(), path.clone(), format!("writer={tag}"));
+        std::thread::spawn(move || {
+            for _ in 0..5 {
+                let out = bin()
+                    .args(["run", &url, "-n", "200", "-q", "--db", &path, "--tag", &tag])
+                    .stdout(Stdio::null())
+                    .output()
+                    .unwrap();
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+            }
+        })
+    };
+    let (a, b) = (spawn("a"), spawn("b"));
+    a.join().unwrap();
+    b.join().unwrap();
+    let rows = db.rows();
+    assert_eq!(rows.len(), 10, "{rows:#?}");
+    for w in ["a", "b"] {
+        let (_, table, _) = db.run(&["history", "--tag", &format!("writer={w}")]);
+        assert_eq!(table.lines().count(), 6, "header + 5 rows: {table}");
+    }
+    let mut ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 10);
+}
+
+#[test]
+fn ctrl_c_stops_a_run_and_saves_it_as_interrupted() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("sigint");
+    let path = db.path();
+    let mut child = bin()
+        .args(["run", &server.url, "-d", "60s", "-c", "2", "--db", &path])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let started = Instant::now();
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = common::wait_exit(&mut child, Duration::from_secs(15));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(text.contains("Interrupted (Ctrl-C)"), "{text}");
+    assert!(text.contains("ops/s"), "the partial report: {text}");
+    let rows = db.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["status"], "interrupted");
+    assert!(rows[0]["ok"].as_i64().unwrap() > 0, "{:?}", rows[0]);
+    let secs = rows[0]["duration_s"].as_f64().unwrap();
+    assert!(secs > 0.5 && secs < 10.0, "measured until the stop: {secs}");
+}
+
+#[test]
+fn fail_if_exits_3_naming_the_failed_threshold() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("thresholds");
+    let base = ["run", server.url.as_str(), "-n", "1000", "-q"];
+    let mut args = base.to_vec();
+    args.extend([
+        "--fail-if",
+        "p99>1ns",
+        "--fail-if",
+        "ops<1",
+        "--fail-if",
+        "errors>0.1%",
+    ]);
+    let (code, out, err) = db.run(&args);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(err.contains("threshold failed: p99>1ns"), "{err}");
+    assert!(out.contains("FAIL  p99>1ns"), "{out}");
+    assert!(out.contains("pass  ops<1"), "{out}");
+    assert!(out.contains("pass  errors>0.1%"), "{out}");
+    // In --json, each verdict; the stored run keeps them.
+    args.push("--json");
+    let (code, out, _) = db.run(&args);
+    assert_eq!(code, 3);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let t = doc["thresholds"].as_array().unwrap();
+    assert_eq!(t.len(), 3);
+    assert_eq!(t[0]["fail_if"], "p99>1ns");
+    assert_eq!(t[0]["passed"], false);
+    assert_eq!(t[1]["passed"], true);
+    assert_eq!(db.run(&["export", "last"]).1, out);
+    // All passing: exit 0.
+    let mut ok = base.to_vec();
+    ok.extend(["--fail-if", "p99>10s", "--fail-if", "errors>0"]);
+    assert_eq!(db.run(&ok).0, 0);
+}
+
+#[test]
+fn diff_of_a_run_twice_as_slow_exits_3() {
+    let fast = ServerProcess::start(&["--delay", "5ms"]);
+    let slow = ServerProcess::start(&["--delay", "10ms"]);
+    let db = Db::new("diff");
+    for url in [&fast.url, &slow.url] {
+        let (code, _, err) = db.run(&["run", url, "-d", "4s", "-c", "2", "-q"]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, out, err) = db.run(&["diff", "last~1", "last", "--max-regression", "5%"]);
+    assert_eq!(code, 3, "{out}{err}");
+    // Half the rate and twice the median: on a loaded machine one of the two may vary too
+    // much second to second to be significant, never both.
+    assert!(
+        out.contains("REGRESSED: ops_per_s regressed")
+            || out.contains("REGRESSED: p50_us regressed"),
+        "{out}"
+    );
+    let (code, out, _) = db.run(&["diff", "last~1", "last", "--json"]);
+    assert_eq!(code, 3);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["schema"], "wirebench.diff/1");
+    assert_eq!(doc["regressed"], true);
+    // A run against itself has not regressed.
+    assert_eq!(db.run(&["diff", "last", "last"]).0, 0);
+}
+
+#[test]
+fn merge_adds_results_exactly() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("merge");
+    for _ in 0..2 {
+        assert_eq!(db.run(&["run", &server.url, "-n", "500", "-q"]).0, 0);
+    }
+    let file = db.file("one.json");
+    std::fs::write(&file, db.run(&["export", "last"]).1).unwrap();
+    let (code, out, err) = db.run(&["merge", "last", "last~1", &file]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["schema"], "wirebench.result/1");
+    assert_eq!(doc["ok"], 1500);
+    assert_eq!(doc["latency"]["count"], 1500);
+    // Another schema version is bad input.
+    let other = db.file("other.json");
+    std::fs::write(
+        &other,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("wirebench.result/1", "wirebench.result/2"),
+    )
+    .unwrap();
+    let db_path = db.path();
+    let err = usage_error(&["merge", "last", &other, "--db", &db_path], LIMIT);
+    assert!(String::from_utf8_lossy(&err.stderr).contains("wirebench.result/2"));
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_leaves_the_db_untouched() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("bad");
+    // A corrupt file and another program's SQLite database, refused before anything runs.
+    let corrupt = db.file("corrupt.db");
+    std::fs::write(
+        &corrupt,
+        b"this is not a database, it is a text file of forty bytes or so\n".repeat(100),
+    )
+    .unwrap();
+    let foreign = db.file("foreign.db");
+    {
+        let c = rusqlite::Connection::open(&foreign).unwrap();
+        c.execute_batch("CREATE TABLE accounts (name TEXT); INSERT INTO accounts VALUES ('x');")
+            .unwrap();
+    }
+    for file in [&corrupt, &foreign] {
+        let before = std::fs::read(file).unwrap();
+        for args in [
+            vec!["run", server.url.as_str(), "-n", "100", "--db", file],
+            vec!["history", "--db", file],
+            vec!["show", "last", "--db", file],
+        ] {
+            let out = usage_error(&args, LIMIT);
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("not a wirebench history"),
+                "{args:?}"
+            );
+        }
+        assert_eq!(std::fs::read(file).unwrap(), before, "{file} untouched");
+        assert!(!std::path::Path::new(&format!("{file}-wal")).exists());
+    }
+    // An unknown id, a bad id, a threshold that does not parse: the history is unchanged.
+    assert_eq!(db.run(&["run", &server.url, "-n", "100", "-q"]).0, 0);
+    let path = db.path();
+    for args in [
+        vec!["show", "abcdef12", "--db", &path],
+        vec!["export", "last~5", "--db", &path],
+        vec!["diff", "last", "nothex!", "--db", &path],
+        vec![
+            "run",
+            &server.url,
+            "-n",
+            "100",
+            "--fail-if",
+            "p99>>fast",
+            "--db",
+            &path,
+        ],
+        vec![
+            "run",
+            &server.url,
+            "-n",
+            "100",
+            "--fail-if",
+            "ops>5",
+            "--db",
+            &path,
+        ],
+        vec![
+            "run",
+            &server.url,
+            "-n",
+            "100",
+            "--tag",
+            "novalue",
+            "--db",
+            &path,
+        ],
+    ] {
+        usage_error(&args, LIMIT);
+    }
+    assert_eq!(db.rows().len(), 1);
+}
+
+/// Panics with every error when `doc` does not validate against `schema/NAME`.
+fn assert_valid(name: &str, doc: &Value) {
+    let path = format!("{}/schema/{name}", env!("CARGO_MANIFEST_DIR"));
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).expect("a valid draft 2020-12 schema");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}");
+}
+
+#[test]
+fn json_documents_match_their_schemas() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("schemas");
+    let url = server.url.as_str();
+    let checks = ["--fail-if", "p99>10s", "--fail-if", "ops<1", "--json", "-q"];
+    let doc = |args: &[&str]| -> Value {
+        let mut all = args.to_vec();
+        all.extend(checks);
+        let (code, out, err) = db.run(&all);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let a = format!("a={url}");
+    let b = format!("b={url}");
+    assert_valid("result.v1.json", &doc(&["run", url, "-n", "300"]));
+    assert_valid("sweep.v1.json", &doc(&["run", &a, &b, "-n", "300"]));
+    let compare = doc(&["compare", &a, &b, "-n", "300", "--runs", "2"]);
+    assert_eq!(compare["thresholds"].as_array().unwrap().len(), 2);
+    assert_valid("compare.v1.json", &compare);
+    let rows: Value = serde_json::from_str(&db.run(&["history", "--json"]).1).unwrap();
+    assert_eq!(rows["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(rows["runs"][0]["kind"], "compare");
+    assert_eq!(rows["runs"][1]["kind"], "sweep");
+    assert_valid("history.v1.json", &rows);
+    let (_, diff, _) = db.run(&["diff", "last~2", "last~2", "--json"]);
+    assert_valid("diff.v1.json", &serde_json::from_str(&diff).unwrap());
+}

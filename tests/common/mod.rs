@@ -9,9 +9,13 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// The `wirebench` binary cargo built for these tests.
+/// The `wirebench` binary cargo built for these tests. Its results history (every run is
+/// saved) goes to a directory of the tests' own under the temp dir, not the user's
+/// ~/.local/share; tests about the history give their own --db.
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_wirebench"));
+    c.env("XDG_DATA_HOME", std::env::temp_dir().join("wirebench-tests-data"));
+    c
 }
 
 /// A `wirebench serve tcp` child process, killed (by its PID) when dropped.

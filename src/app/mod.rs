@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod demo;
 pub mod peak;
+pub mod report;
 pub mod run;
 mod serve;
 pub mod study;
@@ -107,6 +108,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::main(&args),
         Command::Peak(args) => peak::main(&args),
         Command::Study(args) => study::main(&args),
+        Command::Report(args) => report::main(&args),
     }
 }
 

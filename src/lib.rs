@@ -47,7 +47,9 @@
 //!   search's steps.
 //! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
 //!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]), a study's report.md
-//!   ([`report::study`]) and the live progress line.
+//!   ([`report::study`]), the live progress line, and [`report::html`]: any JSON document as
+//!   one self-contained HTML page (tables, methodology, inline SVG charts) for `wirebench
+//!   report` ([`app::report`]).
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram

@@ -157,6 +157,17 @@ impl Page {
 /// A table: a header row, then rows whose first cell is a name (left-aligned); a row whose
 /// first cell starts with `(` is marked discarded. `class` names it for tests and styling.
 pub fn table(class: &str, head: &[String], rows: &[Vec<String>]) -> String {
+    // A column empty in every row (a comparison's point when nothing is swept) says nothing.
+    let keep: Vec<bool> = (0..head.len())
+        .map(|i| i == 0 || rows.iter().any(|r| r.get(i).is_some_and(|c| !c.is_empty())))
+        .collect();
+    let pick = |cells: &[String]| -> Vec<String> {
+        (cells.iter().zip(&keep))
+            .filter(|(_, k)| **k)
+            .map(|(c, _)| c.clone())
+            .collect()
+    };
+    let (head, rows) = (pick(head), rows.iter().map(|r| pick(r)).collect::<Vec<_>>());
     let mut s = format!(
         r#"<div class="scroll"><table class="{}"><thead><tr>"#,
         esc(class)
@@ -166,7 +177,7 @@ pub fn table(class: &str, head: &[String], rows: &[Vec<String>]) -> String {
         let _ = write!(s, "<th{c}>{}</th>", esc(h));
     }
     s.push_str("</tr></thead><tbody>");
-    for row in rows {
+    for row in &rows {
         let discarded = row.iter().skip(1).any(|c| c.starts_with('('));
         s.push_str(if discarded {
             r#"<tr class="discarded">"#

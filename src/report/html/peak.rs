@@ -151,93 +151,110 @@ fn by_offered<'a>(steps: &[&'a Value]) -> Vec<&'a Value> {
     s
 }
 
+/// The search steps' curves along the offered rate: the x axis they share, and each curve.
+struct Curves<'a> {
+    /// The steps, by offered rate.
+    steps: Vec<&'a Value>,
+    /// The lowest and highest rate offered.
+    lo: f64,
+    hi: f64,
+    /// Log when the rates span a decade (a search from far below the peak).
+    scale: Scale,
+}
+
+impl<'a> Curves<'a> {
+    fn new(steps: &[&'a Value]) -> Curves<'a> {
+        let steps = by_offered(steps);
+        let (lo, hi) = (steps.iter().filter_map(|s| num(&s["offered_per_s"])))
+            .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(x), b.max(x)));
+        let scale = match lo > 0.0 && hi / lo >= 10.0 {
+            true => Scale::Log,
+            false => Scale::Linear,
+        };
+        Curves {
+            steps,
+            lo,
+            hi,
+            scale,
+        }
+    }
+
+    /// The x axis: offered rate.
+    fn x(&self) -> (Axis, String) {
+        let xs = [self.lo, self.hi].into_iter();
+        let axis = Axis::fit(self.scale, Unit::Count, xs, self.scale == Scale::Linear);
+        (axis, "offered rate, requests/s".to_string())
+    }
+
+    /// A step field against the offered rate.
+    fn line(&self, name: &str, key: &str) -> Series {
+        Series {
+            name: name.to_string(),
+            points: (self.steps.iter())
+                .filter_map(|s| Some((num(&s["offered_per_s"])?, num(&s[key])?)))
+                .collect(),
+        }
+    }
+
+    /// Achieved against offered, with the line where they are equal.
+    fn rates(&self) -> LineChart {
+        let achieved = self.line("achieved ops/s", "achieved_per_s");
+        let ys = achieved
+            .points
+            .iter()
+            .map(|p| p.1)
+            .chain([self.lo, self.hi]);
+        LineChart {
+            kind: "achieved",
+            x: self.x(),
+            y: (
+                Axis::fit(self.scale, Unit::Count, ys, self.scale == Scale::Linear),
+                "achieved, ops/s".to_string(),
+            ),
+            series: vec![achieved],
+            references: vec![Reference {
+                name: "achieved = offered".to_string(),
+                from: (self.lo, self.lo),
+                to: (self.hi, self.hi),
+            }],
+        }
+    }
+
+    /// p50 and p99 against offered, each latency objective a level line.
+    fn latency(&self, doc: &Value) -> LineChart {
+        let slos: Vec<Slo> = (doc["objectives"].as_array().into_iter().flatten())
+            .filter_map(|o| Slo::parse(o.as_str()?).ok())
+            .filter(Slo::is_latency)
+            .collect();
+        let series = vec![self.line("p50", "p50_us"), self.line("p99", "p99_us")];
+        let ys = (series.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
+            .chain(slos.iter().map(|s| s.bound));
+        LineChart {
+            kind: "latency-by-rate",
+            x: self.x(),
+            y: (
+                Axis::fit(Scale::Log, Unit::Micros, ys, false),
+                "latency".to_string(),
+            ),
+            series,
+            references: (slos.iter())
+                .map(|s| Reference {
+                    name: format!("objective {}", s.text),
+                    from: (self.lo, s.bound),
+                    to: (self.hi, s.bound),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The achieved-vs-offered and latency-vs-offered curves.
 fn curves(doc: &Value, steps: &[&Value]) -> Vec<(String, String)> {
-    let steps = by_offered(steps);
-    let line = |name: &str, key: &str| Series {
-        name: name.to_string(),
-        points: steps
-            .iter()
-            .filter_map(|s| Some((num(&s["offered_per_s"])?, num(&s[key])?)))
-            .collect(),
-    };
-    let offered: Vec<f64> = steps
-        .iter()
-        .filter_map(|s| num(&s["offered_per_s"]))
-        .collect();
-    let (lo, hi) = offered
-        .iter()
-        .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
-    let xscale = if lo > 0.0 && hi / lo >= 10.0 {
-        Scale::Log
-    } else {
-        Scale::Linear
-    };
-    let x = |_: ()| {
-        (
-            Axis::fit(
-                xscale,
-                Unit::Count,
-                offered.iter().cloned(),
-                xscale == Scale::Linear,
-            ),
-            "offered rate, requests/s".to_string(),
-        )
-    };
-    let achieved = line("achieved ops/s", "achieved_per_s");
-    let ys = achieved
-        .points
-        .iter()
-        .map(|p| p.1)
-        .chain(offered.iter().cloned());
-    let rates = LineChart {
-        kind: "achieved",
-        x: x(()),
-        y: (
-            Axis::fit(xscale, Unit::Count, ys, xscale == Scale::Linear),
-            "achieved, ops/s".to_string(),
-        ),
-        series: vec![achieved],
-        references: vec![Reference {
-            name: "achieved = offered".to_string(),
-            from: (lo, lo),
-            to: (hi, hi),
-        }],
-    };
-    let slos: Vec<Slo> = (doc["objectives"].as_array().into_iter().flatten())
-        .filter_map(|o| Slo::parse(o.as_str()?).ok())
-        .filter(Slo::is_latency)
-        .collect();
-    let latency = vec![line("p50", "p50_us"), line("p99", "p99_us")];
-    let ys = latency
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .chain(slos.iter().map(|s| s.bound));
-    let lat = LineChart {
-        kind: "latency-by-rate",
-        x: x(()),
-        y: (
-            Axis::fit(Scale::Log, Unit::Micros, ys, false),
-            "latency".to_string(),
-        ),
-        series: latency,
-        references: slos
-            .iter()
-            .map(|s| Reference {
-                name: format!("objective {}", s.text),
-                from: (lo, s.bound),
-                to: (hi, s.bound),
-            })
-            .collect(),
-    };
+    let c = Curves::new(steps);
+    let rates = "Achieved against offered rate";
+    let latency = "Latency against offered rate, with the objective";
     vec![
-        (
-            "Achieved against offered rate".to_string(),
-            rates.svg("Achieved against offered rate"),
-        ),
-        (
-            "Latency against offered rate, with the objective".to_string(),
-            lat.svg("Latency against offered rate"),
-        ),
+        (rates.to_string(), c.rates().svg(rates)),
+        (latency.to_string(), c.latency(doc).svg(latency)),
     ]
 }

@@ -201,7 +201,9 @@ pub fn label(unit: Unit, v: f64) -> String {
 pub fn cell(unit: Unit, v: f64) -> String {
     match unit {
         Unit::Micros => crate::units::format_us(v),
-        Unit::Count if v.abs() >= 100.0 => crate::units::thousands(v.round() as u64),
+        Unit::Count if v.abs() >= 100.0 || v.fract() == 0.0 => {
+            crate::units::thousands(v.round() as u64)
+        }
         Unit::Count => format!("{v:.1}"),
         Unit::ByteRate => crate::report::format::byte_rate(v),
         other => label(other, v),

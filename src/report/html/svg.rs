@@ -28,7 +28,7 @@ const BOTTOM: f64 = 50.0;
 /// Height of one row of the legend, and width of one entry.
 const LEGEND_ROW: f64 = 21.0;
 /// See [`LEGEND_ROW`].
-const LEGEND_W: f64 = 210.0;
+const LEGEND_W: f64 = 170.0;
 
 /// A colour for the `i`th series.
 pub fn colour(i: usize) -> &'static str {
@@ -157,7 +157,7 @@ fn legend(s: &mut String, f: &Frame, entries: &[(String, &str, bool)]) {
         } else {
             ""
         };
-        let short: String = name.chars().take(22).collect();
+        let short: String = name.chars().take(20).collect();
         let _ = write!(
             s,
             r#"<g class="legend"><line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{colour}" stroke-width="3"{dash}/><text x="{:.1}" y="{:.1}">{}</text></g>"#,

@@ -362,14 +362,14 @@ fn a_run_shows_its_tables_spectrum_and_seconds() {
     let _serial = one_at_a_time();
     let scratch = Scratch::new("result");
     let srv = ServerProcess::start(&[]);
-    let doc = json_of(&["run", &srv.url, "-c", "2", "-d", "2s"], &scratch.0);
+    let doc = json_of(&["run", &srv.url, "-c", "2", "-d", "4s"], &scratch.0);
     let page = render_and_open("result", &doc, &scratch.0);
     assert_eq!(
         table_rows(&page.dom, "distributions"),
         2,
         "latency and connect"
     );
-    assert!(table_rows(&page.dom, "per-second") >= 2);
+    assert!(table_rows(&page.dom, "per-second") >= 4);
     assert!(page.dom.contains("<table class=\"kv methodology\""));
     expect_charts(&page.dom, "spectrum", 1);
     expect_charts(&page.dom, "ops-per-second", 1);

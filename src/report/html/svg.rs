@@ -157,7 +157,10 @@ fn legend(s: &mut String, f: &Frame, entries: &[(String, &str, bool)]) {
         } else {
             ""
         };
-        let short: String = name.chars().take(20).collect();
+        let short: String = match name.chars().count() > 20 {
+            true => name.chars().take(19).chain(['…']).collect(),
+            false => name.clone(),
+        };
         let _ = write!(
             s,
             r#"<g class="legend"><line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{colour}" stroke-width="3"{dash}/><text x="{:.1}" y="{:.1}">{}</text></g>"#,

@@ -476,13 +476,20 @@ fn a_study_wraps_its_document_with_title_and_methodology() {
     let scratch = Scratch::new("study");
     let srv = ServerProcess::start(&[]);
     let sweep = json_of(&["run", &srv.url, "-c", "1,4", "-d", "300ms"], &scratch.0);
+    // The shape of the plan-file helper's schema/study.v1.json: the command's document under
+    // "document", beside the title, the methodology and the targets.
     let doc = serde_json::json!({
         "schema": "wirebench.study/1",
         "title": "Connections <1 & 4>",
-        "methodology": {"date": "2026-11-23 20:00:00 UTC", "command": "wirebench study c.toml --out r",
-                        "kernel": "Linux 6.1", "plan": "title = \"c\"\n[run]\nconnections = \"1,4\"\n"},
-        "targets": [{"name": "local", "url": srv.url}],
-        "sweep": sweep,
+        "command": "run",
+        "methodology": {
+            "date": "2026-11-23 20:00:00 UTC", "command": "wirebench study c.toml --out r",
+            "file": "c.toml", "plan": "title = \"c\"\n[run]\nconnections = \"1,4\"\n",
+            "version": "0.1.0", "kernel": "Linux 6.1", "cpu": "a CPU", "cpus": 2,
+            "pinning": "not pinned", "link": "none",
+        },
+        "targets": [{"name": "local", "url": srv.url, "server": "wirebench serve tcp", "version": null}],
+        "document": sweep,
     });
     let page = render_and_open("study", &doc, &scratch.0);
     assert!(
@@ -492,6 +499,7 @@ fn a_study_wraps_its_document_with_title_and_methodology() {
     assert_eq!(table_rows(&page.dom, "sweep ops"), 1);
     expect_charts(&page.dom, "ops", 1);
     assert!(page.dom.contains("Linux 6.1") && page.dom.contains("<pre>title = "));
+    assert_eq!(table_rows(&page.dom, "study-list"), 1, "the targets");
 }
 
 #[test]
@@ -538,6 +546,16 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             "{file}: a page was written"
         );
     }
+    // A good document to a place that cannot be written: one line, exit 2, nothing left.
+    let good = dir.join("good.json");
+    std::fs::write(&good, r#"{"schema": "wirebench.result/1"}"#).unwrap();
+    let to = dir.join("no-such-dir/page.html");
+    let out = common::usage_error(
+        &["report", good.to_str().unwrap(), "-o", to.to_str().unwrap()],
+        LIMIT,
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
+    std::fs::remove_file(&good).unwrap();
     let left: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())

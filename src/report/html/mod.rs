@@ -107,3 +107,36 @@ pub(crate) fn body(page: &mut page::Page, doc: &Value) -> Result<(), RenderError
         _ => study::inner(doc).map_or(Ok(()), |d| body(page, d)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document with nothing but its schema (a partial or older one) still renders: every
+    /// absent figure is `-`, every chart without data left out.
+    #[test]
+    fn a_bare_document_of_each_kind_renders() {
+        for schema in SCHEMAS {
+            let doc = serde_json::json!({ "schema": schema, "steps": [], "points": [] });
+            let mut out = Vec::new();
+            render(&doc, &mut out).unwrap_or_else(|e| panic!("{schema}: {e}"));
+            let page = String::from_utf8(out).unwrap();
+            assert!(page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>\n"));
+        }
+    }
+
+    #[test]
+    fn an_unknown_schema_writes_nothing() {
+        let mut out = Vec::new();
+        let doc = serde_json::json!({ "schema": "wirebench.result/2" });
+        assert!(matches!(
+            render(&doc, &mut out),
+            Err(RenderError::UnknownSchema(_))
+        ));
+        assert!(matches!(
+            render(&serde_json::json!([1]), &mut out),
+            Err(RenderError::NoSchema)
+        ));
+        assert!(out.is_empty());
+    }
+}

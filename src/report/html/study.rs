@@ -66,7 +66,14 @@ fn field(page: &mut Page, pairs: &mut Vec<(String, String)>, key: &str, value: &
         Value::Object(o) => {
             flush(page, pairs);
             page.heading(3, &name);
-            for (k, v) in o {
+            // Short fields first, in one table; blocks (the plan's text, lists) after it.
+            let block = |v: &Value| {
+                v.is_object() || v.is_array() || v.as_str().is_some_and(|s| s.contains('\n'))
+            };
+            for (k, v) in o.iter().filter(|(_, v)| !block(v)) {
+                field(page, pairs, k, v);
+            }
+            for (k, v) in o.iter().filter(|(_, v)| block(v)) {
                 field(page, pairs, k, v);
             }
             flush(page, pairs);

@@ -36,8 +36,9 @@ pub enum Command {
     /// Run a study written down in a plan file (TOML): named targets and `run` flags, swept
     /// values and repeated runs; --out DIR writes report.md (tables and methodology) and study.json.
     Study(StudyArgs),
-    /// Render a result document (run, compare, peak or study --json) as one self-contained
-    /// HTML page: the tables, the methodology and charts (inline SVG, no network fetch).
+    /// Render a wirebench JSON document (run, compare or peak --json, a study's study.json) as
+    /// one self-contained HTML page: the tables, the methodology and charts (inline SVG, no
+    /// network fetch).
     Report(ReportArgs),
 }
 
@@ -50,7 +51,8 @@ it holds the tables, the methodology and charts (throughput by size, latency by 
 It fetches nothing: one file, inline CSS and SVG, no script. Exit codes: 0 written, 2 bad input (nothing written)."
 )]
 pub struct ReportArgs {
-    /// The JSON document, as written by `wirebench run|compare|peak --json` or `study --out`.
+    /// The JSON document, as written by `wirebench run|compare|peak --json`, or a study's
+    /// study.json (`wirebench study --out DIR`).
     #[arg(value_name = "FILE.json")]
     pub file: String,
 

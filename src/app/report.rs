@@ -33,7 +33,7 @@ pub fn main(a: &ReportArgs) -> anyhow::Result<ExitCode> {
 
 /// Reads and parses a JSON document; a missing file or one that is not JSON is a usage error.
 pub fn read_document(path: &str) -> Result<Value, UsageError> {
-    let hint = "give a document written by wirebench run, compare, peak or study with --json";
+    let hint = "give a document written by wirebench run, compare or peak with --json, or a study's study.json";
     let text = std::fs::read_to_string(path)
         .map_err(|e| UsageError(format!("cannot read {path} ({e}); {hint}")))?;
     serde_json::from_str(&text).map_err(|e| UsageError(format!("{path} is not JSON ({e}); {hint}")))

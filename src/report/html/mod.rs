@@ -42,7 +42,7 @@ pub const SCHEMAS: [&str; 5] = [
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     /// The document is not a JSON object with a string `schema` field.
-    #[error("the document has no \"schema\" field; give a document written by wirebench run, compare, peak or study (--json)")]
+    #[error("the document has no \"schema\" field; give a document written by wirebench run, compare or peak with --json, or a study's study.json")]
     NoSchema,
     /// The schema is not one this version reads.
     #[error("the document's schema is '{0}', which this wirebench does not read; it reads {list}", list = SCHEMAS.join(", "))]

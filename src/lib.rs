@@ -53,7 +53,9 @@
 //! - [`report`]: renders a summary (table, JSON, the demo's study table), a sweep's tables
 //!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]), a diagnosis
 //!   ([`report::diagnosis`]), a study's report.md ([`report::study`]) and CSV tables
-//!   ([`report::csv`]) and the live progress (line and bars).
+//!   ([`report::csv`]), the live progress (line and bars), and [`report::html`]: any JSON
+//!   document as one self-contained HTML page (tables, methodology, inline SVG charts) for
+//!   `wirebench report` ([`app::report`]).
 //! - [`store`]: the results history in SQLite: every result document kept whole (histograms
 //!   and per-second series inside), with the command line, the machine, tags and a status;
 //!   [`app::keep`] saves to it and checks `--fail-if` ([`summary::threshold`]); `history`,

@@ -415,3 +415,26 @@ fn json_documents_match_their_schemas() {
     let (_, diff, _) = db.run(&["diff", "last~2", "last~2", "--json"]);
     assert_valid("diff.v1.json", &serde_json::from_str(&diff).unwrap());
 }
+
+/// `wirebench report last` renders the newest stored run as an HTML page (ID.html by default,
+/// -o to choose); an ID the history does not hold is one line, exit 2, and no page.
+#[test]
+fn report_renders_a_stored_run_as_html() {
+    let db = Db::new("report");
+    let server = ServerProcess::start(&[]);
+    let (code, _, err) = db.run(&["run", &server.url, "-d", "300ms", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let page = db.file("last.html");
+    let (code, out, err) = db.run(&["report", "last", "-o", &page]);
+    assert_eq!(code, 0, "{out}{err}");
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(
+        html.contains("<svg") && html.contains(&server.url),
+        "{html}"
+    );
+    let missing = db.file("none.html");
+    let (code, _, err) = db.run(&["report", "last~9", "-o", &missing]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!std::path::Path::new(&missing).exists());
+}

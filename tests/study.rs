@@ -95,6 +95,7 @@ fn a_plan_file_runs_its_sweep_and_writes_report_and_json() {
             "ops_per_s.csv",
             "p50_us.csv",
             "p99_us.csv",
+            "report.html",
             "report.md",
             "study.json"
         ],

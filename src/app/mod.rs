@@ -6,6 +6,7 @@ pub mod compare;
 pub mod demo;
 pub mod diagnose;
 pub mod peak;
+pub mod report;
 pub mod run;
 mod serve;
 pub mod study;
@@ -123,6 +124,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Diff(args) => diff::main(&args),
         Command::Export(args) => export::main(&args),
         Command::Merge(args) => merge::main(&args),
+        Command::Report(args) => report::main(&args),
     }
 }
 

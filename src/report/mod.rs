@@ -4,6 +4,8 @@
 //!   figures (and the open-loop, datagram and HTTP lines) are rendered by `headline`, its
 //!   per-second series by `series`, the `--link` lines by `wire`, and small number formats
 //!   live in `format`.
+//! - [`html`]: the self-contained HTML report of any JSON document (`wirebench report`): tables,
+//!   methodology and inline SVG charts.
 //! - [`json`]: the versioned machine-readable result, described by `schema/result.v1.json`.
 //! - [`demo`]: the demo's method line, tables by message size and findings.
 //! - [`sweep`]: a sweep's tables, one per metric: a row per target, a column per swept value.
@@ -27,6 +29,7 @@ pub mod export;
 mod format;
 mod headline;
 pub mod history;
+pub mod html;
 pub mod json;
 pub mod peak;
 pub mod progress;

@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 /// ~/.local/share; tests about the history give their own --db.
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_wirebench"));
-    c.env("XDG_DATA_HOME", std::env::temp_dir().join("wirebench-tests-data"));
+    c.env(
+        "XDG_DATA_HOME",
+        std::env::temp_dir().join("wirebench-tests-data"),
+    );
     c
 }
 

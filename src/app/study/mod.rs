@@ -96,7 +96,9 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     })?;
     let study = out::study(&a.file, &plan, method, done, diagnoses);
     let csvs = out::write(Path::new(dir), &study)?;
-    println!("wrote {dir}/report.md, {dir}/study.json and {csvs} CSV tables in {dir}");
+    println!(
+        "wrote {dir}/report.md, {dir}/report.html, {dir}/study.json and {csvs} CSV tables in {dir}"
+    );
     // Thresholds and the history read the study whole; its report is in DIR already.
     let runs = kept(&study.document);
     keep.finish(&study, &runs, code, false, &|_| Ok(()))

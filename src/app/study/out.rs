@@ -1,6 +1,6 @@
-//! `--out DIR`: a finished study's files (report.md, study.json, one CSV per table), each
-//! rendered in memory, written to a hidden temporary name, and renamed only once all are
-//! written, so DIR holds every file of the study or none of them.
+//! `--out DIR`: a finished study's files (report.md, report.html, study.json, one CSV per
+//! table), each rendered in memory, written to a hidden temporary name, and renamed only once
+//! all are written, so DIR holds every file of the study or none of them.
 
 use crate::cli::RunArgs;
 use crate::plan::file::PlanFile;
@@ -72,8 +72,12 @@ pub fn write(dir: &Path, study: &Study) -> anyhow::Result<usize> {
     json.push(b'\n');
     let csvs = crate::report::csv::tables(&study.document);
     let count = csvs.len();
+    // The same study as one self-contained HTML page, charts included (report::html).
+    let mut page = Vec::new();
+    crate::report::html::render(&serde_json::to_value(study)?, &mut page)?;
     let mut files = vec![
         ("report.md".to_string(), report),
+        ("report.html".to_string(), page),
         ("study.json".to_string(), json),
     ];
     files.extend(

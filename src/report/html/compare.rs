@@ -1,0 +1,160 @@
+//! A comparison (`wirebench.compare/1`): the verdicts against the baseline (Welch's t-test),
+//! drawn as bars of the difference in % of the baseline with their 95% CI, the Flash study's
+//! latency-shape table, then the runs it holds as a sweep.
+
+use super::fields::{num, text};
+use super::page::{table, Page};
+use super::scale::{cell, Unit};
+use super::svg::{BarChart, BarSeries};
+use super::{sweep, RenderError};
+use serde_json::Value;
+
+/// The metrics a verdict may be about, in the order the terminal prints them.
+const METRICS: [(&str, &str); 4] = [
+    ("ops_per_s", "throughput"),
+    ("mean_us", "mean latency"),
+    ("p50_us", "median latency"),
+    ("p99_us", "p99 latency"),
+];
+
+/// Writes the sections of a comparison document.
+pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
+    let verdicts: Vec<&Value> = doc["verdicts"].as_array().into_iter().flatten().collect();
+    page.heading(2, "Verdicts");
+    page.para(&format!(
+        "Against the baseline '{}' (method: {}); ± is the 95% CI of the difference in % of the baseline's mean, over the kept runs.",
+        text(&doc["baseline"]),
+        text(&doc["method"])
+    ));
+    page.raw(&verdict_table(&verdicts));
+    if let Some(svg) = difference_chart(&verdicts) {
+        page.figures(vec![(
+            "Difference from the baseline, with 95% CI".to_string(),
+            svg,
+        )]);
+    }
+    page.heading(3, "Throughput and latency per target");
+    page.para("Means over the kept runs; * where the mean exceeds p95: a few very slow requests dominate it.");
+    page.raw(&shape_table(doc));
+    sweep::render(page, &doc["sweep"])
+}
+
+/// A metric's name in words.
+fn metric_name(key: &str) -> &str {
+    METRICS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(key, |(_, n)| n)
+}
+
+/// The verdicts: target, point, metric, means, difference ± CI, significance, in words.
+fn verdict_table(verdicts: &[&Value]) -> String {
+    let head = [
+        "target",
+        "at",
+        "metric",
+        "baseline",
+        "target's",
+        "difference",
+        "significant",
+        "verdict",
+    ]
+    .map(String::from);
+    let rows: Vec<Vec<String>> = verdicts
+        .iter()
+        .map(|v| {
+            let key = v["metric"].as_str().unwrap_or("");
+            let unit = if key == "ops_per_s" {
+                Unit::Count
+            } else {
+                Unit::Micros
+            };
+            let f = |x: &Value| num(x).map_or("-".to_string(), |x| cell(unit, x));
+            vec![
+                text(&v["target"]),
+                text(&v["at"]),
+                metric_name(key).to_string(),
+                f(&v["baseline_mean"]),
+                f(&v["mean"]),
+                format!(
+                    "{:+.1}% ± {:.1}%",
+                    num(&v["difference_percent"]).unwrap_or(f64::NAN),
+                    num(&v["ci95_percent"]).unwrap_or(f64::NAN)
+                ),
+                match v["welch"]["significant"].as_bool() {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                }
+                .to_string(),
+                text(&v["text"]),
+            ]
+        })
+        .collect();
+    table("verdicts", &head, &rows)
+}
+
+/// Bars of each target's difference from the baseline, a group per metric, with 95% CI.
+fn difference_chart(verdicts: &[&Value]) -> Option<String> {
+    let mut names: Vec<String> = Vec::new();
+    for v in verdicts {
+        let name = match text(&v["at"]) {
+            at if at.is_empty() => text(&v["target"]),
+            at => format!("{} at {at}", text(&v["target"])),
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if names.is_empty() {
+        return None;
+    }
+    let series = names
+        .iter()
+        .map(|name| BarSeries {
+            name: name.clone(),
+            values: METRICS
+                .iter()
+                .map(|(key, _)| {
+                    let v = verdicts.iter().find(|v| {
+                        v["metric"] == *key
+                            && (text(&v["target"]) == *name
+                                || format!("{} at {}", text(&v["target"]), text(&v["at"])) == *name)
+                    })?;
+                    Some((num(&v["difference_percent"])?, num(&v["ci95_percent"])))
+                })
+                .collect(),
+        })
+        .collect();
+    let chart = BarChart {
+        kind: "difference",
+        categories: METRICS.iter().map(|(_, n)| n.to_string()).collect(),
+        series,
+        y: (Unit::Percent, "difference from the baseline".to_string()),
+    };
+    Some(chart.svg("Difference from the baseline, with 95% CI"))
+}
+
+/// The Flash study's table: ops/s, median, mean (starred above p95), p95 per target.
+fn shape_table(doc: &Value) -> String {
+    let head = ["target", "at", "ops/s", "median", "mean", "p95"].map(String::from);
+    let us = |v: &Value| num(v).map_or("-".to_string(), |x| cell(Unit::Micros, x));
+    let rows: Vec<Vec<String>> = (doc["shapes"].as_array().into_iter().flatten())
+        .map(|s| {
+            let star = if s["mean_above_p95"] == true {
+                " *"
+            } else {
+                ""
+            };
+            vec![
+                text(&s["target"]),
+                text(&s["at"]),
+                num(&s["ops_per_s"]).map_or("-".to_string(), |x| format!("{x:.0}")),
+                us(&s["p50_us"]),
+                format!("{}{star}", us(&s["mean_us"])),
+                us(&s["p95_us"]),
+            ]
+        })
+        .collect();
+    table("shapes", &head, &rows)
+}

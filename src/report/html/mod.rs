@@ -1,0 +1,142 @@
+//! The HTML report (`wirebench report`): any wirebench JSON document rendered as one
+//! self-contained page — inline CSS, charts as inline SVG drawn here, no script, and no
+//! reference to anything outside the file (no fonts, images, style sheets or links to fetch),
+//! so it opens offline, mails as one attachment, and prints.
+//!
+//! It reads the documents, not the summaries: a page can be made from a file written months
+//! ago, or from the history, by whatever wirebench reads the same schema version.
+//!
+//! - [`page`]: the shell, the style sheet (screen and print), escaping, tables.
+//! - [`scale`] and [`svg`]: the chart writer (linear, log and "nines" axes, ticks, legends,
+//!   polylines, bars with error bars).
+//! - [`hist`]: percentile spectra from the documents' HdrHistograms.
+//! - one module per document kind: [`result`] (`wirebench.result/1`), [`sweep`]
+//!   (`wirebench.sweep/1`, with repeated runs), [`compare`] (`wirebench.compare/1`), [`peak`]
+//!   (`wirebench.peak/1`), and [`study`] (`wirebench.study/1`: a title and methodology around
+//!   one of the others).
+
+pub mod compare;
+mod fields;
+pub mod hist;
+pub mod page;
+pub mod peak;
+pub mod result;
+pub mod scale;
+pub mod study;
+pub mod svg;
+pub mod sweep;
+
+use serde_json::Value;
+use std::io::{self, Write};
+
+/// The document kinds the report reads, by their `schema` field.
+pub const SCHEMAS: [&str; 5] = [
+    "wirebench.result/1",
+    "wirebench.sweep/1",
+    "wirebench.compare/1",
+    "wirebench.peak/1",
+    "wirebench.study/1",
+];
+
+/// Why a document could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The document is not a JSON object with a string `schema` field.
+    #[error("the document has no \"schema\" field; give a document written by wirebench run, compare or peak with --json, or a study's study.json")]
+    NoSchema,
+    /// The schema is not one this version reads.
+    #[error("the document's schema is '{0}', which this wirebench does not read; it reads {list}", list = SCHEMAS.join(", "))]
+    UnknownSchema(String),
+    /// Writing the page failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// The document's schema, checked: one of [`SCHEMAS`].
+pub fn schema(doc: &Value) -> Result<&str, RenderError> {
+    let schema = doc["schema"].as_str().ok_or(RenderError::NoSchema)?;
+    match SCHEMAS.contains(&schema) {
+        true => Ok(schema),
+        false => Err(RenderError::UnknownSchema(schema.to_string())),
+    }
+}
+
+/// Renders `doc`, any wirebench JSON document of a kind in [`SCHEMAS`], as one
+/// self-contained HTML page written to `out`. Nothing is written when the schema is unknown.
+pub fn render(doc: &Value, out: &mut dyn Write) -> Result<(), RenderError> {
+    let html = page_of(doc)?;
+    out.write_all(html.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The whole page for `doc`.
+fn page_of(doc: &Value) -> Result<String, RenderError> {
+    let page = match schema(doc)? {
+        "wirebench.study/1" => study::page(doc)?,
+        _ => {
+            let (title, lede) = title(doc);
+            let mut page = page::Page::new(&title, &lede);
+            body(&mut page, doc)?;
+            page
+        }
+    };
+    Ok(page.finish())
+}
+
+/// A title and a one-line lede for a document on its own.
+fn title(doc: &Value) -> (String, String) {
+    let target = fields::targets(doc).join(", ");
+    let what = match doc["schema"].as_str() {
+        Some("wirebench.sweep/1") => "sweep",
+        Some("wirebench.compare/1") => "comparison",
+        Some("wirebench.peak/1") => "peak search",
+        _ => "run",
+    };
+    (format!("wirebench {what}: {target}"), fields::lede(doc))
+}
+
+/// The sections of a (non-study) document: results, charts, methodology.
+pub(crate) fn body(page: &mut page::Page, doc: &Value) -> Result<(), RenderError> {
+    match schema(doc)? {
+        "wirebench.result/1" => result::render(page, doc),
+        "wirebench.sweep/1" => sweep::render(page, doc),
+        "wirebench.compare/1" => compare::render(page, doc),
+        "wirebench.peak/1" => peak::render(page, doc),
+        // A study inside a study: its inner document, once.
+        _ => study::inner(doc).map_or(Ok(()), |d| body(page, d)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document with nothing but its schema (a partial or older one) still renders: every
+    /// absent figure is `-`, every chart without data left out.
+    #[test]
+    fn a_bare_document_of_each_kind_renders() {
+        for schema in SCHEMAS {
+            let doc = serde_json::json!({ "schema": schema, "steps": [], "points": [] });
+            let mut out = Vec::new();
+            render(&doc, &mut out).unwrap_or_else(|e| panic!("{schema}: {e}"));
+            let page = String::from_utf8(out).unwrap();
+            assert!(page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>\n"));
+        }
+    }
+
+    #[test]
+    fn an_unknown_schema_writes_nothing() {
+        let mut out = Vec::new();
+        let doc = serde_json::json!({ "schema": "wirebench.result/2" });
+        assert!(matches!(
+            render(&doc, &mut out),
+            Err(RenderError::UnknownSchema(_))
+        ));
+        assert!(matches!(
+            render(&serde_json::json!([1]), &mut out),
+            Err(RenderError::NoSchema)
+        ));
+        assert!(out.is_empty());
+    }
+}

@@ -1,0 +1,260 @@
+//! A peak search (`wirebench.peak/1`): the conclusion, the steps table as the terminal shows
+//! it, and the search's curves: achieved against offered rate (with the line where they are
+//! equal), p50 and p99 against offered rate with each latency objective drawn as a line, and
+//! each step's percentile spectrum.
+
+use super::fields::{self, num, text};
+use super::page::{kv, table, Page};
+use super::scale::{label, Axis, Scale, Unit};
+use super::svg::{LineChart, Reference, Series};
+use super::{hist, RenderError};
+use crate::summary::slo::Slo;
+use serde_json::Value;
+
+/// Writes the sections of a peak-search document.
+pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
+    let steps: Vec<&Value> = doc["steps"].as_array().into_iter().flatten().collect();
+    page.heading(2, "Peak");
+    page.para(&text(&doc["conclusion"]));
+    page.raw(&kv("peak", &peak(doc)));
+    page.heading(3, "Steps, in the order they ran");
+    page.raw(&steps_table(&steps));
+    page.heading(2, "Charts");
+    let mut charts = curves(doc, &steps);
+    let spectra: Vec<(String, &Value)> = (steps.iter())
+        .map(|s| (step_name(s), &s["result"]["latency"]))
+        .collect();
+    if let Some(c) = hist::chart(&spectra) {
+        charts.push((
+            "Latency by percentile, per step".to_string(),
+            c.svg("Latency by percentile, per step"),
+        ));
+    }
+    page.figures(charts);
+    page.heading(2, "Methodology");
+    let mut pairs = vec![
+        ("Objectives".to_string(), text(&doc["objectives"])),
+        ("Step".to_string(), format!("{} s each", text(&doc["step_s"]))),
+        ("Tolerance".to_string(), text(&doc["tolerance"])),
+        ("Method".to_string(), "open-loop steps at rates doubled until one fails, then bisected; the peak confirmed by one more run (mutilate --search; RFC 2544)".to_string()),
+    ];
+    if let Some(first) = steps.first() {
+        pairs.extend(fields::methodology(&first["result"]));
+    }
+    page.raw(&kv("methodology", &pairs));
+    Ok(())
+}
+
+/// A step's name in a legend: its offered rate.
+fn step_name(step: &Value) -> String {
+    let c = if step["confirmation"] == true {
+        " (confirmation)"
+    } else {
+        ""
+    };
+    format!(
+        "{}/s{c}",
+        num(&step["offered_per_s"]).map_or("-".to_string(), |r| label(Unit::Count, r))
+    )
+}
+
+/// The peak's figures.
+fn peak(doc: &Value) -> Vec<(String, String)> {
+    let p = &doc["peak"];
+    if p.is_null() {
+        return vec![("peak".to_string(), "none found".to_string())];
+    }
+    vec![
+        (
+            "offered".to_string(),
+            format!("{}/s", fields::rate(num(&p["offered_per_s"]))),
+        ),
+        (
+            "achieved".to_string(),
+            format!("{} ops/s", fields::rate(num(&p["ops_per_s"]))),
+        ),
+        (
+            "p50, mean, p99".to_string(),
+            format!(
+                "{}, {}, {}",
+                fields::us(&p["p50_us"]),
+                fields::us(&p["mean_us"]),
+                fields::us(&p["p99_us"])
+            ),
+        ),
+        ("confirmed".to_string(), text(&p["confirmed"])),
+        (
+            "generator limited".to_string(),
+            text(&doc["generator_limited"]),
+        ),
+    ]
+}
+
+/// The steps: offered, achieved, p50, p99, errors, kept up, each objective, verdict.
+fn steps_table(steps: &[&Value]) -> String {
+    let objectives: Vec<String> = (steps
+        .first()
+        .and_then(|s| s["objectives"].as_array())
+        .into_iter()
+        .flatten())
+    .map(|o| text(&o["slo"]))
+    .collect();
+    let mut head: Vec<String> = ["offered/s", "achieved/s", "p50", "p99", "errors", "kept up"]
+        .map(String::from)
+        .to_vec();
+    head.extend(objectives.iter().cloned());
+    head.push("verdict".to_string());
+    let rows: Vec<Vec<String>> = steps
+        .iter()
+        .map(|s| {
+            let mut row = vec![
+                step_name(s),
+                fields::rate(num(&s["achieved_per_s"])),
+                fields::us(&s["p50_us"]),
+                fields::us(&s["p99_us"]),
+                format!("{:.2}%", num(&s["error_percent"]).unwrap_or(0.0)),
+                if s["kept_up"] == true { "yes" } else { "no" }.to_string(),
+            ];
+            for o in s["objectives"].as_array().into_iter().flatten() {
+                let slo = Slo::parse(&text(&o["slo"])).ok();
+                let m = num(&o["measured"]).map_or("-".to_string(), |m| {
+                    slo.as_ref().map_or(m.to_string(), |s| s.show(m))
+                });
+                row.push(m);
+            }
+            row.push(
+                match (s["passed"] == true, s["generator_limited"] == true) {
+                    (true, _) => "pass",
+                    (false, true) => "generator-limited",
+                    (false, false) => "FAIL",
+                }
+                .to_string(),
+            );
+            row
+        })
+        .collect();
+    table("steps", &head, &rows)
+}
+
+/// The search steps in order of offered rate (the confirmation left out: it repeats one).
+fn by_offered<'a>(steps: &[&'a Value]) -> Vec<&'a Value> {
+    let mut s: Vec<&Value> = steps
+        .iter()
+        .copied()
+        .filter(|s| s["confirmation"] != true)
+        .collect();
+    s.sort_by(|a, b| {
+        num(&a["offered_per_s"])
+            .partial_cmp(&num(&b["offered_per_s"]))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    s
+}
+
+/// The search steps' curves along the offered rate: the x axis they share, and each curve.
+struct Curves<'a> {
+    /// The steps, by offered rate.
+    steps: Vec<&'a Value>,
+    /// The lowest and highest rate offered.
+    lo: f64,
+    hi: f64,
+    /// Log when the rates span a decade (a search from far below the peak).
+    scale: Scale,
+}
+
+impl<'a> Curves<'a> {
+    fn new(steps: &[&'a Value]) -> Curves<'a> {
+        let steps = by_offered(steps);
+        let (lo, hi) = (steps.iter().filter_map(|s| num(&s["offered_per_s"])))
+            .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(x), b.max(x)));
+        let scale = match lo > 0.0 && hi / lo >= 10.0 {
+            true => Scale::Log,
+            false => Scale::Linear,
+        };
+        Curves {
+            steps,
+            lo,
+            hi,
+            scale,
+        }
+    }
+
+    /// The x axis: offered rate.
+    fn x(&self) -> (Axis, String) {
+        let xs = [self.lo, self.hi].into_iter();
+        let axis = Axis::fit(self.scale, Unit::Count, xs, self.scale == Scale::Linear);
+        (axis, "offered rate, requests/s".to_string())
+    }
+
+    /// A step field against the offered rate.
+    fn line(&self, name: &str, key: &str) -> Series {
+        Series {
+            name: name.to_string(),
+            points: (self.steps.iter())
+                .filter_map(|s| Some((num(&s["offered_per_s"])?, num(&s[key])?)))
+                .collect(),
+        }
+    }
+
+    /// Achieved against offered, with the line where they are equal.
+    fn rates(&self) -> LineChart {
+        let achieved = self.line("achieved ops/s", "achieved_per_s");
+        let ys = achieved
+            .points
+            .iter()
+            .map(|p| p.1)
+            .chain([self.lo, self.hi]);
+        LineChart {
+            kind: "achieved",
+            x: self.x(),
+            y: (
+                Axis::fit(self.scale, Unit::Count, ys, self.scale == Scale::Linear),
+                "achieved, ops/s".to_string(),
+            ),
+            series: vec![achieved],
+            references: vec![Reference {
+                name: "achieved = offered".to_string(),
+                from: (self.lo, self.lo),
+                to: (self.hi, self.hi),
+            }],
+        }
+    }
+
+    /// p50 and p99 against offered, each latency objective a level line.
+    fn latency(&self, doc: &Value) -> LineChart {
+        let slos: Vec<Slo> = (doc["objectives"].as_array().into_iter().flatten())
+            .filter_map(|o| Slo::parse(o.as_str()?).ok())
+            .filter(Slo::is_latency)
+            .collect();
+        let series = vec![self.line("p50", "p50_us"), self.line("p99", "p99_us")];
+        let ys = (series.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
+            .chain(slos.iter().map(|s| s.bound));
+        LineChart {
+            kind: "latency-by-rate",
+            x: self.x(),
+            y: (
+                Axis::fit(Scale::Log, Unit::Micros, ys, false),
+                "latency".to_string(),
+            ),
+            series,
+            references: (slos.iter())
+                .map(|s| Reference {
+                    name: format!("objective {}", s.text),
+                    from: (self.lo, s.bound),
+                    to: (self.hi, s.bound),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The achieved-vs-offered and latency-vs-offered curves.
+fn curves(doc: &Value, steps: &[&Value]) -> Vec<(String, String)> {
+    let c = Curves::new(steps);
+    let rates = "Achieved against offered rate";
+    let latency = "Latency against offered rate, with the objective";
+    vec![
+        (rates.to_string(), c.rates().svg(rates)),
+        (latency.to_string(), c.latency(doc).svg(latency)),
+    ]
+}

@@ -1,0 +1,113 @@
+//! A study (`wirebench.study/1`): a wrapper around one of the other documents, with a title,
+//! a methodology and the targets. Read generically: the title from `title`, the inner document
+//! from the first field that is itself a wirebench document, and every other field shown in
+//! the methodology as it is (text, lists, tables of objects, long text such as the plan file
+//! as a preformatted block), so fields added to the wrapper later still appear.
+
+use super::page::{kv, table, text, Page};
+use super::{body, RenderError};
+use serde_json::Value;
+
+/// The document a study wraps: the first field holding a `wirebench.*` document.
+pub fn inner(doc: &Value) -> Option<&Value> {
+    let obj = doc.as_object()?;
+    obj.values().find(|v| {
+        v["schema"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("wirebench.") && s != "wirebench.study/1")
+    })
+}
+
+/// The whole page of a study: title, the inner document's sections, the study's methodology.
+pub fn page(doc: &Value) -> Result<Page, RenderError> {
+    let title = doc["title"].as_str().unwrap_or("wirebench study");
+    let lede = ["description", "summary"]
+        .iter()
+        .find_map(|k| doc[*k].as_str())
+        .map_or_else(
+            || super::fields::lede(inner(doc).unwrap_or(&Value::Null)),
+            str::to_string,
+        );
+    let mut page = Page::new(title, &lede);
+    if let Some(d) = inner(doc) {
+        body(&mut page, d)?;
+    }
+    page.heading(2, "Study methodology");
+    methodology(&mut page, doc);
+    Ok(page)
+}
+
+/// Every field of the wrapper but its schema, title and inner document.
+fn methodology(page: &mut Page, doc: &Value) {
+    let Some(obj) = doc.as_object() else {
+        return;
+    };
+    let inner = inner(doc);
+    let mut pairs = vec![("Schema".to_string(), text(&doc["schema"]))];
+    for (key, value) in obj {
+        if ["schema", "title"].contains(&key.as_str()) || Some(value) == inner {
+            continue;
+        }
+        field(page, &mut pairs, key, value);
+    }
+    page.raw(&kv("study-methodology", &pairs));
+}
+
+/// One field: a row of `pairs`, or (for long text, objects and lists of objects) a block of
+/// its own after flushing the rows gathered so far.
+fn field(page: &mut Page, pairs: &mut Vec<(String, String)>, key: &str, value: &Value) {
+    let name = key.replace('_', " ");
+    match value {
+        Value::String(s) if s.contains('\n') => {
+            flush(page, pairs);
+            page.heading(3, &name);
+            page.pre(s);
+        }
+        Value::Object(o) => {
+            flush(page, pairs);
+            page.heading(3, &name);
+            // Short fields first, in one table; blocks (the plan's text, lists) after it.
+            let block = |v: &Value| {
+                v.is_object() || v.is_array() || v.as_str().is_some_and(|s| s.contains('\n'))
+            };
+            for (k, v) in o.iter().filter(|(_, v)| !block(v)) {
+                field(page, pairs, k, v);
+            }
+            for (k, v) in o.iter().filter(|(_, v)| block(v)) {
+                field(page, pairs, k, v);
+            }
+            flush(page, pairs);
+        }
+        Value::Array(items) if items.iter().any(Value::is_object) => {
+            flush(page, pairs);
+            page.heading(3, &name);
+            page.raw(&objects(items));
+        }
+        v => pairs.push((name, text(v))),
+    }
+}
+
+/// Writes the rows gathered so far as a key–value table.
+fn flush(page: &mut Page, pairs: &mut Vec<(String, String)>) {
+    if !pairs.is_empty() {
+        page.raw(&kv("study-methodology", pairs));
+        pairs.clear();
+    }
+}
+
+/// A list of objects as a table: a column per key (in first-seen order).
+fn objects(items: &[Value]) -> String {
+    let mut keys: Vec<String> = Vec::new();
+    for o in items.iter().filter_map(Value::as_object) {
+        for k in o.keys() {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    let rows: Vec<Vec<String>> = items
+        .iter()
+        .map(|i| keys.iter().map(|k| text(&i[k])).collect())
+        .collect();
+    table("study-list", &keys, &rows)
+}

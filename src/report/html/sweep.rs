@@ -1,0 +1,451 @@
+//! A sweep (`wirebench.sweep/1`): the DIM study's tables (../shared/seeds/004: one per metric,
+//! a row per target, a column per value of the first swept flag, a table per value of a second
+//! one), the MINT table for repeated runs (Run 1 … Run N, mean, median, stddev, 95% CI), and
+//! charts: each metric against the swept value (log x for sizes and other doubling ranges),
+//! the means with their 95% CI as bars, each run's percentile spectrum and per-second series.
+
+use super::fields::{self, num};
+use super::page::{kv, table, Page};
+use super::scale::{cell, Axis, Scale, Unit};
+use super::svg::{BarChart, BarSeries, LineChart, Series};
+use super::{hist, result, RenderError};
+use crate::summary::stats;
+use serde_json::Value;
+
+/// A figure read from each run's result.
+#[derive(Clone, Copy)]
+pub struct Metric {
+    /// Its name in titles.
+    pub name: &'static str,
+    /// Its `data-chart` name.
+    pub kind: &'static str,
+    /// How it is written.
+    pub unit: Unit,
+    /// Reads it from a result document.
+    pub read: fn(&Value) -> Option<f64>,
+}
+
+/// The metrics of the DIM tables, in their order.
+pub const METRICS: [Metric; 5] = [
+    Metric {
+        name: "Operations per second",
+        kind: "ops",
+        unit: Unit::Count,
+        read: fields::ops,
+    },
+    Metric {
+        name: "Payload throughput (both directions)",
+        kind: "bytes",
+        unit: Unit::ByteRate,
+        read: fields::bytes_per_s,
+    },
+    Metric {
+        name: "Median latency (p50)",
+        kind: "p50",
+        unit: Unit::Micros,
+        read: |r| num(&r["latency"]["p50_us"]),
+    },
+    Metric {
+        name: "99th percentile latency (p99)",
+        kind: "p99",
+        unit: Unit::Micros,
+        read: |r| num(&r["latency"]["p99_us"]),
+    },
+    Metric {
+        name: "Errors",
+        kind: "errors",
+        unit: Unit::Count,
+        read: |r| num(&r["errors"]["total"]),
+    },
+];
+
+/// A sweep document, read: its targets, axes and points.
+pub struct Sweep<'a> {
+    /// Target names, the tables' rows.
+    pub targets: Vec<String>,
+    /// Swept flags and their values.
+    pub axes: Vec<(String, Vec<String>)>,
+    /// Runs per target and point.
+    pub runs: u64,
+    /// The points: (target, {flag: value}, run, discarded, result).
+    pub points: Vec<Point<'a>>,
+}
+
+/// One run of a sweep.
+pub struct Point<'a> {
+    /// The target's name.
+    pub target: String,
+    /// Each axis's value, in axis order.
+    pub at: Vec<String>,
+    /// Which run of this target and point.
+    pub run: u64,
+    /// Kept out of the statistics.
+    pub discarded: bool,
+    /// The run's result document.
+    pub result: &'a Value,
+}
+
+impl<'a> Sweep<'a> {
+    /// Reads a `wirebench.sweep/1` document.
+    pub fn read(doc: &'a Value) -> Sweep<'a> {
+        let axes: Vec<(String, Vec<String>)> = (doc["axes"].as_array().into_iter().flatten())
+            .map(|a| {
+                let values = a["values"].as_array().into_iter().flatten();
+                (fields::text(&a["flag"]), values.map(fields::text).collect())
+            })
+            .collect();
+        let points = (doc["points"].as_array().into_iter().flatten())
+            .map(|p| Point {
+                target: fields::text(&p["target"]),
+                at: axes
+                    .iter()
+                    .map(|(f, _)| fields::text(&p["values"][f]))
+                    .collect(),
+                run: p["run"].as_u64().unwrap_or(1),
+                discarded: p["discarded"].as_bool().unwrap_or(false),
+                result: &p["result"],
+            })
+            .collect();
+        Sweep {
+            targets: fields::targets(doc),
+            axes,
+            runs: doc["runs"].as_u64().unwrap_or(1),
+            points,
+        }
+    }
+
+    /// The kept runs' values of `metric` for `target` at `at`.
+    pub fn values(&self, target: &str, at: &[String], metric: Metric) -> Vec<f64> {
+        (self.points.iter())
+            .filter(|p| p.target == target && p.at == at && !p.discarded)
+            .filter_map(|p| (metric.read)(p.result))
+            .collect()
+    }
+
+    /// Every combination of axis values, the first axis varying fastest; one empty point
+    /// when nothing is swept.
+    pub fn combinations(&self, skip: usize) -> Vec<Vec<String>> {
+        let mut all = vec![Vec::new()];
+        for (_, values) in self.axes.iter().skip(skip).rev() {
+            all = values
+                .iter()
+                .flat_map(|v| {
+                    all.iter()
+                        .map(move |rest| [vec![v.clone()], rest.clone()].concat())
+                })
+                .collect();
+        }
+        all
+    }
+
+    /// `--size 16, -c 4`: the point's values with their flags, from axis `skip` on.
+    pub fn label(&self, at: &[String], skip: usize) -> String {
+        (self.axes.iter().skip(skip).zip(at))
+            .map(|((flag, _), v)| format!("{flag} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Writes the sections of a sweep document.
+pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
+    let sweep = Sweep::read(doc);
+    page.heading(2, "Results");
+    page.para(&method(&sweep));
+    if sweep.runs == 1 || !sweep.axes.is_empty() {
+        for metric in METRICS {
+            for group in sweep.combinations(1) {
+                tables_by_value(page, &sweep, metric, &group);
+            }
+        }
+    }
+    if sweep.runs > 1 {
+        page.heading(2, "Repeated runs");
+        for metric in METRICS.iter().take(4) {
+            repeat_table(page, &sweep, *metric);
+        }
+        page.para("95% CI: mean ± t(0.975, n−1) · s / √n over the n kept runs (Student's t; s the sample standard deviation); runs in parentheses were discarded.");
+    }
+    page.heading(2, "Charts");
+    page.figures(charts(&sweep));
+    page.heading(2, "Methodology");
+    let mut pairs = vec![("Runs".to_string(), method(&sweep))];
+    if let Some(first) = sweep.points.first() {
+        pairs.extend(
+            fields::methodology(first.result)
+                .into_iter()
+                .filter(|(k, _)| k != "Target"),
+        );
+    }
+    page.raw(&kv("methodology", &pairs));
+    Ok(())
+}
+
+/// The method line: targets, swept flags, runs.
+fn method(sweep: &Sweep) -> String {
+    let swept: Vec<String> = (sweep.axes.iter())
+        .map(|(f, v)| format!("{f} ({} values)", v.len()))
+        .collect();
+    format!(
+        "{} target(s) ({}) × {} × {} run(s) each; {} runs in all, interleaved across targets.",
+        sweep.targets.len(),
+        sweep.targets.join(", "),
+        if swept.is_empty() {
+            "one point".to_string()
+        } else {
+            swept.join(" × ")
+        },
+        sweep.runs,
+        sweep.points.len()
+    )
+}
+
+/// One DIM table: `metric` by the first swept flag, at `group`'s values of the others.
+fn tables_by_value(page: &mut Page, sweep: &Sweep, metric: Metric, group: &[String]) {
+    let columns: Vec<String> = sweep
+        .axes
+        .first()
+        .map_or(vec![String::new()], |a| a.1.clone());
+    let mut head = vec![String::new()];
+    head.extend(
+        sweep
+            .axes
+            .first()
+            .map_or(vec!["all".to_string()], |a| a.1.clone()),
+    );
+    let rows: Vec<Vec<String>> = (sweep.targets.iter())
+        .map(|t| {
+            let mut row = vec![t.clone()];
+            for c in &columns {
+                let at: Vec<String> = match sweep.axes.is_empty() {
+                    true => Vec::new(),
+                    false => [vec![c.clone()], group.to_vec()].concat(),
+                };
+                let mean = stats::of(&sweep.values(t, &at, metric)).map(|s| s.mean);
+                row.push(mean.map_or("-".to_string(), |m| cell(metric.unit, m)));
+            }
+            row
+        })
+        .collect();
+    let by = sweep
+        .axes
+        .first()
+        .map_or(String::new(), |a| format!(" by {}", a.0));
+    let at = sweep.label(group, 1);
+    let at = if at.is_empty() {
+        String::new()
+    } else {
+        format!(", at {at}")
+    };
+    let mean = if sweep.runs > 1 {
+        " (mean of the kept runs)"
+    } else {
+        ""
+    };
+    page.heading(3, &format!("{}{by}{at}{mean}", metric.name));
+    page.raw(&table(&format!("sweep {}", metric.kind), &head, &rows));
+}
+
+/// The MINT table of `metric`: a row per target and point, Run 1 … Run N and the statistics.
+fn repeat_table(page: &mut Page, sweep: &Sweep, metric: Metric) {
+    let mut head = vec![String::new()];
+    head.extend((1..=sweep.runs).map(|i| format!("Run {i}")));
+    head.extend(["mean", "median", "stddev", "95% CI"].map(String::from));
+    let mut rows = Vec::new();
+    for at in sweep.combinations(0) {
+        for t in &sweep.targets {
+            let name = match sweep.label(&at, 0) {
+                l if l.is_empty() => t.clone(),
+                l => format!("{t} at {l}"),
+            };
+            let mut row = vec![name];
+            for run in 1..=sweep.runs {
+                let p =
+                    (sweep.points.iter()).find(|p| &p.target == t && p.at == at && p.run == run);
+                let v = p
+                    .and_then(|p| (metric.read)(p.result))
+                    .map_or("-".to_string(), |v| cell(metric.unit, v));
+                row.push(match p.is_some_and(|p| p.discarded) {
+                    true => format!("({v})"),
+                    false => v,
+                });
+            }
+            let s = stats::of(&sweep.values(t, &at, metric));
+            let f = |v: Option<f64>| v.map_or("-".to_string(), |v| cell(metric.unit, v));
+            row.push(f(s.map(|s| s.mean)));
+            row.push(f(s.map(|s| s.median)));
+            row.push(f(s.map(|s| s.stddev)));
+            row.push(s.and_then(|s| s.ci95).map_or("-".to_string(), |c| {
+                format!(
+                    "±{} (±{:.1}%)",
+                    cell(metric.unit, c),
+                    100.0 * c / s.map_or(1.0, |s| s.mean).abs().max(1e-12)
+                )
+            }));
+            rows.push(row);
+        }
+    }
+    page.heading(3, &format!("{} per run", metric.name));
+    page.raw(&table(&format!("repeat {}", metric.kind), &head, &rows));
+}
+
+/// All the sweep's charts, as (caption, svg).
+fn charts(sweep: &Sweep) -> Vec<(String, String)> {
+    let mut charts = by_value_charts(sweep);
+    if sweep.runs > 1 {
+        charts.extend(bar_charts(sweep));
+    }
+    for t in &sweep.targets {
+        let runs: Vec<(String, &Value)> = (sweep.points.iter())
+            .filter(|p| &p.target == t)
+            .map(|p| (run_name(sweep, p, false), &p.result["latency"]))
+            .collect();
+        if let Some(c) = hist::chart(&runs) {
+            let caption = format!("Latency by percentile: {t}");
+            charts.push((caption.clone(), c.svg(&caption)));
+        }
+    }
+    let runs: Vec<(String, &Value)> = (sweep.points.iter())
+        .map(|p| (run_name(sweep, p, true), p.result))
+        .collect();
+    charts.extend(result::per_second_charts(&runs));
+    charts
+}
+
+/// A run's name in a legend: target (when asked), point, run number.
+fn run_name(sweep: &Sweep, p: &Point, with_target: bool) -> String {
+    let mut parts = Vec::new();
+    if with_target && sweep.targets.len() > 1 {
+        parts.push(p.target.clone());
+    }
+    let at = sweep.label(&p.at, 0);
+    if !at.is_empty() {
+        parts.push(at);
+    }
+    if sweep.runs > 1 {
+        parts.push(format!("run {}", p.run));
+    }
+    match parts.is_empty() {
+        true => p.target.clone(),
+        false => parts.join(" "),
+    }
+}
+
+/// The first axis's values as numbers for a chart's x axis, with their unit; None when a
+/// value is not a number (then the tables say it all).
+fn x_values(flag: &str, values: &[String]) -> Option<(Vec<f64>, Unit)> {
+    let unit = match flag {
+        "--size" | "--sndbuf" | "--rcvbuf" => Unit::Bytes,
+        "--think" => Unit::Micros,
+        _ => Unit::Count,
+    };
+    let xs: Option<Vec<f64>> = values
+        .iter()
+        .map(|v| match unit {
+            Unit::Micros => crate::units::parse_duration(v)
+                .ok()
+                .map(|d| d.as_secs_f64() * 1e6),
+            _ => v
+                .parse::<f64>()
+                .ok()
+                .or_else(|| crate::units::parse_size(v).ok().map(|b| b as f64)),
+        })
+        .collect();
+    xs.map(|xs| (xs, unit))
+}
+
+/// Each metric (ops/s, throughput, p99) against the first swept flag: a series per target
+/// and value of the other flags; log x when the values span a decade or more.
+fn by_value_charts(sweep: &Sweep) -> Vec<(String, String)> {
+    let Some((flag, values)) = sweep.axes.first() else {
+        return Vec::new();
+    };
+    let Some((xs, unit)) = x_values(flag, values) else {
+        return Vec::new();
+    };
+    let positive = xs.iter().all(|x| *x > 0.0);
+    let spread = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+        / xs.iter().cloned().fold(f64::INFINITY, f64::min);
+    let scale = if positive && spread >= 10.0 {
+        Scale::Log
+    } else {
+        Scale::Linear
+    };
+    let mut charts = Vec::new();
+    for metric in [METRICS[0], METRICS[1], METRICS[3]] {
+        let mut series = Vec::new();
+        for group in sweep.combinations(1) {
+            for t in &sweep.targets {
+                let points: Vec<(f64, f64)> = (values.iter().zip(&xs))
+                    .filter_map(|(v, x)| {
+                        let at = [vec![v.clone()], group.clone()].concat();
+                        Some((*x, stats::of(&sweep.values(t, &at, metric))?.mean))
+                    })
+                    .collect();
+                let g = sweep.label(&group, 1);
+                let name = if g.is_empty() {
+                    t.clone()
+                } else {
+                    format!("{t} {g}")
+                };
+                series.push(Series { name, points });
+            }
+        }
+        let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+        let yscale = if metric.unit == Unit::Micros {
+            Scale::Log
+        } else {
+            Scale::Linear
+        };
+        let chart = LineChart {
+            kind: metric.kind,
+            x: (
+                Axis::fit(scale, unit, xs.iter().cloned(), false),
+                flag.clone(),
+            ),
+            y: (
+                Axis::fit(yscale, metric.unit, ys, true),
+                metric.name.to_string(),
+            ),
+            series,
+            references: Vec::new(),
+        };
+        let caption = format!("{} by {flag}", metric.name);
+        charts.push((caption.clone(), chart.svg(&caption)));
+    }
+    charts
+}
+
+/// The mean of the kept runs with its 95% CI as bars: a group per point, a bar per target.
+fn bar_charts(sweep: &Sweep) -> Vec<(String, String)> {
+    let points = sweep.combinations(0);
+    let categories: Vec<String> = (points.iter())
+        .map(|at| match sweep.label(at, 0) {
+            l if l.is_empty() => "all runs".to_string(),
+            l => l,
+        })
+        .collect();
+    [METRICS[0], METRICS[2], METRICS[3]]
+        .iter()
+        .map(|metric| {
+            let series = (sweep.targets.iter())
+                .map(|t| BarSeries {
+                    name: t.clone(),
+                    values: (points.iter())
+                        .map(|at| {
+                            stats::of(&sweep.values(t, at, *metric)).map(|s| (s.mean, s.ci95))
+                        })
+                        .collect(),
+                })
+                .collect();
+            let chart = BarChart {
+                kind: "means",
+                categories: categories.clone(),
+                series,
+                y: (metric.unit, metric.name.to_string()),
+            };
+            let caption = format!("{}: mean with 95% CI", metric.name);
+            (caption.clone(), chart.svg(&caption))
+        })
+        .collect()
+}

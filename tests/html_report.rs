@@ -1,0 +1,564 @@
+//! `wirebench report` opened in a real browser: for each kind of document, a real run against
+//! `wirebench serve`, the page rendered by the binary, then Debian's Chromium, headless:
+//!
+//! - `--dump-dom`: the DOM holds the tables and the SVG charts, each with the number of series
+//!   the document implies (`data-series` and one `<polyline class="series">` or one set of bars
+//!   per series), and text with `<` and `&` stayed text;
+//! - `--screenshot`: the PNG is not blank (many distinct colours, a fair share of non-white);
+//! - no network request: the page is served by a one-file HTTP server on 127.0.0.1 in the test,
+//!   which must see exactly one request (the page) per browser launch, and Chromium is told to
+//!   send every other request through a "proxy" that is a trap listener on 127.0.0.1: any fetch
+//!   of anything else (another path on the page's server, or any other host, http or https)
+//!   arrives at one of the two and fails the test (Chromium's own calls to three named Google
+//!   services are let through: they come whatever the page). A control page with an `<img>` and a style
+//!   sheet proves the trap catches fetches.
+//!
+//! Set `WIREBENCH_DOCS_SCREENSHOTS=1` to also write each screenshot, cropped, to
+//! `docs/report-KIND.png` (the README's pictures).
+
+mod common;
+
+use common::{run_bounded, ServerProcess};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Generous: Chromium and the runs share 2 loaded CPUs.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// The hosts Chromium itself calls whatever the page (seen on a page of a single heading):
+/// network time, the component updater, the account check. Exact names: a page's fetch of
+/// anything else, Google's font CDN included, fails the test.
+const CHROMIUM_OWN: [&str; 3] = [
+    "clients2.google.com",
+    "update.googleapis.com",
+    "accounts.google.com",
+];
+
+/// One browser or load at a time: the tests measure, and Chromium is heavy.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir =
+            std::env::temp_dir().join(format!("wirebench-html-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A listener on 127.0.0.1 that records the first line of every connection it accepts, and
+/// answers `page` to a GET of `/report.html` (404 to anything else).
+struct Recorder {
+    port: u16,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Recorder {
+    fn start(page: Option<Vec<u8>>) -> Recorder {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { break };
+                let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut first = String::new();
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let _ = reader.read_line(&mut first);
+                // The rest of the head, so the reply is not cut short by unread bytes.
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                // The page's server counts requests; Chromium also opens spare connections
+                // it may never use (preconnect), which fetch nothing. The trap counts all.
+                if page.is_none() || !first.trim().is_empty() {
+                    log.lock().unwrap().push(first.trim().to_string());
+                }
+                let reply = match (&page, first.starts_with("GET /report.html ")) {
+                    (Some(body), true) => [
+                        format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).into_bytes(),
+                        body.clone(),
+                    ]
+                    .concat(),
+                    _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
+                };
+                let _ = conn.write_all(&reply);
+            }
+        });
+        Recorder { port, seen }
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// Runs headless Chromium on `url` with `extra` flags (and every request other than to
+/// 127.0.0.1 sent to the `trap` port as a proxy); returns its stdout.
+fn chromium(url: &str, trap: u16, extra: &[String], profile: &Path) -> String {
+    let mut child = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--proxy-server=http://127.0.0.1:{trap}"))
+        .args(extra)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium (apt-get install chromium; .ci/run installs it)");
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            panic!("chromium ran longer than {LIMIT:?} on {url}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    reader.join().unwrap()
+}
+
+/// What the browser made of a page: its DOM and its screenshot.
+struct Opened {
+    dom: String,
+    png: Vec<u8>,
+}
+
+/// Serves `html` from 127.0.0.1, opens it twice (`--dump-dom`, `--screenshot`) and checks
+/// that nothing but the page itself was requested.
+fn open_in_browser(html: &[u8], scratch: &Path) -> Opened {
+    let (page, trap) = (Recorder::start(Some(html.to_vec())), Recorder::start(None));
+    let url = format!("http://127.0.0.1:{}/report.html", page.port);
+    let profile = scratch.join("profile");
+    let dom = chromium(&url, trap.port, &["--dump-dom".to_string()], &profile);
+    let shot = scratch.join("shot.png");
+    chromium(
+        &url,
+        trap.port,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1280,2000".to_string(),
+        ],
+        &profile,
+    );
+    let png = std::fs::read(&shot).expect("chromium wrote the screenshot");
+    // The listeners record a connection as it arrives; a moment lets a late one land.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        page.seen(),
+        ["GET /report.html HTTP/1.1", "GET /report.html HTTP/1.1"],
+        "the page's server saw a request other than the page"
+    );
+    let elsewhere: Vec<String> = (trap.seen().into_iter())
+        .filter(|r| {
+            !CHROMIUM_OWN.iter().any(|host| {
+                r.contains(&format!(" http://{host}/")) || r.contains(&format!(" {host}:443 "))
+            })
+        })
+        .collect();
+    assert!(
+        elsewhere.is_empty(),
+        "the page fetched from elsewhere: {elsewhere:?}"
+    );
+    Opened { dom, png }
+}
+
+/// Every chart in the DOM: (data-chart, data-series, polylines, bars).
+fn charts(dom: &str) -> Vec<(String, usize, usize, usize)> {
+    let attr = |s: &str, name: &str| -> String {
+        let from = s
+            .find(&format!("{name}=\""))
+            .map(|i| i + name.len() + 2)
+            .unwrap_or(0);
+        s[from..].split('"').next().unwrap_or("").to_string()
+    };
+    dom.split("<svg class=\"chart\"")
+        .skip(1)
+        .map(|s| {
+            let svg = s.split("</svg>").next().unwrap();
+            (
+                attr(svg, "data-chart"),
+                attr(svg, "data-series").parse().unwrap_or(usize::MAX),
+                svg.matches("<polyline class=\"series\"").count(),
+                svg.matches("<rect class=\"bar\"").count(),
+            )
+        })
+        .collect()
+}
+
+/// The charts of kind `kind`, checked to draw `series` series each; returns how many.
+fn expect_charts(dom: &str, kind: &str, series: usize) -> usize {
+    let found: Vec<_> = charts(dom).into_iter().filter(|c| c.0 == kind).collect();
+    assert!(
+        !found.is_empty(),
+        "no {kind} chart in the DOM: {:?}",
+        charts(dom)
+    );
+    for (_, n, lines, bars) in &found {
+        assert_eq!(*n, series, "{kind}: data-series");
+        assert!(
+            *lines == series || (*lines == 0 && *bars >= series),
+            "{kind}: {lines} polylines, {bars} bars for {series} series"
+        );
+    }
+    found.len()
+}
+
+/// The rows of the table with class `class`.
+fn table_rows(dom: &str, class: &str) -> usize {
+    let at = dom
+        .find(&format!("<table class=\"{class}\""))
+        .unwrap_or_else(|| panic!("no table {class} in the DOM"));
+    let table = dom[at..].split("</table>").next().unwrap();
+    table
+        .split("<tbody>")
+        .nth(1)
+        .unwrap_or("")
+        .matches("<tr")
+        .count()
+}
+
+/// The screenshot is a real page: many colours, a fair share of ink.
+fn check_not_blank(png: &[u8]) -> (png::OutputInfo, Vec<u8>) {
+    let decoder = png::Decoder::new(png);
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    let channels = info.color_type.samples();
+    let mut colours = std::collections::HashSet::new();
+    let mut ink = 0usize;
+    for px in buf.chunks(channels) {
+        colours.insert((px[0], px[1], px[2]));
+        if px[..3].iter().any(|c| *c < 235) {
+            ink += 1;
+        }
+    }
+    let share = ink as f64 / (buf.len() / channels) as f64;
+    assert!(
+        colours.len() > 100,
+        "{} colours: a blank page?",
+        colours.len()
+    );
+    assert!(
+        share > 0.03,
+        "{:.1}% of the pixels have ink: a blank page?",
+        share * 100.0
+    );
+    (info, buf)
+}
+
+/// With WIREBENCH_DOCS_SCREENSHOTS set, writes the top of the screenshot to docs/.
+fn keep_for_docs(kind: &str, info: &png::OutputInfo, pixels: &[u8]) {
+    if std::env::var_os("WIREBENCH_DOCS_SCREENSHOTS").is_none() {
+        return;
+    }
+    let rows = (info.height as usize).min(1500);
+    let row = info.line_size;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("docs/report-{kind}.png"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut encoder = png::Encoder::new(
+        std::fs::File::create(&path).unwrap(),
+        info.width,
+        rows as u32,
+    );
+    encoder.set_color(info.color_type);
+    encoder.set_depth(info.bit_depth);
+    encoder.set_compression(png::Compression::Best);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&pixels[..rows * row]).unwrap();
+}
+
+/// Writes `doc` to the scratch directory, renders it with `wirebench report`, opens it.
+fn render_and_open(kind: &str, doc: &Value, scratch: &Path) -> Opened {
+    let json = scratch.join(format!("{kind}.json"));
+    std::fs::write(&json, serde_json::to_vec_pretty(doc).unwrap()).unwrap();
+    let (out, _) = run_bounded(&["report", json.to_str().unwrap()], LIMIT);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read(json.with_extension("html")).expect("report wrote FILE.html");
+    // The one allowed link: the empty inline icon that keeps the browser from asking for
+    // /favicon.ico.
+    let text = String::from_utf8_lossy(&html).replace(r#"<link rel="icon" href="data:,">"#, "");
+    for fetch in [
+        "src=", "href=", "url(", "@import", "<link", "<script", "<img",
+    ] {
+        assert!(!text.contains(fetch), "the page holds {fetch}");
+    }
+    let opened = open_in_browser(&html, scratch);
+    let (info, pixels) = check_not_blank(&opened.png);
+    keep_for_docs(kind, &info, &pixels);
+    opened
+}
+
+/// `wirebench ARGS --json -q`, parsed. Its output goes to a file: a peak search's document
+/// outgrows a pipe's buffer, and nothing reads the pipe while the run goes on.
+fn json_of(args: &[&str], scratch: &Path) -> Value {
+    let path = scratch.join("out.json");
+    let mut child = common::bin()
+        .args(args)
+        .args(["--json", "-q"])
+        .stdout(std::fs::File::create(&path).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            panic!("wirebench {args:?} ran longer than {LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?}: {e}: {text}"))
+}
+
+#[test]
+fn a_run_shows_its_tables_spectrum_and_seconds() {
+    let _serial = one_at_a_time();
+    let scratch = Scratch::new("result");
+    let srv = ServerProcess::start(&[]);
+    let doc = json_of(&["run", &srv.url, "-c", "2", "-d", "4s"], &scratch.0);
+    let page = render_and_open("result", &doc, &scratch.0);
+    assert_eq!(
+        table_rows(&page.dom, "distributions"),
+        2,
+        "latency and connect"
+    );
+    assert!(table_rows(&page.dom, "per-second") >= 4);
+    assert!(page.dom.contains("<table class=\"kv methodology\""));
+    expect_charts(&page.dom, "spectrum", 1);
+    expect_charts(&page.dom, "ops-per-second", 1);
+    expect_charts(&page.dom, "p99-per-second", 1);
+}
+
+#[test]
+fn a_sweep_over_sizes_draws_throughput_by_size_and_keeps_names_as_text() {
+    let _serial = one_at_a_time();
+    let scratch = Scratch::new("sweep");
+    let srv = ServerProcess::start(&[]);
+    let (a, b) = (format!("a<b>={}", srv.url), format!("c&d={}", srv.url));
+    let doc = json_of(
+        &["run", &a, &b, "--size", "16,64,256,1k,4k", "-d", "400ms"],
+        &scratch.0,
+    );
+    let page = render_and_open("sweep", &doc, &scratch.0);
+    for metric in ["ops", "bytes", "p50", "p99", "errors"] {
+        assert_eq!(
+            table_rows(&page.dom, &format!("sweep {metric}")),
+            2,
+            "{metric}"
+        );
+    }
+    expect_charts(&page.dom, "ops", 2);
+    expect_charts(&page.dom, "bytes", 2);
+    assert_eq!(
+        expect_charts(&page.dom, "spectrum", 5),
+        2,
+        "a spectrum per target"
+    );
+    expect_charts(&page.dom, "ops-per-second", 10);
+    assert!(page.dom.contains("a&lt;b&gt;") && page.dom.contains("c&amp;d"));
+    assert!(!page.dom.contains("<b>"), "a target's name became markup");
+}
+
+#[test]
+fn a_comparison_draws_differences_and_means_with_error_bars() {
+    let _serial = one_at_a_time();
+    let scratch = Scratch::new("compare");
+    let (fast, slow) = (
+        ServerProcess::start(&[]),
+        ServerProcess::start(&["--delay", "1ms"]),
+    );
+    let (a, b) = (format!("fast={}", fast.url), format!("slow={}", slow.url));
+    let doc = json_of(
+        &["compare", &a, &b, "-d", "300ms", "--runs", "3"],
+        &scratch.0,
+    );
+    let page = render_and_open("compare", &doc, &scratch.0);
+    assert_eq!(table_rows(&page.dom, "verdicts"), 4, "a verdict per metric");
+    assert_eq!(table_rows(&page.dom, "shapes"), 2);
+    assert_eq!(table_rows(&page.dom, "repeat ops"), 2);
+    expect_charts(&page.dom, "difference", 1);
+    assert_eq!(expect_charts(&page.dom, "means", 2), 3, "ops/s, p50, p99");
+    assert!(
+        page.dom.matches("<path class=\"err\"").count() >= 4,
+        "error bars"
+    );
+}
+
+#[test]
+fn a_peak_search_draws_its_curves_and_objective() {
+    let _serial = one_at_a_time();
+    let scratch = Scratch::new("peak");
+    let srv = ServerProcess::start(&["--max-rate", "4000", "-t", "1"]);
+    let args = [
+        "peak",
+        &srv.url,
+        "--slo",
+        "p99<=50ms",
+        "--step",
+        "500ms",
+        "--rest",
+        "200ms",
+    ];
+    let doc = json_of(
+        &[&args[..], &["--start-rate", "1000", "-c", "32", "-t", "1"]].concat(),
+        &scratch.0,
+    );
+    let steps = doc["steps"].as_array().unwrap().len();
+    let page = render_and_open("peak", &doc, &scratch.0);
+    assert_eq!(table_rows(&page.dom, "steps"), steps);
+    expect_charts(&page.dom, "achieved", 1);
+    expect_charts(&page.dom, "latency-by-rate", 2);
+    expect_charts(&page.dom, "spectrum", steps);
+    let lat = page
+        .dom
+        .split("data-chart=\"latency-by-rate\"")
+        .nth(1)
+        .unwrap();
+    assert!(
+        lat.split("</svg>")
+            .next()
+            .unwrap()
+            .contains("class=\"ref\""),
+        "the objective's line"
+    );
+}
+
+#[test]
+fn a_study_wraps_its_document_with_title_and_methodology() {
+    let _serial = one_at_a_time();
+    let scratch = Scratch::new("study");
+    let srv = ServerProcess::start(&[]);
+    let sweep = json_of(&["run", &srv.url, "-c", "1,4", "-d", "300ms"], &scratch.0);
+    // The shape of the plan-file helper's schema/study.v1.json: the command's document under
+    // "document", beside the title, the methodology and the targets.
+    let doc = serde_json::json!({
+        "schema": "wirebench.study/1",
+        "title": "Connections <1 & 4>",
+        "command": "run",
+        "methodology": {
+            "date": "2026-11-23 20:00:00 UTC", "command": "wirebench study c.toml --out r",
+            "file": "c.toml", "plan": "title = \"c\"\n[run]\nconnections = \"1,4\"\n",
+            "version": "0.1.0", "kernel": "Linux 6.1", "cpu": "a CPU", "cpus": 2,
+            "pinning": "not pinned", "link": "none",
+        },
+        "targets": [{"name": "local", "url": srv.url, "server": "wirebench serve tcp", "version": null}],
+        "document": sweep,
+    });
+    let page = render_and_open("study", &doc, &scratch.0);
+    assert!(
+        page.dom.contains("<h1>Connections &lt;1 &amp; 4&gt;</h1>"),
+        "the title, as text"
+    );
+    assert_eq!(table_rows(&page.dom, "sweep ops"), 1);
+    expect_charts(&page.dom, "ops", 1);
+    assert!(page.dom.contains("Linux 6.1") && page.dom.contains("<pre>title = "));
+    assert_eq!(table_rows(&page.dom, "study-list"), 1, "the targets");
+}
+
+#[test]
+fn the_trap_catches_a_page_that_fetches() {
+    let _serial = one_at_a_time();
+    let scratch = Scratch::new("trap");
+    // An image from another host: only the trap (the proxy) can see this one.
+    let html = b"<!DOCTYPE html><html><head><link rel=\"icon\" href=\"data:,\"></head>\
+                 <body><img src=\"https://cdn.example.com/logo.png\"></body></html>";
+    let result = std::panic::catch_unwind(|| open_in_browser(html, &scratch.0));
+    let message = result
+        .err()
+        .and_then(|e| e.downcast::<String>().ok())
+        .expect("the fetches were caught");
+    assert!(
+        message.contains("fetched from elsewhere") && message.contains("cdn.example.com"),
+        "{message}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_writes_nothing() {
+    let scratch = Scratch::new("bad");
+    let dir = &scratch.0;
+    std::fs::write(dir.join("not.json"), "ops/s 5000\n").unwrap();
+    std::fs::write(
+        dir.join("other.json"),
+        r#"{"schema": "wirebench.result/9"}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("none.json"), r#"{"ok": 1}"#).unwrap();
+    for (file, says) in [
+        ("missing.json", "cannot read"),
+        ("not.json", "is not JSON"),
+        ("other.json", "wirebench.result/9"),
+        ("none.json", "no \"schema\""),
+    ] {
+        let path = dir.join(file);
+        let out = common::usage_error(&["report", path.to_str().unwrap()], LIMIT);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{file}: {err}");
+        assert!(
+            !path.with_extension("html").exists(),
+            "{file}: a page was written"
+        );
+    }
+    // A good document to a place that cannot be written: one line, exit 2, nothing left.
+    let good = dir.join("good.json");
+    std::fs::write(&good, r#"{"schema": "wirebench.result/1"}"#).unwrap();
+    let to = dir.join("no-such-dir/page.html");
+    let out = common::usage_error(
+        &["report", good.to_str().unwrap(), "-o", to.to_str().unwrap()],
+        LIMIT,
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
+    std::fs::remove_file(&good).unwrap();
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "no temporary file left: {left:?}");
+}

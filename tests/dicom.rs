@@ -533,6 +533,11 @@ fn the_dcmtk_example_runs_and_reports_each_configuration_with_its_diagnosis() {
         "{:#}",
         diagnoses[1]
     );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("Diagnosis: dicom://") && page.contains(r#"class="findings""#),
+        "no diagnosis in report.html"
+    );
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     for want in [
         "## Diagnosis",

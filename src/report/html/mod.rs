@@ -12,10 +12,12 @@
 //! - [`hist`]: percentile spectra from the documents' HdrHistograms.
 //! - one module per document kind: [`result`] (`wirebench.result/1`), [`sweep`]
 //!   (`wirebench.sweep/1`, with repeated runs), [`compare`] (`wirebench.compare/1`), [`peak`]
-//!   (`wirebench.peak/1`), and [`study`] (`wirebench.study/1`: a title and methodology around
+//!   (`wirebench.peak/1`), [`diagnosis`] (`wirebench.diagnosis/1`, also inside a study with
+//!   `diagnose = true`), and [`study`] (`wirebench.study/1`: a title and methodology around
 //!   one of the others).
 
 pub mod compare;
+pub mod diagnosis;
 mod fields;
 pub mod hist;
 pub mod page;
@@ -30,8 +32,9 @@ use serde_json::Value;
 use std::io::{self, Write};
 
 /// The document kinds the report reads, by their `schema` field.
-pub const SCHEMAS: [&str; 5] = [
+pub const SCHEMAS: [&str; 6] = [
     "wirebench.result/1",
+    "wirebench.diagnosis/1",
     "wirebench.sweep/1",
     "wirebench.compare/1",
     "wirebench.peak/1",
@@ -91,6 +94,7 @@ fn title(doc: &Value) -> (String, String) {
         Some("wirebench.sweep/1") => "sweep",
         Some("wirebench.compare/1") => "comparison",
         Some("wirebench.peak/1") => "peak search",
+        Some("wirebench.diagnosis/1") => "diagnosis",
         _ => "run",
     };
     (format!("wirebench {what}: {target}"), fields::lede(doc))
@@ -103,6 +107,10 @@ pub(crate) fn body(page: &mut page::Page, doc: &Value) -> Result<(), RenderError
         "wirebench.sweep/1" => sweep::render(page, doc),
         "wirebench.compare/1" => compare::render(page, doc),
         "wirebench.peak/1" => peak::render(page, doc),
+        "wirebench.diagnosis/1" => {
+            diagnosis::render(page, doc);
+            Ok(())
+        }
         // A study inside a study: its inner document, once.
         _ => study::inner(doc).map_or(Ok(()), |d| body(page, d)),
     }

@@ -32,6 +32,12 @@ pub fn page(doc: &Value) -> Result<Page, RenderError> {
     if let Some(d) = inner(doc) {
         body(&mut page, d)?;
     }
+    // `diagnose = true`: each target's diagnosis after the results.
+    for d in doc["diagnoses"].as_array().into_iter().flatten() {
+        let target = d["target"].as_str().unwrap_or("a target");
+        page.heading(2, &format!("Diagnosis: {target}"));
+        super::diagnosis::render(&mut page, d);
+    }
     page.heading(2, "Study methodology");
     methodology(&mut page, doc);
     Ok(page)
@@ -45,7 +51,7 @@ fn methodology(page: &mut Page, doc: &Value) {
     let inner = inner(doc);
     let mut pairs = vec![("Schema".to_string(), text(&doc["schema"]))];
     for (key, value) in obj {
-        if ["schema", "title"].contains(&key.as_str()) || Some(value) == inner {
+        if ["schema", "title", "diagnoses"].contains(&key.as_str()) || Some(value) == inner {
             continue;
         }
         field(page, &mut pairs, key, value);

@@ -213,11 +213,18 @@ fn mint_compares_a_download_from_nginx_and_serve_http() {
         "per run:",
         "| Run 1 | Run 2 | Run 3 |",
         "Against the baseline 'nginx'",
-        "serve: ",
         "the mean latency",
     ] {
         assert!(report.contains(table), "no {table:?} in:\n{report}");
     }
+    // A verdict on serve, whichever way it goes here ("serve adds 4.1% ± …; significant" or
+    // "serve: no significant difference …"): the machine decides, not the test.
+    assert!(
+        report
+            .lines()
+            .any(|l| l.trim_start().starts_with("serve ") || l.trim_start().starts_with("serve:")),
+        "no verdict on serve in:\n{report}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

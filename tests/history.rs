@@ -206,6 +206,39 @@ fn ctrl_c_stops_a_run_and_saves_it_as_interrupted() {
     assert!(secs > 0.5 && secs < 10.0, "measured until the stop: {secs}");
 }
 
+/// Ctrl-C during a sweep stops the run in progress and starts no other: the tables of the runs
+/// measured (the stopped one with what it measured), saved as interrupted, exit 130.
+#[test]
+fn ctrl_c_stops_a_sweep_and_keeps_the_runs_measured() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("sigint-sweep");
+    let path = db.path();
+    let (a, b) = (format!("a={}", server.url), format!("b={}", server.url));
+    let args = ["run", &a, &b, "--size", "4,64", "-d", "2s", "--db", &path];
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3000));
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = common::wait_exit(&mut child, Duration::from_secs(15));
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(
+        text.contains("Interrupted (Ctrl-C) after 2 of 4 runs"),
+        "{text}"
+    );
+    assert!(text.contains("Operations per second"), "the tables: {text}");
+    let rows = db.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["status"], "interrupted");
+}
+
 #[test]
 fn fail_if_exits_3_naming_the_failed_threshold() {
     let server = ServerProcess::start(&[]);

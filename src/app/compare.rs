@@ -30,6 +30,7 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let prepared = prepare(args)?;
     let (json, quiet) = (prepared.run.json, prepared.run.quiet);
     let mut keep = Keep::prepare(&prepared.run.keep, Kind::Compare, quiet)?;
+    super::run::stop_on_ctrl_c()?;
     let comparison = collect(prepared)?;
     let render = |out: &mut dyn Write| {
         crate::report::sweep::write(&comparison.sweep, out)?;

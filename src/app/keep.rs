@@ -200,8 +200,13 @@ impl Keep {
         }
         out.flush()?;
         drop(out);
-        self.save(&document, status(base, false));
-        Ok(exit_code(&checks, base))
+        let interrupted = crate::engine::stop::requested();
+        self.save(&document, status(base, interrupted));
+        Ok(match interrupted {
+            // Stopped by Ctrl-C: what was measured is printed and saved, marked interrupted.
+            true => ExitCode::from(EXIT_INTERRUPTED),
+            false => exit_code(&checks, base),
+        })
     }
 }
 

@@ -52,7 +52,7 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
 /// The first Ctrl-C (SIGINT) stops the run, which then reports and saves what it measured; a
 /// second one ends the process at once.
-fn stop_on_ctrl_c() -> anyhow::Result<()> {
+pub(crate) fn stop_on_ctrl_c() -> anyhow::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()

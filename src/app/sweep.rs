@@ -207,9 +207,20 @@ pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
 /// away), the points already measured are printed before the error, and nothing is saved.
 pub fn finish(args: &RunArgs, study: Study, keep: Keep) -> anyhow::Result<ExitCode> {
     let total = study.runs.len();
+    super::run::stop_on_ctrl_c()?;
     let (sweep, stopped) = measure_all(args, study);
     let Some(e) = stopped else {
-        let render = |out: &mut dyn Write| crate::report::sweep::write(&sweep, out);
+        let render = |out: &mut dyn Write| {
+            crate::report::sweep::write(&sweep, out)?;
+            if crate::engine::stop::requested() {
+                writeln!(
+                    out,
+                    "\nInterrupted (Ctrl-C) after {} of {total} runs: the tables cover those.",
+                    sweep.points.len()
+                )?;
+            }
+            Ok(())
+        };
         return conclude(&sweep, keep, args.json, &render);
     };
     if sweep.points.is_empty() || e.is::<UsageError>() {
@@ -298,6 +309,7 @@ pub fn measure_all(args: &RunArgs, study: Study) -> (Sweep, Option<anyhow::Error
             }
         };
         bar.done();
+        let interrupted = crate::engine::stop::requested();
         points.push(Point {
             run: run.round + 1,
             discarded: run.round < study.discard,
@@ -307,6 +319,10 @@ pub fn measure_all(args: &RunArgs, study: Study) -> (Sweep, Option<anyhow::Error
             target_index: run.target,
             at,
         });
+        if interrupted {
+            // Ctrl-C: the run it stopped is kept as measured; no later one starts.
+            break;
+        }
     }
     let sweep = Sweep {
         schema: SCHEMA,

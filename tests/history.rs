@@ -239,6 +239,45 @@ fn ctrl_c_stops_a_sweep_and_keeps_the_runs_measured() {
     assert_eq!(rows[0]["status"], "interrupted");
 }
 
+/// Ctrl-C during a peak search ends it after the step in progress: the steps so far are
+/// printed, no peak is claimed, and the search is saved as interrupted (exit 130).
+#[test]
+fn ctrl_c_stops_a_peak_search_without_claiming_a_peak() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("sigint-peak");
+    let path = db.path();
+    let args = [
+        "peak",
+        &server.url,
+        "--slo",
+        "p99<=50ms",
+        "--step",
+        "1s",
+        "--rest",
+        "0s",
+        "--db",
+        &path,
+    ];
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = common::wait_exit(&mut child, Duration::from_secs(15));
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(text.contains("interrupted (Ctrl-C) after"), "{text}");
+    let rows = db.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["status"], "interrupted");
+}
+
 #[test]
 fn fail_if_exits_3_naming_the_failed_threshold() {
     let server = ServerProcess::start(&[]);

@@ -49,6 +49,7 @@ pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
     let setup = setup(args)?;
     let show = !args.run.quiet && !args.run.json;
     let mut keep = Keep::prepare(&args.run.keep, Kind::Peak, args.run.quiet)?;
+    super::run::stop_on_ctrl_c()?;
     let study = search(args, &setup, show)?;
     // Thresholds read the measurement at the peak: the confirmation run that passed.
     let runs: Vec<_> = study
@@ -183,6 +184,10 @@ fn bracket(
         let limited = step.generator_limited;
         let refused = rejects_everything(&step);
         steps.push(step);
+        if crate::engine::stop::requested() {
+            // Ctrl-C: the steps so far are the result; no peak is claimed from them.
+            return Ok((None, false));
+        }
         if limited {
             return Ok((None, true));
         }
@@ -215,6 +220,10 @@ pub fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<Peak
         let confirmed = step.passed;
         peak = Some(Peak::of(&step));
         steps.push(step);
+        if crate::engine::stop::requested() {
+            peak = None; // a confirmation cut short confirms nothing
+            break;
+        }
         if confirmed {
             break;
         }
@@ -253,6 +262,13 @@ fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup)
         .filter(|s| s.passed)
         .map(|s| s.offered_per_s)
         .reduce(f64::max);
+    if crate::engine::stop::requested() {
+        return format!(
+            "interrupted (Ctrl-C) after {} step(s): no peak claimed; the highest rate sustained within {objective} so far was {:.0}/s",
+            steps.len(),
+            best.unwrap_or(0.0)
+        );
+    }
     match (peak, limited) {
         (_, true) => {
             let at = steps.last().map_or(0.0, |s| s.offered_per_s);

@@ -90,11 +90,19 @@ pub fn check_and_migrate(conn: &Connection, path: &Path) -> Result<(), StoreErro
 /// The application id, the schema version and the number of tables: reads only, so a file
 /// that is not SQLite fails here untouched.
 fn read_header(conn: &Connection, path: &Path) -> Result<(i32, i32, i64), StoreError> {
+    // One read transaction: the three figures from one snapshot. Read one by one, a second
+    // wirebench creating the file meanwhile could be seen half-way (its schema version but not
+    // yet its application id) and the file taken for another program's.
     let read = || -> rusqlite::Result<(i32, i32, i64)> {
-        let app = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-        let version = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let tables = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
-        Ok((app, version, tables))
+        conn.execute_batch("BEGIN DEFERRED")?;
+        let header = (|| {
+            let app = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+            let version = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let tables = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+            Ok((app, version, tables))
+        })();
+        let _ = conn.execute_batch("COMMIT");
+        header
     };
     read().map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _)

@@ -222,8 +222,19 @@ impl Store {
             path: path.to_path_buf(),
         };
         store.conn.busy_timeout(BUSY).map_err(|e| store.err(e))?;
-        migrate::check_and_migrate(&store.conn, path)?;
-        Ok(store)
+        // A second wirebench creating the same file at the same moment can make a step of the
+        // first opening (switching the journal to WAL, the first migration) report the file
+        // busy at once instead of waiting: that wirebench is done within milliseconds, so the
+        // opening is tried again, within the same patience as any write.
+        let deadline = std::time::Instant::now() + BUSY;
+        loop {
+            match migrate::check_and_migrate(&store.conn, path) {
+                Err(e) if busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                done => break done.map(|()| store),
+            }
+        }
     }
 
     /// The file's path.
@@ -402,6 +413,17 @@ pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Whether SQLite said the file is busy or locked by another connection.
+fn busy(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::Sql {
+            source: rusqlite::Error::SqliteFailure(f, _),
+            ..
+        } if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn sql(path: &Path, source: rusqlite::Error) -> StoreError {

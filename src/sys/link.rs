@@ -96,22 +96,7 @@ pub struct TcpSegment {
 
 /// A TCP socket's segment size and delivered bytes, from `TCP_INFO`.
 pub fn tcp_segment(fd: RawFd) -> io::Result<TcpSegment> {
-    // SAFETY: tcp_info is plain old data; zeroes are a valid value.
-    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-    // SAFETY: `info` is writable for `len` bytes, and the kernel writes at most that.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            (&mut info as *mut libc::tcp_info).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let info = super::tcpinfo::raw(fd)?;
     Ok(TcpSegment {
         mss: info.tcpi_snd_mss,
         rcv_mss: info.tcpi_rcv_mss,

@@ -33,8 +33,8 @@ pub struct TcpInfo {
     pub snd_wnd: u32,
 }
 
-/// `TCP_INFO` of one socket.
-pub fn of(fd: RawFd) -> std::io::Result<TcpInfo> {
+/// The kernel's whole `TCP_INFO` of one socket (`getsockopt(2)`, `tcp(7)`).
+pub fn raw(fd: RawFd) -> std::io::Result<libc::tcp_info> {
     // SAFETY: tcp_info is plain old data; zeroes are a valid value.
     let mut i: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -51,6 +51,12 @@ pub fn of(fd: RawFd) -> std::io::Result<TcpInfo> {
     if rc != 0 {
         return Err(std::io::Error::last_os_error());
     }
+    Ok(i)
+}
+
+/// `TCP_INFO` of one socket.
+pub fn of(fd: RawFd) -> std::io::Result<TcpInfo> {
+    let i = raw(fd)?;
     Ok(TcpInfo {
         rtt_us: i.tcpi_rtt,
         ato_us: i.tcpi_ato,

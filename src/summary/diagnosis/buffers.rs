@@ -13,6 +13,13 @@ use crate::summary::Summary;
 const SIZES: [usize; 5] = [16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
 /// A sender waiting on a window this share of its busy time is capped by it, %.
 const LIMITED_PERCENT: f64 = 25.0;
+/// A window at most this share of the auto-tuning start (tcp_rmem's default) is set small by
+/// hand: no auto-tuned buffer advertises so little. Then waiting on it [`TINY_LIMITED_PERCENT`]
+/// of the time is enough (on a loaded host the sender waits on its CPU too, which hides part
+/// of the window's share).
+const TINY_WINDOW_SHARE: u32 = 8;
+/// See [`TINY_WINDOW_SHARE`], %.
+const TINY_LIMITED_PERCENT: f64 = 10.0;
 /// A client setting that beats the baseline by this factor names the client's buffers.
 const CLIENT_GAIN: f64 = 2.0;
 /// Linux's default `net.ipv4.tcp_rmem` middle value, when it cannot be read.
@@ -95,7 +102,9 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
     // large window too (the sender then waits on it just as long).
     let rmem = ev.rmem_default.unwrap_or(DEFAULT_RMEM);
     let window = tcp.map_or(u32::MAX, |t| t.peer_window_bytes);
-    if base.mode == "stream" && rwnd >= LIMITED_PERCENT && window < rmem {
+    let capped = rwnd >= LIMITED_PERCENT
+        || (rwnd >= TINY_LIMITED_PERCENT && window <= rmem / TINY_WINDOW_SHARE);
+    if base.mode == "stream" && capped && window < rmem {
         evidence.push(format!("the peer's window never exceeded {window} bytes, below the {rmem} bytes auto-tuning starts a receive buffer with (net.ipv4.tcp_rmem): the server set a small SO_RCVBUF"));
         let flat = gain < 1.5;
         if flat {

@@ -47,6 +47,29 @@ impl Db {
         )
     }
 
+    /// `wirebench ARGS --db THIS`, sent SIGINT after `after`: its exit code, its stdout, and
+    /// how long it took to exit after the signal.
+    fn interrupt(&self, args: &[&str], after: Duration) -> (Option<i32>, String, Duration) {
+        let db = self.path();
+        let mut child = bin()
+            .args(args)
+            .args(["--db", &db])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(after);
+        let started = Instant::now();
+        let pid = libc::pid_t::try_from(child.id()).unwrap();
+        // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+        let status = common::wait_exit(&mut child, Duration::from_secs(15));
+        let took = started.elapsed();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (status.code(), text, took)
+    }
+
     /// `wirebench history --json`'s rows.
     fn rows(&self) -> Vec<Value> {
         let (code, out, err) = self.run(&["history", "--json", "--limit", "1000"]);
@@ -175,27 +198,10 @@ fn two_writers_at_once_lose_nothing() {
 fn ctrl_c_stops_a_run_and_saves_it_as_interrupted() {
     let server = ServerProcess::start(&[]);
     let db = Db::new("sigint");
-    let path = db.path();
-    let mut child = bin()
-        .args(["run", &server.url, "-d", "60s", "-c", "2", "--db", &path])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let started = Instant::now();
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let status = common::wait_exit(&mut child, Duration::from_secs(15));
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(status.code(), Some(130), "{text}");
+    let args = ["run", &server.url, "-d", "60s", "-c", "2"];
+    let (code, text, took) = db.interrupt(&args, Duration::from_millis(1500));
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert_eq!(code, Some(130), "{text}");
     assert!(text.contains("Interrupted (Ctrl-C)"), "{text}");
     assert!(text.contains("ops/s"), "the partial report: {text}");
     let rows = db.rows();
@@ -212,27 +218,16 @@ fn ctrl_c_stops_a_run_and_saves_it_as_interrupted() {
 fn ctrl_c_stops_a_sweep_and_keeps_the_runs_measured() {
     let server = ServerProcess::start(&[]);
     let db = Db::new("sigint-sweep");
-    let path = db.path();
     let (a, b) = (format!("a={}", server.url), format!("b={}", server.url));
-    let args = ["run", &a, &b, "--size", "4,64", "-d", "2s", "--db", &path];
-    let mut child = bin()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(3000));
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let status = common::wait_exit(&mut child, Duration::from_secs(15));
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(status.code(), Some(130), "{text}");
-    assert!(
-        text.contains("Interrupted (Ctrl-C) after 2 of 4 runs"),
-        "{text}"
-    );
+    let args = ["run", &a, &b, "--size", "4,64", "-d", "2s"];
+    let (code, text, _) = db.interrupt(&args, Duration::from_millis(3000));
+    assert_eq!(code, Some(130), "{text}");
+    // About 3 s in: during the second run (the first or third on a slow machine; never after
+    // all four).
+    let stopped_after = ["1", "2", "3"]
+        .iter()
+        .any(|n| text.contains(&format!("Interrupted (Ctrl-C) after {n} of 4 runs")));
+    assert!(stopped_after, "{text}");
     assert!(text.contains("Operations per second"), "the tables: {text}");
     let rows = db.rows();
     assert_eq!(rows.len(), 1, "{rows:?}");
@@ -245,7 +240,6 @@ fn ctrl_c_stops_a_sweep_and_keeps_the_runs_measured() {
 fn ctrl_c_stops_a_peak_search_without_claiming_a_peak() {
     let server = ServerProcess::start(&[]);
     let db = Db::new("sigint-peak");
-    let path = db.path();
     let args = [
         "peak",
         &server.url,
@@ -255,23 +249,9 @@ fn ctrl_c_stops_a_peak_search_without_claiming_a_peak() {
         "1s",
         "--rest",
         "0s",
-        "--db",
-        &path,
     ];
-    let mut child = bin()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let status = common::wait_exit(&mut child, Duration::from_secs(15));
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(status.code(), Some(130), "{text}");
+    let (code, text, _) = db.interrupt(&args, Duration::from_millis(2500));
+    assert_eq!(code, Some(130), "{text}");
     assert!(text.contains("interrupted (Ctrl-C) after"), "{text}");
     let rows = db.rows();
     assert_eq!(rows.len(), 1, "{rows:?}");

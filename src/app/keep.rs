@@ -117,14 +117,7 @@ impl Keep {
         kind: Kind,
         quiet: bool,
     ) -> Result<Keep, UsageError> {
-        let mut a = cli.clone();
-        a.tags.extend(plan.tags.iter().cloned());
-        a.fail_if.extend(plan.fail_if.iter().cloned());
-        a.no_save |= plan.no_save;
-        if a.db.is_none() && !a.no_save {
-            a.db = plan.db.clone();
-        }
-        Keep::prepare(&a, kind, quiet)
+        Keep::prepare(&merged(cli, plan), kind, quiet)
     }
 
     /// Checks every threshold against `runs` (a run's summary; a sweep's kept runs).
@@ -208,6 +201,19 @@ impl Keep {
             false => exit_code(&checks, base),
         })
     }
+}
+
+/// The command line's keep flags with a plan file's added: both sets of tags and thresholds;
+/// `--no-save` from either; the command line's `--db` first.
+pub fn merged(cli: &KeepArgs, plan: &KeepArgs) -> KeepArgs {
+    let mut a = cli.clone();
+    a.tags.extend(plan.tags.iter().cloned());
+    a.fail_if.extend(plan.fail_if.iter().cloned());
+    a.no_save |= plan.no_save;
+    if a.db.is_none() && !a.no_save {
+        a.db = plan.db.clone();
+    }
+    a
 }
 
 /// Prints each threshold's verdict under the report.

@@ -51,15 +51,19 @@ pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
     let mut keep = Keep::prepare(&args.run.keep, Kind::Peak, args.run.quiet)?;
     super::run::stop_on_ctrl_c()?;
     let study = search(args, &setup, show)?;
-    // Thresholds read the measurement at the peak: the confirmation run that passed.
-    let runs: Vec<_> = study
+    let runs = at_peak(&study);
+    let render = |out: &mut dyn Write| crate::report::peak::write(&study, out);
+    keep.finish(&study, &runs, exit_code(&study), args.run.json, &render)
+}
+
+/// What thresholds read of a search: the measurement at the peak, its passed confirmation run.
+pub fn at_peak(study: &PeakStudy) -> Vec<&crate::summary::Summary> {
+    study
         .steps
         .iter()
         .filter(|s| s.confirmation && s.passed)
         .map(|s| &s.result)
-        .collect();
-    let render = |out: &mut dyn Write| crate::report::peak::write(&study, out);
-    keep.finish(&study, &runs, exit_code(&study), args.run.json, &render)
+        .collect()
 }
 
 /// 0 when a peak was found and confirmed, else 1.

@@ -12,7 +12,7 @@ mod load;
 mod out;
 
 use super::keep::Keep;
-use crate::cli::{KeepArgs, RunArgs, StudyArgs};
+use crate::cli::{RunArgs, StudyArgs};
 use crate::plan::file::PlanFile;
 use crate::store::Kind;
 use crate::summary::diagnosis::Diagnosis;
@@ -58,11 +58,11 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
                 super::sweep::finish(&args, *study, keep)
             }
             Loaded::Compare(mut args, _) => {
-                args.run.keep = merged(&a.keep, &args.run.keep);
+                args.run.keep = super::keep::merged(&a.keep, &args.run.keep);
                 super::compare::main(&args)
             }
             Loaded::Peak(mut args, _) => {
-                args.run.keep = merged(&a.keep, &args.run.keep);
+                args.run.keep = super::keep::merged(&a.keep, &args.run.keep);
                 super::peak::main(&args)
             }
         }?;
@@ -104,30 +104,13 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     keep.finish(&study, &runs, code, false, &|_| Ok(()))
 }
 
-/// The command line's keep flags with a plan's added (its tags and thresholds too).
-fn merged(cli: &KeepArgs, plan: &KeepArgs) -> KeepArgs {
-    let mut a = cli.clone();
-    a.tags.extend(plan.tags.iter().cloned());
-    a.fail_if.extend(plan.fail_if.iter().cloned());
-    a.no_save |= plan.no_save;
-    if a.db.is_none() {
-        a.db = plan.db.clone();
-    }
-    a
-}
-
 /// The measurements thresholds are checked against: a sweep's or comparison's kept runs, a
 /// peak search's passed confirmation.
 fn kept(doc: &Document) -> Vec<&crate::summary::Summary> {
     match doc {
         Document::Run(sweep) => super::sweep::kept(sweep),
         Document::Compare(c) => super::sweep::kept(&c.sweep),
-        Document::Peak(p) => p
-            .steps
-            .iter()
-            .filter(|s| s.confirmation && s.passed)
-            .map(|s| &s.result)
-            .collect(),
+        Document::Peak(p) => super::peak::at_peak(p),
     }
 }
 

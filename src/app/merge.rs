@@ -16,10 +16,8 @@ pub fn main(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     let mut parts = Vec::with_capacity(a.inputs.len());
     for input in &a.inputs {
         let text = if Path::new(input).is_file() {
-            std::fs::read_to_string(input).map_err(|e| {
-                UsageError::new(format!(
-                    "{input}: cannot read it ({e}); give a result file or a stored id"
-                ))
+            crate::sys::file::read_text(input, crate::sys::file::DOCUMENT_LIMIT).map_err(|e| {
+                UsageError::new(format!("{input}: {e}; give a result file or a stored id"))
             })?
         } else {
             if store.is_none() {

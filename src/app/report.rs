@@ -50,8 +50,8 @@ fn looks_like_a_file(arg: &str) -> bool {
 /// Reads and parses a JSON document; a missing file or one that is not JSON is a usage error.
 pub fn read_document(path: &str) -> Result<Value, UsageError> {
     let hint = "give a document written by wirebench run, compare or peak with --json, or a study's study.json";
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("cannot read {path} ({e}); {hint}")))?;
+    let text = crate::sys::file::read_text(path, crate::sys::file::DOCUMENT_LIMIT)
+        .map_err(|e| UsageError(format!("{path}: {e}; {hint}")))?;
     serde_json::from_str(&text).map_err(|e| UsageError(format!("{path} is not JSON ({e}); {hint}")))
 }
 

@@ -124,9 +124,9 @@ fn roots(cacert: Option<&str>) -> Result<RootCertStore, String> {
     match cacert {
         None => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
         Some(path) => {
-            let certs = CertificateDer::pem_file_iter(path)
-                .map_err(|e| format!("--cacert {path}: cannot read it ({e}): give a PEM file"))?;
-            for cert in certs {
+            let pem = crate::sys::file::read(path, crate::sys::file::PEM_LIMIT)
+                .map_err(|e| format!("--cacert {path}: {e}: give a PEM file"))?;
+            for cert in CertificateDer::pem_slice_iter(&pem) {
                 let cert = cert.map_err(|e| format!("--cacert {path}: not PEM ({e})"))?;
                 store
                     .add(cert)

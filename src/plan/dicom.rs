@@ -152,8 +152,11 @@ fn files(dir: &str) -> Result<Arc<[DicomFile]>, UsageError> {
 
 fn file(path: &Path) -> Result<DicomFile, UsageError> {
     let shown = path.display();
-    let bytes = std::fs::read(path)
-        .map_err(|e| UsageError(format!("--files: cannot read {shown} ({e})")))?;
+    let bytes = crate::sys::file::read(path, crate::units::MAX_SIZE).map_err(|e| {
+        UsageError(format!(
+            "--files: {shown}: {e}: give DICOM files of at most 1 GiB"
+        ))
+    })?;
     read_part10(&bytes).map_err(|e| {
         UsageError(format!(
             "--files: {shown}: {e}: remove it, or point --files at a directory of DICOM files only"

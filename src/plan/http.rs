@@ -104,11 +104,11 @@ fn h2_header(h: &str) -> Result<(), UsageError> {
 /// Parses `--body TEXT` or `--body @FILE`.
 fn body(text: &str) -> Result<Body, UsageError> {
     match text.strip_prefix('@') {
-        Some(path) => std::fs::read(path)
+        Some(path) => crate::sys::file::read(path, crate::units::MAX_SIZE)
             .map(|b| Body::Bytes(Arc::new(b)))
             .map_err(|e| {
                 UsageError(format!(
-                    "--body @{path}: cannot read the file ({e}): check the path"
+                    "--body @{path}: {e}: check the path, or give a smaller file"
                 ))
             }),
         None => Template::parse("--body", text)
@@ -123,9 +123,9 @@ fn targets(
     base: &HttpRequest,
     target: &Target,
 ) -> Result<Vec<HttpRequest>, UsageError> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
+    let text = crate::sys::file::read_text(file, crate::sys::file::TARGETS_LIMIT).map_err(|e| {
         UsageError(format!(
-            "--targets {file}: cannot read the file ({e}): check the path"
+            "--targets {file}: {e}: check the path, or split the list"
         ))
     })?;
     let mut out = Vec::new();

@@ -48,9 +48,9 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
 /// Reads `--payload TEXT` or `--payload @FILE`.
 fn payload(text: &str) -> Result<Vec<u8>, UsageError> {
     let bytes = match text.strip_prefix('@') {
-        Some(path) => std::fs::read(path).map_err(|e| {
+        Some(path) => crate::sys::file::read(path, crate::units::MAX_SIZE).map_err(|e| {
             UsageError(format!(
-                "--payload @{path}: cannot read the file ({e}): check the path"
+                "--payload @{path}: {e}: check the path, or give a smaller file"
             ))
         })?,
         None => unescape(text).map_err(|e| UsageError(format!("--payload: {e}")))?,

@@ -1,9 +1,10 @@
 //! What wirebench asks of the operating system, shared by client and servers: a precise timer
-//! ([`timerfd`]), the process's resource use and limits ([`usage`]), the options set on
+//! ([`timerfd`]), reading the files a user names within a bound ([`file`]), the process's resource use and limits ([`usage`]), the options set on
 //! sockets ([`socket`]), and what links and TCP segments look like ([`link`]); the kernel's TCP counters
 //! ([`netstat`]) and `TCP_INFO` of this process's connections ([`tcpinfo`]), with the CPU pressure
 //! ([`pressure`]), a diagnosis's evidence.
 
+pub mod file;
 pub mod host;
 pub mod link;
 pub mod netstat;

@@ -40,10 +40,10 @@ const COMMANDS: [&str; 3] = ["run", "compare", "peak"];
 /// Reads, parses and validates the plan file `path`.
 pub fn load(path: &str) -> Result<(String, PlanFile, Loaded), Located> {
     let start = Pos { line: 1, col: 1 };
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::sys::file::read_text(path, crate::sys::file::PLAN_LIMIT).map_err(|e| {
         Located(
             start,
-            format!("cannot read the plan file ({e}); give the path of a .toml plan, e.g. wirebench study examples/dim.toml"),
+            format!("the plan file: {e}; give the path of a .toml plan, e.g. wirebench study examples/dim.toml"),
         )
     })?;
     let plan = file::parse(&text).map_err(|e| Located(e.at, e.message))?;

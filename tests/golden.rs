@@ -401,6 +401,8 @@ fn http() -> Summary {
         body_bytes,
         goodput_mb_per_s: body_bytes as f64 / MEASURED.as_secs_f64() / 1e6,
         ttfb: Distribution::of(&total.ttfb),
+        server_closes: 0,
+        resent: 0,
     });
     finish(s)
 }

@@ -1,28 +1,40 @@
-//! The README's "A quick tour", run as written: every command of its code block, with the
-//! placeholders a reader fills in (PORT, the files, the third-party servers) pointed at servers
-//! this test starts on 127.0.0.1, and durations shortened. So the tour cannot drift from the code:
-//! a flag renamed, a syntax changed or a line that exits non-zero fails here.
+//! The README's "A quick tour", run as printed: every line of its code block, word for word, in
+//! the order given — the servers it starts with `&` on their fixed ports, then each command
+//! against them — from a directory holding the files the tour names. So a reader can paste it,
+//! and the tour cannot drift from the code: a flag renamed, a port that no server listens on,
+//! a duration too long or a line that exits non-zero fails here.
 //!
-//! Servers: the reference servers (`wirebench serve ...`, each started from the binary),
-//! memcached for the line on 11211, and nginx for the HTTP/2 lines (h2c on 8080, h2 over TLS on
-//! 8443 with a fresh self-signed certificate as `ca.pem`). Redis is not installed: its PING line
-//! (reply up to `\r\n`) goes to the reference TCP server framed by `--delimiter '\r\n'`, which
-//! echoes `PING\r\n`, a reply that ends at the same delimiter.
+//! What the test adds is only what the tour asks the reader to have: its files (`files/`,
+//! `requests.txt`, `query.bin`, `ca.pem`) and the third-party servers on the ports it names —
+//! memcached on 11211 and nginx on 8080 (h2c) and 8443 (h2 over TLS, a fresh self-signed
+//! certificate as `ca.pem`), with nginx's stock `keepalive_requests`. Two are stand-ins, said
+//! here: redis is not installed, so `wirebench serve tcp --delimiter '\r\n'` answers on 6379 (it
+//! echoes `PING\r\n`, a reply that ends where redis's does), and a `wirebench serve udp` echo on
+//! 53 answers the DNS query. `wirebench` is the binary cargo built (what `cargo install --path .`
+//! would put on PATH; installing it again would take minutes and write to ~/.cargo).
+//!
+//! The tour's ports are fixed, so it runs in a network namespace of its own (`unshare --net`,
+//! as root; only its loopback is up), where no other test's server can hold them. Without
+//! the privilege it runs on the host's loopback, and fails if a port there is taken.
 
 mod common;
 
-use common::{bin, first_line_addr, free_port, listens, run_bounded, stdout_lines};
+use common::{bin, stdout_lines};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(30);
-/// Every `-d` of the tour becomes this; ramps and stages are fitted into it.
-const SHORT: &str = "500ms";
 
-/// The commands of the tour's code block, each split into words as a shell would (quotes
-/// removed, `#` comments dropped).
-fn tour() -> Vec<Vec<String>> {
+/// A line of the tour: its words as a shell splits them, and whether it ends with `&`.
+#[derive(Debug)]
+struct Line {
+    words: Vec<String>,
+    background: bool,
+}
+
+/// The lines of the tour's code block (quotes removed, `#` comments and blank lines dropped).
+fn tour() -> Vec<Line> {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
         .expect("README.md");
     let section = readme
@@ -34,7 +46,18 @@ fn tour() -> Vec<Vec<String>> {
         .nth(1)
         .and_then(|b| b.split("\n```").next())
         .expect("the tour has a ```sh code block");
-    block.lines().map(words).filter(|w| !w.is_empty()).collect()
+    let mut out = Vec::new();
+    for l in block.lines() {
+        let mut words = words(l);
+        let background = words.last().is_some_and(|w| w == "&");
+        if background {
+            words.pop();
+        }
+        if !words.is_empty() {
+            out.push(Line { words, background });
+        }
+    }
+    out
 }
 
 /// Splits a line into words the way sh does for the quoting the README uses: '...' and "..."
@@ -78,69 +101,139 @@ impl Drop for Proc {
     }
 }
 
-/// The servers and files the tour's commands are pointed at.
-struct Fixtures {
+/// Where the tour runs: a network namespace of its own (held by a sleeping process), or the
+/// host's when one cannot be made; and the directory it runs in.
+struct Place {
+    netns: Option<Proc>,
     dir: PathBuf,
-    /// Reference servers by role: "tcp echo", "tcp sink", ..., with their URLs.
-    urls: Vec<(&'static str, String)>,
-    procs: Vec<Proc>,
 }
 
-impl Fixtures {
-    fn start() -> Fixtures {
+impl Place {
+    fn new() -> Place {
         let dir = std::env::temp_dir().join(format!("wb-tour-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("files")).unwrap();
-        std::fs::write(dir.join("files/index.html"), "<p>hello</p>\n").unwrap();
-        std::fs::write(dir.join("files/big.iso"), vec![7u8; 4 << 20]).unwrap();
-        std::fs::write(dir.join("requests.txt"), "GET /bytes/100\n/index.html\n").unwrap();
-        std::fs::write(dir.join("query.bin"), dns_query()).unwrap();
-        let mut fx = Fixtures {
+        Place {
+            netns: netns(),
             dir,
-            urls: Vec::new(),
-            procs: Vec::new(),
-        };
-        let files = fx.path("files");
-        for (role, kind, args) in [
-            ("tcp echo", "tcp", vec![]),
-            ("tcp sink", "tcp", vec!["--mode", "sink"]),
-            ("tcp source", "tcp", vec!["--mode", "source"]),
-            ("tcp crlf", "tcp", vec!["--delimiter", "\\r\\n"]),
-            ("udp echo", "udp", vec![]),
-            ("udp sink", "udp", vec!["--mode", "sink"]),
-            ("http", "http", vec!["--dir", files.as_str()]),
-        ] {
-            let (child, url) = serve(kind, &args);
-            fx.procs.push(child);
-            fx.urls.push((role, url));
         }
-        let port = memcached(&mut fx.procs);
-        fx.urls
-            .push(("memcached", format!("tcp://127.0.0.1:{port}")));
-        let (h2c, h2tls) = nginx(&fx.dir, &mut fx.procs);
-        fx.urls.push(("h2c", format!("http://127.0.0.1:{h2c}")));
-        fx.urls
-            .push(("h2 tls", format!("https://localhost:{h2tls}")));
-        fx
     }
 
-    fn url(&self, role: &str) -> &str {
-        &self.urls.iter().find(|(r, _)| *r == role).unwrap().1
+    /// `program` run in the tour's namespace and directory.
+    fn command(&self, program: &str) -> Command {
+        let mut c = match &self.netns {
+            Some(holder) => {
+                let mut c = Command::new("nsenter");
+                c.arg(format!("--net=/proc/{}/ns/net", holder.0.id()));
+                c.arg("--").arg(program);
+                c
+            }
+            None => Command::new(program),
+        };
+        c.current_dir(&self.dir);
+        c
     }
 
-    fn path(&self, name: &str) -> String {
-        self.dir.join(name).display().to_string()
+    /// `wirebench ARGS` (the binary cargo built, with the tests' own data directory).
+    fn wirebench(&self, args: &[String]) -> Command {
+        let plain = bin();
+        let mut c = self.command(plain.get_program().to_str().unwrap());
+        for (k, v) in plain.get_envs() {
+            if let Some(v) = v {
+                c.env(k, v);
+            }
+        }
+        c.args(args);
+        c
+    }
+
+    /// Waits (≤ 5 s) until something listens on TCP `port` of the tour's loopback; false if
+    /// `child` exits first.
+    fn listens(&self, child: &mut Child, port: u16) -> bool {
+        let table = match &self.netns {
+            Some(holder) => format!("/proc/{}/net/tcp", holder.0.id()),
+            None => "/proc/net/tcp".to_string(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline && child.try_wait().ok().flatten().is_none() {
+            let text = std::fs::read_to_string(&table).unwrap_or_default();
+            let listening = text.lines().skip(1).any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let local = f.get(1).and_then(|a| a.rsplit(':').next());
+                local.and_then(|p| u16::from_str_radix(p, 16).ok()) == Some(port)
+                    && f.get(3) == Some(&"0A")
+            });
+            if listening {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
     }
 }
 
-impl Drop for Fixtures {
+impl Drop for Place {
     fn drop(&mut self) {
-        self.procs.clear();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
-/// A DNS query for example.com, type A (RFC 1035 §4.1), as `--payload @query.bin` would send.
+/// A network namespace with its loopback up, held by a sleeping process (the namespace goes
+/// with the last process in it); None if this user may not make one.
+fn netns() -> Option<Proc> {
+    let mut child = Command::new("unshare")
+        .args([
+            "--net",
+            "sh",
+            "-c",
+            "ip link set lo up && echo up && exec sleep 600",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let lines = stdout_lines(&mut child);
+    let up = lines.recv_timeout(Duration::from_secs(5)).ok();
+    let holder = Proc(child);
+    if up.as_deref() == Some("up") {
+        return Some(holder);
+    }
+    eprintln!("no network namespace (needs root): the tour runs on the host's loopback");
+    None
+}
+
+/// The files the tour reads, in its directory: `files/` for the servers, `requests.txt`,
+/// `query.bin` and `ca.pem` (with nginx's key).
+fn files(place: &Place) {
+    let dir = &place.dir;
+    std::fs::write(dir.join("files/index.html"), "<p>hello</p>\n").unwrap();
+    std::fs::write(dir.join("files/big.iso"), vec![7u8; 4 << 20]).unwrap();
+    std::fs::write(dir.join("requests.txt"), "GET /bytes/100\n/index.html\n").unwrap();
+    std::fs::write(dir.join("query.bin"), dns_query()).unwrap();
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            "key.pem",
+            "-out",
+            "ca.pem",
+        ])
+        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl makes the test certificate");
+    assert!(made.success(), "openssl failed");
+}
+
+/// A DNS query for example.com, type A (RFC 1035 §4.1), as `--payload @query.bin` sends it.
 fn dns_query() -> Vec<u8> {
     let mut q = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
     for label in ["example", "com"] {
@@ -151,221 +244,168 @@ fn dns_query() -> Vec<u8> {
     q
 }
 
-/// Starts `wirebench serve KIND ARGS` and returns it with the URL of its first line.
-fn serve(kind: &str, args: &[&str]) -> (Proc, String) {
-    let mut child = common::serve_process(kind, args);
-    let lines = stdout_lines(&mut child);
-    let addr = first_line_addr(&mut child, &lines, kind, Duration::from_secs(10));
-    (Proc(child), format!("{kind}://{addr}"))
-}
-
-/// A memcached of this test's own on a free port.
-fn memcached(procs: &mut Vec<Proc>) -> u16 {
-    let port = free_port();
-    let mut child = Command::new("memcached")
-        .args(["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"])
-        .args(["-u", "root", "-t", "1"])
+/// The third-party servers on the ports the tour names (see the module docs).
+fn third_party(place: &Place, procs: &mut Vec<Proc>) {
+    let mut memcached = place
+        .command("memcached")
+        .args([
+            "-l",
+            "127.0.0.1",
+            "-p",
+            "11211",
+            "-U",
+            "0",
+            "-u",
+            "root",
+            "-t",
+            "1",
+        ])
         .stdin(Stdio::null())
         .spawn()
         .expect("memcached must be installed (apt-get install memcached; .ci/run does it)");
-    let up = listens(&mut child, port);
-    procs.push(Proc(child));
-    assert!(up, "memcached did not start on port {port}");
-    port
-}
-
-/// An nginx of this test's own serving `dir/files` over h2c and h2 over TLS, with a fresh
-/// self-signed certificate for localhost in `dir/ca.pem`. Returns the two ports.
-fn nginx(dir: &Path, procs: &mut Vec<Proc>) -> (u16, u16) {
-    let d = dir.display();
-    let made = Command::new("openssl")
-        .args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-        ])
-        .args(["-subj", "/CN=localhost", "-keyout", &format!("{d}/key.pem")])
-        .args(["-out", &format!("{d}/ca.pem")])
-        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
-        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+    let up = place.listens(&mut memcached, 11211);
+    procs.push(Proc(memcached));
+    assert!(up, "memcached did not start on 127.0.0.1:11211");
+    // sendfile off: a cleartext h2 connection keeps Nagle on, and sendfile would hold each
+    // small body for the client's delayed ACK (see tests/run_http.rs). keepalive_requests is
+    // nginx's own (1000): its GOAWAYs end connections mid-run, as a reader's nginx would.
+    let d = place.dir.display();
+    let conf = format!(
+        "worker_processes 1; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;
+         events {{ worker_connections 1024; }}
+         http {{ access_log off; sendfile off; client_body_temp_path {d}/body;
+           proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fcgi;
+           uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
+           server {{ listen 127.0.0.1:8080 http2; listen 127.0.0.1:8443 ssl http2;
+             ssl_certificate {d}/ca.pem; ssl_certificate_key {d}/key.pem;
+             root {d}/files; }} }}"
+    );
+    std::fs::write(place.dir.join("nginx.conf"), conf).unwrap();
+    let mut nginx = place
+        .command("nginx")
+        .args(["-c", &format!("{d}/nginx.conf"), "-p", &format!("{d}")])
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .expect("openssl makes the test certificate");
-    assert!(made.success(), "openssl failed");
-    for _ in 0..5 {
-        let (plain, tls) = (free_port(), free_port());
-        // sendfile off: a cleartext h2 connection keeps Nagle on, and sendfile would hold each
-        // small body for the client's delayed ACK (see tests/run_http.rs). keepalive_requests:
-        // nginx's 1000 would end connections with GOAWAY mid-run, refusing the streams after.
-        let conf = format!(
-            "worker_processes 1; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;
-             events {{ worker_connections 1024; }}
-             http {{ access_log off; sendfile off; keepalive_requests 1000000; client_body_temp_path {d}/body;
-               proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fcgi;
-               uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
-               server {{ listen 127.0.0.1:{plain} http2; listen 127.0.0.1:{tls} ssl http2;
-                 ssl_certificate {d}/ca.pem; ssl_certificate_key {d}/key.pem;
-                 root {d}/files; }} }}"
-        );
-        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        let mut child = Command::new("nginx")
-            .args(["-c", &format!("{d}/nginx.conf"), "-p", &format!("{d}")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx must be installed (apt-get install nginx-light; .ci/run does it)");
-        let up = listens(&mut child, plain) && listens(&mut child, tls);
-        procs.push(Proc(child));
-        if up {
-            return (plain, tls);
-        }
-        // Another test's server took a port first: this nginx goes, with a new pair of ports.
-        procs.pop();
+        .spawn()
+        .expect("nginx must be installed (apt-get install nginx-light; .ci/run does it)");
+    let up = place.listens(&mut nginx, 8080) && place.listens(&mut nginx, 8443);
+    procs.push(Proc(nginx));
+    assert!(up, "nginx did not start on 127.0.0.1:8080 and 8443");
+    for line in [
+        "serve tcp -l 127.0.0.1:6379 --delimiter \\r\\n",
+        "serve udp -l 127.0.0.1:53",
+    ] {
+        let argv: Vec<String> = line.split(' ').map(str::to_string).collect();
+        procs.push(serve(place, line, &argv));
     }
-    panic!("nginx did not start on any of 5 pairs of free ports");
 }
 
-/// A tour command's arguments (after `wirebench`) pointed at the fixtures, durations shortened.
-fn adapt(cmd: &[String], fx: &Fixtures) -> Vec<String> {
-    let mode = cmd
-        .windows(2)
-        .find(|w| w[0] == "--mode")
-        .map(|w| w[1].as_str());
-    let mut out: Vec<String> = Vec::new();
-    let mut prev = "";
-    for arg in cmd {
-        let new = match (prev, arg.as_str()) {
-            ("-d", _) => SHORT.to_string(),
-            ("--rate", r) if r.contains('/') => format!("{}/{SHORT}", r.split('/').next().unwrap()),
-            ("--stages", s) => stages(s),
-            ("--dir", "./files") => fx.path("files"),
-            ("--targets" | "--cacert", f) => fx.path(f),
-            (_, a) if a.starts_with('@') => format!("@{}", fx.path(&a[1..])),
-            (_, a) if a.contains("://") => target(a, mode, fx),
-            (_, a) => a.to_string(),
-        };
-        out.push(new);
-        prev = arg;
+/// Starts a `wirebench serve` line of the tour (or a stand-in) and waits for the URL it prints
+/// first: the address of its `-l`.
+fn serve(place: &Place, line: &str, args: &[String]) -> Proc {
+    let mut child = place
+        .wirebench(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = stdout_lines(&mut child);
+    let first = lines.recv_timeout(Duration::from_secs(10));
+    let server = Proc(child);
+    let listen = args.windows(2).find(|w| w[0] == "-l").map(|w| &w[1]);
+    let want = format!("{}://{}", args[1], listen.expect("a fixed -l address"));
+    assert_eq!(
+        first.as_deref().ok(),
+        Some(want.as_str()),
+        "tour line `{line}`"
+    );
+    server
+}
+
+/// Runs a `wirebench run` line of the tour: it must exit 0, with operations (or messages) done
+/// and no error.
+fn check_run(place: &Place, line: &str, args: &[String]) {
+    let started = Instant::now();
+    let mut child = place
+        .wirebench(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() && started.elapsed() < LIMIT {
+        std::thread::sleep(Duration::from_millis(10));
     }
-    let bounded = ["-d", "-n", "--stages"]
-        .iter()
-        .any(|f| cmd.iter().any(|a| a == f));
-    if cmd[0] == "run" && !bounded {
-        out.extend(["-d".to_string(), SHORT.to_string()]);
-    }
-    out
-}
-
-/// `--stages 'D@r,D@r'` with the stages sharing [`SHORT`] evenly.
-fn stages(s: &str) -> String {
-    let parts: Vec<&str> = s.split(',').collect();
-    let each = 500 / parts.len();
-    parts
-        .iter()
-        .map(|p| format!("{each}ms@{}", p.split_once('@').expect("D@RATE").1))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// The fixture a tour URL stands for, with its path kept.
-fn target(url: &str, mode: Option<&str>, fx: &Fixtures) -> String {
-    let (base, path) = match url
-        .find("://")
-        .and_then(|i| url[i + 3..].find('/').map(|j| i + 3 + j))
-    {
-        Some(i) => url.split_at(i),
-        None => (url, ""),
-    };
-    let role = match (base, mode) {
-        ("tcp://127.0.0.1:PORT", Some("stream")) => "tcp sink",
-        ("tcp://127.0.0.1:PORT", Some("source")) => "tcp source",
-        ("tcp://127.0.0.1:PORT", _) => "tcp echo",
-        ("tcp://127.0.0.1:11211", _) => "memcached",
-        ("tcp://127.0.0.1:6379", _) => "tcp crlf",
-        ("udp://127.0.0.1:PORT", Some("stream")) => "udp sink",
-        ("udp://127.0.0.1:PORT" | "udp://127.0.0.1:53", _) => "udp echo",
-        ("http://127.0.0.1:PORT", _) => "http",
-        ("http://127.0.0.1:8080", _) => "h2c",
-        ("https://localhost:8443", _) => "h2 tls",
-        _ => panic!("the tour names {base}, a server this test does not start: add it here"),
-    };
-    format!("{}{path}", fx.url(role))
-}
-
-/// Runs `wirebench run ...`: it must exit 0 and report operations (or messages) done.
-fn check_run(line: &str, args: &[String]) {
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (out, took) = run_bounded(&argv, LIMIT);
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let said = format!("tour line `{line}`, run as {argv:?} ({took:?}):\n{stdout}\n{stderr}");
+    let said = format!("tour line `{line}` ({took:?}):\n{stdout}\n{stderr}");
     assert_eq!(out.status.code(), Some(0), "{said}");
-    if argv.contains(&"--json") {
+    if args.iter().any(|a| a == "--json") {
         let json: serde_json::Value = serde_json::from_str(&stdout).expect(&said);
         assert!(json["ok"].as_u64() > Some(0), "{said}");
         assert_eq!(json["errors"]["total"].as_u64(), Some(0), "{said}");
         return;
     }
     assert!(stdout.starts_with("wirebench "), "{said}");
+    let errors = counts(&stdout, "errors ");
+    assert!(
+        !errors.is_empty() && errors.iter().all(|n| n == "0"),
+        "{said}"
+    );
     // Request/response modes count replies as ok; stream and source count messages.
-    let done = ["ok ", "messages/s "].iter().any(|label| {
-        stdout.split(label).skip(1).any(|rest| {
-            let n: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == ',')
-                .collect();
-            n.chars().any(|c| matches!(c, '1'..='9'))
-        })
-    });
+    let done = ["ok ", "messages/s "]
+        .iter()
+        .flat_map(|label| counts(&stdout, label))
+        .any(|n| n.chars().any(|c| matches!(c, '1'..='9')));
     assert!(done, "no operation counted: {said}");
 }
 
-/// Starts `wirebench serve KIND ...` as the tour does, reads the URL of its first line, sends it
-/// a few requests, and stops it by its PID.
-fn check_serve(line: &str, args: &[String]) {
-    let mut child = bin()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = stdout_lines(&mut child);
-    let kind = args[1].as_str();
-    let addr = first_line_addr(&mut child, &lines, kind, Duration::from_secs(10));
-    let server = Proc(child);
-    let url = match kind {
-        "http" => format!("http://{addr}/bytes/10"),
-        _ => format!("{kind}://{addr}"),
-    };
-    check_run(line, &["run".into(), url, "-n".into(), "20".into()]);
-    drop(server);
+/// The figures printed right after each `label` (`ok 1,234`).
+fn counts(text: &str, label: &str) -> Vec<String> {
+    text.split(label)
+        .skip(1)
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| c.is_ascii_digit() || *c == ',')
+                .collect::<String>()
+        })
+        .filter(|n| !n.is_empty())
+        .collect()
 }
 
 #[test]
-fn every_tour_command_runs_as_written() {
+fn every_tour_command_runs_as_printed() {
     let started = Instant::now();
-    let cmds = tour();
+    let lines = tour();
     assert!(
-        cmds.len() >= 25,
-        "the tour parsed into {} commands only: {cmds:?}",
-        cmds.len()
+        lines.len() >= 30,
+        "the tour parsed into {} lines only: {lines:?}",
+        lines.len()
     );
-    let fx = Fixtures::start();
-    for cmd in &cmds {
-        let line = cmd.join(" ");
+    let place = Place::new();
+    files(&place);
+    let mut procs = Vec::new();
+    third_party(&place, &mut procs);
+    for l in &lines {
+        let line = l.words.join(" ");
         assert_eq!(
-            cmd[0], "wirebench",
-            "a tour line that is not a wirebench command: {line}"
+            l.words[0], "wirebench",
+            "a tour line not a wirebench command: {line}"
         );
-        let args = adapt(&cmd[1..], &fx);
-        match args[0].as_str() {
-            "serve" => check_serve(&line, &args),
-            "run" => check_run(&line, &args),
-            _ => panic!("a tour command this test cannot run: {line}"),
+        let args = &l.words[1..];
+        match (args[0].as_str(), l.background) {
+            ("serve", true) => procs.push(serve(&place, &line, args)),
+            ("run", false) => check_run(&place, &line, args),
+            _ => panic!("a tour line this test cannot run as printed: {line}"),
         }
     }
-    eprintln!("{} tour commands in {:?}", cmds.len(), started.elapsed());
+    drop(procs);
+    eprintln!("{} tour lines in {:?}", lines.len(), started.elapsed());
 }
 
 #[test]
@@ -385,5 +425,79 @@ fn tour_lines_split_as_a_shell_does() {
     );
     assert!(words("# a comment").is_empty());
     assert_eq!(words("a '' b"), ["a", "", "b"]);
-    assert_eq!(stages("10s@1000,10s@5000"), "250ms@1000,250ms@5000");
+    assert_eq!(
+        words("wirebench serve tcp -l 127.0.0.1:7000 &  # echo").len(),
+        6
+    );
+}
+
+/// Each plan of examples/ says in its header how to start its servers: every target's port is
+/// one a header line starts a server on (`wirebench serve … --listen 127.0.0.1:PORT`, nginx's
+/// `listen 127.0.0.1:PORT`, `storescp … PORT`). And the DIM plan's servers are the tour's: echo
+/// on 7000, source on 7001, as the README's plan-files tour says.
+#[test]
+fn every_example_starts_a_server_where_its_targets_are() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+        let starts = |port: &str| {
+            header.iter().any(|l| {
+                let server = ["serve ", "nginx", "storescp"]
+                    .iter()
+                    .any(|s| l.contains(s))
+                    || l.contains("listen 127.0.0.1:");
+                server
+                    && (l.contains(&format!("127.0.0.1:{port} "))
+                        || l.contains(&format!("127.0.0.1:{port};"))
+                        || l.contains(&format!(" {port} &")))
+            })
+        };
+        for url in text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let at = l.find("url = \"")? + 7;
+                Some(&l[at..at + l[at..].find('"')?])
+            })
+        {
+            let port = url
+                .split("://")
+                .nth(1)
+                .and_then(|a| a.split('/').next())
+                .and_then(|a| a.rsplit(':').next())
+                .unwrap();
+            assert!(
+                starts(port),
+                "{}: no header line starts a server for {url}",
+                path.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} targets in examples/");
+    let dim = std::fs::read_to_string(dir.join("dim.toml")).unwrap();
+    let tour: Vec<String> = tour().iter().map(|l| l.words.join(" ")).collect();
+    for (port, mode, tour_line) in [
+        ("7000", "", "wirebench serve tcp -l 127.0.0.1:7000"),
+        (
+            "7001",
+            " --mode source",
+            "wirebench serve tcp -l 127.0.0.1:7001 --mode source",
+        ),
+    ] {
+        let header = format!("wirebench serve tcp --listen 127.0.0.1:{port}{mode} &");
+        assert!(dim.contains(&header), "dim.toml does not start: {header}");
+        assert!(
+            tour.iter().any(|l| l == tour_line),
+            "the tour does not start: {tour_line}"
+        );
+    }
+    let readme = std::fs::read_to_string(dir.join("../README.md")).unwrap();
+    assert!(readme.contains("request/response (echo server on 7000) and server push\n(`serve tcp --mode source` on 7001"));
 }

@@ -174,6 +174,17 @@ impl Done {
     }
 }
 
+/// A request the server did not process before it ended its connection in good order, to be
+/// sent again on a new connection: its number and its original send times (its latency counts
+/// from the first attempt).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retry {
+    /// The engine's number of the request (its `{seq}` stays the same).
+    pub seq: u64,
+    /// When it was meant to go out and first did.
+    pub sent: Sent,
+}
+
 /// What one `read` brought.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ReadOutcome {
@@ -244,6 +255,15 @@ pub trait Session {
     /// `Connection: close`); the engine opens a new one if not.
     fn reusable(&self) -> bool {
         true
+    }
+    /// Asked once the session is not reusable: if the server ended it in good order (an
+    /// HTTP/2 GOAWAY with NO_ERROR, a `Connection: close` on a kept-alive HTTP/1.1 connection)
+    /// after answering some requests, the requests it did not process, taken out of those in
+    /// flight, for the engine to send again on a new session (as h2load does); None if it did
+    /// not end that way, or answered nothing (a server that takes no request would have them
+    /// sent again forever).
+    fn goodbye(&mut self) -> Option<Vec<Retry>> {
+        None
     }
     /// Deals with requests sent before `now - timeout`.
     fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry;

@@ -36,7 +36,8 @@ mod steps;
 mod transfer;
 
 pub(super) use steps::{
-    close_session, ensure_session, fail_all, flush, queue, read_replies, timeout_error, ExpiryTimer,
+    close_session, ensure_session, fail_all, flush, queue, read_replies, resend, retire,
+    timeout_error, ExpiryTimer,
 };
 
 /// What one connection task needs.
@@ -65,6 +66,9 @@ pub(super) struct Slot<S> {
     backoff: Duration,
     /// A closed session already gave its packet size (see [`steps::close_session`]).
     sized: bool,
+    /// Requests the server did not process before it closed their session in good order,
+    /// to go out first on the next one.
+    pub(super) retry: Vec<crate::driver::Retry>,
 }
 
 /// Runs one connection through warm-up and the measured part, unless the run is stopped.
@@ -83,6 +87,7 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
         seq: (ctx.index as u64) << 40,
         backoff: Duration::ZERO,
         sized: false,
+        retry: Vec::new(),
     };
     let plan = ctx.plan.clone();
     let bulk = plan.workload.mode == ClientMode::Source

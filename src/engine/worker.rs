@@ -239,6 +239,14 @@ impl WorkerRec {
         self.slot(now, now).received_bytes += bytes as u64;
     }
 
+    /// The server ended a connection in good order at `now`, leaving `resent` requests to go
+    /// out again on a new one.
+    pub fn server_closed(&mut self, now: Instant, resent: usize) {
+        let slot = self.slot(now, now);
+        slot.server_closes += 1;
+        slot.resent += resent as u64;
+    }
+
     /// A connection started at `began` took `took` to establish.
     pub fn connected(&mut self, began: Instant, now: Instant, took: Duration) {
         self.slot(began, now).connected(took);

@@ -135,6 +135,12 @@ pub struct Recorder {
     /// The largest packet any session reported at its end, and the bytes TCP peers
     /// acknowledged, added (for `--link`).
     pub segment: Option<Segment>,
+    /// Connections the server ended in good order mid-run (an HTTP/2 GOAWAY with NO_ERROR, an
+    /// HTTP/1.1 `Connection: close`), each replaced by a new one.
+    pub server_closes: u64,
+    /// Requests those servers had not processed, sent again on the new connection (not
+    /// counted as issued twice).
+    pub resent: u64,
 }
 
 /// The receiving server's counters of the client's datagrams, added over sessions (flows).
@@ -236,6 +242,8 @@ impl Recorder {
             reordered: 0,
             peer: PeerCounts::default(),
             segment: None,
+            server_closes: 0,
+            resent: 0,
         }
     }
 
@@ -263,6 +271,8 @@ impl Recorder {
             reordered,
             peer,
             segment,
+            server_closes,
+            resent,
         } = self;
         for n in [
             ok,
@@ -275,6 +285,8 @@ impl Recorder {
             late,
             duplicates,
             reordered,
+            server_closes,
+            resent,
         ] {
             *n = 0;
         }
@@ -341,6 +353,8 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.late += other.late;
         self.duplicates += other.duplicates;
         self.reordered += other.reordered;
+        self.server_closes += other.server_closes;
+        self.resent += other.resent;
         self.peer += &other.peer;
         self.segment = Segment::merge(self.segment, other.segment);
         // Same bounds everywhere, so adding cannot fail.

@@ -2,7 +2,7 @@
 //! open loop's keeping to its timetable, a stream's count at the receiver, datagrams (the
 //! client's view and the server's) and HTTP (statuses, goodput, time to first byte).
 
-use super::format::{bit_rate, byte_rate, bytes, rate, size};
+use super::format::{bit_rate, byte_rate, bytes, plural, rate, size};
 use super::table::{is_bulk, INDENT};
 use crate::summary::Summary;
 use crate::units::{format_us, thousands};
@@ -69,6 +69,19 @@ fn http(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         size(h.body_bytes),
         byte_rate(h.goodput_mb_per_s * 1e6),
     )?;
+    if h.server_closes > 0 {
+        // Named after the signal: "GOAWAY 12" is what an h2load user looks for.
+        let how = match h.version {
+            "2" => "GOAWAY NO_ERROR",
+            _ => "Connection: close",
+        };
+        writeln!(
+            out,
+            "{INDENT}server closes {} ({how}): a new connection each; {} it had not processed sent again, not errors",
+            thousands(h.server_closes),
+            plural(h.resent, "request", "requests"),
+        )?;
+    }
     if let Some(t) = &h.ttfb {
         writeln!(
             out,

@@ -108,6 +108,8 @@ fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> super:
         body_bytes: total.received_bytes,
         goodput_mb_per_s: total.received_bytes as f64 / measured.as_secs_f64().max(1e-9) / 1e6,
         ttfb: Distribution::of(&total.ttfb),
+        server_closes: total.server_closes,
+        resent: total.resent,
     }
 }
 

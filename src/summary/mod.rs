@@ -269,6 +269,15 @@ pub struct Http {
     pub goodput_mb_per_s: f64,
     /// Time to the first byte of each response, from its intended send.
     pub ttfb: Option<Distribution>,
+    /// Connections the server ended in good order mid-run (HTTP/2 GOAWAY with NO_ERROR, as
+    /// nginx sends at `keepalive_requests`; HTTP/1.1 `Connection: close` on a kept-alive
+    /// connection), each replaced by a new one.
+    #[serde(default)]
+    pub server_closes: u64,
+    /// Requests the server had not processed when it ended their connection, sent again on
+    /// the new one (not errors: each still ends as one ok or one error).
+    #[serde(default)]
+    pub resent: u64,
 }
 
 /// One status code and how many replies had it.

@@ -70,6 +70,13 @@ pub(super) fn stream_failure(e: &h2::Error) -> Failure {
     }
 }
 
+/// Whether `e` ended a stream the server never processed because it is closing the connection
+/// in good order: a GOAWAY with NO_ERROR whose last stream is below this one (RFC 9113 §6.8:
+/// such a stream may be sent again on a new connection).
+pub(super) fn unprocessed(e: &h2::Error) -> bool {
+    e.is_go_away() && e.is_remote() && e.reason() == Some(Reason::NO_ERROR)
+}
+
 /// An error of a whole connection, before any stream.
 pub(super) fn connection_error(doing: &str, e: &h2::Error) -> OpError {
     let f = stream_failure(e);

@@ -10,11 +10,14 @@
 //! HEADERS were seen; its body is drained as DATA arrives and the flow-control capacity given
 //! back at once, so a body of any length costs at most a window of memory.
 //!
-//! Failures: a stream the server resets or refuses (RST_STREAM, or beyond the last stream of a
-//! GOAWAY) is an error of that request alone and the connection goes on; a connection that
-//! fails or closes fails its streams, is not reused, and the engine opens another. After a
-//! graceful GOAWAY a read waits until every stream still in flight has finished, so none is
-//! dropped uncounted when the engine moves to a new connection. A request past `--timeout` is
+//! Failures: a stream the server resets or refuses (RST_STREAM) is an error of that request
+//! alone and the connection goes on; a connection that fails or closes fails its streams, is
+//! not reused, and the engine opens another. A graceful GOAWAY (NO_ERROR, as nginx sends at its
+//! `keepalive_requests`) is no failure: a read waits until every stream at or below its last
+//! stream has finished, and the streams above it, which the server did not process, are handed
+//! back to the engine ([`Session::goodbye`]) to go out again on a new connection, as h2load
+//! does — unless the connection answered nothing at all, when they are errors (a server that
+//! takes no stream would otherwise have them sent again forever). A request past `--timeout` is
 //! cancelled alone (RST_STREAM CANCEL), unless the connection has been silent all that time:
 //! then the whole connection is given up, as an HTTP/1.1 one is.
 //!
@@ -30,13 +33,15 @@ mod streams;
 use super::stream::connect_stream;
 use super::target::Scheme;
 use super::tls::TlsClient;
-use super::{Done, Driver, Expiry, Failure, Job, Placement, Protocol, ReadOutcome, Sent, Session};
+use super::{
+    Done, Driver, Expiry, Failure, Job, Placement, Protocol, ReadOutcome, Retry, Sent, Session,
+};
 use crate::driver::http::spec::HttpSpec;
 use crate::driver::http::template::{Rng, Vars};
 use crate::record::{ErrorKind, OpError};
 use crate::sys::socket::SocketOptions;
 use bytes::Bytes;
-use failure::stream_failure;
+use failure::{stream_failure, unprocessed};
 use h2::client::{Connection, SendRequest};
 use handshake::handshake;
 use io::{Counts, Io};
@@ -48,7 +53,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use streams::{open, quiet, Entry, Opened, Stage};
+use streams::{open, quiet, Entry, Opened, Outcome, Stage};
 
 /// The receive window granted to each stream: how much of one body the server may send ahead.
 const STREAM_WINDOW: u32 = 4 << 20;
@@ -58,6 +63,13 @@ const CONNECTION_WINDOW: u32 = 8 << 20;
 /// so this matters only for a server whose SETTINGS are late): the least a server should allow
 /// (RFC 9113 §5.1.2 recommends no fewer than 100).
 const INITIAL_STREAMS: usize = 100;
+
+/// A stream refused by a graceful GOAWAY on a connection that answered nothing.
+const GOAWAY_FIRST: Failure = Failure {
+    kind: ErrorKind::Refused,
+    what: "HTTP/2: the server sent GOAWAY before answering any stream on the connection; it did not process this one",
+    code: Some("NO_ERROR"),
+};
 
 /// Checks that every request of `spec` can be sent over HTTP/2 (at plan time: bad input).
 pub fn check(spec: &HttpSpec, https: bool) -> Result<(), String> {
@@ -140,6 +152,9 @@ impl Driver for H2Driver {
             reported: 0,
             gone: false,
             closed: None,
+            again: Vec::new(),
+            graceful: false,
+            answered: false,
             fd,
             opened,
         };
@@ -174,6 +189,12 @@ pub struct H2Session {
     gone: bool,
     /// The connection has ended, and how (None while it runs).
     closed: Option<Failure>,
+    /// Requests the server did not process before its graceful GOAWAY (not in flight).
+    again: Vec<Retry>,
+    /// The server sent a GOAWAY with NO_ERROR.
+    graceful: bool,
+    /// Some request got its reply on this connection.
+    answered: bool,
     /// The TCP socket under the connection (owned by `conn`), for `TCP_INFO`.
     fd: std::os::fd::RawFd,
     /// When the TCP connection was made.
@@ -198,8 +219,10 @@ impl H2Session {
         }
         match Pin::new(&mut self.conn).poll(cx) {
             Poll::Pending => {}
+            // h2 ends a connection without error only after a GOAWAY with NO_ERROR.
             Poll::Ready(Ok(())) => {
                 self.gone = true;
+                self.graceful = true;
                 self.closed = Some(Failure {
                     kind: ErrorKind::ShortReply,
                     what: "HTTP/2: the connection closed before the response",
@@ -208,6 +231,7 @@ impl H2Session {
             }
             Poll::Ready(Err(e)) => {
                 self.gone = true;
+                self.graceful |= unprocessed(&e);
                 self.closed = Some(stream_failure(&e));
             }
         }
@@ -217,18 +241,27 @@ impl H2Session {
     /// handed to h2 (the connection must then be polled again to send it).
     fn advance(&mut self, now: Instant) -> bool {
         let waiting = self.waiting;
-        let (send, gone, bytes, completed) = (
+        let (send, gone, bytes, completed, again) = (
             &mut self.send,
             &mut self.gone,
             &mut self.body_bytes,
             &mut self.completed,
+            &mut self.again,
         );
-        let accept = &self.spec.accept;
+        let (accept, answered) = (&self.spec.accept, &mut self.answered);
         let mut still_waiting = 0;
         self.entries
             .retain_mut(|e| match e.poll(now, send, gone, bytes, accept) {
-                Some(d) => {
+                Some(Outcome::Done(d)) => {
+                    *answered |= d.failure.is_none();
                     completed.push(d);
+                    false
+                }
+                Some(Outcome::Again) => {
+                    again.push(Retry {
+                        seq: e.seq,
+                        sent: e.sent,
+                    });
                     false
                 }
                 None => {
@@ -284,6 +317,7 @@ impl Session for H2Session {
             });
         };
         let mut entry = Entry {
+            seq,
             sent,
             mark: self.counts.read.get(),
             first_byte: None,
@@ -299,6 +333,10 @@ impl Session for H2Session {
                 Opened::Stream(r) => entry.stage = Stage::Head(r),
                 Opened::Wait(req) => entry.stage = Stage::Queued(req),
                 Opened::Failed(f) => return self.completed.push(entry.failed(f)),
+                Opened::Again => {
+                    self.graceful = true;
+                    return self.again.push(Retry { seq, sent });
+                }
             }
         }
         self.waiting += matches!(entry.stage, Stage::Queued(_)) as usize;
@@ -337,6 +375,10 @@ impl Session for H2Session {
         !self.gone
     }
 
+    fn goodbye(&mut self) -> Option<Vec<Retry>> {
+        (self.graceful && self.answered).then(|| std::mem::take(&mut self.again))
+    }
+
     fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry {
         let overdue = self
             .entries
@@ -361,6 +403,20 @@ impl Session for H2Session {
 }
 
 impl H2Session {
+    /// Nothing was answered on this connection: the streams the server did not process are
+    /// errors, not sent again.
+    fn refuse_again(&mut self) {
+        for r in self.again.drain(..) {
+            self.completed.push(Done {
+                sent: r.sent,
+                first_byte: None,
+                status: None,
+                accepted: false,
+                failure: Some(GOAWAY_FIRST),
+            });
+        }
+    }
+
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Result<ReadOutcome, OpError>> {
         loop {
             self.drive(cx);
@@ -377,14 +433,23 @@ impl H2Session {
             self.waiting = 0;
         } else if !self.gone {
             // A GOAWAY shows here first when no stream was beyond its last one.
-            if let Poll::Ready(Err(_)) = self.send.poll_ready(&mut quiet()) {
+            if let Poll::Ready(Err(e)) = self.send.poll_ready(&mut quiet()) {
                 self.gone = true;
+                self.graceful |= unprocessed(&e);
             }
         }
+        // A stream beyond a GOAWAY's last one fails only with a graceful GOAWAY's error.
+        self.graceful |= !self.again.is_empty();
         // After a GOAWAY, wait for every stream still in flight: the engine drops a session
         // it cannot reuse, and with it any request not yet reported.
         let draining = self.gone && !self.entries.is_empty();
-        let progress = !self.completed.is_empty() || self.body_bytes > 0;
+        let drained = self.gone && self.entries.is_empty();
+        if drained && !self.answered {
+            self.refuse_again();
+        }
+        let progress = !self.completed.is_empty()
+            || self.body_bytes > 0
+            || (drained && !self.again.is_empty());
         if progress && !draining {
             self.delivered = true;
             let out = ReadOutcome {

@@ -2,7 +2,7 @@
 //! allows another, then its response head awaited and its body drained. Polled with a no-op
 //! waker after the connection poll (see the module docs of [`super`]).
 
-use super::failure::stream_failure;
+use super::failure::{stream_failure, unprocessed};
 use super::request::Rendered;
 use crate::driver::http::spec::Accept;
 use crate::driver::{Done, Failure, Sent};
@@ -41,6 +41,8 @@ impl Stage {
 
 /// A request in flight.
 pub(super) struct Entry {
+    /// The engine's number of the request (kept to send it again after a GOAWAY).
+    pub(super) seq: u64,
     /// When it was meant to go out and did.
     pub(super) sent: Sent,
     /// The connection's bytes read when it was queued: unchanged at its time limit means the
@@ -64,6 +66,16 @@ pub(super) enum Opened {
     Stream(ResponseFuture),
     Wait(Box<Rendered>),
     Failed(Failure),
+    /// The server is closing the connection in good order: the request goes on another.
+    Again,
+}
+
+/// How a request ended on this connection.
+pub(super) enum Outcome {
+    /// With a reply, or an error of its own.
+    Done(Done),
+    /// Not processed by a server closing the connection in good order (see [`unprocessed`]).
+    Again,
 }
 
 /// Opens a stream for `req` if the connection allows another now.
@@ -72,7 +84,10 @@ pub(super) fn open(send: &mut SendRequest<Bytes>, req: Box<Rendered>, gone: &mut
         Poll::Pending => return Opened::Wait(req),
         Poll::Ready(Err(e)) => {
             *gone = true;
-            return Opened::Failed(stream_failure(&e));
+            return match unprocessed(&e) {
+                true => Opened::Again,
+                false => Opened::Failed(stream_failure(&e)),
+            };
         }
         Poll::Ready(Ok(())) => {}
     }
@@ -101,7 +116,7 @@ impl Entry {
         gone: &mut bool,
         bytes: &mut usize,
         accept: &Accept,
-    ) -> Option<Done> {
+    ) -> Option<Outcome> {
         let mut cx = quiet();
         loop {
             match &mut self.stage {
@@ -114,12 +129,16 @@ impl Entry {
                             self.stage = Stage::Queued(req);
                             return None;
                         }
-                        Opened::Failed(f) => return Some(self.failed(f)),
+                        Opened::Failed(f) => return Some(Outcome::Done(self.failed(f))),
+                        Opened::Again => return Some(Outcome::Again),
                     }
                 }
                 Stage::Head(response) => match Pin::new(response).poll(&mut cx) {
                     Poll::Pending => return None,
-                    Poll::Ready(Err(e)) => return Some(self.failed(stream_failure(&e))),
+                    Poll::Ready(Err(e)) if unprocessed(&e) => return Some(Outcome::Again),
+                    Poll::Ready(Err(e)) => {
+                        return Some(Outcome::Done(self.failed(stream_failure(&e))))
+                    }
                     Poll::Ready(Ok(r)) => {
                         self.first_byte = Some(now);
                         self.status = r.status().as_u16();
@@ -133,15 +152,17 @@ impl Entry {
                             *bytes += chunk.len();
                             let _ = body.flow_control().release_capacity(chunk.len());
                         }
-                        Poll::Ready(Some(Err(e))) => return Some(self.failed(stream_failure(&e))),
+                        Poll::Ready(Some(Err(e))) => {
+                            return Some(Outcome::Done(self.failed(stream_failure(&e))))
+                        }
                         Poll::Ready(None) => {
-                            return Some(Done {
+                            return Some(Outcome::Done(Done {
                                 sent: self.sent,
                                 first_byte: self.first_byte,
                                 status: Some(self.status),
                                 accepted: accept.accepts(self.status),
                                 failure: None,
-                            })
+                            }))
                         }
                     }
                 },

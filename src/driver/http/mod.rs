@@ -107,9 +107,10 @@ impl Driver for HttpDriver {
     }
 }
 
-/// A request in flight: its send times and whether it was a HEAD (no body in the reply).
+/// A request in flight: its number, send times and whether it was a HEAD (no body in the reply).
 #[derive(Debug, Clone, Copy)]
 struct Pending {
+    seq: u64,
     sent: Sent,
     head: bool,
 }
@@ -227,7 +228,7 @@ impl Session for HttpSession {
         let start = self.out.len();
         self.render(seq);
         let head = self.out[start..].starts_with(b"HEAD ");
-        self.in_flight.push_back(Pending { sent, head });
+        self.in_flight.push_back(Pending { seq, sent, head });
     }
 
     async fn flush(&mut self) -> Result<usize, OpError> {
@@ -264,6 +265,23 @@ impl Session for HttpSession {
 
     fn reusable(&self) -> bool {
         self.reusable
+    }
+
+    /// A server that answers with `Connection: close` processes no request after that one
+    /// (RFC 9112 §9.6): those pipelined behind it are sent again (§9.3.2). Not when the client
+    /// itself asked for the close (`--no-keepalive`).
+    fn goodbye(&mut self) -> Option<Vec<super::Retry>> {
+        if self.reusable || !self.spec.keepalive {
+            return None;
+        }
+        let left = self.in_flight.drain(..);
+        Some(
+            left.map(|p| super::Retry {
+                seq: p.seq,
+                sent: p.sent,
+            })
+            .collect(),
+        )
     }
 
     /// The send MSS and TCP header of this connection, from `TCP_INFO` (the payload counted is

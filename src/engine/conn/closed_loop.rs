@@ -2,12 +2,12 @@
 //! as a reply frees its place (a new connection per request in crr mode).
 
 use super::steps::{
-    close_session, ensure_session, fail_all, flush, queue, read_replies, ExpiryTimer,
+    close_session, ensure_session, fail_all, flush, queue, read_replies, resend, retire,
+    ExpiryTimer,
 };
 use super::{Ctx, Slot};
 use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Sent, Session};
-use crate::record::{ErrorKind, OpError};
 use std::time::Instant;
 use tokio::time::sleep_until;
 
@@ -30,16 +30,26 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
     let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
     loop {
         let op_start = Instant::now();
+        if slot
+            .session
+            .as_ref()
+            .is_some_and(|s| !s.reusable() && s.in_flight() == 0)
+        {
+            retire(ctx, slot, op_start);
+        }
         if slot.session.is_none() {
-            if !may_issue(issued, op_start) {
+            // Requests to send again go out even after the last new one.
+            let fresh = slot.retry.is_empty();
+            if fresh && !may_issue(issued, op_start) {
                 return;
             }
             if ensure_session(ctx, slot, None).await.is_err() {
-                issued += 1;
+                issued += fresh as u64;
                 continue;
             }
         }
         let session = slot.session.as_mut().expect("connected above");
+        resend(session, &mut slot.retry);
         let now = Instant::now();
         // In crr mode the operation began before the connect.
         let at = if per_request { op_start } else { now };
@@ -80,19 +90,8 @@ async fn after_replies<D: Driver>(
 ) {
     let per_request = ctx.plan.workload.mode == ClientMode::Crr;
     if per_request || !slot.session.as_ref().is_some_and(|s| s.reusable()) {
-        // Requests pipelined behind a "Connection: close" will not be answered: they fail, so
-        // that every request sent is an ok or an error.
-        let left = slot.session.as_ref().map_or(0, |s| s.in_flight());
-        if left > 0 {
-            let why = format!("the server closed the connection with {left} request(s) unanswered");
-            fail_all(
-                ctx,
-                slot,
-                OpError::new(ErrorKind::ShortReply, why),
-                op_start,
-            );
-        }
-        close_session(ctx, slot); // close: the client holds TIME_WAIT, as a real client would
+        // Requests pipelined behind a "Connection: close" are sent again on a new connection.
+        retire(ctx, slot, op_start);
     }
     if let Some(t) = ctx.plan.load.think() {
         // A pause never outlasts the time for issuing requests.

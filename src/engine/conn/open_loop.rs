@@ -5,8 +5,8 @@
 
 use super::super::pacer::{Pacer, Timetable, Turn};
 use super::{
-    close_session, ensure_session, fail_all, flush, queue, read_replies, timeout_error, Ctx,
-    ExpiryTimer, Slot,
+    close_session, ensure_session, fail_all, flush, queue, read_replies, resend, retire,
+    timeout_error, Ctx, ExpiryTimer, Slot,
 };
 use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Sent, Session};
@@ -39,6 +39,10 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
     let window = ctx.plan.load.in_flight();
     let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
     loop {
+        if !slot.retry.is_empty() {
+            send_again(ctx, slot).await;
+            continue;
+        }
         let (in_flight, room) = match &slot.session {
             None => (0, true),
             // Nothing more goes on a connection the server is closing; it is replaced once empty.
@@ -71,11 +75,14 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
         };
         match step {
             Step::Read(Err(e)) => fail_all(ctx, slot, e, Instant::now()),
-            // crr, or a server that closes: a new connection for the next request.
+            // crr, or a server that closes: a new connection for the next request (and for
+            // those the server did not process).
             Step::Read(Ok(n)) => {
                 let per_request = ctx.plan.workload.mode == ClientMode::Crr;
                 if let Some(s) = &slot.session {
-                    if n > 0 && (per_request || !s.reusable()) && s.in_flight() == 0 {
+                    if !s.reusable() {
+                        retire(ctx, slot, Instant::now());
+                    } else if n > 0 && per_request && s.in_flight() == 0 {
                         close_session(ctx, slot);
                     }
                 }
@@ -83,6 +90,22 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
             Step::Expiry => expiry.check(ctx, slot),
             Step::Sent => {}
         }
+    }
+}
+
+/// Sends the requests the server did not process before it closed their connection in good
+/// order, on a new one, at once: they are overdue already.
+async fn send_again<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
+    if ensure_session(ctx, slot, None).await.is_err() {
+        return; // they failed with the connect
+    }
+    let session = slot.session.as_mut().expect("connected above");
+    resend(session, &mut slot.retry);
+    let (limit, now) = (ctx.plan.timeout, Instant::now());
+    match tokio::time::timeout(limit, flush(ctx, session)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => fail_all(ctx, slot, e, now),
+        Err(_) => fail_all(ctx, slot, timeout_error(limit), now),
     }
 }
 

@@ -3,7 +3,7 @@
 //! flight.
 
 use super::{Ctx, Slot};
-use crate::driver::{Driver, Expiry, Sent, Session};
+use crate::driver::{Driver, Expiry, Retry, Sent, Session};
 use crate::engine::gate::Abort;
 use crate::plan::Plan;
 use crate::record::{ErrorKind, OpError};
@@ -73,7 +73,7 @@ pub(in crate::engine) fn record_error<D: Driver>(
 }
 
 /// Connects if there is no session; on failure records the error (as a request meant to go
-/// out at `intended`, or now) and backs off.
+/// out at `intended`, or now; or, when requests wait to be sent again, as theirs) and backs off.
 pub(in crate::engine) async fn ensure_session<D: Driver>(
     ctx: &Ctx<D>,
     slot: &mut Slot<D::Session>,
@@ -102,12 +102,19 @@ pub(in crate::engine) async fn ensure_session<D: Driver>(
         }
         Err(e) => {
             let now = Instant::now();
-            let sent = Sent {
-                intended: intended.unwrap_or(began),
-                at: began,
+            // Requests waiting to be sent again were counted as issued already.
+            let (sent, n) = match slot.retry.first() {
+                Some(r) => (r.sent, std::mem::take(&mut slot.retry).len()),
+                None => {
+                    let sent = Sent {
+                        intended: intended.unwrap_or(began),
+                        at: began,
+                    };
+                    ctx.rec.borrow_mut().issued(sent);
+                    (sent, 1)
+                }
             };
-            ctx.rec.borrow_mut().issued(sent);
-            record_error(ctx, sent.intended, now, e, 1);
+            record_error(ctx, sent.intended, now, e, n);
             back_off(slot).await;
             Err(())
         }
@@ -131,6 +138,40 @@ pub(in crate::engine) fn queue<D: Driver>(
     session.queue(*seq, sent);
     ctx.rec.borrow_mut().issued(sent);
     *seq += 1;
+}
+
+/// Queues on the session the requests a server did not process before it closed their
+/// connection in good order; they were counted as issued when first sent.
+pub(in crate::engine) fn resend<S: Session>(session: &mut S, retry: &mut Vec<Retry>) {
+    for r in retry.drain(..) {
+        session.queue(r.seq, r.sent);
+    }
+}
+
+/// Ends a session that will take no more requests. If the server closed it in good order,
+/// the requests it did not process wait in the slot to be sent again on the next session, and
+/// the close is counted; requests still in flight then (pipelined behind an HTTP/1.1 close
+/// without the server's word on them) fail, so that every request sent is an ok or an error.
+pub(in crate::engine) fn retire<D: Driver>(
+    ctx: &Ctx<D>,
+    slot: &mut Slot<D::Session>,
+    since: Instant,
+) {
+    let Some(session) = slot.session.as_mut() else {
+        return;
+    };
+    if let Some(again) = session.goodbye() {
+        ctx.rec
+            .borrow_mut()
+            .server_closed(Instant::now(), again.len());
+        slot.retry.extend(again);
+    }
+    let left = session.in_flight();
+    if left > 0 {
+        let why = format!("the server closed the connection with {left} request(s) unanswered");
+        fail_all(ctx, slot, OpError::new(ErrorKind::ShortReply, why), since);
+    }
+    close_session(ctx, slot); // close: the client holds TIME_WAIT, as a real client would
 }
 
 /// Sends what is queued and records the bytes, and any replies read while writing waited.

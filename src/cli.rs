@@ -778,6 +778,11 @@ pub struct MergeArgs {
     /// Results to add: stored ids (last, last~N) or files holding a wirebench.result/1 document.
     #[arg(value_name = "ID|FILE.json", required = true, num_args = 1..)]
     pub inputs: Vec<String>,
+    /// The results ran one after another, not at the same time: add them anyway, with rates
+    /// over their summed measured time (without it, results whose measured windows do not
+    /// overlap are refused).
+    #[arg(long)]
+    pub sequential: bool,
     /// The history file the ids are read from.
     #[command(flatten)]
     pub db: DbArg,

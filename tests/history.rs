@@ -331,7 +331,8 @@ fn merge_adds_results_exactly() {
     }
     let file = db.file("one.json");
     std::fs::write(&file, db.run(&["export", "last"]).1).unwrap();
-    let (code, out, err) = db.run(&["merge", "last", "last~1", &file]);
+    // The two runs ran one after the other: merged only when --sequential says so.
+    let (code, out, err) = db.run(&["merge", "last", "last~1", &file, "--sequential"]);
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["schema"], "wirebench.result/1");
@@ -437,6 +438,57 @@ fn assert_valid(name: &str, doc: &Value) {
         .map(|e| format!("{e} at {}", e.instance_path))
         .collect();
     assert!(errors.is_empty(), "{name}: {errors:#?}");
+}
+
+/// Results whose measured windows do not overlap did not run together: merge refuses to add
+/// them as concurrent (exit 2, one line naming --sequential), adds them one after another with
+/// --sequential (rates over the summed time), and adds runs that did run at the same time.
+#[test]
+fn merge_adds_only_runs_that_ran_together_unless_sequential() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("merge-windows");
+    for _ in 0..2 {
+        let (code, _, err) = db.run(&["run", &server.url, "-d", "500ms", "-q"]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, out, err) = db.run(&["merge", "last", "last~1"]);
+    assert_eq!(code, 2, "sequential runs merged as concurrent: {out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--sequential") && err.contains("did not run together"),
+        "{err}"
+    );
+    let (code, out, err) = db.run(&["merge", "last", "last~1", "--sequential"]);
+    assert_eq!(code, 0, "{err}");
+    let seq: Value = serde_json::from_str(&out).unwrap();
+    let secs = seq["duration_s"].as_f64().unwrap();
+    assert!(
+        secs > 0.9,
+        "the measured times add up one after another: {secs}"
+    );
+
+    // Two generators at the same time against one server: their windows overlap.
+    let files: Vec<String> = (0..2).map(|i| db.file(&format!("gen{i}.json"))).collect();
+    let children: Vec<_> = files
+        .iter()
+        .map(|_| {
+            bin()
+                .args(["run", &server.url, "-d", "1s", "--json", "-q", "--no-save"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (child, file) in children.into_iter().zip(&files) {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        std::fs::write(file, &out.stdout).unwrap();
+    }
+    let (code, out, err) = db.run(&["merge", &files[0], &files[1]]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["config"]["connections"], 2);
 }
 
 #[test]

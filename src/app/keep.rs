@@ -26,6 +26,8 @@ pub struct Keep {
     quiet: bool,
     tags: Vec<(String, String)>,
     thresholds: Vec<Threshold>,
+    /// Names of the runs thresholds read, when there are several (a sweep's points).
+    points: Vec<String>,
 }
 
 /// A document with its threshold verdicts appended (only when there are thresholds), so the
@@ -107,6 +109,7 @@ impl Keep {
             quiet,
             tags,
             thresholds,
+            points: Vec::new(),
         })
     }
 
@@ -122,7 +125,16 @@ impl Keep {
 
     /// Checks every threshold against `runs` (a run's summary; a sweep's kept runs).
     pub fn check(&self, runs: &[&Summary]) -> Vec<Checked> {
-        self.thresholds.iter().map(|t| t.check(runs)).collect()
+        self.thresholds
+            .iter()
+            .map(|t| t.check(runs, &self.points))
+            .collect()
+    }
+
+    /// Names the runs the thresholds will read, in their order (a sweep's kept points), so a
+    /// verdict says at which one its worst value was measured.
+    pub fn name_points(&mut self, points: Vec<String>) {
+        self.points = points;
     }
 
     /// The JSON document as `--json` prints it: pretty, with the verdicts, and a newline.
@@ -223,8 +235,7 @@ pub fn write_checks(checks: &[Checked], out: &mut dyn Write) -> std::io::Result<
     }
     writeln!(out, "\nThresholds (--fail-if):")?;
     for c in checks {
-        let verdict = if c.passed { "pass" } else { "FAIL" };
-        writeln!(out, "  {verdict}  {}  (measured {})", c.fail_if, c.shown)?;
+        writeln!(out, "  {}", crate::summary::threshold::verdict_line(c))?;
     }
     Ok(())
 }
@@ -232,10 +243,13 @@ pub fn write_checks(checks: &[Checked], out: &mut dyn Write) -> std::io::Result<
 /// The exit code: 3 when a threshold failed, else `base` (0, or 1 for failed operations).
 pub fn exit_code(checks: &[Checked], base: ExitCode) -> ExitCode {
     if checks.iter().any(|c| !c.passed) {
-        let failed: Vec<&str> = checks
+        let failed: Vec<String> = checks
             .iter()
             .filter(|c| !c.passed)
-            .map(|c| c.fail_if.as_str())
+            .map(|c| match &c.at {
+                Some(at) => format!("{} (at {at})", c.fail_if),
+                None => c.fail_if.clone(),
+            })
             .collect();
         eprintln!("threshold failed: {}", failed.join(", "));
         ExitCode::from(EXIT_THRESHOLD)

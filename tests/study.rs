@@ -141,6 +141,24 @@ fn dry_run_lists_the_points_and_runs_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A plan whose runs stop at a request count has no known time: the estimate says "unknown",
+/// never 0.0 s (issue 15, item 15: the DCMTK plan said 0.0 s and took 1 min 51 s); with some
+/// runs timed, it is a lower bound that says so.
+#[test]
+fn dry_run_of_request_count_runs_says_unknown_never_zero() {
+    let dir = scratch("dry-n");
+    let file = plan(
+        &dir,
+        "[targets]\na = \"tcp://127.0.0.1:9\"\n[run]\nsize = \"4,128\"\nrequests = 1000\n",
+    );
+    let (out, _) = run_bounded(&["study", &file, "--dry-run"], LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("estimated time: unknown"), "{text}");
+    assert!(!text.contains("0.0 s"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bad_plans_name_the_file_line_and_column_and_exit_2() {
     let dir = scratch("bad");

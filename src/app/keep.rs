@@ -18,6 +18,21 @@ use std::process::ExitCode;
 pub const EXIT_THRESHOLD: u8 = 3;
 /// Exit code of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
 pub const EXIT_INTERRUPTED: u8 = 130;
+/// Exit code for a run stopped by SIGTERM (128 + 15, as a shell reports it).
+pub const EXIT_TERMINATED: u8 = 143;
+
+/// The exit code of the signal that stopped the run: Ctrl-C's unless SIGTERM came first.
+static STOPPED_BY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(EXIT_INTERRUPTED);
+
+/// Records which signal stopped the run, as its exit code.
+pub fn interrupted_by(code: u8) {
+    STOPPED_BY.store(code, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The exit code of a run stopped by a signal: 130 (SIGINT) or 143 (SIGTERM).
+pub fn interrupted_code() -> u8 {
+    STOPPED_BY.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// A command's saving and thresholds, prepared before it runs.
 pub struct Keep {
@@ -209,7 +224,7 @@ impl Keep {
         self.save(&document, status(base, interrupted));
         Ok(match interrupted {
             // Stopped by Ctrl-C: what was measured is printed and saved, marked interrupted.
-            true => ExitCode::from(EXIT_INTERRUPTED),
+            true => ExitCode::from(interrupted_code()),
             false => exit_code(&checks, base),
         })
     }

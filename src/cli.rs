@@ -32,6 +32,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Find the highest rate a target sustains within a latency objective: open-loop steps,
     /// doubling then bisecting to 2 %, then a confirmation run (mutilate --search; RFC 2544).
+    /// Ten connections by default (wrk2's): one cannot keep an open-loop timetable for long.
+    #[command(mut_arg("connections", |a| a.default_value(PEAK_CONNECTIONS)))]
     Peak(PeakArgs),
     /// Run a study written down in a plan file (TOML): named targets and the flags of `run`,
     /// `compare` or `peak` (swept values, repeated runs, objectives); --out DIR writes report.md
@@ -602,6 +604,9 @@ pub struct DiagnoseArgs {
 // ---- end wirebench diagnose ----
 
 // ---- wirebench peak (issue 9, item 4) ----
+
+/// Connections of each peak step unless -c says otherwise (wrk2's default).
+pub const PEAK_CONNECTIONS: &str = "10";
 
 /// `wirebench peak URL --slo 'p99<=50ms'`: the peak search. Each step is `wirebench run` with
 /// the other flags and `--rate` set by the search.

@@ -32,7 +32,7 @@ pub enum Command {
     Compare(CompareArgs),
     /// Find the highest rate a target sustains within a latency objective: open-loop steps,
     /// doubling then bisecting to 2 %, then a confirmation run (mutilate --search; RFC 2544).
-    /// Ten connections by default (wrk2's): one cannot keep an open-loop timetable for long.
+    // Ten connections by default (wrk2's): one cannot keep an open-loop timetable for long.
     #[command(mut_arg("connections", |a| a.default_value(PEAK_CONNECTIONS)))]
     Peak(PeakArgs),
     /// Run a study written down in a plan file (TOML): named targets and the flags of `run`,

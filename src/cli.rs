@@ -32,6 +32,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Find the highest rate a target sustains within a latency objective: open-loop steps,
     /// doubling then bisecting to 2 %, then a confirmation run (mutilate --search; RFC 2544).
+    // Ten connections by default (wrk2's): one cannot keep an open-loop timetable for long.
+    #[command(mut_arg("connections", |a| a.default_value(PEAK_CONNECTIONS)))]
     Peak(PeakArgs),
     /// Run a study written down in a plan file (TOML): named targets and the flags of `run`,
     /// `compare` or `peak` (swept values, repeated runs, objectives); --out DIR writes report.md
@@ -603,6 +605,9 @@ pub struct DiagnoseArgs {
 
 // ---- wirebench peak (issue 9, item 4) ----
 
+/// Connections of each peak step unless -c says otherwise (wrk2's default).
+pub const PEAK_CONNECTIONS: &str = "10";
+
 /// `wirebench peak URL --slo 'p99<=50ms'`: the peak search. Each step is `wirebench run` with
 /// the other flags and `--rate` set by the search.
 #[derive(Debug, Args)]
@@ -778,6 +783,11 @@ pub struct MergeArgs {
     /// Results to add: stored ids (last, last~N) or files holding a wirebench.result/1 document.
     #[arg(value_name = "ID|FILE.json", required = true, num_args = 1..)]
     pub inputs: Vec<String>,
+    /// The results ran one after another, not at the same time: add them anyway, with rates
+    /// over their summed measured time (without it, results whose measured windows do not
+    /// overlap are refused).
+    #[arg(long)]
+    pub sequential: bool,
     /// The history file the ids are read from.
     #[command(flatten)]
     pub db: DbArg,

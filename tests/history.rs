@@ -275,9 +275,12 @@ fn fail_if_exits_3_naming_the_failed_threshold() {
     let (code, out, err) = db.run(&args);
     assert_eq!(code, 3, "{out}{err}");
     assert!(err.contains("threshold failed: p99>1ns"), "{err}");
-    assert!(out.contains("FAIL  p99>1ns"), "{out}");
-    assert!(out.contains("pass  ops<1"), "{out}");
-    assert!(out.contains("pass  errors>0.1%"), "{out}");
+    // The measured value first, then the bound and the verdict: "pass" cannot be read as
+    // the bound having been crossed.
+    assert!(out.contains(", fails above 1ns: FAIL"), "{out}");
+    assert!(out.contains(", fails below 1: pass"), "{out}");
+    assert!(out.contains(", fails above 0.1%: pass"), "{out}");
+    assert!(!out.contains("pass  "), "{out}");
     // In --json, each verdict; the stored run keeps them.
     args.push("--json");
     let (code, out, _) = db.run(&args);
@@ -293,6 +296,56 @@ fn fail_if_exits_3_naming_the_failed_threshold() {
     let mut ok = base.to_vec();
     ok.extend(["--fail-if", "p99>10s", "--fail-if", "errors>0"]);
     assert_eq!(db.run(&ok).0, 0);
+}
+
+/// An unknown metric is named with the list of metrics (not "fails above a bound, not
+/// below"), a latency bound without a unit is refused (it meant seconds), both exit 2.
+#[test]
+fn fail_if_names_the_metrics_and_wants_a_unit() {
+    let cases = [
+        ("rps<5", "unknown metric 'rps'"),
+        ("p(95)<200", "unknown metric 'p(95)'"),
+        ("p99>20", "unit"),
+    ];
+    for (condition, says) in cases {
+        let out = usage_error(
+            &[
+                "run",
+                "tcp://127.0.0.1:9",
+                "--fail-if",
+                condition,
+                "--no-save",
+            ],
+            LIMIT,
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{condition}: {err}");
+        assert!(!err.contains("not below"), "{condition}: {err}");
+        assert!(
+            err.contains("p99") && err.contains("ms"),
+            "{condition}: {err}"
+        );
+    }
+}
+
+/// A threshold that fails in a sweep names the point where it failed, in the report, on
+/// stderr and in the JSON verdict: here the slow one of two targets.
+#[test]
+fn a_failed_threshold_in_a_sweep_names_its_point() {
+    let fast = ServerProcess::start(&[]);
+    let slow = ServerProcess::start(&["--delay", "20ms"]);
+    let db = Db::new("thresholds-sweep");
+    let (a, b) = (format!("fast={}", fast.url), format!("slow={}", slow.url));
+    let args = ["run", &a, &b, "-n", "50", "-q", "--fail-if", "p50>10ms"];
+    let (code, out, err) = db.run(&args);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains(" at slow, fails above 10ms: FAIL"), "{out}");
+    assert!(err.contains("p50>10ms (at slow)"), "{err}");
+    let mut json = args.to_vec();
+    json.push("--json");
+    let (_, out, _) = db.run(&json);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["thresholds"][0]["at"], "slow", "{out}");
 }
 
 #[test]
@@ -331,7 +384,8 @@ fn merge_adds_results_exactly() {
     }
     let file = db.file("one.json");
     std::fs::write(&file, db.run(&["export", "last"]).1).unwrap();
-    let (code, out, err) = db.run(&["merge", "last", "last~1", &file]);
+    // The two runs ran one after the other: merged only when --sequential says so.
+    let (code, out, err) = db.run(&["merge", "last", "last~1", &file, "--sequential"]);
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["schema"], "wirebench.result/1");
@@ -349,6 +403,57 @@ fn merge_adds_results_exactly() {
     let db_path = db.path();
     let err = usage_error(&["merge", "last", &other, "--db", &db_path], LIMIT);
     assert!(String::from_utf8_lossy(&err.stderr).contains("wirebench.result/2"));
+}
+
+/// Results whose measured windows do not overlap did not run together: merge refuses to add
+/// them as concurrent (exit 2, one line naming --sequential), adds them one after another with
+/// --sequential (rates over the summed time), and adds runs that did run at the same time.
+#[test]
+fn merge_adds_only_runs_that_ran_together_unless_sequential() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("merge-windows");
+    for _ in 0..2 {
+        let (code, _, err) = db.run(&["run", &server.url, "-d", "500ms", "-q"]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, out, err) = db.run(&["merge", "last", "last~1"]);
+    assert_eq!(code, 2, "sequential runs merged as concurrent: {out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--sequential") && err.contains("did not run together"),
+        "{err}"
+    );
+    let (code, out, err) = db.run(&["merge", "last", "last~1", "--sequential"]);
+    assert_eq!(code, 0, "{err}");
+    let seq: Value = serde_json::from_str(&out).unwrap();
+    let secs = seq["duration_s"].as_f64().unwrap();
+    assert!(
+        secs > 0.9,
+        "the measured times add up one after another: {secs}"
+    );
+
+    // Two generators at the same time against one server: their windows overlap.
+    let files: Vec<String> = (0..2).map(|i| db.file(&format!("gen{i}.json"))).collect();
+    let children: Vec<_> = files
+        .iter()
+        .map(|_| {
+            bin()
+                .args(["run", &server.url, "-d", "1s", "--json", "-q", "--no-save"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (child, file) in children.into_iter().zip(&files) {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        std::fs::write(file, &out.stdout).unwrap();
+    }
+    let (code, out, err) = db.run(&["merge", &files[0], &files[1]]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["config"]["connections"], 2);
 }
 
 #[test]

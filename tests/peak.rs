@@ -239,3 +239,68 @@ fn a_target_that_answers_nothing_ends_the_search_with_the_reason() {
     assert_eq!(doc["steps"].as_array().unwrap().len(), 1, "{conclusion}");
     assert!(doc["peak"].is_null());
 }
+
+/// `wirebench peak URL/delay/2ms` against `serve http --max-rate 600`, 0.5 s steps from
+/// 200/s, with `extra` flags: the JSON document and the exit code. The latency objective is
+/// generous (200 ms) so that a loaded machine's stalls do not fail a step: each search here
+/// turns on whether the generator kept its timetable.
+fn search_delayed(url: &str, extra: &[&str]) -> (serde_json::Value, Option<i32>) {
+    let mut args = vec![
+        "peak",
+        url,
+        "--slo",
+        "p99<=200ms",
+        "--slo",
+        "errors<=0.1%",
+        "--step",
+        "500ms",
+        "--rest",
+        "200ms",
+        "--start-rate",
+        "200",
+        "--json",
+        "-q",
+    ];
+    args.extend(extra);
+    let (text, code) = run_reading(&args, Duration::from_secs(60));
+    let doc = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (doc, code)
+}
+
+/// One connection to a target that takes 2 ms a request cannot offer 400/s (each waits for its
+/// reply): the generator falls behind its timetable while the target stays as fast as at
+/// 200/s. No peak is claimed (issue 15, item 6: it claimed the rate one connection reached),
+/// and the conclusion names -c. With the default connections the same search finds the
+/// server's true 600/s.
+#[test]
+fn one_connection_that_falls_behind_claims_no_peak_and_the_default_finds_it() {
+    let _serial = one_at_a_time();
+    let mut child = serve_process("http", &["--max-rate", "600", "-t", "1"]);
+    let lines = stdout_lines(&mut child);
+    let addr = first_line_addr(&mut child, &lines, "http", LIMIT);
+    let url = format!("http://{addr}/delay/2ms");
+    let (one, one_code) = search_delayed(&url, &["-c", "1"]);
+    let (default, default_code) = search_delayed(&url, &[]);
+    common::sigterm(&child);
+    let _ = common::wait_exit(&mut child, Duration::from_secs(5));
+
+    let conclusion = one["conclusion"].as_str().unwrap();
+    assert_eq!(one_code, Some(1), "{conclusion}");
+    assert!(one["peak"].is_null(), "{conclusion}");
+    assert_eq!(one["generator_limited"], true, "{conclusion}");
+    assert!(conclusion.contains("no peak claimed"), "{conclusion}");
+    assert!(conclusion.contains("-c "), "names the flag: {conclusion}");
+    let last = one["steps"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["limit"], "connections", "{conclusion}");
+    assert_valid(&schema("peak.v1.json"), &one);
+
+    let conclusion = default["conclusion"].as_str().unwrap();
+    assert_eq!(default_code, Some(0), "{conclusion}");
+    let steps = default["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["result"]["config"]["connections"], 10);
+    let peak = f(&default["peak"]["offered_per_s"]);
+    assert!(
+        (540.0..=660.0).contains(&peak),
+        "peak {peak}/s: {conclusion}"
+    );
+}

@@ -141,6 +141,78 @@ fn dry_run_lists_the_points_and_runs_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A plan whose runs stop at a request count has no known time: the estimate says "unknown",
+/// never 0.0 s (issue 15, item 15: the DCMTK plan said 0.0 s and took 1 min 51 s); with some
+/// runs timed, it is a lower bound that says so.
+#[test]
+fn dry_run_of_request_count_runs_says_unknown_never_zero() {
+    let dir = scratch("dry-n");
+    let file = plan(
+        &dir,
+        "[targets]\na = \"tcp://127.0.0.1:9\"\n[run]\nsize = \"4,128\"\nrequests = 1000\n",
+    );
+    let (out, _) = run_bounded(&["study", &file, "--dry-run"], LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("estimated time: unknown"), "{text}");
+    assert!(!text.contains("0.0 s"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `study --out DIR` stopped by `signal` (SIGINT: Ctrl-C, or SIGTERM) about 1.5 s into a
+/// sweep of 2 s runs: its exit code, stdout, and DIR.
+fn stop_a_study(name: &str, url: &str, signal: libc::c_int) -> (Option<i32>, String, PathBuf) {
+    let dir = scratch(name);
+    let text = format!(
+        "title = \"stopped\"\n[targets]\nlocal = \"{url}\"\n[run]\nsize = [4, 64, 128]\nduration = \"2s\"\n"
+    );
+    let file = plan(&dir, &text);
+    let out = dir.join("results");
+    let db = dir.join("history.db");
+    let mut child = common::bin()
+        .args(["study", &file, "--out", out.to_str().unwrap()])
+        .args(["--db", db.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let status = common::wait_exit(&mut child, Duration::from_secs(15));
+    let printed = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&printed.stdout).into_owned();
+    // The history holds the study, marked interrupted.
+    let (rows, _) = run_bounded(&["history", "--json", "--db", db.to_str().unwrap()], LIMIT);
+    let rows: serde_json::Value = serde_json::from_slice(&rows.stdout).unwrap();
+    assert_eq!(rows["runs"][0]["status"], "interrupted", "{rows}");
+    (status.code(), stdout, out)
+}
+
+/// Ctrl-C during `study --out` does what it does without --out: the runs measured are kept,
+/// saved as interrupted, exit 130; and DIR holds the partial study marked interrupted (it
+/// exited 130 with nothing printed, an empty DIR and nothing saved). SIGTERM the same, 143.
+#[test]
+fn a_stopped_study_writes_its_partial_results_to_out_marked_interrupted() {
+    let server = ServerProcess::start(&[]);
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let (status, stdout, out) = stop_a_study(&format!("stop{signal}"), &server.url, signal);
+        assert_eq!(status, Some(code), "{stdout}");
+        assert!(
+            stdout.contains("Interrupted: 1 run(s) measured"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("wrote "), "{stdout}");
+        let doc = common::study::valid_study(&out);
+        assert_eq!(doc["interrupted"], true);
+        assert_eq!(doc["document"]["points"].as_array().unwrap().len(), 1);
+        let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+        assert!(report.contains("**Interrupted**"), "{report}");
+        let _ = std::fs::remove_dir_all(out.parent().unwrap());
+    }
+}
+
 #[test]
 fn bad_plans_name_the_file_line_and_column_and_exit_2() {
     let dir = scratch("bad");

@@ -38,6 +38,7 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     };
     let runs = super::sweep::kept(&comparison.sweep);
     let base = super::sweep::exit_code(&comparison.sweep);
+    keep.name_points(super::sweep::kept_points(&comparison.sweep));
     keep.finish(&comparison, &runs, base, json, &render)
 }
 

@@ -18,6 +18,21 @@ use std::process::ExitCode;
 pub const EXIT_THRESHOLD: u8 = 3;
 /// Exit code of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
 pub const EXIT_INTERRUPTED: u8 = 130;
+/// Exit code for a run stopped by SIGTERM (128 + 15, as a shell reports it).
+pub const EXIT_TERMINATED: u8 = 143;
+
+/// The exit code of the signal that stopped the run: Ctrl-C's unless SIGTERM came first.
+static STOPPED_BY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(EXIT_INTERRUPTED);
+
+/// Records which signal stopped the run, as its exit code.
+pub fn interrupted_by(code: u8) {
+    STOPPED_BY.store(code, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The exit code of a run stopped by a signal: 130 (SIGINT) or 143 (SIGTERM).
+pub fn interrupted_code() -> u8 {
+    STOPPED_BY.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// A command's saving and thresholds, prepared before it runs.
 pub struct Keep {
@@ -26,6 +41,8 @@ pub struct Keep {
     quiet: bool,
     tags: Vec<(String, String)>,
     thresholds: Vec<Threshold>,
+    /// Names of the runs thresholds read, when there are several (a sweep's points).
+    points: Vec<String>,
 }
 
 /// A document with its threshold verdicts appended (only when there are thresholds), so the
@@ -107,6 +124,7 @@ impl Keep {
             quiet,
             tags,
             thresholds,
+            points: Vec::new(),
         })
     }
 
@@ -122,7 +140,16 @@ impl Keep {
 
     /// Checks every threshold against `runs` (a run's summary; a sweep's kept runs).
     pub fn check(&self, runs: &[&Summary]) -> Vec<Checked> {
-        self.thresholds.iter().map(|t| t.check(runs)).collect()
+        self.thresholds
+            .iter()
+            .map(|t| t.check(runs, &self.points))
+            .collect()
+    }
+
+    /// Names the runs the thresholds will read, in their order (a sweep's kept points), so a
+    /// verdict says at which one its worst value was measured.
+    pub fn name_points(&mut self, points: Vec<String>) {
+        self.points = points;
     }
 
     /// The JSON document as `--json` prints it: pretty, with the verdicts, and a newline.
@@ -197,7 +224,7 @@ impl Keep {
         self.save(&document, status(base, interrupted));
         Ok(match interrupted {
             // Stopped by Ctrl-C: what was measured is printed and saved, marked interrupted.
-            true => ExitCode::from(EXIT_INTERRUPTED),
+            true => ExitCode::from(interrupted_code()),
             false => exit_code(&checks, base),
         })
     }
@@ -223,8 +250,7 @@ pub fn write_checks(checks: &[Checked], out: &mut dyn Write) -> std::io::Result<
     }
     writeln!(out, "\nThresholds (--fail-if):")?;
     for c in checks {
-        let verdict = if c.passed { "pass" } else { "FAIL" };
-        writeln!(out, "  {verdict}  {}  (measured {})", c.fail_if, c.shown)?;
+        writeln!(out, "  {}", crate::summary::threshold::verdict_line(c))?;
     }
     Ok(())
 }
@@ -232,10 +258,13 @@ pub fn write_checks(checks: &[Checked], out: &mut dyn Write) -> std::io::Result<
 /// The exit code: 3 when a threshold failed, else `base` (0, or 1 for failed operations).
 pub fn exit_code(checks: &[Checked], base: ExitCode) -> ExitCode {
     if checks.iter().any(|c| !c.passed) {
-        let failed: Vec<&str> = checks
+        let failed: Vec<String> = checks
             .iter()
             .filter(|c| !c.passed)
-            .map(|c| c.fail_if.as_str())
+            .map(|c| match &c.at {
+                Some(at) => format!("{} (at {at})", c.fail_if),
+                None => c.fail_if.clone(),
+            })
             .collect();
         eprintln!("threshold failed: {}", failed.join(", "));
         ExitCode::from(EXIT_THRESHOLD)

@@ -10,7 +10,7 @@ use crate::load::search::{Next, Search};
 use crate::plan::{duration_flag, Plan};
 use crate::report::progress::{Points, Progress};
 use crate::store::Kind;
-use crate::summary::peak::{Peak, PeakStudy, Step, PEAK_SCHEMA};
+use crate::summary::peak::{Limit, Peak, PeakStudy, Step, PEAK_SCHEMA};
 use crate::summary::slo::Slo;
 use std::io::Write;
 use std::process::ExitCode;
@@ -143,7 +143,7 @@ fn run_step(
     args: &PeakArgs,
     setup: &Setup,
     rate: f64,
-    baseline: Option<&Step>,
+    steps: &[Step],
     confirm: bool,
     live: &Live,
 ) -> anyhow::Result<Step> {
@@ -151,12 +151,30 @@ fn run_step(
     let what = if confirm { "confirming" } else { "offering" };
     let progress = live.bar.start(&format!("{what} {rate} requests/s"));
     let summary = super::run::measure(&plan, progress)?;
-    let step = Step::judge(summary, &setup.slos, baseline.map(|b| &b.result), confirm);
+    let first = steps.first().map(|b| &b.result);
+    let step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
     live.bar.done();
     live.bar
         .println(&crate::report::peak::step_line(&step), live.lines);
     std::thread::sleep(setup.rest);
     Ok(step)
+}
+
+/// Of the steps that passed, the one served fastest (the lowest mean service time): how fast
+/// the target answers when no queue of ours waits at it. Not the highest pass: a pass at the
+/// target's capacity already holds a full queue, as slow as any step above it.
+fn calm(steps: &[Step]) -> Option<&crate::summary::Summary> {
+    let service = |s: &Step| {
+        s.result
+            .service_time
+            .as_ref()
+            .map_or(f64::MAX, |d| d.mean_us)
+    };
+    steps
+        .iter()
+        .filter(|s| s.passed)
+        .min_by(|a, b| service(a).total_cmp(&service(b)))
+        .map(|s| &s.result)
 }
 
 /// Doubles or bisects until the search is done; returns the highest rate passed (None when
@@ -177,12 +195,12 @@ fn bracket(
             let best = tried.iter().filter(|t| t.1).map(|t| t.0).reduce(f64::max);
             return Ok((best, false));
         }
-        let mut step = run_step(args, setup, rate, steps.first(), false, live)?;
+        let mut step = run_step(args, setup, rate, steps, false, live)?;
         if step.generator_limited {
             // Once more: a moment's stall of a shared load machine looks the same as a
             // generator too slow for the rate; only a limit seen twice ends the search.
             steps.push(step);
-            step = run_step(args, setup, rate, steps.first(), false, live)?;
+            step = run_step(args, setup, rate, steps, false, live)?;
         }
         tried.push((rate, step.passed));
         let limited = step.generator_limited;
@@ -220,7 +238,7 @@ pub fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<Peak
             peak = None;
             break;
         };
-        let step = run_step(args, setup, rate, steps.first(), true, live)?;
+        let step = run_step(args, setup, rate, &steps, true, live)?;
         let confirmed = step.passed;
         peak = Some(Peak::of(&step));
         steps.push(step);
@@ -274,13 +292,7 @@ fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup)
         );
     }
     match (peak, limited) {
-        (_, true) => {
-            let at = steps.last().map_or(0.0, |s| s.offered_per_s);
-            format!(
-                "no peak: the generator, not the target, was the limit at {at:.0}/s (its CPU, or it could not send on time while the target stayed fast); the target sustained at least {:.0}/s within {objective}. Add threads (-t), connections (-c), or load from more machines",
-                best.unwrap_or(0.0)
-            )
-        }
+        (_, true) => limited_conclusion(steps, best, &objective),
         (Some(p), false) if p.confirmed => format!(
             "peak {:.0} ops/s sustained within {objective} (offered {:.0}/s, confirmed)",
             p.ops_per_s, p.offered_per_s
@@ -296,6 +308,39 @@ fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup)
             None => format!("no rate down to {FLOOR}/s was sustained within {objective}"),
         },
     }
+}
+
+/// Why the generator was the limit, and the flag to raise.
+fn limited_conclusion(steps: &[Step], best: Option<f64>, objective: &str) -> String {
+    let Some(last) = steps.last() else {
+        return "no peak: the generator was the limit".into();
+    };
+    let at = last.offered_per_s;
+    let best = best.unwrap_or(0.0);
+    let config = &last.result.config;
+    let why = match last.limit {
+        Some(Limit::Connections) => {
+            let c = config.connections;
+            let service = last
+                .result
+                .service_time
+                .as_ref()
+                .map_or(0.0, |d| d.mean_us);
+            format!(
+                "the generator fell behind its timetable: {c} connection(s) each waiting {} for a reply cannot offer {at:.0}/s, while the target answered as fast as at lower rates; raise -c (e.g. -c {})",
+                crate::units::format_us(service),
+                (c * 4).max(crate::cli::PEAK_CONNECTIONS.parse().unwrap_or(10))
+            )
+        }
+        Some(Limit::Cpu) => format!(
+            "the generator's {} thread(s) were busy ({:.0}% CPU) at {at:.0}/s; raise -t, or load from more machines",
+            config.threads, last.result.generator.cpu_percent_of_threads
+        ),
+        _ => format!(
+            "the generator could not send on time at {at:.0}/s while the target stayed fast; raise -t (or -c), or load from more machines"
+        ),
+    };
+    format!("no peak claimed: {why}. The target sustained at least {best:.0}/s within {objective}")
 }
 
 /// Whether the target answered none of a step's requests, and not for lack of time (no

@@ -45,7 +45,7 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let base = exit_code(&summary);
     keep.save(&document, super::keep::status(base, interrupted));
     Ok(match interrupted {
-        true => ExitCode::from(super::keep::EXIT_INTERRUPTED),
+        true => ExitCode::from(super::keep::interrupted_code()),
         false => super::keep::exit_code(&checks, base),
     })
 }
@@ -57,19 +57,30 @@ pub(crate) fn stop_on_ctrl_c() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()?;
-    let mut int = {
+    // SIGTERM (kill, a CI's timeout) stops as Ctrl-C does: what was measured is kept.
+    let (mut int, mut term) = {
         let _context = runtime.enter();
-        signal(SignalKind::interrupt())?
+        (
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        )
     };
     std::thread::Builder::new()
         .name("ctrl-c".into())
         .spawn(move || {
             runtime.block_on(async {
-                int.recv().await;
+                let code = tokio::select! {
+                    _ = int.recv() => super::keep::EXIT_INTERRUPTED,
+                    _ = term.recv() => super::keep::EXIT_TERMINATED,
+                };
+                super::keep::interrupted_by(code);
                 crate::engine::stop::request();
-                int.recv().await;
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
             });
-            std::process::exit(i32::from(super::keep::EXIT_INTERRUPTED));
+            std::process::exit(i32::from(super::keep::interrupted_code()));
         })?;
     Ok(())
 }

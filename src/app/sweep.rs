@@ -247,7 +247,30 @@ pub fn conclude(
     json: bool,
     render: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
 ) -> anyhow::Result<ExitCode> {
+    keep.name_points(kept_points(sweep));
     keep.finish(sweep, &kept(sweep), exit_code(sweep), json, render)
+}
+
+/// The names of the runs not discarded, in [`kept`]'s order: the target when there are
+/// several, each swept flag's value, the run's number when there are repeats
+/// (`local --connections 100 run 2`).
+pub fn kept_points(sweep: &Sweep) -> Vec<String> {
+    sweep
+        .points
+        .iter()
+        .filter(|p| !p.discarded)
+        .map(|p| {
+            let mut words = Vec::new();
+            if sweep.targets.len() > 1 {
+                words.push(p.target.clone());
+            }
+            words.extend(p.values.iter().map(|(flag, v)| format!("{flag} {v}")));
+            if sweep.runs > 1 {
+                words.push(format!("run {}", p.run));
+            }
+            words.join(" ")
+        })
+        .collect()
 }
 
 /// The results of the runs not discarded.

@@ -11,6 +11,12 @@ use std::io::{self, Write};
 pub fn write(study: &Study, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "# {}\n", study.title)?;
     writeln!(out, "## Results\n")?;
+    if study.interrupted {
+        writeln!(
+            out,
+            "**Interrupted** before the end of the plan: the results below cover the runs measured until the stop.\n"
+        )?;
+    }
     match &study.document {
         Document::Run(sweep) => super::sweep::write(sweep, out)?,
         Document::Compare(c) => {

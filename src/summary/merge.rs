@@ -12,9 +12,41 @@
 use super::{Distribution, ErrorEntry, Summary, Throughput};
 use crate::record::SeriesPoint;
 
-/// Adds `parts` into one result; they must measure the same protocol and mode.
-pub fn merge(parts: &[Summary]) -> Result<Summary, String> {
+/// The wall-clock measured window of a result, ms since the Unix epoch: [start, end).
+fn window(p: &Summary) -> (f64, f64) {
+    let start = p.started_unix_ms as f64;
+    (start, start + p.duration_s * 1000.0)
+}
+
+/// Refuses results whose measured windows share no instant: they did not run together, and
+/// adding them as concurrent would claim a load (and rates) no target ever saw.
+fn check_together(parts: &[Summary]) -> Result<(), String> {
+    let latest = parts
+        .iter()
+        .max_by(|a, b| window(a).0.total_cmp(&window(b).0));
+    let earliest = parts
+        .iter()
+        .min_by(|a, b| window(a).1.total_cmp(&window(b).1));
+    let (Some(late), Some(early)) = (latest, earliest) else {
+        return Ok(());
+    };
+    let gap_s = (window(late).0 - window(early).1) / 1000.0;
+    if gap_s < 0.0 {
+        return Ok(());
+    }
+    Err(format!(
+        "these results did not run together: {} was measured {gap_s:.1} s after {} had ended, and merge adds runs measured at the same time (several generators, one load); to add runs made one after another (rates over their summed time), add --sequential",
+        late.target, early.target
+    ))
+}
+
+/// Adds `parts` into one result; they must measure the same protocol and mode, and have run
+/// at the same time unless `sequential` (then their measured times add up, one after another).
+pub fn merge(parts: &[Summary], sequential: bool) -> Result<Summary, String> {
     let first = parts.first().ok_or("nothing to merge")?;
+    if !sequential {
+        check_together(parts)?;
+    }
     if let Some(p) = parts
         .iter()
         .find(|p| p.protocol != first.protocol || p.mode != first.mode)
@@ -25,7 +57,10 @@ pub fn merge(parts: &[Summary]) -> Result<Summary, String> {
         ));
     }
     let mut m = first.clone();
-    let duration = parts.iter().map(|p| p.duration_s).fold(0.0, f64::max);
+    let duration = match sequential {
+        true => parts.iter().map(|p| p.duration_s).sum(),
+        false => parts.iter().map(|p| p.duration_s).fold(0.0, f64::max),
+    };
     m.duration_s = duration;
     m.started_unix_ms = parts.iter().map(|p| p.started_unix_ms).min().unwrap_or(0);
     let mut targets: Vec<&str> = parts.iter().map(|p| p.target.as_str()).collect();
@@ -56,10 +91,14 @@ pub fn merge(parts: &[Summary]) -> Result<Summary, String> {
         w.p50_us = None;
         w
     });
-    m.series = series(parts);
+    m.series = series(parts, sequential);
     m.generator = generator(parts, duration);
+    let over = match sequential {
+        true => "run one after another: rates over their summed measured time",
+        false => "rates over the longest measured time",
+    };
     m.notes = vec![format!(
-        "merged from {} results: counts and histograms added exactly; rates over the longest measured time ({duration:.2} s); per-second p50/p99 not kept",
+        "merged from {} results: counts and histograms added exactly; {over} ({duration:.2} s); per-second p50/p99 not kept",
         parts.len()
     )];
     Ok(m)
@@ -212,11 +251,22 @@ fn http(parts: &[Summary], secs: f64) -> Result<Option<super::Http>, String> {
     Ok(Some(h))
 }
 
-/// Second by second: counts added, the largest max kept, p50/p99 unknown.
-fn series(parts: &[Summary]) -> Vec<SeriesPoint> {
+/// Second by second: counts added, the largest max kept, p50/p99 unknown. Sequential parts
+/// follow one another: each one's seconds start where the previous one's ended.
+fn series(parts: &[Summary], sequential: bool) -> Vec<SeriesPoint> {
     let mut out: Vec<SeriesPoint> = Vec::new();
-    for p in parts.iter().flat_map(|s| &s.series) {
-        let i = p.second as usize;
+    let mut offsets = Vec::with_capacity(parts.len());
+    let mut next = 0;
+    for s in parts {
+        offsets.push(if sequential { next } else { 0 });
+        next += s.series.len();
+    }
+    let points = parts
+        .iter()
+        .zip(offsets)
+        .flat_map(|(s, at)| s.series.iter().map(move |p| (p, at)));
+    for (p, at) in points {
+        let i = at + p.second as usize;
         while out.len() <= i {
             let mut blank = p.clone();
             (

@@ -73,12 +73,37 @@ pub struct Step {
     pub passed: bool,
     /// The generator, not the target, looks like the limit of this step.
     pub generator_limited: bool,
+    /// What of the generator held the step back, when it did: the flag to raise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
     /// This step re-ran the found peak.
     pub confirmation: bool,
     /// Each objective's verdict.
     pub objectives: Vec<Verdict>,
     /// The step's whole result (schema `wirebench.result/1`).
     pub result: Summary,
+}
+
+/// What held a generator-limited step back.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Limit {
+    /// Its threads were busy: raise -t.
+    Cpu,
+    /// It could not send on time while its threads and the target had time to spare.
+    Sending,
+    /// Every connection waited for a reply, at the service time of a calm target: raise -c.
+    Connections,
+}
+
+impl Limit {
+    /// The flag that lifts this limit.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Limit::Cpu | Limit::Sending => "-t",
+            Limit::Connections => "-c",
+        }
+    }
 }
 
 /// A step's p99 (service time when the run has it, else latency), µs: how long the target took.
@@ -106,12 +131,36 @@ fn target_idle(s: &Summary, baseline: Option<&Summary>, achieved: f64) -> bool {
     }
 }
 
+/// Whether the in-flight window (connections × pipeline), not the target, held a step back:
+/// the window stood full (Little's law: achieved × mean service ≥ 70 % of it) while the
+/// target served as fast as in `calm`, a step that passed at a lower rate (mean service at
+/// most 2 × its own + 0.5 ms). A saturated target queues the window's requests, so its
+/// service time grows; one that answers as fast as before had room for more connections.
+fn window_limited(s: &Summary, calm: Option<&Summary>, achieved: f64) -> bool {
+    let (Some(pipeline), Some(svc)) = (s.config.pipeline, s.service_time.as_ref()) else {
+        return false;
+    };
+    let Some(base) = calm.and_then(|c| c.service_time.as_ref()) else {
+        return false;
+    };
+    let window = (s.config.connections * pipeline) as f64;
+    let full = achieved * svc.mean_us / 1e6 >= 0.7 * window;
+    full && svc.mean_us <= 2.0 * base.mean_us + 500.0
+}
+
 impl Step {
     /// Judges a step's summary against the objectives. A failed step was held back by the
     /// generator when its threads were [`GENERATOR_BUSY_PERCENT`] busy, or when it sent less
     /// than offered while the target had time to spare (see `target_idle`; `baseline` is the
-    /// first step's summary).
-    pub fn judge(s: Summary, slos: &[Slo], baseline: Option<&Summary>, confirmation: bool) -> Step {
+    /// first step's summary) or while its window of connections was full at the service time
+    /// of `calm`, the passed step served fastest (see `window_limited`).
+    pub fn judge(
+        s: Summary,
+        slos: &[Slo],
+        baseline: Option<&Summary>,
+        calm: Option<&Summary>,
+        confirmation: bool,
+    ) -> Step {
         let objectives: Vec<Verdict> = slos.iter().map(|o| o.check(&s)).collect();
         let open = s.open_loop.as_ref();
         let kept_up = open.is_some_and(|o| o.kept_up);
@@ -121,6 +170,16 @@ impl Step {
         let idle = target_idle(&s, baseline, achieved);
         let sent_short = open.is_some_and(|o| o.sent_per_s < 0.99 * o.offered_per_s);
         let all = s.ok + s.errors.total;
+        let behind = !passed && !kept_up && sent_short;
+        let limit = if !passed && busy {
+            Some(Limit::Cpu)
+        } else if behind && window_limited(&s, calm, achieved) {
+            Some(Limit::Connections)
+        } else if behind && idle {
+            Some(Limit::Sending)
+        } else {
+            None
+        };
         Step {
             offered_per_s: open.map_or(0.0, |o| o.offered_per_s),
             achieved_per_s: achieved,
@@ -133,7 +192,8 @@ impl Step {
             },
             kept_up,
             passed,
-            generator_limited: !passed && (busy || (!kept_up && sent_short && idle)),
+            generator_limited: limit.is_some(),
+            limit,
             confirmation,
             objectives,
             result: s,

@@ -30,6 +30,10 @@ pub struct Study {
     /// order; left out of the JSON otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub diagnoses: Vec<super::diagnosis::Diagnosis>,
+    /// Stopped by Ctrl-C (or SIGTERM): the document holds the runs measured until then, and
+    /// no diagnosis was run. Left out of the JSON when the study ran to its end.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// The document of the command a plan stands for, each with its own schema.

@@ -46,7 +46,16 @@ pub struct Checked {
     pub shown: String,
     /// Whether the condition did not hold.
     pub passed: bool,
+    /// Of several runs (a sweep's points), the one whose value is the worst, e.g. `-c 100`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
+
+/// The metrics a threshold reads, for the message that names an unknown one.
+const METRICS: &str = "p50, p90, p95, p99, p999, mean, max (latency: fail above, with a unit, e.g. p99>20ms), errors (fail above: errors>0.1% or errors>0), ops (ok operations/s: fail below, e.g. ops<5000)";
+
+/// Latency metrics a threshold takes.
+const LATENCIES: [&str; 8] = ["p50", "p90", "p95", "p99", "p999", "p99.9", "mean", "max"];
 
 /// The hint every threshold usage error ends with.
 const FORM: &str = "write METRIC>BOUND or METRIC<BOUND, e.g. --fail-if 'p99>20ms', --fail-if 'errors>0.1%', --fail-if 'ops<5000' \
@@ -64,6 +73,11 @@ impl Threshold {
         let name = t[..at].trim().to_ascii_lowercase();
         let value = t[at + 1 + usize::from(inclusive)..].trim();
         let bad = |why: &str| Err(format!("--fail-if '{text}': {why}: {FORM}"));
+        if name != "ops" && name != "errors" && !LATENCIES.contains(&name.as_str()) {
+            return Err(format!(
+                "--fail-if '{text}': unknown metric '{name}': use one of {METRICS}"
+            ));
+        }
         if name == "ops" {
             if above {
                 return bad("ops fails below a rate, not above");
@@ -96,6 +110,12 @@ impl Threshold {
                 inclusive,
                 bound,
             });
+        }
+        if name != "errors" && !value.is_empty() && value.parse::<f64>().is_ok() {
+            // A bare number is seconds to parse_duration: `p99>20` would mean 20 s.
+            return Err(format!(
+                "--fail-if '{text}': give the latency bound a unit, e.g. {name}>{value}ms (ns, us, ms, s)"
+            ));
         }
         // `p99>20ms` fails exactly when the objective `p99<=20ms` does not hold; `>=` is `<`.
         let objective = format!("{name}{}{value}", if inclusive { "<" } else { "<=" });
@@ -135,24 +155,50 @@ impl Threshold {
     }
 
     /// Checks every run in `runs`: the worst value decides (the highest for a bound above, the
-    /// lowest for one below); a run without the figure fails.
-    pub fn check(&self, runs: &[&Summary]) -> Checked {
+    /// lowest for one below); a run without the figure fails. `points` names each run (a
+    /// sweep's points; else empty): the worst one's name goes into the verdict.
+    pub fn check(&self, runs: &[&Summary], points: &[String]) -> Checked {
         let values: Vec<Option<f64>> = runs.iter().map(|s| self.value(s)).collect();
-        let measured = if values.is_empty() || values.iter().any(Option::is_none) {
-            None
-        } else {
-            let all = values.iter().flatten().copied();
-            match self.above {
-                true => all.reduce(f64::max),
-                false => all.reduce(f64::min),
-            }
+        let worst = match values.iter().position(Option::is_none) {
+            Some(i) => Some(i),
+            None => (0..values.len()).reduce(|a, b| {
+                let (va, vb) = (values[a].unwrap_or(0.0), values[b].unwrap_or(0.0));
+                match self.above == (vb > va) {
+                    true => b,
+                    false => a,
+                }
+            }),
         };
+        let measured = worst.and_then(|i| values[i]);
         Checked {
             fail_if: self.text.clone(),
             measured,
             shown: measured.map_or_else(|| "not measured".into(), |m| self.show(m)),
             passed: measured.is_some_and(|m| !self.trips(m)),
+            at: worst.and_then(|i| points.get(i)).cloned(),
         }
+    }
+
+    /// The verdict in words, the measured value first so "pass" cannot be read as the bound
+    /// having been crossed: `p99 412µs, fails above 20ms: pass`.
+    pub fn line(&self, c: &Checked) -> String {
+        let name = self.text[..self.text.find(['<', '>']).unwrap_or(0)].trim();
+        let bound = self.text[self.text.find(['<', '>']).map_or(0, |i| i + 1)..]
+            .trim_start_matches('=')
+            .trim();
+        let how = match (self.above, self.inclusive) {
+            (true, false) => "above",
+            (true, true) => "at or above",
+            (false, false) => "below",
+            (false, true) => "at or below",
+        };
+        let value = match (&self.measure, c.measured) {
+            (Measure::ErrorCount, Some(v)) => format!("{v:.0}"),
+            _ => c.shown.clone(),
+        };
+        let at = c.at.as_ref().map_or(String::new(), |p| format!(" at {p}"));
+        let verdict = if c.passed { "pass" } else { "FAIL" };
+        format!("{name} {value}{at}, fails {how} {bound}: {verdict}")
     }
 
     /// A value of this threshold's metric in words.
@@ -163,6 +209,20 @@ impl Threshold {
             Measure::Ops => format!("{v:.0}/s"),
             Measure::ErrorCount => format!("{v:.0} errors"),
         }
+    }
+}
+
+/// A verdict in words ([`Threshold::line`]), read again from its condition's text (a stored
+/// document's verdicts have only that); as measured when the text no longer parses.
+pub fn verdict_line(c: &Checked) -> String {
+    match Threshold::parse(&c.fail_if) {
+        Ok(t) => t.line(c),
+        Err(_) => format!(
+            "{}: {} (measured {})",
+            c.fail_if,
+            if c.passed { "pass" } else { "FAIL" },
+            c.shown
+        ),
     }
 }
 
@@ -222,6 +282,51 @@ mod tests {
             let e = Threshold::parse(text).unwrap_err();
             assert!(e.starts_with("--fail-if"), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn an_unknown_metric_gets_the_list_of_metrics() {
+        for text in ["rps<5", "p(95)<200", "latency>5ms", "p98>5ms"] {
+            let e = Threshold::parse(text).unwrap_err();
+            assert!(e.contains("unknown metric"), "{text}: {e}");
+            assert!(e.contains("p99") && e.contains("ops"), "{text}: {e}");
+            assert!(!e.contains("not below"), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_latency_bound_needs_a_unit() {
+        for text in ["p99>20", "mean>=0.5", "max>1"] {
+            let e = Threshold::parse(text).unwrap_err();
+            assert!(e.contains("unit") && e.contains("ms"), "{text}: {e}");
+        }
+        assert_eq!(Threshold::parse("p99>20ms").unwrap().bound, 20_000.0);
+        assert_eq!(Threshold::parse("p99>1s").unwrap().bound, 1e6);
+    }
+
+    #[test]
+    fn the_verdict_line_puts_the_value_before_the_bound() {
+        let t = Threshold::parse("p99>20ms").unwrap();
+        let c = Checked {
+            fail_if: t.text.clone(),
+            measured: Some(412.0),
+            shown: format_us(412.0),
+            passed: true,
+            at: None,
+        };
+        assert_eq!(
+            t.line(&c),
+            format!("p99 {}, fails above 20ms: pass", format_us(412.0))
+        );
+        let t = Threshold::parse("errors>=3").unwrap();
+        let c = Checked {
+            fail_if: t.text.clone(),
+            measured: Some(5.0),
+            shown: "5 errors".into(),
+            passed: false,
+            at: Some("-c 100".into()),
+        };
+        assert_eq!(t.line(&c), "errors 5 at -c 100, fails at or above 3: FAIL");
     }
 
     #[test]

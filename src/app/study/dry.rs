@@ -66,15 +66,25 @@ fn runs(title: &str, what: &str, study: &Study, out: &mut dyn Write) -> Result<(
             None => unknown += 1,
         }
     }
-    let note = match unknown {
-        0 => String::new(),
-        n => format!(", plus {n} runs stopped or warmed up by a request count"),
-    };
-    writeln!(
-        out,
-        "estimated time: {:.1} s (durations + warm-ups{note}); --dry-run ran nothing",
-        total.as_secs_f64()
-    )
+    writeln!(out, "{}", estimate(total, unknown, study.runs.len()))
+}
+
+/// The estimate when every run stops at a request count.
+const ALL_COUNTED: &str = "estimated time: unknown: every run stops or warms up at a request count (-n, --warmup N), which takes as long as the target needs (time one with `wirebench run URL -n N`); --dry-run ran nothing";
+
+/// The estimated time of `runs` runs: `total` for those of known length; the other `unknown`
+/// stop (or warm up) at a request count, whose time only the target decides, so they are
+/// said to be unknown rather than counted as nothing.
+fn estimate(total: Duration, unknown: usize, runs: usize) -> String {
+    let secs = total.as_secs_f64();
+    match unknown {
+        0 => format!("estimated time: {secs:.1} s (durations + warm-ups); --dry-run ran nothing"),
+        n if n == runs => ALL_COUNTED.to_string(),
+        n => format!(
+            "estimated time: more than {secs:.1} s: the durations + warm-ups of {} runs, plus {n} runs stopped or warmed up by a request count (-n), of unknown time; --dry-run ran nothing",
+            runs - n
+        ),
+    }
 }
 
 /// A run's duration and warm-up; None when either is a request count.
@@ -121,4 +131,23 @@ fn steps(title: &str, args: &PeakArgs, setup: &Setup, out: &mut dyn Write) -> Re
         },
         MAX_STEPS + MAX_CONFIRMATIONS
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_stopped_by_a_count_are_unknown_never_zero() {
+        let all = estimate(Duration::ZERO, 3, 3);
+        assert!(all.starts_with("estimated time: unknown"), "{all}");
+        assert!(!all.contains("0.0 s"), "{all}");
+        let some = estimate(Duration::from_secs(4), 1, 3);
+        assert!(
+            some.contains("more than 4.0 s") && some.contains("1 runs"),
+            "{some}"
+        );
+        let none = estimate(Duration::from_secs(4), 0, 2);
+        assert!(none.starts_with("estimated time: 4.0 s"), "{none}");
+    }
 }

@@ -83,24 +83,36 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     })?;
     let mut keep = Keep::prepare_merged(&a.keep, &loaded.run_args().keep, Kind::Study, false)?;
     let method = out::methodology(&a.file, &text, loaded.run_args());
+    // Ctrl-C (or SIGTERM) stops the run in progress and starts no other, as without --out:
+    // the study of what was measured is written, marked interrupted, and saved as such.
+    super::run::stop_on_ctrl_c()?;
     let done = run(loaded).inspect_err(|_| {
         if made {
             let _ = std::fs::remove_dir(dir);
         }
     })?;
     let code = exit_code(&done);
-    let diagnoses = diagnosed(&diagnose).inspect_err(|_| {
+    let interrupted = crate::engine::stop::requested();
+    let diagnose = if interrupted { &[][..] } else { &diagnose[..] };
+    let diagnoses = diagnosed(diagnose).inspect_err(|_| {
         if made {
             let _ = std::fs::remove_dir(dir);
         }
     })?;
     let study = out::study(&a.file, &plan, method, done, diagnoses);
     let csvs = out::write(Path::new(dir), &study)?;
+    if interrupted {
+        println!(
+            "Interrupted: {}; the study holds them, marked interrupted.",
+            measured(&study.document)
+        );
+    }
     println!(
         "wrote {dir}/report.md, {dir}/report.html, {dir}/study.json and {csvs} CSV tables in {dir}"
     );
     // Thresholds and the history read the study whole; its report is in DIR already.
     let runs = kept(&study.document);
+    keep.name_points(points(&study.document));
     keep.finish(&study, &runs, code, false, &|_| Ok(()))
 }
 
@@ -111,6 +123,24 @@ fn kept(doc: &Document) -> Vec<&crate::summary::Summary> {
         Document::Run(sweep) => super::sweep::kept(sweep),
         Document::Compare(c) => super::sweep::kept(&c.sweep),
         Document::Peak(p) => super::peak::at_peak(p),
+    }
+}
+
+/// The names of [`kept`]'s runs, for the verdicts of thresholds (none for a peak's one run).
+fn points(doc: &Document) -> Vec<String> {
+    match doc {
+        Document::Run(sweep) => super::sweep::kept_points(sweep),
+        Document::Compare(c) => super::sweep::kept_points(&c.sweep),
+        Document::Peak(_) => Vec::new(),
+    }
+}
+
+/// What an interrupted study measured, in words: `3 runs measured`, `4 peak steps run`.
+fn measured(doc: &Document) -> String {
+    match doc {
+        Document::Run(sweep) => format!("{} run(s) measured", sweep.points.len()),
+        Document::Compare(c) => format!("{} run(s) measured", c.sweep.points.len()),
+        Document::Peak(p) => format!("{} peak step(s) run, no peak claimed", p.steps.len()),
     }
 }
 

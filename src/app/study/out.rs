@@ -60,6 +60,7 @@ pub fn study(
             .collect(),
         document,
         diagnoses,
+        interrupted: crate::engine::stop::requested(),
     }
 }
 

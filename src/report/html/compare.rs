@@ -4,7 +4,7 @@
 
 use super::fields::{num, text};
 use super::page::{table, Page};
-use super::scale::{cell, Unit};
+use super::scale::{cell, Scale, Unit};
 use super::svg::{BarChart, BarSeries};
 use super::{sweep, RenderError};
 use serde_json::Value;
@@ -129,8 +129,12 @@ fn difference_chart(verdicts: &[&Value]) -> Option<String> {
     let chart = BarChart {
         kind: "difference",
         categories: METRICS.iter().map(|(_, n)| n.to_string()).collect(),
+        x_name: String::new(),
         series,
         y: (Unit::Percent, "difference from the baseline".to_string()),
+        scale: Scale::Linear,
+        // Every metric here is a rate or a time, never below 0: at most 100% less.
+        floor: -100.0,
     };
     Some(chart.svg("Difference from the baseline, with 95% CI"))
 }

@@ -33,13 +33,23 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     page.figures(charts);
     page.heading(2, "Methodology");
     let mut pairs = vec![
+        ("Schema".to_string(), text(&doc["schema"])),
         ("Objectives".to_string(), text(&doc["objectives"])),
-        ("Step".to_string(), format!("{} s each", text(&doc["step_s"]))),
-        ("Tolerance".to_string(), text(&doc["tolerance"])),
+        ("Step".to_string(), format!("{} each", fields::secs(&doc["step_s"]))),
+        (
+            "Tolerance".to_string(),
+            num(&doc["tolerance"]).map_or(text(&doc["tolerance"]), |t| format!("{}%", t * 100.0)),
+        ),
         ("Method".to_string(), "open-loop steps at rates doubled until one fails, then bisected; the peak confirmed by one more run (mutilate --search; RFC 2544)".to_string()),
     ];
     if let Some(first) = steps.first() {
-        pairs.extend(fields::methodology(&first["result"]));
+        pairs.extend(fields::methodology(&first["result"]).into_iter().map(
+            |(k, v)| match k.as_str() {
+                "Measured" => ("Measured, each step".to_string(), v),
+                "Settings" => ("Settings of the first step".to_string(), v),
+                _ => (k, v),
+            },
+        ));
     }
     page.raw(&kv("methodology", &pairs));
     Ok(())

@@ -168,15 +168,19 @@ struct Opened {
 
 /// Added to the page the browser opens (not to the file the binary wrote, which holds no
 /// script): after layout it writes, into a hidden `<pre id="layout">`, a line per pair of
-/// chart texts (tick labels, axis names, legend entries, values) whose boxes overlap, per
-/// text outside its chart, per chart whose series share a colour, and each y tick's label.
+/// chart texts (tick labels, axis names, legend entries and their swatches, values) whose
+/// boxes overlap, per text outside its chart, per chart whose series share a colour, and each
+/// y tick's label (the right-aligned level tick labels).
 const LAYOUT_PROBE: &str = r#"<script>(function () {
   var out = [];
   document.querySelectorAll('svg.chart').forEach(function (svg) {
     var kind = svg.getAttribute('data-chart'), frame = svg.getBoundingClientRect();
-    var texts = Array.prototype.filter.call(svg.querySelectorAll('text'),
-      function (t) { return t.textContent.trim() !== ''; });
-    var boxes = texts.map(function (t) { return t.getBoundingClientRect(); });
+    var texts = Array.prototype.filter.call(svg.querySelectorAll('text, g.legend line'),
+      function (t) { return t.tagName === 'line' || t.textContent.trim() !== ''; });
+    var boxes = texts.map(function (t) {
+      var r = t.getBoundingClientRect(), pad = t.tagName === 'line' ? 1.5 : 0;
+      return { left: r.left, right: r.right, top: r.top - pad, bottom: r.bottom + pad };
+    });
     for (var i = 0; i < texts.length; i++) {
       var a = boxes[i];
       if (a.left < frame.left - 1 || a.right > frame.right + 1 || a.top < frame.top - 1 ||
@@ -189,7 +193,7 @@ const LAYOUT_PROBE: &str = r#"<script>(function () {
           JSON.stringify(texts[i].textContent) + ' and ' + JSON.stringify(texts[j].textContent));
       }
     }
-    svg.querySelectorAll('text.tick.y').forEach(function (t) {
+    svg.querySelectorAll('text.tick[text-anchor="end"]:not([transform])').forEach(function (t) {
       out.push('ytick ' + kind + ' ' + t.textContent);
     });
     var colours = {}, n = 0;

@@ -579,6 +579,11 @@ fn a_comparison_draws_differences_and_means_with_error_bars() {
     assert_eq!(table_rows(&page.dom, "shapes"), 2);
     assert_eq!(table_rows(&page.dom, "repeat ops"), 2);
     expect_charts(&page.dom, "difference", 1);
+    let at = |s: &str| page.dom.find(s).unwrap();
+    assert!(
+        at("data-chart=\"difference\"") < at("<table"),
+        "the answer first"
+    );
     assert_eq!(expect_charts(&page.dom, "means", 2), 3, "ops/s, p50, p99");
     assert!(
         page.dom.matches("<path class=\"err\"").count() >= 4,
@@ -609,6 +614,11 @@ fn a_peak_search_draws_its_curves_and_objective() {
     let page = render_and_open("peak", &doc, &scratch.0);
     assert_eq!(table_rows(&page.dom, "steps"), steps);
     expect_charts(&page.dom, "achieved", 1);
+    let at = |s: &str| page.dom.find(s).unwrap();
+    assert!(
+        at("data-chart=\"latency-by-rate\"") < at("class=\"steps\""),
+        "curves first"
+    );
     expect_charts(&page.dom, "latency-by-rate", 2);
     expect_charts(&page.dom, "spectrum", steps);
     let lat = page

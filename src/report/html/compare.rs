@@ -26,13 +26,14 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
         text(&doc["baseline"]),
         text(&doc["method"])
     ));
-    page.raw(&verdict_table(&verdicts));
+    // The chart that answers a comparison first: how far each target is from the baseline.
     if let Some(svg) = difference_chart(&verdicts) {
         page.figures(vec![(
             "Difference from the baseline, with 95% CI".to_string(),
             svg,
         )]);
     }
+    page.raw(&verdict_table(&verdicts));
     page.heading(3, "Throughput and latency per target");
     page.para("Means over the kept runs; * where the mean exceeds p95: a few very slow requests dominate it.");
     page.raw(&shape_table(doc));

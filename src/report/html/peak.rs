@@ -17,10 +17,12 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     page.heading(2, "Peak");
     page.para(&text(&doc["conclusion"]));
     page.raw(&kv("peak", &peak(doc)));
+    // The curves that answer a peak search lead: where achieved leaves offered, and where
+    // latency crosses the objective.
+    page.figures(curves(doc, &steps));
     page.heading(3, "Steps, in the order they ran");
     page.raw(&steps_table(&steps));
-    page.heading(2, "Charts");
-    let mut charts = curves(doc, &steps);
+    let mut charts = Vec::new();
     let spectra: Vec<(String, &Value)> = (steps.iter())
         .map(|s| (step_name(s), &s["result"]["latency"]))
         .collect();
@@ -29,6 +31,9 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
             "Latency by percentile, per step".to_string(),
             c.svg("Latency by percentile, per step"),
         ));
+    }
+    if !charts.is_empty() {
+        page.heading(2, "Charts");
     }
     page.figures(charts);
     page.heading(2, "Methodology");

@@ -4,7 +4,7 @@
 
 use super::fields::{num, text};
 use super::page::{table, Page};
-use super::scale::{cell, Unit};
+use super::scale::{cell, Scale, Unit};
 use super::svg::{BarChart, BarSeries};
 use super::{sweep, RenderError};
 use serde_json::Value;
@@ -26,13 +26,14 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
         text(&doc["baseline"]),
         text(&doc["method"])
     ));
-    page.raw(&verdict_table(&verdicts));
+    // The chart that answers a comparison first: how far each target is from the baseline.
     if let Some(svg) = difference_chart(&verdicts) {
         page.figures(vec![(
             "Difference from the baseline, with 95% CI".to_string(),
             svg,
         )]);
     }
+    page.raw(&verdict_table(&verdicts));
     page.heading(3, "Throughput and latency per target");
     page.para("Means over the kept runs; * where the mean exceeds p95: a few very slow requests dominate it.");
     page.raw(&shape_table(doc));
@@ -129,8 +130,12 @@ fn difference_chart(verdicts: &[&Value]) -> Option<String> {
     let chart = BarChart {
         kind: "difference",
         categories: METRICS.iter().map(|(_, n)| n.to_string()).collect(),
+        x_name: String::new(),
         series,
         y: (Unit::Percent, "difference from the baseline".to_string()),
+        scale: Scale::Linear,
+        // Every metric here is a rate or a time, never below 0: at most 100% less.
+        floor: -100.0,
     };
     Some(chart.svg("Difference from the baseline, with 95% CI"))
 }

@@ -70,7 +70,9 @@ pub fn first_result(doc: &Value) -> Option<&Value> {
     }
 }
 
-/// The lede: protocol, mode and shape of the load, and when it started.
+/// The lede: protocol, mode and shape of the load, and when it started. What a sweep or
+/// a peak search varies is written as its range (`16 B–256 KiB requests (15 sizes)`), not
+/// as its first point's value.
 pub fn lede(doc: &Value) -> String {
     let Some(r) = first_result(doc) else {
         return String::new();
@@ -79,14 +81,143 @@ pub fn lede(doc: &Value) -> String {
     let when = r["started_unix_ms"].as_u64().map_or(String::new(), |ms| {
         format!(", started {}", crate::sys::host::utc(ms / 1000))
     });
+    let axes = swept(doc);
+    let range = |flag: &str| {
+        axes.iter()
+            .find(|(f, _)| f == flag)
+            .map(|(_, v)| v.as_slice())
+    };
+    let connections = match range("--connections") {
+        Some(v) => format!("{} connections ({} values)", span(v, None), v.len()),
+        None => format!("{} connection(s)", text(&c["connections"])),
+    };
+    let size = match range("--size") {
+        Some(v) => format!("{} requests ({} sizes)", span(v, Some(bytes)), v.len()),
+        None => format!("{} B requests", text(&c["request_bytes"])),
+    };
+    let mut parts = vec![connections, size];
+    for (flag, values) in axes
+        .iter()
+        .filter(|(f, _)| f != "--connections" && f != "--size")
+    {
+        parts.push(format!(
+            "{flag} {} ({} values)",
+            span(values, None),
+            values.len()
+        ));
+    }
+    if doc["schema"] == "wirebench.peak/1" {
+        let rates: Vec<f64> = (doc["steps"].as_array().into_iter().flatten())
+            .filter_map(|s| num(&s["offered_per_s"]))
+            .collect();
+        let (lo, hi) = rates
+            .iter()
+            .fold((f64::INFINITY, 0f64), |(a, b), r| (a.min(*r), b.max(*r)));
+        if !rates.is_empty() {
+            parts.push(format!(
+                "open-loop steps {}/s–{}/s ({} steps)",
+                super::scale::count(lo),
+                super::scale::count(hi),
+                rates.len()
+            ));
+        }
+    }
     format!(
-        "{} {}: {} connection(s), {} B requests, wirebench {}{when}",
+        "{} {}: {}, wirebench {}{when}",
         text(&r["protocol"]),
         text(&r["mode"]),
-        text(&c["connections"]),
-        text(&c["request_bytes"]),
+        parts.join(", "),
         text(&r["wirebench_version"]),
     )
+}
+
+/// The swept flags of a sweep (or a comparison's sweep) and their values.
+fn swept(doc: &Value) -> Vec<(String, Vec<String>)> {
+    let sweep = match doc["schema"].as_str() {
+        Some("wirebench.compare/1") => &doc["sweep"],
+        _ => doc,
+    };
+    (sweep["axes"].as_array().into_iter().flatten())
+        .map(|a| {
+            let values = a["values"].as_array().into_iter().flatten().map(text);
+            (text(&a["flag"]), values.collect())
+        })
+        .collect()
+}
+
+/// `16 B–256 KiB`, or the one value: the first and last of `values`, written by `write`.
+fn span(values: &[String], write: Option<fn(&str) -> String>) -> String {
+    let w = |v: &String| write.map_or(v.clone(), |f| f(v));
+    match (values.first(), values.last()) {
+        (Some(a), Some(b)) if a != b => format!("{}–{}", w(a), w(b)),
+        (Some(a), _) => w(a),
+        _ => "-".to_string(),
+    }
+}
+
+/// A size as the sweep wrote it (`1024`, or `1k`) in binary units: `1 KiB`.
+fn bytes(v: &str) -> String {
+    v.parse::<f64>()
+        .ok()
+        .or_else(|| crate::units::parse_size(v).ok().map(|b| b as f64))
+        .map_or(v.to_string(), |b| {
+            super::scale::label(super::scale::Unit::Bytes, b)
+        })
+}
+
+/// Seconds as a reader wants them: `44.92 s`, `0.862 s` (not `44.919703665 s`).
+pub fn secs(v: &Value) -> String {
+    match num(v) {
+        None => "-".to_string(),
+        Some(s) if s >= 10.0 => format!("{s:.2} s"),
+        Some(s) => format!("{s:.3} s"),
+    }
+}
+
+/// Writes a field's value in its unit.
+type Writer = fn(&Value) -> String;
+
+/// A document's field as a row a reader can take in: its name in words with a capital
+/// (`max_lag_us` → `Max lag`) and its value in the unit the name's suffix gives (`_us` as a
+/// latency, `_per_s` as a rate, `_s` in seconds, `_bytes` in bytes, `_percent` in %).
+pub fn pair(key: &str, v: &Value) -> (String, String) {
+    let suffixes: [(&str, Writer); 7] = [
+        ("_mb_per_s", |v| {
+            num(v).map_or("-".to_string(), |mb| {
+                crate::report::format::byte_rate(mb * 1e6)
+            })
+        }),
+        ("_per_s", |v| format!("{}/s", rate(num(v)))),
+        ("_us", us),
+        ("_s", secs),
+        ("_bytes", |v| {
+            num(v).map_or("-".to_string(), |b| {
+                super::scale::label(super::scale::Unit::Bytes, b)
+            })
+        }),
+        ("_percent", |v| {
+            num(v).map_or("-".to_string(), |p| format!("{p:.2}%"))
+        }),
+        ("_kib", |v| format!("{} KiB", text(v))),
+    ];
+    let found =
+        (suffixes.iter()).find(|(suffix, _)| key.ends_with(suffix) && key.len() > suffix.len());
+    let (name, value) = match (found, v) {
+        (Some((suffix, write)), _) => (&key[..key.len() - suffix.len()], write(v)),
+        (None, Value::Bool(b)) => (key, if *b { "yes" } else { "no" }.to_string()),
+        (None, v) if v.is_u64() => (key, whole(v)),
+        (None, v) => (key, text(v)),
+    };
+    (words(name), value)
+}
+
+/// A field name in words with a capital: `behind_schedule` → `Behind schedule`.
+pub fn words(key: &str) -> String {
+    let spaced = key.replace('_', " ");
+    let mut chars = spaced.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// A value as text (see [`super::page::text`]).
@@ -95,12 +226,12 @@ pub fn text(v: &Value) -> String {
 }
 
 /// What a result document says about how it was measured, as (what, value) pairs: the
-/// methodology a reader needs to repeat it.
+/// methodology a reader needs to repeat it. The schema is the caller's to give: a peak or
+/// a sweep is not a `wirebench.result/1` because its runs are.
 pub fn methodology(r: &Value) -> Vec<(String, String)> {
     let c = &r["config"];
     let g = &r["generator"];
     let mut pairs = vec![
-        ("Schema".to_string(), text(&r["schema"])),
         ("wirebench".to_string(), text(&r["wirebench_version"])),
         (
             "Started".to_string(),
@@ -113,16 +244,16 @@ pub fn methodology(r: &Value) -> Vec<(String, String)> {
             "Protocol, mode".to_string(),
             format!("{} {}", text(&r["protocol"]), text(&r["mode"])),
         ),
-        (
-            "Measured".to_string(),
-            format!("{} s", text(&r["duration_s"])),
-        ),
+        ("Measured".to_string(), secs(&r["duration_s"])),
     ];
     if let Some(config) = c.as_object() {
         let settings: Vec<String> = config
             .iter()
             .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| format!("{k} {}", text(v)))
+            .map(|(k, v)| {
+                let (k, v) = pair(k, v);
+                format!("{} {v}", k.to_lowercase())
+            })
             .collect();
         pairs.push(("Settings".to_string(), settings.join(", ")));
     }
@@ -136,4 +267,22 @@ pub fn methodology(r: &Value) -> Vec<(String, String)> {
         ),
     ));
     pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_read_as_words_with_units() {
+        let row = |k: &str, v: Value| pair(k, &v);
+        assert_eq!(
+            row("max_lag_us", 9596.051.into()),
+            ("Max lag".to_string(), format_us(9596.051))
+        );
+        assert_eq!(row("behind_schedule", 29.into()).0, "Behind schedule");
+        assert_eq!(row("kept_up", true.into()).1, "yes");
+        assert_eq!(secs(&44.919703665.into()), "44.92 s");
+        assert_eq!(secs(&0.861940427.into()), "0.862 s");
+    }
 }

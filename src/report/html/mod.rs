@@ -7,11 +7,11 @@
 //! ago, or from the history, by whatever wirebench reads the same schema version.
 //!
 //! - [`page`]: the shell, the style sheet (screen and print), escaping, tables.
-//! - [`scale`] and [`svg`]: the chart writer (linear, log and "nines" axes, ticks, legends,
-//!   polylines, bars with error bars).
+//! - [`scale`], [`layout`] and [`svg`]: the chart writer (linear, log and "nines" axes,
+//!   ticks, legends placed so no text touches, polylines, bars with error bars).
 //! - [`hist`]: percentile spectra from the documents' HdrHistograms.
 //! - one module per document kind: [`result`] (`wirebench.result/1`), [`sweep`]
-//!   (`wirebench.sweep/1`, with repeated runs), [`compare`] (`wirebench.compare/1`), [`peak`]
+//!   (`wirebench.sweep/1`, with repeated runs; its charts in [`sweep_charts`]), [`compare`] (`wirebench.compare/1`), [`peak`]
 //!   (`wirebench.peak/1`), [`diagnosis`] (`wirebench.diagnosis/1`, also inside a study with
 //!   `diagnose = true`), and [`study`] (`wirebench.study/1`: a title and methodology around
 //!   one of the others).
@@ -20,6 +20,7 @@ pub mod compare;
 pub mod diagnosis;
 mod fields;
 pub mod hist;
+pub mod layout;
 pub mod page;
 pub mod peak;
 pub mod result;
@@ -27,6 +28,7 @@ pub mod scale;
 pub mod study;
 pub mod svg;
 pub mod sweep;
+pub mod sweep_charts;
 
 use serde_json::Value;
 use std::io::{self, Write};

@@ -36,6 +36,7 @@ svg.chart { width: 100%; height: auto; font-size: 15px; font-family: inherit; }
 svg .grid { stroke: #e4e7ec; } svg .tick { fill: var(--muted); } svg .axis { fill: var(--ink); }
 svg .legend text { fill: var(--ink); }
 ul.notes li { margin: 2px 0; }
+p.none { color: var(--muted); font-style: italic; }
 footer { margin-top: 36px; color: var(--muted); font-size: 13px; }
 @media print {
   body { font-size: 11pt; }
@@ -44,6 +45,8 @@ footer { margin-top: 36px; color: var(--muted); font-size: 13px; }
   figure, table, pre { break-inside: avoid; page-break-inside: avoid; }
   h2, h3 { break-after: avoid; page-break-after: avoid; }
   .scroll { overflow: visible; }
+  table { font-size: 9pt; }
+  th, td { white-space: normal; padding: 2px 5px; overflow-wrap: anywhere; }
 }
 "#;
 
@@ -156,6 +159,7 @@ impl Page {
 
 /// A table: a header row, then rows whose first cell is a name (left-aligned); a row whose
 /// first cell starts with `(` is marked discarded. `class` names it for tests and styling.
+/// A table too wide for a page is turned on its side (see [`upright`]).
 pub fn table(class: &str, head: &[String], rows: &[Vec<String>]) -> String {
     // A column empty in every row (a comparison's point when nothing is swept) says nothing.
     let keep: Vec<bool> = (0..head.len())
@@ -168,6 +172,7 @@ pub fn table(class: &str, head: &[String], rows: &[Vec<String>]) -> String {
             .collect()
     };
     let (head, rows) = (pick(head), rows.iter().map(|r| pick(r)).collect::<Vec<_>>());
+    let (head, rows) = upright(head, rows);
     let mut s = format!(
         r#"<div class="scroll"><table class="{}"><thead><tr>"#,
         esc(class)
@@ -199,6 +204,28 @@ pub fn table(class: &str, head: &[String], rows: &[Vec<String>]) -> String {
     }
     s.push_str("</tbody></table></div>");
     s
+}
+
+/// More columns than this (a sweep over 15 sizes) do not fit a printed page's width.
+const WIDEST: usize = 10;
+
+/// The table turned on its side when it is wider than [`WIDEST`] columns and would be
+/// narrower turned: the 15 sizes of a sweep become rows, its targets columns, so every figure
+/// is on the screen without scrolling and on the printed page.
+fn upright(head: Vec<String>, rows: Vec<Vec<String>>) -> (Vec<String>, Vec<Vec<String>>) {
+    if head.len() <= WIDEST || rows.len() + 1 >= head.len() {
+        return (head, rows);
+    }
+    let mut turned_head = vec![head[0].clone()];
+    turned_head.extend(rows.iter().map(|r| r.first().cloned().unwrap_or_default()));
+    let turned = (1..head.len())
+        .map(|i| {
+            let mut row = vec![head[i].clone()];
+            row.extend(rows.iter().map(|r| r.get(i).cloned().unwrap_or_default()));
+            row
+        })
+        .collect();
+    (turned_head, turned)
 }
 
 /// A key–value table of `pairs`.

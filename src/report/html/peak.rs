@@ -17,10 +17,12 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     page.heading(2, "Peak");
     page.para(&text(&doc["conclusion"]));
     page.raw(&kv("peak", &peak(doc)));
+    // The curves that answer a peak search lead: where achieved leaves offered, and where
+    // latency crosses the objective.
+    page.figures(curves(doc, &steps));
     page.heading(3, "Steps, in the order they ran");
     page.raw(&steps_table(&steps));
-    page.heading(2, "Charts");
-    let mut charts = curves(doc, &steps);
+    let mut charts = Vec::new();
     let spectra: Vec<(String, &Value)> = (steps.iter())
         .map(|s| (step_name(s), &s["result"]["latency"]))
         .collect();
@@ -30,16 +32,29 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
             c.svg("Latency by percentile, per step"),
         ));
     }
+    if !charts.is_empty() {
+        page.heading(2, "Charts");
+    }
     page.figures(charts);
     page.heading(2, "Methodology");
     let mut pairs = vec![
+        ("Schema".to_string(), text(&doc["schema"])),
         ("Objectives".to_string(), text(&doc["objectives"])),
-        ("Step".to_string(), format!("{} s each", text(&doc["step_s"]))),
-        ("Tolerance".to_string(), text(&doc["tolerance"])),
+        ("Step".to_string(), format!("{} each", fields::secs(&doc["step_s"]))),
+        (
+            "Tolerance".to_string(),
+            num(&doc["tolerance"]).map_or(text(&doc["tolerance"]), |t| format!("{}%", t * 100.0)),
+        ),
         ("Method".to_string(), "open-loop steps at rates doubled until one fails, then bisected; the peak confirmed by one more run (mutilate --search; RFC 2544)".to_string()),
     ];
     if let Some(first) = steps.first() {
-        pairs.extend(fields::methodology(&first["result"]));
+        pairs.extend(fields::methodology(&first["result"]).into_iter().map(
+            |(k, v)| match k.as_str() {
+                "Measured" => ("Measured, each step".to_string(), v),
+                "Settings" => ("Settings of the first step".to_string(), v),
+                _ => (k, v),
+            },
+        ));
     }
     page.raw(&kv("methodology", &pairs));
     Ok(())

@@ -10,11 +10,12 @@ use super::{hist, RenderError};
 use serde_json::Value;
 
 /// The distributions a result may hold: (field path, row name).
-const DISTRIBUTIONS: [(&str, &str); 4] = [
+const DISTRIBUTIONS: [(&str, &str); 5] = [
     ("/latency", "latency"),
     ("/service_time", "service time"),
     ("/connect", "connect"),
     ("/http/ttfb", "time to first byte"),
+    ("/open_loop/send_lag", "send lag (behind schedule)"),
 ];
 
 /// Writes the sections of one result document.
@@ -27,7 +28,7 @@ pub fn render(page: &mut Page, r: &Value) -> Result<(), RenderError> {
     let mut charts = Vec::new();
     let spectra: Vec<(String, &Value)> = DISTRIBUTIONS
         .iter()
-        .filter(|(_, name)| *name != "connect")
+        .filter(|(_, name)| *name != "connect" && !name.starts_with("send lag"))
         .filter_map(|(path, name)| {
             Some((name.to_string(), r.pointer(path).filter(|d| d.is_object())?))
         })
@@ -47,7 +48,9 @@ pub fn render(page: &mut Page, r: &Value) -> Result<(), RenderError> {
     page.raw(&per_second(r));
     page.notes(&notes(r));
     page.heading(2, "Methodology");
-    page.raw(&kv("methodology", &fields::methodology(r)));
+    let mut pairs = vec![("Schema".to_string(), text(&r["schema"]))];
+    pairs.extend(fields::methodology(r));
+    page.raw(&kv("methodology", &pairs));
     Ok(())
 }
 
@@ -66,10 +69,7 @@ fn headline(r: &Value) -> Vec<(String, String)> {
                 byte_rate(&t["received_mb_per_s"])
             ),
         ),
-        (
-            "measured".to_string(),
-            format!("{} s", text(&r["duration_s"])),
-        ),
+        ("measured".to_string(), fields::secs(&r["duration_s"])),
     ]
 }
 
@@ -138,7 +138,7 @@ fn extras(page: &mut Page, r: &Value) {
         let pairs: Vec<(String, String)> = obj
             .iter()
             .filter(|(_, v)| !v.is_object())
-            .map(|(k, v)| (k.replace('_', " "), text(v)))
+            .map(|(k, v)| fields::pair(k, v))
             .collect();
         page.heading(3, name);
         page.raw(&kv(field, &pairs));
@@ -174,8 +174,13 @@ fn notes(r: &Value) -> Vec<String> {
 }
 
 /// Two charts of the per-second series of `runs` ((name, result) pairs): ok/s and p99 by
-/// second, one series per run; none when no run has a series.
+/// second, one series per run that has two seconds or more to draw; a run of 1 s or less is
+/// one point at second 0, so it is left out and the figure says so (in place of the chart
+/// when no run is long enough).
 pub fn per_second_charts(runs: &[(String, &Value)]) -> Vec<(String, String)> {
+    let with_series = (runs.iter())
+        .filter(|(_, r)| r["series"].as_array().is_some_and(|s| !s.is_empty()))
+        .count();
     let series = |f: &dyn Fn(&Value) -> Option<f64>| -> Vec<Series> {
         runs.iter()
             .map(|(name, r)| Series {
@@ -184,7 +189,7 @@ pub fn per_second_charts(runs: &[(String, &Value)]) -> Vec<(String, String)> {
                     .filter_map(|p| Some((num(&p["second"])?, f(p)?)))
                     .collect(),
             })
-            .filter(|s| !s.points.is_empty())
+            .filter(|s| s.points.len() >= 2)
             .collect()
     };
     let ops = series(&|p| Some(num(&p["ok"])? / num(&p["duration_s"])?));
@@ -206,7 +211,25 @@ pub fn per_second_charts(runs: &[(String, &Value)]) -> Vec<(String, String)> {
             Scale::Log,
         ),
     ] {
+        let left_out = with_series.saturating_sub(data.len());
+        let note = match (left_out, data.len()) {
+            (0, _) => String::new(),
+            (n, 0) => format!(
+                r#"<p class="none">Not drawn: {} lasted 1 s or less, one point each (their figures are in the tables).</p>"#,
+                if n == 1 {
+                    "the run".to_string()
+                } else {
+                    format!("all {n} runs")
+                }
+            ),
+            (n, _) => format!(
+                r#"<p class="none">{n} run(s) of 1 s or less not drawn: one point each.</p>"#
+            ),
+        };
         if data.is_empty() {
+            if !note.is_empty() {
+                charts.push((caption.to_string(), note));
+            }
             continue;
         }
         let xs = data.iter().flat_map(|s| s.points.iter().map(|p| p.0));
@@ -224,7 +247,7 @@ pub fn per_second_charts(runs: &[(String, &Value)]) -> Vec<(String, String)> {
             series: data,
             references: Vec::new(),
         };
-        charts.push((caption.to_string(), chart.svg(caption)));
+        charts.push((caption.to_string(), chart.svg(caption) + &note));
     }
     charts
 }

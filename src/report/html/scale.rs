@@ -113,9 +113,16 @@ impl Axis {
             Scale::Log if self.unit == Unit::Bytes => binary_ticks(self.min, self.max),
             Scale::Log => log_ticks(self.min, self.max),
             Scale::Linear => {
+                // Multiples of the step; an axis cut at a floor that is not one (−100% under
+                // steps of 20,000%) also gets its foot, unless that would crowd the next.
                 let step = self.step();
-                let n = ((self.max - self.min) / step).round() as u32;
-                (0..=n).map(|i| self.min + f64::from(i) * step).collect()
+                let first = (self.min / step).ceil() * step;
+                let n = ((self.max - first) / step + 1e-9).floor().max(0.0) as u32;
+                let mut ticks: Vec<f64> = (0..=n).map(|i| first + f64::from(i) * step).collect();
+                if first - self.min > 0.4 * step {
+                    ticks.insert(0, self.min);
+                }
+                ticks
             }
         }
     }
@@ -283,6 +290,16 @@ mod tests {
         );
         assert_eq!(a.ticks(), [0.0, 1000.0, 2000.0, 3000.0, 4000.0, 5000.0]);
         assert_eq!(a.label(2000.0), "2k");
+        // Cut at −100% (a difference of a rate), steps of 50,000%: multiples, no −100 tick
+        // crowding 0.
+        let mut a = Axis::fit(
+            Scale::Linear,
+            Unit::Percent,
+            [-100.0, 149_000.0].into_iter(),
+            true,
+        );
+        a.min = a.min.max(-100.0);
+        assert_eq!(a.ticks(), [0.0, 50_000.0, 100_000.0, 150_000.0]);
     }
 
     #[test]

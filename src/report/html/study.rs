@@ -38,31 +38,79 @@ pub fn page(doc: &Value) -> Result<Page, RenderError> {
         page.heading(2, &format!("Diagnosis: {target}"));
         super::diagnosis::render(&mut page, d);
     }
-    page.heading(2, "Study methodology");
+    page.heading(2, "How the study was made");
     methodology(&mut page, doc);
     Ok(page)
 }
 
-/// Every field of the wrapper but its schema, title and inner document.
+/// The names of the wrapper's fields (and its methodology's) in words; any other field is
+/// shown under its own name, with a capital.
+const NAMES: [(&str, &str); 11] = [
+    ("command", "Command line"),
+    ("date", "Date"),
+    ("file", "Plan file"),
+    ("plan", "Plan"),
+    ("version", "wirebench"),
+    ("kernel", "Kernel"),
+    ("cpu", "CPU"),
+    ("cpus", "CPUs"),
+    ("pinning", "CPU pinning"),
+    ("link", "Link"),
+    ("targets", "Targets"),
+];
+
+/// A field's name in words.
+fn name(key: &str) -> String {
+    NAMES
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or_else(|| super::fields::words(key), |(_, n)| n.to_string())
+}
+
+/// Every field of the wrapper but its title and inner document: one table of the short
+/// fields (the methodology's own among them, not a section of its own), then the long ones
+/// (the plan, the targets) each under its name.
 fn methodology(page: &mut Page, doc: &Value) {
     let Some(obj) = doc.as_object() else {
         return;
     };
     let inner = inner(doc);
     let mut pairs = vec![("Schema".to_string(), text(&doc["schema"]))];
-    for (key, value) in obj {
-        if ["schema", "title", "diagnoses"].contains(&key.as_str()) || Some(value) == inner {
-            continue;
-        }
-        field(page, &mut pairs, key, value);
+    if let Some(kind) = doc["command"].as_str() {
+        pairs.push(("Study of".to_string(), format!("wirebench {kind}")));
     }
-    page.raw(&kv("study-methodology", &pairs));
+    let skip = [
+        "schema",
+        "title",
+        "diagnoses",
+        "command",
+        "description",
+        "summary",
+    ];
+    let fields = (obj.iter()).filter(|(k, v)| !skip.contains(&k.as_str()) && Some(*v) != inner);
+    // The methodology object's fields join the wrapper's short ones.
+    let flat: Vec<(&String, &Value)> = fields
+        .flat_map(|(k, v)| match (k.as_str(), v.as_object()) {
+            ("methodology", Some(m)) => m.iter().collect::<Vec<_>>(),
+            _ => vec![(k, v)],
+        })
+        .collect();
+    let block =
+        |v: &Value| v.is_object() || v.is_array() || v.as_str().is_some_and(|s| s.contains('\n'));
+    for (k, v) in flat.iter().filter(|(_, v)| !block(v)) {
+        field(page, &mut pairs, k, v);
+    }
+    flush(page, &mut pairs);
+    for (k, v) in flat.iter().filter(|(_, v)| block(v)) {
+        field(page, &mut pairs, k, v);
+    }
+    flush(page, &mut pairs);
 }
 
 /// One field: a row of `pairs`, or (for long text, objects and lists of objects) a block of
 /// its own after flushing the rows gathered so far.
 fn field(page: &mut Page, pairs: &mut Vec<(String, String)>, key: &str, value: &Value) {
-    let name = key.replace('_', " ");
+    let name = name(key);
     match value {
         Value::String(s) if s.contains('\n') => {
             flush(page, pairs);
@@ -72,14 +120,7 @@ fn field(page: &mut Page, pairs: &mut Vec<(String, String)>, key: &str, value: &
         Value::Object(o) => {
             flush(page, pairs);
             page.heading(3, &name);
-            // Short fields first, in one table; blocks (the plan's text, lists) after it.
-            let block = |v: &Value| {
-                v.is_object() || v.is_array() || v.as_str().is_some_and(|s| s.contains('\n'))
-            };
-            for (k, v) in o.iter().filter(|(_, v)| !block(v)) {
-                field(page, pairs, k, v);
-            }
-            for (k, v) in o.iter().filter(|(_, v)| block(v)) {
+            for (k, v) in o {
                 field(page, pairs, k, v);
             }
             flush(page, pairs);
@@ -89,6 +130,7 @@ fn field(page: &mut Page, pairs: &mut Vec<(String, String)>, key: &str, value: &
             page.heading(3, &name);
             page.raw(&objects(items));
         }
+        Value::Null => pairs.push((name, "-".to_string())),
         v => pairs.push((name, text(v))),
     }
 }
@@ -115,5 +157,11 @@ fn objects(items: &[Value]) -> String {
         .iter()
         .map(|i| keys.iter().map(|k| text(&i[k])).collect())
         .collect();
-    table("study-list", &keys, &rows)
+    let head: Vec<String> = (keys.iter())
+        .map(|k| match k.as_str() {
+            "url" => "URL".to_string(),
+            k => super::fields::words(k),
+        })
+        .collect();
+    table("study-list", &head, &rows)
 }

@@ -6,9 +6,8 @@
 
 use super::fields::{self, num};
 use super::page::{kv, table, Page};
-use super::scale::{cell, Axis, Scale, Unit};
-use super::svg::{BarChart, BarSeries, LineChart, Series};
-use super::{hist, result, RenderError};
+use super::scale::{cell, Unit};
+use super::{sweep_charts, RenderError};
 use crate::summary::stats;
 use serde_json::Value;
 
@@ -19,6 +18,8 @@ pub struct Metric {
     pub name: &'static str,
     /// Its `data-chart` name.
     pub kind: &'static str,
+    /// Its name on a chart's y axis, short enough to fit.
+    pub axis: &'static str,
     /// How it is written.
     pub unit: Unit,
     /// Reads it from a result document.
@@ -30,30 +31,35 @@ pub const METRICS: [Metric; 5] = [
     Metric {
         name: "Operations per second",
         kind: "ops",
+        axis: "ops/s",
         unit: Unit::Count,
         read: fields::ops,
     },
     Metric {
         name: "Payload throughput (both directions)",
         kind: "bytes",
+        axis: "payload, both directions",
         unit: Unit::ByteRate,
         read: fields::bytes_per_s,
     },
     Metric {
         name: "Median latency (p50)",
         kind: "p50",
+        axis: "p50 latency",
         unit: Unit::Micros,
         read: |r| num(&r["latency"]["p50_us"]),
     },
     Metric {
         name: "99th percentile latency (p99)",
         kind: "p99",
+        axis: "p99 latency",
         unit: Unit::Micros,
         read: |r| num(&r["latency"]["p99_us"]),
     },
     Metric {
         name: "Errors",
         kind: "errors",
+        axis: "errors",
         unit: Unit::Count,
         read: |r| num(&r["errors"]["total"]),
     },
@@ -152,6 +158,8 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     let sweep = Sweep::read(doc);
     page.heading(2, "Results");
     page.para(&method(&sweep));
+    let lead = sweep_charts::lead(&sweep);
+    page.figures(lead.iter().cloned().collect());
     if sweep.runs == 1 || !sweep.axes.is_empty() {
         for metric in METRICS {
             for group in sweep.combinations(1) {
@@ -167,14 +175,30 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
         page.para("95% CI: mean ± t(0.975, n−1) · s / √n over the n kept runs (Student's t; s the sample standard deviation); runs in parentheses were discarded.");
     }
     page.heading(2, "Charts");
-    page.figures(charts(&sweep));
+    let rest = sweep_charts::charts(&sweep);
+    page.figures(
+        rest.into_iter()
+            .filter(|c| Some(c) != lead.as_ref())
+            .collect(),
+    );
     page.heading(2, "Methodology");
-    let mut pairs = vec![("Runs".to_string(), method(&sweep))];
+    let mut pairs = vec![
+        ("Schema".to_string(), fields::text(&doc["schema"])),
+        ("Runs".to_string(), method(&sweep)),
+    ];
     if let Some(first) = sweep.points.first() {
+        let swept: Vec<&str> = sweep.axes.iter().map(|a| a.0.as_str()).collect();
         pairs.extend(
-            fields::methodology(first.result)
-                .into_iter()
-                .filter(|(k, _)| k != "Target"),
+            (fields::methodology(first.result).into_iter())
+                .filter(|(k, _)| k != "Target")
+                .map(|(k, v)| match k.as_str() {
+                    "Measured" => ("Measured, each run".to_string(), v),
+                    "Settings" if !swept.is_empty() => (
+                        format!("Settings of the first run ({} swept)", swept.join(", ")),
+                        v,
+                    ),
+                    _ => (k, v),
+                }),
         );
     }
     page.raw(&kv("methodology", &pairs));
@@ -287,165 +311,4 @@ fn repeat_table(page: &mut Page, sweep: &Sweep, metric: Metric) {
     }
     page.heading(3, &format!("{} per run", metric.name));
     page.raw(&table(&format!("repeat {}", metric.kind), &head, &rows));
-}
-
-/// All the sweep's charts, as (caption, svg).
-fn charts(sweep: &Sweep) -> Vec<(String, String)> {
-    let mut charts = by_value_charts(sweep);
-    if sweep.runs > 1 {
-        charts.extend(bar_charts(sweep));
-    }
-    for t in &sweep.targets {
-        let runs: Vec<(String, &Value)> = (sweep.points.iter())
-            .filter(|p| &p.target == t)
-            .map(|p| (run_name(sweep, p, false), &p.result["latency"]))
-            .collect();
-        if let Some(c) = hist::chart(&runs) {
-            let caption = format!("Latency by percentile: {t}");
-            charts.push((caption.clone(), c.svg(&caption)));
-        }
-    }
-    let runs: Vec<(String, &Value)> = (sweep.points.iter())
-        .map(|p| (run_name(sweep, p, true), p.result))
-        .collect();
-    charts.extend(result::per_second_charts(&runs));
-    charts
-}
-
-/// A run's name in a legend: target (when asked), point, run number.
-fn run_name(sweep: &Sweep, p: &Point, with_target: bool) -> String {
-    let mut parts = Vec::new();
-    if with_target && sweep.targets.len() > 1 {
-        parts.push(p.target.clone());
-    }
-    let at = sweep.label(&p.at, 0);
-    if !at.is_empty() {
-        parts.push(at);
-    }
-    if sweep.runs > 1 {
-        parts.push(format!("run {}", p.run));
-    }
-    match parts.is_empty() {
-        true => p.target.clone(),
-        false => parts.join(" "),
-    }
-}
-
-/// The first axis's values as numbers for a chart's x axis, with their unit; None when a
-/// value is not a number (then the tables say it all).
-fn x_values(flag: &str, values: &[String]) -> Option<(Vec<f64>, Unit)> {
-    let unit = match flag {
-        "--size" | "--sndbuf" | "--rcvbuf" => Unit::Bytes,
-        "--think" => Unit::Micros,
-        _ => Unit::Count,
-    };
-    let xs: Option<Vec<f64>> = values
-        .iter()
-        .map(|v| match unit {
-            Unit::Micros => crate::units::parse_duration(v)
-                .ok()
-                .map(|d| d.as_secs_f64() * 1e6),
-            _ => v
-                .parse::<f64>()
-                .ok()
-                .or_else(|| crate::units::parse_size(v).ok().map(|b| b as f64)),
-        })
-        .collect();
-    xs.map(|xs| (xs, unit))
-}
-
-/// Each metric (ops/s, throughput, p99) against the first swept flag: a series per target
-/// and value of the other flags; log x when the values span a decade or more.
-fn by_value_charts(sweep: &Sweep) -> Vec<(String, String)> {
-    let Some((flag, values)) = sweep.axes.first() else {
-        return Vec::new();
-    };
-    let Some((xs, unit)) = x_values(flag, values) else {
-        return Vec::new();
-    };
-    let positive = xs.iter().all(|x| *x > 0.0);
-    let spread = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-        / xs.iter().cloned().fold(f64::INFINITY, f64::min);
-    let scale = if positive && spread >= 10.0 {
-        Scale::Log
-    } else {
-        Scale::Linear
-    };
-    let mut charts = Vec::new();
-    for metric in [METRICS[0], METRICS[1], METRICS[3]] {
-        let mut series = Vec::new();
-        for group in sweep.combinations(1) {
-            for t in &sweep.targets {
-                let points: Vec<(f64, f64)> = (values.iter().zip(&xs))
-                    .filter_map(|(v, x)| {
-                        let at = [vec![v.clone()], group.clone()].concat();
-                        Some((*x, stats::of(&sweep.values(t, &at, metric))?.mean))
-                    })
-                    .collect();
-                let g = sweep.label(&group, 1);
-                let name = if g.is_empty() {
-                    t.clone()
-                } else {
-                    format!("{t} {g}")
-                };
-                series.push(Series { name, points });
-            }
-        }
-        let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
-        let yscale = if metric.unit == Unit::Micros {
-            Scale::Log
-        } else {
-            Scale::Linear
-        };
-        let chart = LineChart {
-            kind: metric.kind,
-            x: (
-                Axis::fit(scale, unit, xs.iter().cloned(), false),
-                flag.clone(),
-            ),
-            y: (
-                Axis::fit(yscale, metric.unit, ys, true),
-                metric.name.to_string(),
-            ),
-            series,
-            references: Vec::new(),
-        };
-        let caption = format!("{} by {flag}", metric.name);
-        charts.push((caption.clone(), chart.svg(&caption)));
-    }
-    charts
-}
-
-/// The mean of the kept runs with its 95% CI as bars: a group per point, a bar per target.
-fn bar_charts(sweep: &Sweep) -> Vec<(String, String)> {
-    let points = sweep.combinations(0);
-    let categories: Vec<String> = (points.iter())
-        .map(|at| match sweep.label(at, 0) {
-            l if l.is_empty() => "all runs".to_string(),
-            l => l,
-        })
-        .collect();
-    [METRICS[0], METRICS[2], METRICS[3]]
-        .iter()
-        .map(|metric| {
-            let series = (sweep.targets.iter())
-                .map(|t| BarSeries {
-                    name: t.clone(),
-                    values: (points.iter())
-                        .map(|at| {
-                            stats::of(&sweep.values(t, at, *metric)).map(|s| (s.mean, s.ci95))
-                        })
-                        .collect(),
-                })
-                .collect();
-            let chart = BarChart {
-                kind: "means",
-                categories: categories.clone(),
-                series,
-                y: (metric.unit, metric.name.to_string()),
-            };
-            let caption = format!("{}: mean with 95% CI", metric.name);
-            (caption.clone(), chart.svg(&caption))
-        })
-        .collect()
 }

@@ -50,6 +50,16 @@ impl Db {
     /// `wirebench ARGS --db THIS`, sent SIGINT after `after`: its exit code, its stdout, and
     /// how long it took to exit after the signal.
     fn interrupt(&self, args: &[&str], after: Duration) -> (Option<i32>, String, Duration) {
+        self.signal(args, after, libc::SIGINT)
+    }
+
+    /// `wirebench ARGS --db THIS`, sent `signal` after `after`, as [`Db::interrupt`].
+    fn signal(
+        &self,
+        args: &[&str],
+        after: Duration,
+        signal: libc::c_int,
+    ) -> (Option<i32>, String, Duration) {
         let db = self.path();
         let mut child = bin()
             .args(args)
@@ -62,7 +72,7 @@ impl Db {
         let started = Instant::now();
         let pid = libc::pid_t::try_from(child.id()).unwrap();
         // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
         let status = common::wait_exit(&mut child, Duration::from_secs(15));
         let took = started.elapsed();
         let out = child.wait_with_output().unwrap();
@@ -210,6 +220,23 @@ fn ctrl_c_stops_a_run_and_saves_it_as_interrupted() {
     assert!(rows[0]["ok"].as_i64().unwrap() > 0, "{:?}", rows[0]);
     let secs = rows[0]["duration_s"].as_f64().unwrap();
     assert!(secs > 0.5 && secs < 10.0, "measured until the stop: {secs}");
+}
+
+/// SIGTERM (what `timeout`, systemd, Slurm and CI send) stops a run as Ctrl-C does: the
+/// report of what was measured, named for the signal, the row saved, exit 143 (128 + 15).
+#[test]
+fn sigterm_stops_a_run_and_saves_it_as_interrupted() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("sigterm");
+    let args = ["run", &server.url, "-d", "60s", "-c", "2"];
+    let (code, text, took) = db.signal(&args, Duration::from_millis(1500), libc::SIGTERM);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert_eq!(code, Some(143), "{text}");
+    assert!(text.contains("Interrupted (SIGTERM)"), "{text}");
+    assert!(text.contains("ops/s"), "the partial report: {text}");
+    let rows = db.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["status"], "interrupted");
 }
 
 /// Ctrl-C during a sweep stops the run in progress and starts no other: the tables of the runs

@@ -34,6 +34,14 @@ pub fn interrupted_code() -> u8 {
     STOPPED_BY.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// The signal that stopped the run, as a person names it: `Ctrl-C` or `SIGTERM`.
+pub fn stopped_by() -> &'static str {
+    match interrupted_code() {
+        EXIT_TERMINATED => "SIGTERM",
+        _ => "Ctrl-C",
+    }
+}
+
 /// A command's saving and thresholds, prepared before it runs.
 pub struct Keep {
     kind: Kind,

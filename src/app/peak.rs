@@ -286,7 +286,8 @@ fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup)
         .reduce(f64::max);
     if crate::engine::stop::requested() {
         return format!(
-            "interrupted (Ctrl-C) after {} step(s): no peak claimed; the highest rate sustained within {objective} so far was {:.0}/s",
+            "interrupted ({}) after {} step(s): no peak claimed; the highest rate sustained within {objective} so far was {:.0}/s",
+            super::keep::stopped_by(),
             steps.len(),
             best.unwrap_or(0.0)
         );

@@ -36,7 +36,8 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
         if interrupted {
             writeln!(
                 out,
-                "\nInterrupted (Ctrl-C): the report covers the {:.1} s measured until then.",
+                "\nInterrupted ({}): the report covers the {:.1} s measured until then.",
+                super::keep::stopped_by(),
                 summary.duration_s
             )?;
         }

@@ -215,7 +215,8 @@ pub fn finish(args: &RunArgs, study: Study, keep: Keep) -> anyhow::Result<ExitCo
             if crate::engine::stop::requested() {
                 writeln!(
                     out,
-                    "\nInterrupted (Ctrl-C) after {} of {total} runs: the tables cover those.",
+                    "\nInterrupted ({}) after {} of {total} runs: the tables cover those.",
+                    super::keep::stopped_by(),
                     sweep.points.len()
                 )?;
             }

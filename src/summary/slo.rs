@@ -83,6 +83,12 @@ impl Slo {
                 }
             }
         } else {
+            if value.parse::<f64>().is_ok() {
+                // A bare number is seconds to parse_duration: `p99<=50` would mean 50 s.
+                return Err(format!(
+                    "--slo '{text}': give the latency bound a unit, e.g. {name}<={value}ms (ns, us, ms, s)"
+                ));
+            }
             let d = parse_duration(value).map_err(|e| format!("--slo '{text}': {e}"))?;
             if d.is_zero() && strict {
                 return Err(format!(
@@ -184,6 +190,8 @@ mod tests {
             "errors<=0.1",
             "errors<=200%",
             "p99<0",
+            "p99<=50",
+            "mean<2.5",
         ] {
             let e = Slo::parse(text).unwrap_err();
             assert!(e.starts_with("--slo"), "{text}: {e}");

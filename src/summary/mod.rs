@@ -370,11 +370,16 @@ impl Distribution {
         if h.is_empty() {
             return None;
         }
-        let q = |p: f64| us(h.value_at_quantile(p));
+        // One rounding for every figure: HdrHistogram gives percentiles and the max as the
+        // highest value of their bucket but the min as the lowest, so one sample would read
+        // min < p50 = max. The min is taken as its bucket's highest value too, and the mean
+        // (from bucket midpoints) kept within [min, max]: one sample is then every statistic.
+        let (lo, hi) = (h.highest_equivalent(h.min()), h.max());
+        let q = |p: f64| us(h.value_at_quantile(p).clamp(lo, hi));
         Some(Distribution {
             count: h.len(),
-            min_us: us(h.min()),
-            mean_us: h.mean() / 1000.0,
+            min_us: us(lo),
+            mean_us: h.mean().clamp(lo as f64, hi as f64) / 1000.0,
             stddev_us: h.stdev() / 1000.0,
             p50_us: q(0.50),
             p90_us: q(0.90),
@@ -488,6 +493,31 @@ mod tests {
         assert_eq!(d.count, 4);
         assert!((d.min_us - 1.0).abs() < 0.01);
         assert!(d.max_us >= 39_990.0);
+    }
+
+    #[test]
+    fn one_sample_is_every_statistic() {
+        for ns in [87_550u64, 1, 999, 40_000_123, 3_600_000_000_000] {
+            let mut h = new_histogram();
+            h.record(ns).unwrap();
+            let d = Distribution::of(&h).unwrap();
+            let all = [d.min_us, d.mean_us, d.p50_us, d.p90_us, d.p99_us, d.p999_us];
+            for v in all {
+                assert_eq!(v, d.max_us, "{ns} ns: {d:?}");
+            }
+            assert!(
+                (d.min_us * 1000.0 - ns as f64).abs() <= ns as f64 * 1e-3,
+                "{d:?}"
+            );
+        }
+        // Many samples: min <= mean, percentiles <= max still.
+        let mut h = new_histogram();
+        for v in [87_550u64, 87_560, 87_570, 1_000_000] {
+            h.record(v).unwrap();
+        }
+        let d = Distribution::of(&h).unwrap();
+        assert!(d.min_us <= d.p50_us && d.p50_us <= d.p99_us && d.p99_us <= d.max_us);
+        assert!(d.min_us <= d.mean_us && d.mean_us <= d.max_us);
     }
 
     #[test]

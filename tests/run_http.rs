@@ -1057,3 +1057,34 @@ fn http2_refused_streams_and_failed_connections_are_errors_of_their_kind() {
     assert_eq!(n(&json["http"]["server_closes"]), 0, "{}", json["http"]);
     assert_eq!(accepted, 10);
 }
+
+/// A run by count is timed from its first send to its last completion, as the MINT study
+/// timed its runs: one 8 MB download's measured time is its one request's latency, not the
+/// generator's life (thread spawns and joins, a third of the time on main), and its rate is its
+/// bytes over that time.
+#[test]
+fn a_run_by_count_is_timed_from_its_first_send_to_its_last_reply() {
+    use wirebench::serve::http::{spawn, HttpServerOptions};
+    let srv = spawn(
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        HttpServerOptions::default(),
+    )
+    .unwrap();
+    let url = format!("http://{}/bytes/8M", srv.addr);
+    let (json, code) = run_json(&[&url, "-n", "1"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    let measured_ms = json["duration_s"].as_f64().unwrap() * 1e3;
+    let latency_ms = json["latency"]["max_us"].as_f64().unwrap() / 1e3;
+    assert!(
+        measured_ms <= latency_ms + 5.0 && measured_ms >= latency_ms * 0.99 - 0.1,
+        "measured {measured_ms} ms for one request of {latency_ms} ms"
+    );
+    let body = n(&json["http"]["body_bytes"]) as f64;
+    assert_eq!(body, (8 << 20) as f64);
+    let mb_s = json["http"]["goodput_mb_per_s"].as_f64().unwrap();
+    let want = body / (measured_ms / 1e3) / 1e6;
+    assert!(
+        (mb_s - want).abs() <= want * 1e-3,
+        "{mb_s} MB/s, want {want}"
+    );
+}

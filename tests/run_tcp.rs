@@ -460,3 +460,46 @@ fn a_blocking_server_serves_as_the_event_loop_does() {
     let stats = srv.stop();
     assert_eq!(stats.requests, 2050, "{stats:?}");
 }
+
+/// A message is the operation of a bulk run: ops, ops/s, the per-second series and `--fail-if
+/// 'ops<N'` count messages (on main a stream had ops/s 0 and failed any `ops<` threshold).
+#[test]
+fn a_bulk_runs_operations_are_its_messages() {
+    for (mode, serve) in [
+        ("stream", wirebench::serve::Mode::Sink),
+        ("source", wirebench::serve::Mode::Source),
+    ] {
+        let (srv, url) = server(TcpServerOptions {
+            mode: serve,
+            ..TcpServerOptions::default()
+        });
+        let args = [&url, "--mode", mode, "--size", "1k", "-d", "700ms"];
+        let mut with_threshold = args.to_vec();
+        with_threshold.extend(["--fail-if", "ops<100"]);
+        let (json, code) = run_json(&with_threshold, LIMIT);
+        assert_eq!(
+            code, 0,
+            "{mode}: a bulk run moving messages fails ops<100: {json}"
+        );
+        let t = &json["throughput"];
+        let ops = f(&t["ops_per_s"]);
+        assert!(ops > 100.0, "{mode}: {json}");
+        assert_eq!(ops, f(&t["messages_per_s"]), "{mode}");
+        let ok = n(&json["ok"]) as f64;
+        assert!(
+            (ok - ops * f(&json["duration_s"])).abs() < 2.0,
+            "{mode}: {json}"
+        );
+        let per_s: u64 = json["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| n(&p["ok"]))
+            .sum();
+        assert!(
+            per_s > 0 && (per_s as f64 - ok).abs() <= ok * 0.01 + 2.0,
+            "{mode}: {json}"
+        );
+        srv.stop();
+    }
+}

@@ -3,7 +3,7 @@
 //! closed second to the caller's watcher (the live progress line). Memory stays bounded: only
 //! seconds still open are held.
 
-use super::worker::Msg;
+use super::worker::{Active, Msg};
 use crate::record::{Phase, Recorder, RunRecord, SeriesPoint, Snapshot};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -70,9 +70,16 @@ impl Collector<'_> {
                     self.close_ready();
                 }
             },
-            Msg::Done { worker, cpu } => {
+            Msg::Done {
+                worker,
+                cpu,
+                active,
+            } => {
                 self.finished[worker] = true;
                 self.out.cpu += cpu;
+                let before = self.out.active.map(|(first, last)| Active { first, last });
+                let both = Active::merge(before, active);
+                self.out.active = both.map(|a| (a.first, a.last));
                 self.close_ready();
             }
         }

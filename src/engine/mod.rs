@@ -124,13 +124,23 @@ impl Run<'_> {
 }
 
 /// `record` with the run's timings from `timeline`, read now that the run has ended.
+///
+/// A run by count is timed from its first send to its last completion: timed from the start
+/// of the measured part to now, it would count the worker threads' spawn and join, which on a
+/// short run (one 10 MB download) is a third of the time. A run by time ends at its deadline,
+/// or, stopped before it, at its last completion (not at the join that follows).
 fn timed(mut record: RunRecord, timeline: &timeline::Timeline) -> RunRecord {
     let end = Instant::now();
     let start = timeline.measure_start().unwrap_or(end);
-    let stop = timeline.deadline(start).map_or(end, |d| d.min(end));
-    record.measured = stop.saturating_duration_since(start);
+    let (from, to) = match (timeline.deadline(start), record.active) {
+        (None, Some((first, last))) => (first.max(start), last),
+        (None, None) => (start, end),
+        (Some(deadline), _) if end >= deadline => (start, deadline),
+        (Some(_), active) => (start, active.map_or(end, |(_, last)| last.min(end))),
+    };
+    record.measured = to.saturating_duration_since(from);
     record.warm_for = start.saturating_duration_since(timeline.t0);
-    record.started_unix_ms = (SystemTime::now() - end.saturating_duration_since(start))
+    record.started_unix_ms = (SystemTime::now() - end.saturating_duration_since(from))
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     record.peak_rss_kib = usage::peak_rss_kib();

@@ -32,7 +32,33 @@ pub enum Msg {
         worker: usize,
         /// CPU used by the worker's thread while measuring.
         cpu: CpuTimes,
+        /// Its first send and last completion in the measured part, if it did any work there.
+        active: Option<Active>,
     },
+}
+
+/// The span of a run's work: from its first send to its last completion (a reply, an error,
+/// bytes moved). The measured time of a run by count is this span (as the MINT study timed
+/// its runs), not the generator's life with its thread spawns and joins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Active {
+    /// The first request (or byte) sent, or the first byte read in a download.
+    pub first: Instant,
+    /// The last completion.
+    pub last: Instant,
+}
+
+impl Active {
+    /// The span covering both `a` and `b`.
+    pub fn merge(a: Option<Active>, b: Option<Active>) -> Option<Active> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(Active {
+                first: x.first.min(y.first),
+                last: x.last.max(y.last),
+            }),
+            (x, y) => x.or(y),
+        }
+    }
 }
 
 /// The worker's recorder: warm-up and the current second, shipped as they complete.
@@ -51,6 +77,8 @@ pub struct WorkerRec {
     open_loop: bool,
     /// Where the next second's recorder comes from.
     spares: Arc<Spares>,
+    /// The span of the measured work so far.
+    active: Option<Active>,
 }
 
 impl WorkerRec {
@@ -68,6 +96,7 @@ impl WorkerRec {
             cpu_at_start: None,
             open_loop,
             spares: spec.spares.clone(),
+            active: None,
         };
         if let Some(start) = timeline.measure_start() {
             rec.start = Some(start);
@@ -125,6 +154,18 @@ impl WorkerRec {
         self.ship(shipped, Phase::Measure, done);
     }
 
+    /// Work of the measured part (an event at `at`) spanned `from..to`: widens the run's span.
+    #[inline]
+    fn span(&mut self, at: Instant, from: Instant, to: Instant) {
+        if self.start.is_some_and(|start| at >= start) {
+            let seen = Active {
+                first: from,
+                last: to,
+            };
+            self.active = Active::merge(self.active, Some(seen));
+        }
+    }
+
     /// The recorder for an event at `at` (measured if at or after the start).
     fn slot(&mut self, at: Instant, now: Instant) -> &mut Recorder {
         match self.start {
@@ -141,6 +182,7 @@ impl WorkerRec {
     #[inline]
     pub fn ok(&mut self, sent: Sent, now: Instant) {
         let open = self.open_loop;
+        self.span(sent.intended, sent.at, now);
         let slot = self.slot(sent.intended, now);
         slot.ok(now - sent.intended);
         if open {
@@ -184,6 +226,7 @@ impl WorkerRec {
     pub fn issued(&mut self, sent: Sent) {
         let open = self.open_loop;
         let lag = sent.at.saturating_duration_since(sent.intended);
+        self.span(sent.intended, sent.at, sent.at);
         let slot = self.slot(sent.intended, sent.at);
         slot.issued(lag);
         if open {
@@ -194,6 +237,7 @@ impl WorkerRec {
     /// Counts what a read brought besides completed replies: bytes and datagram anomalies.
     #[inline]
     pub fn read(&mut self, now: Instant, r: &ReadOutcome) {
+        self.span(now, now, now);
         let slot = self.slot(now, now);
         slot.received_bytes += r.bytes as u64;
         slot.late += r.late;
@@ -203,6 +247,7 @@ impl WorkerRec {
 
     /// `n` operations failed with `err`, the oldest sent at `sent`.
     pub fn error(&mut self, sent: Instant, now: Instant, err: OpError, n: usize) {
+        self.span(sent, sent.min(now), now);
         let slot = self.slot(sent, now);
         let kind = err.kind;
         slot.error(err);
@@ -214,6 +259,7 @@ impl WorkerRec {
     /// Payload bytes written at `now`.
     #[inline]
     pub fn sent(&mut self, now: Instant, bytes: usize) {
+        self.span(now, now, now);
         self.slot(now, now).sent_bytes += bytes as u64;
     }
 
@@ -236,6 +282,7 @@ impl WorkerRec {
     /// Payload bytes read at `now` (bulk download).
     #[inline]
     pub fn received(&mut self, now: Instant, bytes: usize) {
+        self.span(now, now, now);
         self.slot(now, now).received_bytes += bytes as u64;
     }
 
@@ -265,6 +312,7 @@ impl WorkerRec {
         let _ = self.tx.send(Msg::Done {
             worker: self.worker,
             cpu,
+            active: self.active,
         });
     }
 }

@@ -2,7 +2,7 @@
 
 use super::{Recorder, SeriesPoint};
 use crate::sys::usage::CpuTimes;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Everything one run recorded, merged over its workers.
 #[derive(Debug, Default)]
@@ -23,4 +23,6 @@ pub struct RunRecord {
     pub started_unix_ms: u64,
     /// The process's peak resident set size at the end, KiB.
     pub peak_rss_kib: u64,
+    /// The measured work's span: its first send and its last completion, all workers.
+    pub active: Option<(Instant, Instant)>,
 }

@@ -59,7 +59,7 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
             p50_us: (!c.warm.latency.is_empty())
                 .then(|| c.warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
         }),
-        series: with_offered(plan, c.series, measured),
+        series: with_messages(plan, with_offered(plan, c.series, measured)),
         generator: super::Generator {
             threads: plan.threads,
             cpu_user_s: c.cpu.user.as_secs_f64(),
@@ -70,6 +70,13 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         },
         notes: Vec::new(),
     };
+    if bulk.is_some() {
+        // A message is the operation of a bulk run: ok counts them, as ops/s rates them.
+        s.ok = s
+            .throughput
+            .receiver_bytes
+            .map_or(c.total.messages, |b| b / unit.max(1) as u64);
+    }
     s.throughput.link = link(plan, &s.throughput, &c.total, bulk.is_some());
     s.notes = super::diagnose::notes(&s);
     s
@@ -183,6 +190,20 @@ fn with_offered(plan: &Plan, mut series: Vec<SeriesPoint>, measured: Duration) -
             let from = Duration::from_secs(p.second);
             let to = (from + Duration::from_secs(1)).min(measured.max(from));
             p.offered = Some(s.due_before(to) - s.due_before(from));
+        }
+    }
+    series
+}
+
+/// A bulk run's seconds count messages as their operations (bytes moved / message size), so
+/// that per-second ops agree with the run's.
+fn with_messages(plan: &Plan, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> {
+    let unit = plan.workload.request.len().max(1) as u64;
+    for p in &mut series {
+        match plan.workload.mode {
+            ClientMode::Stream => p.ok = p.sent_bytes / unit,
+            ClientMode::Source => p.ok = p.received_bytes / unit,
+            _ => {}
         }
     }
     series

@@ -52,7 +52,8 @@ pub struct Summary {
     pub config: Config,
     /// Measured time in seconds (warm-up excluded).
     pub duration_s: f64,
-    /// Operations that completed correctly.
+    /// Operations that completed correctly; in bulk modes, messages moved (the receiver's
+    /// count when it gave one).
     pub ok: u64,
     /// Failed operations.
     pub errors: ErrorSummary,
@@ -137,7 +138,8 @@ pub struct ErrorEntry {
 /// Rates over the measured time. MB is 10^6 bytes; Gbit is 10^9 bits.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Throughput {
-    /// Ok operations per second.
+    /// Ok operations per second; in bulk modes (stream, source), where a message is the
+    /// operation, messages per second (as `messages_per_s`).
     pub ops_per_s: f64,
     /// Messages per second (bulk modes: bytes moved / message size; otherwise ok operations).
     pub messages_per_s: f64,
@@ -379,18 +381,24 @@ impl Distribution {
         if h.is_empty() {
             return None;
         }
-        let q = |p: f64| us(h.value_at_quantile(p));
+        // One rounding for every figure: HdrHistogram gives percentiles and the max as the
+        // highest value of their bucket but the min as the lowest, so one sample would read
+        // min < p50 = max. Every figure is read as its bucket's midpoint instead (as the mean
+        // is), so one sample is every statistic and a multi-sample order is kept.
+        let mid = |v: u64| h.median_equivalent(v);
+        let (lo, hi) = (mid(h.min()), mid(h.value_at_quantile(1.0)));
+        let q = |p: f64| us(mid(h.value_at_quantile(p)).clamp(lo, hi));
         Some(Distribution {
             count: h.len(),
-            min_us: us(h.min()),
-            mean_us: h.mean() / 1000.0,
+            min_us: us(lo),
+            mean_us: h.mean().clamp(lo as f64, hi as f64) / 1000.0,
             stddev_us: h.stdev() / 1000.0,
             p50_us: q(0.50),
             p90_us: q(0.90),
             p95_us: q(0.95),
             p99_us: q(0.99),
             p999_us: q(0.999),
-            max_us: us(h.max()),
+            max_us: us(hi),
             histogram: EncodedHistogram::of(h),
         })
     }
@@ -433,7 +441,8 @@ impl Throughput {
             None => rec.ok,
         };
         Throughput {
-            ops_per_s: rec.ok as f64 / secs,
+            // A message is the operation of a bulk run: its rate is the run's ops/s.
+            ops_per_s: messages as f64 / secs,
             messages_per_s: messages as f64 / secs,
             sent_bytes: rec.sent_bytes,
             received_bytes: rec.received_bytes,
@@ -457,6 +466,7 @@ impl Throughput {
         let bytes = peer.stream_bytes;
         self.receiver_bytes = Some(bytes);
         self.messages_per_s = (bytes / unit.max(1) as u64) as f64 / secs;
+        self.ops_per_s = self.messages_per_s;
         self.gbit_per_s = bytes as f64 * 8.0 / secs / 1e9;
         self
     }
@@ -497,6 +507,31 @@ mod tests {
         assert_eq!(d.count, 4);
         assert!((d.min_us - 1.0).abs() < 0.01);
         assert!(d.max_us >= 39_990.0);
+    }
+
+    #[test]
+    fn one_sample_is_every_statistic() {
+        for ns in [87_550u64, 1, 999, 40_000_123, 3_600_000_000_000] {
+            let mut h = new_histogram();
+            h.record(ns).unwrap();
+            let d = Distribution::of(&h).unwrap();
+            let all = [d.min_us, d.mean_us, d.p50_us, d.p90_us, d.p99_us, d.p999_us];
+            for v in all {
+                assert_eq!(v, d.max_us, "{ns} ns: {d:?}");
+            }
+            assert!(
+                (d.min_us * 1000.0 - ns as f64).abs() <= ns as f64 * 1e-3,
+                "{d:?}"
+            );
+        }
+        // Many samples: min <= mean, percentiles <= max still.
+        let mut h = new_histogram();
+        for v in [87_550u64, 87_560, 87_570, 1_000_000] {
+            h.record(v).unwrap();
+        }
+        let d = Distribution::of(&h).unwrap();
+        assert!(d.min_us <= d.p50_us && d.p50_us <= d.p99_us && d.p99_us <= d.max_us);
+        assert!(d.min_us <= d.mean_us && d.mean_us <= d.max_us);
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod demo;
 pub mod diagnose;
 pub mod peak;
+mod pipe;
 pub mod report;
 pub mod run;
 mod serve;
@@ -32,12 +33,14 @@ pub const EXIT_USAGE: u8 = 2;
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    pipe::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
     match dispatch(cli) {
         Ok(code) => code,
+        Err(e) if pipe::is_closed_output(&e) => pipe::die(),
         Err(e) => {
             if let Some(u) = e.downcast_ref::<UsageError>() {
                 eprintln!("error: {u}");

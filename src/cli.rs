@@ -206,12 +206,14 @@ pub struct RunArgs {
     #[arg(short = 'c', long, default_value = "1", value_name = "N")]
     pub connections: String,
 
-    /// Worker threads; connections are spread over them [default: the number of CPUs]
+    /// Worker threads; connections are spread over them (as wrk's -t; iperf3's -t is our -d)
+    /// [default: the number of CPUs]
     #[arg(short = 't', long, value_name = "N")]
     pub threads: Option<usize>,
 
-    /// How long to measure, e.g. 10s [default: 10s, unless --requests is given]
-    #[arg(short = 'd', long, value_name = "DURATION")]
+    /// How long to measure, e.g. 10s (-z as oha's and hey's) [default: 10s, unless --requests
+    /// is given]
+    #[arg(short = 'd', long, short_alias = 'z', value_name = "DURATION")]
     pub duration: Option<String>,
 
     /// Stop after this many requests in all (split evenly over the connections).
@@ -268,8 +270,8 @@ pub struct RunArgs {
     pub rate: Option<String>,
 
     /// UDP stream: send at this bit rate, e.g. 100Mbit, 1Gbit, 500k (bits per second; the
-    /// datagram rate is this over --size) [default: 1Mbit, as iperf3]
-    #[arg(long, value_name = "BITS/S", conflicts_with_all = ["rate", "stages"])]
+    /// datagram rate is this over --size; -b as iperf3's) [default: 1Mbit, as iperf3]
+    #[arg(short = 'b', long, value_name = "BITS/S", conflicts_with_all = ["rate", "stages"])]
     pub bandwidth: Option<String>,
 
     /// Open loop in steps, each held for its duration: DURATION@RATE,... e.g. '10s@1000,10s@5000'.
@@ -354,7 +356,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// No live progress line.
+    /// No live progress line (oha's and hey's -q, a rate, is our --rate).
     #[arg(short = 'q', long)]
     pub quiet: bool,
 

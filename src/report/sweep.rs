@@ -7,10 +7,16 @@ use crate::units::format_us;
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
 use std::io::{self, Write};
 
-/// Writes the method line and every table of `sweep`: with `--runs`, the per-run tables too
-/// (and only those when nothing is swept, where the sweep tables would repeat their means).
+/// Writes the tables of a sweep `wirebench run` measured.
 pub fn write(sweep: &Sweep, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "{}\n", method(sweep))?;
+    write_as(sweep, "run", out)
+}
+
+/// Writes the method line (naming `command`, the one the user typed: run, compare or study)
+/// and every table of `sweep`: with `--runs`, the per-run tables too (and only those when
+/// nothing is swept, where the sweep tables would repeat their means).
+pub fn write_as(sweep: &Sweep, command: &str, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}\n", method(sweep, command))?;
     if sweep.runs == 1 || !sweep.axes.is_empty() {
         let groups = groups(sweep);
         for metric in METRICS {
@@ -29,8 +35,8 @@ pub fn write(sweep: &Sweep, out: &mut dyn Write) -> io::Result<()> {
     out.flush()
 }
 
-/// What was run and how: targets, swept flags, runs, run order, warm-up.
-fn method(sweep: &Sweep) -> String {
+/// What was run and how: the command, targets, swept flags, runs, run order, warm-up.
+fn method(sweep: &Sweep, command: &str) -> String {
     let first = sweep.points.first().map(|p| &p.result);
     let swept: Vec<String> = sweep
         .axes
@@ -41,9 +47,7 @@ fn method(sweep: &Sweep) -> String {
         true => "one point".to_string(),
         false => swept.join(" × "),
     };
-    let each = first.map_or(String::new(), |s| {
-        format!(", {} {} each", s.protocol, s.mode)
-    });
+    let each = workloads(sweep);
     let runs = match (sweep.runs, sweep.discard) {
         (1, _) => String::new(),
         (n, 0) => format!(" × {n} runs"),
@@ -55,11 +59,35 @@ fn method(sweep: &Sweep) -> String {
         None => "no warm-up",
     };
     format!(
-        "wirebench sweep: {} target(s) × {swept}{runs}{each}; {} runs in all, in rounds \
+        "wirebench {command}: {} target(s) × {swept}{runs}{each}; {} runs in all, in rounds \
          interleaved across targets (A p1, B p1, A p2 …) so that drift hits all alike, {warmup}.",
         sweep.targets.len(),
         sweep.points.len()
     )
+}
+
+/// `, tcp rr each`, or each target's own when they differ (`, tcp rr (a), tcp source (b)`):
+/// a push target is not described by the first target's mode.
+fn workloads(sweep: &Sweep) -> String {
+    let of = |ti: usize| {
+        sweep
+            .points
+            .iter()
+            .find(|p| p.target == sweep.targets[ti].name)
+            .map(|p| format!("{} {}", p.result.protocol, p.result.mode))
+    };
+    let each: Vec<Option<String>> = (0..sweep.targets.len()).map(of).collect();
+    match each.first() {
+        None | Some(None) => String::new(),
+        Some(Some(w)) if each.iter().all(|e| e.as_deref() == Some(w.as_str())) => {
+            format!(", {w} each")
+        }
+        _ => {
+            let named = sweep.targets.iter().zip(&each);
+            let named = named.filter_map(|(t, w)| Some(format!("{} ({})", w.as_ref()?, t.name)));
+            format!(", {}", named.collect::<Vec<_>>().join(", "))
+        }
+    }
 }
 
 /// The values of every axis but the first, one entry per table of a metric.

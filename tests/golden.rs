@@ -463,12 +463,53 @@ fn golden_path(name: &str) -> PathBuf {
         .join(format!("{name}.txt"))
 }
 
+/// A sweep of two targets over two sizes, from the fixed run summaries above.
+fn sweep() -> String {
+    use std::collections::BTreeMap;
+    use wirebench::load::sweep::Axis;
+    use wirebench::summary::sweep::{NamedTarget, Point, Sweep, SCHEMA};
+    let targets = ["a", "b"].map(|n| NamedTarget {
+        name: n.to_string(),
+        url: format!("tcp://127.0.0.1:700{}", n.len()),
+    });
+    let sizes = ["64", "1k"];
+    let mut points = Vec::new();
+    for (at, size) in sizes.iter().enumerate() {
+        for (ti, result) in [tcp_rr(), tcp_crr()].into_iter().enumerate() {
+            points.push(Point {
+                target: targets[ti].name.clone(),
+                values: BTreeMap::from([("--size", size.to_string())]),
+                run: 1,
+                discarded: false,
+                result,
+                target_index: ti,
+                at: vec![at],
+            });
+        }
+    }
+    let sweep = Sweep {
+        schema: SCHEMA,
+        wirebench_version: "0.0.0",
+        targets: targets.to_vec(),
+        axes: vec![Axis {
+            flag: "--size",
+            values: sizes.map(String::from).to_vec(),
+        }],
+        runs: 1,
+        discard: 0,
+        points,
+    };
+    let mut out = Vec::new();
+    wirebench::report::sweep::write(&sweep, &mut out).expect("writing to memory");
+    String::from_utf8(out).expect("the report is UTF-8")
+}
+
 #[test]
 fn each_modes_report_matches_its_golden_file() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1");
     let mut differ = Vec::new();
-    for (name, summary) in fixtures() {
-        let text = render(&summary);
+    let reports = fixtures().into_iter().map(|(name, s)| (name, render(&s)));
+    for (name, text) in reports.chain([("sweep", sweep())]) {
         let path = golden_path(name);
         if update {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -1,5 +1,5 @@
 //! A sweep's report, in the shape of the DIM study's tables (../shared/seeds/004): one table per
-//! metric (ops/s, KB/s or MB/s, p50, p99, errors), one row per target, one column per value of
+//! metric (ops/s, kB/s or MB/s, p50, p99, errors), one row per target, one column per value of
 //! the first swept flag; a second swept flag makes one table per value of it.
 
 use crate::summary::sweep::{Metric, Sweep, METRICS};
@@ -133,7 +133,7 @@ pub(crate) fn what(sweep: &Sweep, metric: Metric, bytes_unit: &str) -> String {
     match metric {
         Metric::Rate if bulk => "Messages per second".to_string(),
         Metric::Rate => "Operations per second".to_string(),
-        Metric::Bytes => format!("Payload throughput, both directions added, in {bytes_unit}"),
+        Metric::Bytes => format!("Payload throughput, {}, in {bytes_unit}", direction(sweep)),
         Metric::P50 => "Median latency (p50)".to_string(),
         Metric::P99 => "99th percentile latency (p99)".to_string(),
         Metric::Mean => "Mean latency".to_string(),
@@ -142,23 +142,37 @@ pub(crate) fn what(sweep: &Sweep, metric: Metric, bytes_unit: &str) -> String {
     }
 }
 
-/// KB/s (1 KB = 1000 B) for figures up to 100,000 KB/s, MB/s above: the divisor and the unit.
+/// kB/s (SI: 1 kB = 1000 B) for figures up to 100,000 kB/s, MB/s above: the divisor and the
+/// unit.
 pub(crate) fn bytes_scale(max_bytes_per_s: f64) -> (f64, &'static str) {
     match max_bytes_per_s > 1e8 {
         true => (1e6, "MB/s (1 MB = 10^6 B)"),
-        false => (1e3, "KB/s (1 KB = 1000 B)"),
+        false => (1e3, "kB/s (1 kB = 1000 B)"),
     }
 }
 
-/// The payload throughput unit of one group's table, by its largest figure.
-fn bytes_unit(sweep: &Sweep, group: &[usize]) -> (f64, &'static str) {
+/// The payload throughput unit of every table of the sweep, by its largest figure: chosen
+/// once for the whole set, so tables side by side (one per value of a second swept flag)
+/// read in one unit. `_group` is kept so each table asks for its own.
+fn bytes_unit(sweep: &Sweep, _group: &[usize]) -> (f64, &'static str) {
     let max = sweep
         .points
         .iter()
-        .filter(|p| p.at.get(1..).unwrap_or(&[]) == group)
         .filter_map(|p| Metric::Bytes.of(&p.result))
         .fold(0.0, f64::max);
     bytes_scale(max)
+}
+
+/// Which way the payload throughput went: received (a push), sent (a stream), or both
+/// directions added (request/response).
+pub(crate) fn direction(sweep: &Sweep) -> &'static str {
+    let t = sweep.points.iter().map(|p| &p.result.throughput);
+    let (sent, received) = t.fold((0, 0), |(s, r), t| (s + t.sent_bytes, r + t.received_bytes));
+    match (sent, received) {
+        (0, r) if r > 0 => "received",
+        (s, 0) if s > 0 => "sent",
+        _ => "both directions added",
+    }
 }
 
 /// One table: a row per target, a column per value of the first axis; None when no run has

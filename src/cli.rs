@@ -93,7 +93,8 @@ pub struct ReportArgs {
     after_help = "A plan file:\n  title = \"DIM: message rate by size\"\n  [targets]\n  local = \"tcp://127.0.0.1:7000\"            # or local = { url = \"...\", server = \"nginx 1.22\" }\n  [run]                                    # any `wirebench run` flag by its long name\n  size = \"4,128,512..64k\"\n  duration = \"2s\"\n  runs = 3\n  discard = 1\n\
 command = \"compare\" (with baseline = \"NAME\" under [run]) or command = \"peak\" (slo = [\"p99<=50ms\"], step, start_rate, ceiling, rest; one target) makes the file stand for that command; see examples/.\n\
 Example: wirebench study examples/dim.toml --dry-run; wirebench study examples/dim.toml --out results/dim\n\
-Exit codes: 0 all requests ok, 1 some failed, 2 a bad plan (FILE:LINE:COL: what is wrong)."
+Exit codes: 0 all requests ok, 1 some failed, 2 a bad plan (FILE:LINE:COL: what is wrong), \
+3 a --fail-if threshold failed, 130 stopped by Ctrl-C."
 )]
 pub struct StudyArgs {
     /// The plan file (TOML): a title, a targets table and a run table.
@@ -120,7 +121,10 @@ pub struct StudyArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  wirebench compare --baseline nginx nginx=http://127.0.0.1:8080/f mint=http://127.0.0.1:8081/f -d 5s --runs 6 --discard-first\n\
-Every run flag applies (sizes, rates, sweeps …). Exit codes: 0 all requests ok, 1 some failed, 2 bad input."
+Every run flag applies (sizes, rates, sweeps …). Exit codes: 0 all requests ok, 1 some failed, 2 bad input, \
+3 a --fail-if threshold failed, 130 stopped by Ctrl-C.",
+    mut_arg("urls", |a| a.help("The targets, two or more, each optionally named: \
+        nginx=http://127.0.0.1:8080/f mint=http://127.0.0.1:8081/f"))
 )]
 pub struct CompareArgs {
     /// The target the others are compared to, by name [default: the first]
@@ -190,7 +194,8 @@ pub struct SocketArgs {
 #[derive(Debug, Args, Clone)]
 #[command(
     after_help = "Duration units: ns, us, ms, s, m, h (a bare number is seconds). \
-Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input."
+Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input, \
+3 a --fail-if threshold failed, 130 stopped by Ctrl-C (the report covers the time measured until then)."
 )]
 pub struct RunArgs {
     /// The target, e.g. tcp://127.0.0.1:7000. Several targets, optionally named
@@ -208,12 +213,14 @@ pub struct RunArgs {
     #[arg(short = 'c', long, default_value = "1", value_name = "N")]
     pub connections: String,
 
-    /// Worker threads; connections are spread over them [default: the number of CPUs]
+    /// Worker threads; connections are spread over them (as wrk's -t; iperf3's -t is our -d)
+    /// [default: the number of CPUs]
     #[arg(short = 't', long, value_name = "N")]
     pub threads: Option<usize>,
 
-    /// How long to measure, e.g. 10s [default: 10s, unless --requests is given]
-    #[arg(short = 'd', long, value_name = "DURATION")]
+    /// How long to measure, e.g. 10s (-z as oha's and hey's) [default: 10s, unless --requests
+    /// is given]
+    #[arg(short = 'd', long, short_alias = 'z', value_name = "DURATION")]
     pub duration: Option<String>,
 
     /// Stop after this many requests in all (split evenly over the connections).
@@ -270,8 +277,8 @@ pub struct RunArgs {
     pub rate: Option<String>,
 
     /// UDP stream: send at this bit rate, e.g. 100Mbit, 1Gbit, 500k (bits per second; the
-    /// datagram rate is this over --size) [default: 1Mbit, as iperf3]
-    #[arg(long, value_name = "BITS/S", conflicts_with_all = ["rate", "stages"])]
+    /// datagram rate is this over --size; -b as iperf3's) [default: 1Mbit, as iperf3]
+    #[arg(short = 'b', long, value_name = "BITS/S", conflicts_with_all = ["rate", "stages"])]
     pub bandwidth: Option<String>,
 
     /// Open loop in steps, each held for its duration: DURATION@RATE,... e.g. '10s@1000,10s@5000'.
@@ -356,7 +363,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// No live progress line.
+    /// No live progress line (oha's and hey's -q, a rate, is our --rate).
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
@@ -592,7 +599,14 @@ Looks for: Nagle's algorithm meeting delayed ACK (a latency mode near 40 or 200 
 TCP_INFO; the client's TCP_NODELAY flipped and larger buffers), socket buffers capping a bulk transfer \
 (--mode stream/source: the client's buffers swept, the knee named), a saturated generator, ephemeral port \
 exhaustion (--mode crr), and the latency's shape (mean above p95, several modes, stalls in the per-second series).\n\
-Exit codes: 0 diagnosed, 1 the baseline saw failures, 2 bad input."
+Exit codes: 0 diagnosed, 1 the baseline saw failures, 2 bad input.",
+    mut_arg("urls", one_target),
+    mut_arg("duration", |a| a.help("How long each step measures, e.g. 2s [default: 3s]")),
+    mut_args(|a| hide(a, &["runs", "discard", "discard_first", "db", "no_save", "tags"])),
+    mut_arg("fail_if", |a| a.hide(true).value_parser(|_: &str| -> Result<String, String> {
+        Err("diagnose has no pass or fail: leave out --fail-if (thresholds go on run, compare, \
+             peak or study)".into())
+    })),
 )]
 pub struct DiagnoseArgs {
     /// The run to diagnose, as for `wirebench run`; -d/--duration is each step's measuring time
@@ -611,6 +625,14 @@ pub const PEAK_CONNECTIONS: &str = "10";
 /// `wirebench peak URL --slo 'p99<=50ms'`: the peak search. Each step is `wirebench run` with
 /// the other flags and `--rate` set by the search.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  wirebench peak http://127.0.0.1:8080/ --slo 'p99<=50ms' -c 8 --step 5s\n\
+Exit codes: 0 a peak was found and its confirmation passed, 1 no peak confirmed, 2 bad input, \
+3 a --fail-if threshold failed, 130 stopped by Ctrl-C.",
+    mut_arg("urls", one_target),
+    mut_args(|a| hide(a, &["duration", "requests", "rate", "stages", "bandwidth", "think",
+        "runs", "discard", "discard_first"]))
+)]
 pub struct PeakArgs {
     /// An objective every step must meet (repeatable): METRIC<=BOUND or METRIC<BOUND, with
     /// METRIC p50, p90, p95, p99, p999, mean or max (a latency, from each request's intended
@@ -637,6 +659,20 @@ pub struct PeakArgs {
     /// The run each step repeats (target, workload, connections, --warmup, --json ...).
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// Flags `run` takes that this command does not (`ids`): out of its help (the command refuses
+/// or has no use for them).
+fn hide(a: clap::Arg, ids: &[&str]) -> clap::Arg {
+    let out = ids.contains(&a.get_id().as_str());
+    a.hide(out)
+}
+
+/// The target of a command that measures one.
+fn one_target(a: clap::Arg) -> clap::Arg {
+    a.num_args(1)
+        .action(clap::ArgAction::Set)
+        .help("The target, e.g. tcp://127.0.0.1:7000 or http://127.0.0.1:8080/")
 }
 
 // ---- results history (issue 10, items 1-3) ----

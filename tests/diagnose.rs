@@ -302,15 +302,18 @@ fn port_exhaustion_is_named_with_the_range() {
     ] {
         assert!(exec(args).status().unwrap().success(), "{args:?}");
     }
-    let exe = env!("CARGO_BIN_EXE_wirebench");
-    let mut server = exec(&[exe, "serve", "tcp", "--listen", "127.0.0.1:7000", "-t", "1"])
+    let wirebench = |args: &[&str]| {
+        let mut c = common::bin_via(&["ip", "netns", "exec", &ns]);
+        c.args(args);
+        c
+    };
+    let mut server = wirebench(&["serve", "tcp", "--listen", "127.0.0.1:7000", "-t", "1"])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let lines = common::stdout_lines(&mut server);
     let _ = common::first_line_addr(&mut server, &lines, "tcp", Duration::from_secs(10));
-    let out = exec(&[
-        exe,
+    let out = wirebench(&[
         "diagnose",
         "tcp://127.0.0.1:7000",
         "--mode",

@@ -465,12 +465,96 @@ fn golden_path(name: &str) -> PathBuf {
         .join(format!("{name}.txt"))
 }
 
+/// A sweep's report: `names` as targets, `axes` (flag, values), and each run's summary by
+/// (target, index into each axis), in the order they ran.
+fn render_sweep(
+    names: &[&str],
+    axes: &[(&'static str, &[&str])],
+    runs: Vec<(usize, Vec<usize>, Summary)>,
+) -> String {
+    use wirebench::load::sweep::Axis;
+    use wirebench::summary::sweep::{NamedTarget, Point, Sweep, SCHEMA};
+    let targets: Vec<NamedTarget> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| NamedTarget {
+            name: n.to_string(),
+            url: format!("tcp://127.0.0.1:700{i}"),
+        })
+        .collect();
+    let axes: Vec<Axis> = axes
+        .iter()
+        .map(|(flag, values)| Axis {
+            flag,
+            values: values.iter().map(|v| v.to_string()).collect(),
+        })
+        .collect();
+    let points = runs
+        .into_iter()
+        .map(|(ti, at, result)| Point {
+            target: targets[ti].name.clone(),
+            values: axes
+                .iter()
+                .zip(&at)
+                .map(|(a, &i)| (a.flag, a.values[i].clone()))
+                .collect(),
+            run: 1,
+            discarded: false,
+            result,
+            target_index: ti,
+            at,
+        })
+        .collect();
+    let sweep = Sweep {
+        schema: SCHEMA,
+        wirebench_version: "0.0.0",
+        targets,
+        axes,
+        runs: 1,
+        discard: 0,
+        points,
+    };
+    let mut out = Vec::new();
+    wirebench::report::sweep::write(&sweep, &mut out).expect("writing to memory");
+    String::from_utf8(out).expect("the report is UTF-8")
+}
+
+/// A sweep of two targets over two sizes, from the fixed run summaries above.
+fn sweep() -> String {
+    let mut runs = Vec::new();
+    for at in 0..2 {
+        runs.push((0, vec![at], tcp_rr()));
+        runs.push((1, vec![at], tcp_crr()));
+    }
+    render_sweep(&["a", "b"], &[("--size", &["64", "1k"])], runs)
+}
+
+/// Two swept flags, so one table per value of the second: 12.5 MB/s at -c 1 and 1.2 GB/s at
+/// -c 100 share one unit, chosen once for the whole set of tables (issue 15, item 9).
+fn sweep_units() -> String {
+    let runs = vec![
+        (0, vec![0, 0], tcp_source_at(12_500_000)),
+        (0, vec![0, 1], tcp_source_at(1_200_000_000)),
+    ];
+    render_sweep(
+        &["push"],
+        &[("--size", &["64k"]), ("--connections", &["1", "100"])],
+        runs,
+    )
+}
+
+/// `--mode source` at `bytes_per_s`.
+fn tcp_source_at(bytes_per_s: u64) -> Summary {
+    tcp_bulk("source", bytes_per_s)
+}
+
 #[test]
 fn each_modes_report_matches_its_golden_file() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1");
     let mut differ = Vec::new();
-    for (name, summary) in fixtures() {
-        let text = render(&summary);
+    let reports = fixtures().into_iter().map(|(name, s)| (name, render(&s)));
+    let sweeps = [("sweep", sweep()), ("sweep_units", sweep_units())];
+    for (name, text) in reports.chain(sweeps) {
         let path = golden_path(name);
         if update {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -488,6 +572,22 @@ fn each_modes_report_matches_its_golden_file() {
         "reports differ from tests/golden (if intended: UPDATE_GOLDEN=1 cargo test --test golden)\n{}",
         differ.join("\n")
     );
+}
+
+/// A set of sweep tables gives payload throughput in one SI unit, the direction named.
+#[test]
+fn a_sweeps_tables_share_one_unit() {
+    let text = sweep_units();
+    let units: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("Payload throughput"))
+        .collect();
+    assert_eq!(units.len(), 2, "{text}");
+    assert!(
+        units.iter().all(|l| l.contains(" in MB/s (1 MB = 10^6 B)")),
+        "{text}"
+    );
+    assert!(units.iter().all(|l| l.contains("received")), "{text}");
 }
 
 /// What the golden files hold, checked apart from their exact bytes, so that rewriting them

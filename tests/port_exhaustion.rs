@@ -3,6 +3,8 @@
 //! ephemeral port range there and turns off TIME_WAIT reuse, so exhaustion comes quickly and
 //! nothing outside the namespace is touched. The namespace is removed afterwards.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -32,6 +34,13 @@ impl Netns {
         c.args(["netns", "exec", &self.0]).args(args);
         c
     }
+
+    /// `wirebench ARGS` inside the namespace, with the tests' own history.
+    fn wirebench(&self, args: &[&str]) -> Command {
+        let mut c = common::bin_via(&["ip", "netns", "exec", &self.0]);
+        c.args(args);
+        c
+    }
 }
 
 impl Drop for Netns {
@@ -43,10 +52,8 @@ impl Drop for Netns {
 #[test]
 fn connection_per_request_names_port_exhaustion() {
     let ns = Netns::create();
-    let exe = env!("CARGO_BIN_EXE_wirebench");
     let mut server = ns
-        .exec(&[
-            exe,
+        .wirebench(&[
             "serve",
             "tcp",
             "--listen",
@@ -65,8 +72,7 @@ fn connection_per_request_names_port_exhaustion() {
 
     // The client runs inside the namespace too, where the narrow port range applies.
     let out = ns
-        .exec(&[
-            exe,
+        .wirebench(&[
             "run",
             "tcp://127.0.0.1:7000",
             "--mode",

@@ -1,6 +1,8 @@
 //! The JSON reporter's output validates against `schema/result.v1.json`, and the schema rejects
 //! documents that break it, so the schema is a contract rather than decoration.
 
+mod common;
+
 use serde_json::{json, Value};
 use std::time::Duration;
 use wirebench::record::{ErrorKind, OpError, Recorder, SeriesPoint};
@@ -323,7 +325,6 @@ fn the_schema_rejects_broken_documents() {
 /// is null (it was usize::MAX, 18446744073709551615), and a stream's last point is partial.
 #[test]
 fn the_binarys_udp_json_output_validates() {
-    use std::process::Command;
     use wirebench::serve::udp::{spawn, UdpServerOptions};
     use wirebench::serve::Mode as ServerMode;
     for (server_mode, args) in [
@@ -339,7 +340,7 @@ fn the_binarys_udp_json_output_validates() {
             ..UdpServerOptions::default()
         };
         let srv = spawn(socket, options).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        let out = common::bin()
             .arg("run")
             .arg(format!("udp://{}", srv.addr))
             .args(args)
@@ -363,7 +364,6 @@ fn the_binarys_udp_json_output_validates() {
 /// The real binary's `--json` output, for each client mode, against the reference server.
 #[test]
 fn the_binarys_json_output_validates() {
-    use std::process::Command;
     use wirebench::serve::tcp::{spawn, TcpServerOptions};
     use wirebench::serve::Mode as ServerMode;
     for (server_mode, args) in [
@@ -388,7 +388,7 @@ fn the_binarys_json_output_validates() {
             },
         )
         .unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        let out = common::bin()
             .arg("run")
             .arg(format!("tcp://{}", srv.addr))
             .args(args)

@@ -131,9 +131,8 @@ impl Link {
 
     /// `CMD ARGS` inside namespace `ns`.
     fn exec(ns: &str, args: &[&str]) -> Command {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirebench")])
-            .args(args);
+        let mut c = common::bin_via(&["ip", "netns", "exec", ns]);
+        c.args(args);
         c
     }
 }

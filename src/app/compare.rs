@@ -33,7 +33,7 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     super::run::stop_on_ctrl_c()?;
     let comparison = collect(prepared)?;
     let render = |out: &mut dyn Write| {
-        crate::report::sweep::write(&comparison.sweep, out)?;
+        crate::report::sweep::write_as(&comparison.sweep, "compare", out)?;
         crate::report::compare::write(&comparison, out)
     };
     let runs = super::sweep::kept(&comparison.sweep);

@@ -101,6 +101,16 @@ pub fn usage_of(e: StoreError) -> anyhow::Error {
 }
 
 impl Keep {
+    /// The command the user typed, as a report's header names it: study, compare or run.
+    pub fn command(&self) -> &'static str {
+        match self.kind {
+            Kind::Study => "study",
+            Kind::Compare => "compare",
+            Kind::Peak => "peak",
+            Kind::Result | Kind::Sweep => "run",
+        }
+    }
+
     /// Parses the thresholds and tags and opens the history. A history given with `--db` that
     /// cannot be used is bad input; the default one only warns (saving never stops a run).
     pub fn prepare(a: &KeepArgs, kind: Kind, quiet: bool) -> Result<Keep, UsageError> {

@@ -2,10 +2,12 @@
 //! 0 success, 1 the run failed or saw errors, 2 bad input (one line on stderr, no backtrace),
 //! 3 a `--fail-if` threshold failed or `diff` found a regression, 130 a run stopped by Ctrl-C.
 
+mod clash;
 pub mod compare;
 pub mod demo;
 pub mod diagnose;
 pub mod peak;
+mod pipe;
 pub mod report;
 pub mod run;
 mod serve;
@@ -32,12 +34,18 @@ pub const EXIT_USAGE: u8 = 2;
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    pipe::install();
+    if let Some(hint) = clash::hint(&std::env::args().collect::<Vec<_>>()) {
+        eprintln!("error: {hint}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
     match dispatch(cli) {
         Ok(code) => code,
+        Err(e) if pipe::is_closed_output(&e) => pipe::die(),
         Err(e) => {
             if let Some(u) = e.downcast_ref::<UsageError>() {
                 eprintln!("error: {u}");

@@ -207,11 +207,12 @@ pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
 /// away), the points already measured are printed before the error, and nothing is saved.
 pub fn finish(args: &RunArgs, study: Study, keep: Keep) -> anyhow::Result<ExitCode> {
     let total = study.runs.len();
+    let command = keep.command();
     super::run::stop_on_ctrl_c()?;
     let (sweep, stopped) = measure_all(args, study);
     let Some(e) = stopped else {
         let render = |out: &mut dyn Write| {
-            crate::report::sweep::write(&sweep, out)?;
+            crate::report::sweep::write_as(&sweep, command, out)?;
             if crate::engine::stop::requested() {
                 writeln!(
                     out,
@@ -232,7 +233,7 @@ pub fn finish(args: &RunArgs, study: Study, keep: Keep) -> anyhow::Result<ExitCo
         serde_json::to_writer_pretty(&mut out, &sweep)?;
         writeln!(out)?;
     } else {
-        crate::report::sweep::write(&sweep, &mut out)?;
+        crate::report::sweep::write_as(&sweep, command, &mut out)?;
     }
     out.flush()?;
     Err(e.context(format!(

@@ -18,9 +18,9 @@ pub fn write(study: &Study, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     match &study.document {
-        Document::Run(sweep) => super::sweep::write(sweep, out)?,
+        Document::Run(sweep) => super::sweep::write_as(sweep, "study", out)?,
         Document::Compare(c) => {
-            super::sweep::write(&c.sweep, out)?;
+            super::sweep::write_as(&c.sweep, "study", out)?;
             super::compare::write(c, out)?;
         }
         Document::Peak(p) => {

@@ -1,5 +1,5 @@
 //! A sweep's report, in the shape of the DIM study's tables (../shared/seeds/004): one table per
-//! metric (ops/s, KB/s or MB/s, p50, p99, errors), one row per target, one column per value of
+//! metric (ops/s, kB/s or MB/s, p50, p99, errors), one row per target, one column per value of
 //! the first swept flag; a second swept flag makes one table per value of it.
 
 use crate::summary::sweep::{Metric, Sweep, METRICS};
@@ -7,10 +7,16 @@ use crate::units::format_us;
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
 use std::io::{self, Write};
 
-/// Writes the method line and every table of `sweep`: with `--runs`, the per-run tables too
-/// (and only those when nothing is swept, where the sweep tables would repeat their means).
+/// Writes the tables of a sweep `wirebench run` measured.
 pub fn write(sweep: &Sweep, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "{}\n", method(sweep))?;
+    write_as(sweep, "run", out)
+}
+
+/// Writes the method line (naming `command`, the one the user typed: run, compare or study)
+/// and every table of `sweep`: with `--runs`, the per-run tables too (and only those when
+/// nothing is swept, where the sweep tables would repeat their means).
+pub fn write_as(sweep: &Sweep, command: &str, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}\n", method(sweep, command))?;
     if sweep.runs == 1 || !sweep.axes.is_empty() {
         let groups = groups(sweep);
         for metric in METRICS {
@@ -29,8 +35,8 @@ pub fn write(sweep: &Sweep, out: &mut dyn Write) -> io::Result<()> {
     out.flush()
 }
 
-/// What was run and how: targets, swept flags, runs, run order, warm-up.
-fn method(sweep: &Sweep) -> String {
+/// What was run and how: the command, targets, swept flags, runs, run order, warm-up.
+fn method(sweep: &Sweep, command: &str) -> String {
     let first = sweep.points.first().map(|p| &p.result);
     let swept: Vec<String> = sweep
         .axes
@@ -41,9 +47,7 @@ fn method(sweep: &Sweep) -> String {
         true => "one point".to_string(),
         false => swept.join(" × "),
     };
-    let each = first.map_or(String::new(), |s| {
-        format!(", {} {} each", s.protocol, s.mode)
-    });
+    let each = workloads(sweep);
     let runs = match (sweep.runs, sweep.discard) {
         (1, _) => String::new(),
         (n, 0) => format!(" × {n} runs"),
@@ -55,11 +59,35 @@ fn method(sweep: &Sweep) -> String {
         None => "no warm-up",
     };
     format!(
-        "wirebench sweep: {} target(s) × {swept}{runs}{each}; {} runs in all, in rounds \
+        "wirebench {command}: {} target(s) × {swept}{runs}{each}; {} runs in all, in rounds \
          interleaved across targets (A p1, B p1, A p2 …) so that drift hits all alike, {warmup}.",
         sweep.targets.len(),
         sweep.points.len()
     )
+}
+
+/// `, tcp rr each`, or each target's own when they differ (`, tcp rr (a), tcp source (b)`):
+/// a push target is not described by the first target's mode.
+fn workloads(sweep: &Sweep) -> String {
+    let of = |ti: usize| {
+        sweep
+            .points
+            .iter()
+            .find(|p| p.target == sweep.targets[ti].name)
+            .map(|p| format!("{} {}", p.result.protocol, p.result.mode))
+    };
+    let each: Vec<Option<String>> = (0..sweep.targets.len()).map(of).collect();
+    match each.first() {
+        None | Some(None) => String::new(),
+        Some(Some(w)) if each.iter().all(|e| e.as_deref() == Some(w.as_str())) => {
+            format!(", {w} each")
+        }
+        _ => {
+            let named = sweep.targets.iter().zip(&each);
+            let named = named.filter_map(|(t, w)| Some(format!("{} ({})", w.as_ref()?, t.name)));
+            format!(", {}", named.collect::<Vec<_>>().join(", "))
+        }
+    }
 }
 
 /// The values of every axis but the first, one entry per table of a metric.
@@ -105,7 +133,7 @@ pub(crate) fn what(sweep: &Sweep, metric: Metric, bytes_unit: &str) -> String {
     match metric {
         Metric::Rate if bulk => "Messages per second".to_string(),
         Metric::Rate => "Operations per second".to_string(),
-        Metric::Bytes => format!("Payload throughput, both directions added, in {bytes_unit}"),
+        Metric::Bytes => format!("Payload throughput, {}, in {bytes_unit}", direction(sweep)),
         Metric::P50 => "Median latency (p50)".to_string(),
         Metric::P99 => "99th percentile latency (p99)".to_string(),
         Metric::Mean => "Mean latency".to_string(),
@@ -114,23 +142,37 @@ pub(crate) fn what(sweep: &Sweep, metric: Metric, bytes_unit: &str) -> String {
     }
 }
 
-/// KB/s (1 KB = 1000 B) for figures up to 100,000 KB/s, MB/s above: the divisor and the unit.
+/// kB/s (SI: 1 kB = 1000 B) for figures up to 100,000 kB/s, MB/s above: the divisor and the
+/// unit.
 pub(crate) fn bytes_scale(max_bytes_per_s: f64) -> (f64, &'static str) {
     match max_bytes_per_s > 1e8 {
         true => (1e6, "MB/s (1 MB = 10^6 B)"),
-        false => (1e3, "KB/s (1 KB = 1000 B)"),
+        false => (1e3, "kB/s (1 kB = 1000 B)"),
     }
 }
 
-/// The payload throughput unit of one group's table, by its largest figure.
-fn bytes_unit(sweep: &Sweep, group: &[usize]) -> (f64, &'static str) {
+/// The payload throughput unit of every table of the sweep, by its largest figure: chosen
+/// once for the whole set, so tables side by side (one per value of a second swept flag)
+/// read in one unit. `_group` is kept so each table asks for its own.
+fn bytes_unit(sweep: &Sweep, _group: &[usize]) -> (f64, &'static str) {
     let max = sweep
         .points
         .iter()
-        .filter(|p| p.at.get(1..).unwrap_or(&[]) == group)
         .filter_map(|p| Metric::Bytes.of(&p.result))
         .fold(0.0, f64::max);
     bytes_scale(max)
+}
+
+/// Which way the payload throughput went: received (a push), sent (a stream), or both
+/// directions added (request/response).
+pub(crate) fn direction(sweep: &Sweep) -> &'static str {
+    let t = sweep.points.iter().map(|p| &p.result.throughput);
+    let (sent, received) = t.fold((0, 0), |(s, r), t| (s + t.sent_bytes, r + t.received_bytes));
+    match (sent, received) {
+        (0, r) if r > 0 => "received",
+        (s, 0) if s > 0 => "sent",
+        _ => "both directions added",
+    }
 }
 
 /// One table: a row per target, a column per value of the first axis; None when no run has

@@ -14,10 +14,23 @@ use std::time::{Duration, Instant};
 /// ~/.local/share; tests about the history give their own --db.
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_wirebench"));
-    c.env(
-        "XDG_DATA_HOME",
-        std::env::temp_dir().join("wirebench-tests-data"),
-    );
+    c.env("XDG_DATA_HOME", data_home());
+    c
+}
+
+/// The tests' own data directory (given to the binary as XDG_DATA_HOME), never the user's.
+pub fn data_home() -> std::path::PathBuf {
+    std::env::temp_dir().join("wirebench-tests-data")
+}
+
+/// `WRAPPER... wirebench`: the binary run through another program (`ip netns exec NS`), with
+/// the same temp history as `bin()`. Every spawn of the binary in tests/ goes through `bin()`
+/// or this, so no test writes into the user's ~/.local/share (tests/isolation.rs checks it).
+pub fn bin_via(wrapper: &[&str]) -> Command {
+    let mut c = Command::new(wrapper[0]);
+    c.args(&wrapper[1..])
+        .arg(env!("CARGO_BIN_EXE_wirebench"))
+        .env("XDG_DATA_HOME", data_home());
     c
 }
 

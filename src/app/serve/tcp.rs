@@ -131,7 +131,17 @@ fn delimiter(text: &str) -> Result<Vec<u8>, UsageError> {
 
 /// The second line of output: what the server will do.
 fn describe(o: &TcpServerOptions) -> String {
-    let mut text = mode_and_threads(o.mode, o.threads);
+    let mut text = match o.blocking && o.mode != Mode::Source {
+        // Echo and sink connections get a thread each; the -t threads only accept them.
+        true => format!(
+            "{}, a thread per connection (--blocking)",
+            mode_and_threads(o.mode, o.threads)
+                .split(',')
+                .next()
+                .unwrap_or("")
+        ),
+        false => mode_and_threads(o.mode, o.threads),
+    };
     if let Some(n) = o.reply_size {
         text += &format!(", replies of {n} bytes");
     }

@@ -1,0 +1,77 @@
+//! Report headers name the command the user typed and each target's workload truly (issue 15,
+//! item 10): a comparison and a plan file's study are no `wirebench sweep`, and a push target
+//! is not `tcp rr` because the first target is.
+
+mod common;
+
+use common::run_bounded;
+use std::net::TcpListener;
+use std::time::Duration;
+use wirebench::serve::tcp::{self, TcpServerOptions};
+use wirebench::serve::Mode;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn server(mode: Mode) -> (tcp::ServerHandle, String) {
+    let options = TcpServerOptions {
+        mode,
+        ..TcpServerOptions::default()
+    };
+    let srv = tcp::spawn(TcpListener::bind("127.0.0.1:0").unwrap(), options).unwrap();
+    let url = format!("tcp://{}", srv.addr);
+    (srv, url)
+}
+
+/// The first line of `wirebench ARGS`' report.
+fn header(args: &[&str]) -> String {
+    let (out, _) = run_bounded(args, LIMIT);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{args:?}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .find(|l| l.starts_with("wirebench "))
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn compare_says_compare() {
+    let (_a, a) = server(Mode::Echo);
+    let (_b, b) = server(Mode::Echo);
+    let (a, b) = (format!("a={a}"), format!("b={b}"));
+    let h = header(&[
+        "compare",
+        &a,
+        &b,
+        "-d",
+        "100ms",
+        "--runs",
+        "2",
+        "-q",
+        "--no-save",
+    ]);
+    assert!(h.starts_with("wirebench compare: 2 target(s)"), "{h}");
+    assert!(h.contains("tcp rr each"), "{h}");
+}
+
+#[test]
+fn a_study_with_a_push_target_names_both_workloads() {
+    let (_rr, rr) = server(Mode::Echo);
+    let (_push, push) = server(Mode::Source);
+    let dir = std::env::temp_dir().join(format!("wb-headers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("dim.toml");
+    let plan = format!(
+        "title = \"DIM\"\n[targets]\nrr = \"{rr}\"\npush = {{ url = \"{push}\", run = {{ mode = \"source\" }} }}\n\
+         [run]\nmode = \"rr\"\nsize = \"16,64\"\nduration = \"100ms\"\nquiet = true\n"
+    );
+    std::fs::write(&file, plan).unwrap();
+    let h = header(&["study", file.to_str().unwrap(), "--no-save"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(h.starts_with("wirebench study: 2 target(s)"), "{h}");
+    assert!(h.contains("tcp rr (rr), tcp source (push)"), "{h}");
+}

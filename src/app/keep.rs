@@ -86,9 +86,16 @@ pub fn db_path(db: Option<&str>) -> Result<PathBuf, UsageError> {
     }
 }
 
-/// Opens the history for reading commands: every failure is bad input.
+/// Opens the history for reading commands: every failure is bad input. A `--db` file that is
+/// not there is not created (a typo would otherwise make an empty history).
 pub fn open_for_reading(db: Option<&str>) -> Result<Store, UsageError> {
     let path = db_path(db)?;
+    if db.is_some() && !path.exists() {
+        return Err(UsageError::new(format!(
+            "--db {}: no such file, so no history there: check the path (runs save to the --db they are given)",
+            path.display()
+        )));
+    }
     Store::open(&path).map_err(|e| UsageError::new(e.to_string()))
 }
 

@@ -60,22 +60,24 @@ fn check_method(m: &str) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Parses one `-H 'Name: value'`.
+/// Parses one `-H 'Name: value'`. Messages show it with CR, LF and other controls escaped.
 fn header(h: &str) -> Result<Template, UsageError> {
+    let shown = super::target::shown(h);
     let Some((name, value)) = h.split_once(':') else {
         return usage(format!(
-            "-H '{h}' is not 'Name: value': write e.g. -H 'Accept: text/plain'"
+            "-H '{shown}' is not 'Name: value': write e.g. -H 'Accept: text/plain'"
         ));
     };
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if name.is_empty() || !name.bytes().all(token) {
+        let name = super::target::shown(name);
         return usage(format!(
-            "-H '{h}': '{name}' is not a header name (letters, digits and -); write e.g. -H 'X-Id: {{seq}}'"
+            "-H '{shown}': '{name}' is not a header name (letters, digits and -); write e.g. -H 'X-Id: {{seq}}'"
         ));
     }
-    if value.contains(['\r', '\n']) {
+    if value.contains(|c: char| c.is_control() && c != '\t') {
         return usage(format!(
-            "-H '{h}': a header value cannot contain a line break"
+            "-H '{shown}': a header value cannot contain a line break or control character: give each header its own -H"
         ));
     }
     Template::parse("-H", &format!("{name}: {}", value.trim())).map_err(UsageError)
@@ -94,6 +96,7 @@ fn h2_header(h: &str) -> Result<(), UsageError> {
         "upgrade",
     ];
     if banned.contains(&name.as_str()) || (name == "te" && value.trim() != "trailers") {
+        let h = super::target::shown(h);
         return usage(format!(
             "-H '{h}': HTTP/2 forbids connection-specific headers (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding, Upgrade, TE other than 'trailers'): leave it out with --http2"
         ));
@@ -152,7 +155,15 @@ fn targets(
                 }
                 t.path
             }
-            None if url.starts_with('/') => url.to_string(),
+            None if url.starts_with('/') => {
+                let at = format!(
+                    "--targets {file} line {}: '{}'",
+                    n + 1,
+                    super::target::shown(url)
+                );
+                super::target::check_path(&at, url)?;
+                url.to_string()
+            }
             None => {
                 return usage(format!(
                     "--targets {file} line {}: '{url}' is neither a path (/...) nor an http:// URL",
@@ -192,8 +203,18 @@ mod tests {
     #[test]
     fn header_syntax() {
         assert!(header("X-Id: {seq}").is_ok());
-        for bad in ["NoColon", ": v", "Bad Name: v", "X: a\r\nB: c"] {
-            assert!(header(bad).is_err(), "{bad}");
+        for bad in [
+            "NoColon",
+            ": v",
+            "Bad Name: v",
+            "X: a\r\nB: c",
+            "X\r\nY: v",
+            "X: a\u{0}",
+        ] {
+            let e = header(bad).expect_err(bad).0;
+            assert!(!e.contains(['\r', '\n', '\0']), "one line, escaped: {e:?}");
         }
+        let e = header("X: a\r\nB: c").unwrap_err().0;
+        assert!(e.contains("X: a\\r\\nB: c"), "shows the CR LF escaped: {e}");
     }
 }

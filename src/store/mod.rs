@@ -11,9 +11,13 @@
 //! history (another program's database, or not SQLite at all) is refused before anything is
 //! written to it.
 
+mod error;
 mod headline;
 mod id;
 mod migrate;
+
+pub use error::StoreError;
+use error::{busy, move_aside, remove_empty, sql};
 
 pub use headline::{results, Headline};
 pub use id::Ref;
@@ -24,25 +28,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a writer waits for another's transaction before giving up.
 const BUSY: Duration = Duration::from_secs(30);
-
-/// What went wrong with the history file.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The file is not a wirebench history (corrupt, foreign or newer): bad input.
-    #[error("{0}")]
-    Refused(String),
-    /// No stored run matches: bad input.
-    #[error("{0}")]
-    NotFound(String),
-    /// SQLite failed (disk full, permissions …).
-    #[error("history database {path}: {source}")]
-    Sql {
-        /// The file.
-        path: String,
-        /// What SQLite said.
-        source: rusqlite::Error,
-    },
-}
 
 /// The kind of document a row holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,6 +192,8 @@ pub fn default_path() -> Option<PathBuf> {
 
 impl Store {
     /// Opens (creating if need be) the history at `path`, checks it is one, and migrates it.
+    /// A file this call created and could not make a history (a full disk) is removed again,
+    /// so that no empty file is left to be taken for a history later.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
@@ -216,6 +203,16 @@ impl Store {
                 ))
             })?;
         }
+        let fresh = !path.exists();
+        let opened = Store::open_file(path);
+        if opened.is_err() && fresh {
+            remove_empty(path);
+        }
+        opened
+    }
+
+    /// [`Store::open`] once the directory is there.
+    fn open_file(path: &Path) -> Result<Store, StoreError> {
         let conn = Connection::open(path).map_err(|e| sql(path, e))?;
         let store = Store {
             conn,
@@ -246,8 +243,29 @@ impl Store {
         sql(&self.path, e)
     }
 
-    /// Stores `entry` in one transaction and returns its full id.
+    /// Refuses a damaged file (`PRAGMA quick_check`): a row written into it may be lost with
+    /// the rest, and the user should hear of the damage now, not when reading back.
+    pub fn check_intact(&self) -> Result<(), StoreError> {
+        let verdict: String = self
+            .conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if verdict == "ok" {
+            return Ok(());
+        }
+        let what: Vec<&str> = verdict.lines().filter(|l| !l.starts_with("***")).collect();
+        Err(StoreError::Refused(format!(
+            "{} fails SQLite's integrity check ({}): {}",
+            self.path.display(),
+            what.join("; "),
+            move_aside(&self.path)
+        )))
+    }
+
+    /// Stores `entry` in one transaction and returns its full id. A damaged file is refused
+    /// (see [`Store::check_intact`]).
     pub fn insert(&mut self, entry: &Entry) -> Result<String, StoreError> {
+        self.check_intact()?;
         let doc: serde_json::Value = serde_json::from_str(entry.document)
             .map_err(|e| StoreError::Refused(format!("the document to store is not JSON: {e}")))?;
         let head = Headline::of(entry.kind, &doc);
@@ -413,22 +431,4 @@ pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// Whether SQLite said the file is busy or locked by another connection.
-fn busy(e: &StoreError) -> bool {
-    matches!(
-        e,
-        StoreError::Sql {
-            source: rusqlite::Error::SqliteFailure(f, _),
-            ..
-        } if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
-}
-
-fn sql(path: &Path, source: rusqlite::Error) -> StoreError {
-    StoreError::Sql {
-        path: path.display().to_string(),
-        source,
-    }
 }

@@ -73,8 +73,14 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
         };
         match step {
             None => expiry.check(ctx, slot),
-            Some(Ok(0)) => {}
-            Some(Ok(_)) => after_replies(ctx, slot, op_start, issue_until).await,
+            Some(Ok(n)) => {
+                if expiry.due() {
+                    expiry.check(ctx, slot);
+                }
+                if n > 0 {
+                    after_replies(ctx, slot, op_start, issue_until).await;
+                }
+            }
             Some(Err(e)) => fail_all(ctx, slot, e, op_start),
         }
     }

@@ -78,6 +78,9 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
             // crr, or a server that closes: a new connection for the next request (and for
             // those the server did not process).
             Step::Read(Ok(n)) => {
+                if expiry.due() {
+                    expiry.check(ctx, slot);
+                }
                 let per_request = ctx.plan.workload.mode == ClientMode::Crr;
                 if let Some(s) = &slot.session {
                     if !s.reusable() {

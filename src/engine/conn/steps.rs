@@ -3,8 +3,9 @@
 //! flight.
 
 use super::{Ctx, Slot};
-use crate::driver::{Driver, Expiry, Retry, Sent, Session};
+use crate::driver::{Done, Driver, Expiry, Retry, Sent, Session};
 use crate::engine::gate::Abort;
+use crate::engine::worker::WorkerRec;
 use crate::plan::Plan;
 use crate::record::{ErrorKind, OpError};
 use std::pin::Pin;
@@ -185,7 +186,7 @@ pub(in crate::engine) async fn flush<D: Driver>(
         let mut rec = ctx.rec.borrow_mut();
         rec.read(now, &early);
         for done in session.completed() {
-            rec.done(done, now);
+            record_done(&mut rec, done, now, ctx.plan.timeout);
         }
     }
     let bytes = sent?;
@@ -205,9 +206,20 @@ pub(in crate::engine) async fn read_replies<D: Driver>(
     let mut rec = ctx.rec.borrow_mut();
     rec.read(now, &outcome);
     for done in session.completed() {
-        rec.done(done, now);
+        record_done(&mut rec, done, now, ctx.plan.timeout);
     }
     Ok(outcome.replies)
+}
+
+/// Records a completed reply, or a timeout if it completed after `--timeout`: the expiry timer
+/// cannot fire while a blocking read waits, nor win over reads that keep returning bytes, so
+/// a reply that trickled in past its limit would otherwise count as ok.
+fn record_done(rec: &mut WorkerRec, done: &Done, now: Instant, limit: Duration) {
+    if done.failure.is_none() && now >= done.sent.at + limit {
+        rec.error(done.sent.intended, now, timeout_error(limit), 1);
+    } else {
+        rec.done(done, now);
+    }
 }
 
 /// Records `err` for every request in flight (at least one) and drops the session.
@@ -247,6 +259,12 @@ impl ExpiryTimer {
         ExpiryTimer {
             sleep: Box::pin(tokio::time::sleep(limit)),
         }
+    }
+
+    /// Whether the timer is due: after a read, which may have kept it from firing (a blocking
+    /// read never yields; a read that is always ready wins the biased select).
+    pub(in crate::engine) fn due(&self) -> bool {
+        Instant::now() >= self.sleep.deadline().into_std()
     }
 
     /// Completes when the timer fires; then call [`ExpiryTimer::check`].

@@ -1,171 +1,23 @@
 //! Golden files: the terminal report of one fixed summary per mode, compared byte for byte with
 //! `tests/golden/MODE.txt`. A change to the report shows up as a diff of those files in review.
 //!
-//! The summaries are built here from recorders filled with fixed values, through the same
-//! constructors the engine uses (`Throughput::of`, `Distribution::of`, `SeriesPoint::of` and
-//! `set_lengths`, `diagnose::notes`), so every figure is deterministic. Each run lasts 2.5 s, so
-//! every series ends with a half second whose rates must be over its half second.
+//! The summaries are built here, with the helpers of tests/golden_common, from recorders filled
+//! with fixed values through the same constructors the engine uses (`Throughput::of`,
+//! `Distribution::of`, `SeriesPoint::of` and `set_lengths`, `diagnose::notes`), so every figure
+//! is deterministic. Each run lasts 2.5 s, so every series ends with a half second whose rates
+//! must be over its half second. compare, peak, study and diagnose: tests/golden_studies.rs.
 //!
 //! After an intended change to the report, rewrite the files and review the diff:
 //! `UPDATE_GOLDEN=1 cargo test --release --test golden`.
 
-use std::path::PathBuf;
+mod golden_common;
+
+use golden_common::*;
 use std::time::Duration;
-use wirebench::load::Schedule;
-use wirebench::record::{ErrorKind, OpError, PeerCounts, Recorder, SeriesPoint};
+use wirebench::record::{ErrorKind, OpError, PeerCounts, Recorder};
 use wirebench::summary::{
-    Config, Datagrams, Distribution, ErrorSummary, Generator, Http, OpenLoop, ServerCount,
-    StatusCount, Summary, Throughput, Warmup, SCHEMA,
+    Config, Datagrams, Distribution, Http, ServerCount, StatusCount, Summary, Warmup,
 };
-
-/// Every run's measured time: two whole seconds and a half.
-const MEASURED: Duration = Duration::from_millis(2_500);
-
-/// The length of each second of a [`MEASURED`] run.
-const LENGTHS: [f64; 3] = [1.0, 1.0, 0.5];
-
-/// Latencies spread over `spread` ns above `base` ns, the same on every call.
-fn latency(i: u64, base: u64, spread: u64) -> Duration {
-    Duration::from_nanos(base + (i * 7_919) % spread)
-}
-
-/// One recorder per second of the run, each filled by `fill(second, length)`; the run's total,
-/// and its series with true lengths.
-fn seconds(fill: impl Fn(u64, f64, &mut Recorder)) -> (Recorder, Vec<SeriesPoint>) {
-    let mut total = Recorder::new();
-    let mut series = Vec::new();
-    for (second, length) in LENGTHS.into_iter().enumerate() {
-        let mut rec = Recorder::new();
-        fill(second as u64, length, &mut rec);
-        series.push(SeriesPoint::of(second as u64, &rec));
-        total += &rec;
-    }
-    SeriesPoint::set_lengths(&mut series, MEASURED);
-    (total, series)
-}
-
-/// Request/response traffic: `per_s` ok operations a second of `bytes` each way.
-fn exchanges(rec: &mut Recorder, second: u64, length: f64, per_s: u64, bytes: u64) {
-    let n = (per_s as f64 * length) as u64;
-    for i in 0..n {
-        rec.ok(latency(i + second * n, 20_000, 30_000));
-        rec.issued(Duration::ZERO);
-    }
-    rec.sent_bytes += n * bytes;
-    rec.received_bytes += n * bytes;
-}
-
-fn config(request_bytes: usize, reply_bytes: Option<usize>) -> Config {
-    Config {
-        connections: 4,
-        threads: 2,
-        pipeline: Some(1),
-        think_s: None,
-        request_bytes,
-        reply_bytes,
-        reply_until: None,
-        preamble: true,
-        duration_s: Some(2.5),
-        requests: None,
-        timeout_s: 1.0,
-        nodelay: true,
-        sndbuf: None,
-        rcvbuf: None,
-    }
-}
-
-/// The summary of a run that recorded `total` and `series`; `bulk` is the message size of the
-/// bulk modes. Mode-specific parts are added by the caller, then [`finish`] writes the notes.
-fn summary(
-    target: &str,
-    mode: &'static str,
-    config: Config,
-    total: &Recorder,
-    series: Vec<SeriesPoint>,
-    bulk: Option<usize>,
-) -> Summary {
-    let protocol = match target.split_once("://").map(|(scheme, _)| scheme) {
-        Some("udp") => "udp",
-        Some("http") => "http",
-        _ => "tcp",
-    };
-    Summary {
-        schema: SCHEMA,
-        wirebench_version: "0.1.0",
-        started_unix_ms: 1_700_000_000_000,
-        target: target.into(),
-        protocol,
-        mode,
-        config,
-        duration_s: MEASURED.as_secs_f64(),
-        ok: total.ok,
-        errors: ErrorSummary::of(total),
-        throughput: Throughput::of(total, MEASURED, bulk).with_receiver(
-            total,
-            MEASURED,
-            bulk.unwrap_or(1),
-        ),
-        latency: Distribution::of(&total.latency),
-        service_time: None,
-        connect: Distribution::of(&total.connect),
-        open_loop: None,
-        datagrams: None,
-        http: None,
-        warmup: None,
-        series,
-        generator: Generator {
-            threads: 2,
-            cpu_user_s: 0.41,
-            cpu_sys_s: 1.73,
-            cpu_percent_of_threads: 42.8,
-            peak_rss_kib: 11_500,
-        },
-        notes: Vec::new(),
-    }
-}
-
-/// Adds the notes the diagnosis makes of the finished summary.
-fn finish(mut s: Summary) -> Summary {
-    s.notes = wirebench::summary::diagnose::notes(&s);
-    s
-}
-
-/// Requests a constant `rate` offers in [from, to) seconds, counted as the engine counts them.
-fn due(rate: f64, from: f64, to: f64) -> u64 {
-    let schedule = Schedule::Constant { rate };
-    let at = Duration::from_secs_f64;
-    schedule.due_before(at(to)) - schedule.due_before(at(from))
-}
-
-/// Requests offered at `rate` in `second` of `length`.
-fn due_in(rate: f64, second: u64, length: f64) -> u64 {
-    due(rate, second as f64, second as f64 + length)
-}
-
-/// How an open loop at `rate`/s over [`MEASURED`] went, from what `total` recorded.
-fn open_loop(schedule: &str, rate: f64, total: &Recorder, kept_up: bool) -> OpenLoop {
-    let secs = MEASURED.as_secs_f64();
-    let offered = due(rate, 0.0, secs);
-    OpenLoop {
-        schedule: schedule.into(),
-        offered,
-        offered_per_s: offered as f64 / secs,
-        sent: total.issued,
-        sent_per_s: total.issued as f64 / secs,
-        achieved_per_s: total.ok as f64 / secs,
-        behind_schedule: total.behind,
-        max_lag_us: total.max_lag_ns as f64 / 1000.0,
-        send_lag: Distribution::of(&total.send_lag),
-        kept_up,
-    }
-}
-
-/// Adds per-second offered counts to an open loop's series at `rate`/s.
-fn offered(series: &mut [SeriesPoint], rate: f64) {
-    for p in series {
-        p.offered = Some(due_in(rate, p.second, p.duration_s));
-    }
-}
 
 /// `--mode rr` over TCP, with a warm-up and two kinds of error.
 fn tcp_rr() -> Summary {
@@ -215,31 +67,6 @@ fn tcp_crr() -> Summary {
         series,
         None,
     ))
-}
-
-/// A bulk run moving `bytes_per_s` in 64 KiB messages, sent (`stream`) or received (`source`).
-fn tcp_bulk(mode: &'static str, bytes_per_s: u64) -> Summary {
-    let (mut total, series) = seconds(|second, length, rec| {
-        let bytes = (bytes_per_s as f64 * length) as u64;
-        match mode {
-            "stream" => rec.sent_bytes += bytes,
-            _ => rec.received_bytes += bytes,
-        }
-        if second == 0 {
-            rec.connected(Duration::from_micros(71));
-        }
-    });
-    if mode == "stream" {
-        // The sink counted every byte: the report says so.
-        total.peer.stream(Some(total.sent_bytes));
-    }
-    total.messages = (total.sent_bytes + total.received_bytes) / 65_536;
-    let config = Config {
-        reply_bytes: None,
-        ..config(65_536, None)
-    };
-    let target = "tcp://127.0.0.1:7000";
-    finish(summary(target, mode, config, &total, series, Some(65_536)))
 }
 
 /// `--mode stream` at 100 Mbit/s (12.5 MB/s): it must headline as Mbit/s, not 0.10 Gbit/s.
@@ -434,10 +261,6 @@ fn open_loop_tcp() -> Summary {
     finish(s)
 }
 
-fn record_service(rec: &mut Recorder, d: Duration) {
-    wirebench::record::record_duration(&mut rec.service, d);
-}
-
 /// Every fixture, by the name of its golden file.
 fn fixtures() -> Vec<(&'static str, Summary)> {
     vec![
@@ -459,12 +282,6 @@ fn render(s: &Summary) -> String {
     String::from_utf8(out).expect("the report is UTF-8")
 }
 
-fn golden_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.txt"))
-}
-
 /// A sweep's report: `names` as targets, `axes` (flag, values), and each run's summary by
 /// (target, index into each axis), in the order they ran.
 fn render_sweep(
@@ -472,48 +289,8 @@ fn render_sweep(
     axes: &[(&'static str, &[&str])],
     runs: Vec<(usize, Vec<usize>, Summary)>,
 ) -> String {
-    use wirebench::load::sweep::Axis;
-    use wirebench::summary::sweep::{NamedTarget, Point, Sweep, SCHEMA};
-    let targets: Vec<NamedTarget> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| NamedTarget {
-            name: n.to_string(),
-            url: format!("tcp://127.0.0.1:700{i}"),
-        })
-        .collect();
-    let axes: Vec<Axis> = axes
-        .iter()
-        .map(|(flag, values)| Axis {
-            flag,
-            values: values.iter().map(|v| v.to_string()).collect(),
-        })
-        .collect();
-    let points = runs
-        .into_iter()
-        .map(|(ti, at, result)| Point {
-            target: targets[ti].name.clone(),
-            values: axes
-                .iter()
-                .zip(&at)
-                .map(|(a, &i)| (a.flag, a.values[i].clone()))
-                .collect(),
-            run: 1,
-            discarded: false,
-            result,
-            target_index: ti,
-            at,
-        })
-        .collect();
-    let sweep = Sweep {
-        schema: SCHEMA,
-        wirebench_version: "0.0.0",
-        targets,
-        axes,
-        runs: 1,
-        discard: 0,
-        points,
-    };
+    let points = runs.into_iter().map(|(t, at, s)| (t, at, 1, s)).collect();
+    let sweep = sweep_of(names, axes, 1, 0, points);
     let mut out = Vec::new();
     wirebench::report::sweep::write(&sweep, &mut out).expect("writing to memory");
     String::from_utf8(out).expect("the report is UTF-8")
@@ -550,28 +327,9 @@ fn tcp_source_at(bytes_per_s: u64) -> Summary {
 
 #[test]
 fn each_modes_report_matches_its_golden_file() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1");
-    let mut differ = Vec::new();
     let reports = fixtures().into_iter().map(|(name, s)| (name, render(&s)));
     let sweeps = [("sweep", sweep()), ("sweep_units", sweep_units())];
-    for (name, text) in reports.chain(sweeps) {
-        let path = golden_path(name);
-        if update {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &text).unwrap();
-            continue;
-        }
-        let want = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}; write it with UPDATE_GOLDEN=1", path.display()));
-        if text != want {
-            differ.push(format!("── {name}: expected\n{want}── got\n{text}"));
-        }
-    }
-    assert!(
-        differ.is_empty(),
-        "reports differ from tests/golden (if intended: UPDATE_GOLDEN=1 cargo test --test golden)\n{}",
-        differ.join("\n")
-    );
+    check_goldens(reports.chain(sweeps));
 }
 
 /// A set of sweep tables gives payload throughput in one SI unit, the direction named.

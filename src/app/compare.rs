@@ -79,15 +79,20 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
 /// Runs every run of the comparison, then judges each target against the baseline.
 pub fn collect(p: Prepared) -> anyhow::Result<Comparison> {
     let sweep = super::sweep::collect(&p.run, p.study)?;
+    Ok(judge(sweep, p.baseline))
+}
+
+/// Judges each target of a measured `sweep` against the target at `baseline`.
+pub fn judge(sweep: crate::summary::sweep::Sweep, baseline: usize) -> Comparison {
     let points = labelled_points(&sweep);
-    Ok(Comparison {
+    Comparison {
         schema: SCHEMA,
         method: METHOD,
-        baseline: sweep.targets[p.baseline].name.clone(),
-        verdicts: compare::verdicts(&sweep, p.baseline, &points),
+        baseline: sweep.targets[baseline].name.clone(),
+        verdicts: compare::verdicts(&sweep, baseline, &points),
         shapes: compare::shapes(&sweep, &points),
         sweep,
-    })
+    }
 }
 
 /// Every point of the sweep with its values in words (`--size 1024`; empty without a sweep).

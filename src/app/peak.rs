@@ -272,7 +272,7 @@ pub fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<Peak
 }
 
 /// One sentence on what the search found.
-fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup) -> String {
+pub fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup) -> String {
     let objective = setup
         .slos
         .iter()

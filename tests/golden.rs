@@ -513,6 +513,7 @@ fn render_sweep(
         runs: 1,
         discard: 0,
         points,
+        units: None,
     };
     let mut out = Vec::new();
     wirebench::report::sweep::write(&sweep, &mut out).expect("writing to memory");

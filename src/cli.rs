@@ -25,7 +25,7 @@ pub enum Command {
     /// Run a reference server to measure against.
     #[command(subcommand)]
     Serve(ServeCommand),
-    /// The built-in study: message rate and KB/s by size, request/response vs server push, on loopback.
+    /// The built-in study: message rate and kB/s by size, request/response vs server push, on loopback.
     Demo(DemoArgs),
     /// Compare targets side by side: repeated interleaved runs, each target's difference from the
     /// baseline with its 95% CI and a verdict (Welch's t-test), and latency shape per target.
@@ -366,6 +366,12 @@ pub struct RunArgs {
     /// No live progress line (oha's and hey's -q, a rate, is our --rate).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// Payload throughput in the tables of a sweep, compare or study in this unit (SI, as
+    /// every rate: 1 kB = 1000 B): kB, MB or GB [default: the one the largest figure calls
+    /// for, the same for every table]
+    #[arg(long, value_enum, value_name = "UNIT")]
+    pub units: Option<crate::units::ByteUnit>,
 
     // Studies: repeated runs. Several targets and swept flags are `urls` and the lists above.
     /// Repeat everything (each target, each swept point) N times, in rounds that interleave

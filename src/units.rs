@@ -5,6 +5,32 @@
 
 use std::time::Duration;
 
+/// A payload throughput unit forced with `--units` (SI, as every rate wirebench prints:
+/// 1 kB = 1000 B); without it the tables take the unit their largest figure calls for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ByteUnit {
+    /// kB/s (10^3 B/s), the unit of the DIM study's tables.
+    #[value(name = "kB", alias = "KB", alias = "kb")]
+    Kilo,
+    /// MB/s (10^6 B/s).
+    #[value(name = "MB", alias = "mb")]
+    Mega,
+    /// GB/s (10^9 B/s).
+    #[value(name = "GB", alias = "gb")]
+    Giga,
+}
+
+impl ByteUnit {
+    /// The divisor from bytes/s and the unit as a table's title names it.
+    pub fn scale(self) -> (f64, &'static str) {
+        match self {
+            ByteUnit::Kilo => (1e3, "kB/s (1 kB = 1000 B)"),
+            ByteUnit::Mega => (1e6, "MB/s (1 MB = 10^6 B)"),
+            ByteUnit::Giga => (1e9, "GB/s (1 GB = 10^9 B)"),
+        }
+    }
+}
+
 /// The largest request, reply or message size wirebench accepts (1 GiB).
 pub const MAX_SIZE: u64 = 1 << 30;
 

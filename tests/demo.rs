@@ -56,6 +56,12 @@ fn the_demo_states_its_method_and_the_spread_of_each_figure() {
     for want in ["| 4 ", "| 65536 ", "Throughput:", "Message rate:"] {
         assert!(text.contains(want), "missing {want:?} in {text}");
     }
+    // Issue 15, item 9: SI kB as every rate of the tool, the direction named (was KB = 1024 B).
+    assert!(
+        text.contains("Payload throughput in kB/s (1 kB = 1000 B), one direction:"),
+        "{text}"
+    );
+    assert!(!text.contains("KB"), "{text}");
     for label in ["request/response", "server push"] {
         let rows = cells(&text, label);
         assert_eq!(rows.len(), 2, "{label}: a row in each table: {text}");

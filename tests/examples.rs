@@ -165,7 +165,7 @@ fn dim_runs_rr_and_server_push_by_size() {
     let text = shorten(
         &example("dim"),
         &[
-            ("size", "\"4,1k\""),
+            ("size", "\"4,1k,64k\""),
             ("duration", "\"300ms\""),
             ("warmup", "\"100ms\""),
             ("runs", "2"),
@@ -183,9 +183,12 @@ fn dim_runs_rr_and_server_push_by_size() {
         "| push |",
         "| 4 ",
         "| 1024 ",
+        // Its title promises kB/s and `units = "kB"` keeps them at 64 KiB too (item 9).
+        "in kB/s (1 kB = 1000 B)",
     ] {
         assert!(report.contains(table), "no {table:?} in:\n{report}");
     }
+    assert!(!report.contains("MB/s"), "a DIM table in MB/s:\n{report}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

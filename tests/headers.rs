@@ -75,3 +75,20 @@ fn a_study_with_a_push_target_names_both_workloads() {
     assert!(h.starts_with("wirebench study: 2 target(s)"), "{h}");
     assert!(h.contains("tcp rr (rr), tcp source (push)"), "{h}");
 }
+
+#[test]
+fn a_compare_plan_through_study_says_study() {
+    let (_a, a) = server(Mode::Echo);
+    let (_b, b) = server(Mode::Echo);
+    let dir = std::env::temp_dir().join(format!("wb-headers-cmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cmp.toml");
+    let plan = format!(
+        "title = \"A vs B\"\ncommand = \"compare\"\n[targets]\na = \"{a}\"\nb = \"{b}\"\n\
+         [run]\nduration = \"100ms\"\nruns = 2\nquiet = true\n"
+    );
+    std::fs::write(&file, plan).unwrap();
+    let h = header(&["study", file.to_str().unwrap(), "--no-save"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(h.starts_with("wirebench study: 2 target(s)"), "{h}");
+}

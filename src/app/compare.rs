@@ -27,13 +27,19 @@ pub struct Prepared {
 
 /// `wirebench compare`.
 pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    main_as(args, "compare")
+}
+
+/// A comparison whose report's header names `command`, the one typed: compare, or study for
+/// a plan file that stands for a comparison.
+pub fn main_as(args: &CompareArgs, command: &str) -> anyhow::Result<ExitCode> {
     let prepared = prepare(args)?;
     let (json, quiet) = (prepared.run.json, prepared.run.quiet);
     let mut keep = Keep::prepare(&prepared.run.keep, Kind::Compare, quiet)?;
     super::run::stop_on_ctrl_c()?;
     let comparison = collect(prepared)?;
     let render = |out: &mut dyn Write| {
-        crate::report::sweep::write_as(&comparison.sweep, "compare", out)?;
+        crate::report::sweep::write_as(&comparison.sweep, command, out)?;
         crate::report::compare::write(&comparison, out)
     };
     let runs = super::sweep::kept(&comparison.sweep);

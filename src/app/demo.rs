@@ -1,5 +1,5 @@
 //! The built-in study, shaped like the DIM publish/subscribe measurements (seed 004): messages/s
-//! and KB/s by message size, for request/response and for server push, on loopback against the
+//! and kB/s by message size, for request/response and for server push, on loopback against the
 //! reference server started in-process. One row per workload, one column per size.
 //!
 //! Each run is a plan like any other: typed as `wirebench run` arguments and validated by
@@ -69,7 +69,7 @@ fn study(placement: &pin::Placement, per_size: Duration) -> anyhow::Result<Vec<R
         servers.push(spawn(listener, options)?);
     }
     let plans = plans(&servers, per_size)?;
-    // runs[workload][size]: (messages/s, KB/s) of each round.
+    // runs[workload][size]: (messages/s, kB/s in one direction) of each round.
     let mut runs = vec![vec![Vec::new(); SIZES.len()]; WORKLOADS.len()];
     for _ in 0..REPEATS {
         for (w, (label, _, _)) in WORKLOADS.iter().enumerate() {
@@ -81,8 +81,10 @@ fn study(placement: &pin::Placement, per_size: Duration) -> anyhow::Result<Vec<R
                     s.errors.total,
                     s.errors.by_kind.first().map(|e| &e.sample)
                 );
+                // One direction (report::demo::THROUGHPUT): rr echoes what it sends, push only
+                // receives; SI kB, as every rate wirebench prints.
                 let bytes = s.throughput.sent_bytes.max(s.throughput.received_bytes) as f64;
-                let kb = bytes / s.duration_s.max(1e-9) / 1024.0;
+                let kb = bytes / s.duration_s.max(1e-9) / 1000.0;
                 runs[w][i].push((s.throughput.messages_per_s, kb));
             }
         }

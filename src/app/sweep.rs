@@ -357,6 +357,7 @@ pub fn measure_all(args: &RunArgs, study: Study) -> (Sweep, Option<anyhow::Error
         runs: study.rounds,
         discard: study.discard,
         points,
+        units: args.units,
     };
     (sweep, stopped)
 }

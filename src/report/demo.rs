@@ -1,10 +1,15 @@
 //! The demo's report: what it measures and how (the method line), then two markdown tables,
-//! messages/s and KB/s by message size with one row per workload, and two sentences on where
+//! messages/s and kB/s (SI, one direction, named) by message size with one row per workload, and two sentences on where
 //! throughput peaks and where the message rate falls.
 
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
 use std::io::{self, Write};
 use std::time::Duration;
+
+/// The unit and direction of the throughput table: SI, as every rate wirebench prints, and one
+/// direction (the DIM study's shape), named: an echoed request is counted once, not twice.
+pub const THROUGHPUT: &str = "kB/s (1 kB = 1000 B), one direction: request/response the \
+                              requests sent (each echoed back), server push the messages received";
 
 /// One row of the study: a workload measured at every size.
 #[derive(Debug, Clone)]
@@ -13,10 +18,12 @@ pub struct Row {
     pub label: &'static str,
     /// Messages per second, one per size (the median of the runs).
     pub messages_per_s: Vec<f64>,
-    /// KB/s (1 KB = 1024 bytes, as in the DIM study), one per size (the median of the runs).
+    /// kB/s (SI: 1 kB = 1000 B, as every rate wirebench prints) in one direction, as in the
+    /// DIM study: the requests sent (each echoed back) or the messages received; one per size
+    /// (the median of the runs).
     pub kb_per_s: Vec<f64>,
     /// Per size, how far the run farthest from the median of messages/s lies from it, as a
-    /// fraction of it; KB/s are the same runs' bytes, so this is their spread too.
+    /// fraction of it; kB/s are the same runs' bytes, so this is their spread too.
     pub spread: Vec<f64>,
 }
 
@@ -31,7 +38,7 @@ pub fn write_method(
 ) -> io::Result<()> {
     writeln!(
         out,
-        "wirebench demo: messages/s and KB/s by message size over loopback, one connection, \
+        "wirebench demo: messages/s and kB/s by message size over loopback, one connection, \
          against the reference server in-process\n"
     )?;
     writeln!(out, "{}\n", method(placement, per_size, warmup, repeats))
@@ -62,7 +69,7 @@ pub fn write_study(sizes: &[usize], rows: &[Row], out: &mut dyn Write) -> io::Re
     writeln!(out, "{}\n", table(sizes, rows, |r| &r.messages_per_s, 0))?;
     writeln!(
         out,
-        "Throughput in KB/s (1 KB = 1024 B) for different message sizes (in bytes):\n"
+        "Payload throughput in {THROUGHPUT} for different message sizes (in bytes):\n"
     )?;
     writeln!(out, "{}\n", table(sizes, rows, |r| &r.kb_per_s, 1))?;
     for line in findings(sizes, rows) {
@@ -103,7 +110,7 @@ pub fn findings(sizes: &[usize], rows: &[Row]) -> Vec<String> {
         .map(|r| {
             let (i, kb) = argmax(&r.kb_per_s);
             format!(
-                "{} peaks at {} B messages ({:.0} KB/s)",
+                "{} peaks at {} B messages ({:.0} kB/s)",
                 r.label, sizes[i], kb
             )
         })
@@ -209,5 +216,13 @@ mod tests {
         );
         assert!(text.contains("| 26795 ±4%"), "{text}");
         assert!(text.contains("| 104.7 ±4%"), "{text}");
+        // One rule for the whole tool (issue 15, item 9): SI kB, the direction named.
+        assert!(
+            text.contains("Payload throughput in kB/s (1 kB = 1000 B), one direction:"),
+            "{text}"
+        );
+        assert!(text.contains("server push the messages received"), "{text}");
+        assert!(text.contains("(211872 kB/s)"), "{text}");
+        assert!(!text.contains("KB"), "{text}");
     }
 }

@@ -3,7 +3,7 @@
 //! deviation and 95% confidence interval of the kept runs; discarded runs are shown in
 //! parentheses and kept out of those figures.
 
-use super::sweep::{at, bytes_scale, cell, what};
+use super::sweep::{at, bytes_unit, cell, what};
 use crate::load::sweep::matrix;
 use crate::summary::stats;
 use crate::summary::sweep::{Metric, Sweep};
@@ -17,9 +17,11 @@ const METRICS: [Metric; 4] = [Metric::Rate, Metric::Bytes, Metric::P50, Metric::
 pub fn write(sweep: &Sweep, out: &mut dyn Write) -> io::Result<()> {
     let lens: Vec<usize> = sweep.axes.iter().map(|a| a.values.len()).collect();
     let points = matrix(&lens);
+    // One unit for every table, as the sweep tables have (a point's own unit made the tables
+    // of one study switch between kB/s and MB/s).
+    let scale = bytes_unit(sweep);
     for metric in METRICS {
         for point in &points {
-            let scale = bytes_scale(max_bytes(sweep, point));
             let Some(table) = table(sweep, metric, point, scale.0) else {
                 continue;
             };
@@ -48,16 +50,6 @@ pub fn write(sweep: &Sweep, out: &mut dyn Write) -> io::Result<()> {
         "95% CI: mean ± t(0.975, n−1) · s / √n over the n kept runs (Student's t; s the sample \
          standard deviation)."
     )
-}
-
-/// The largest payload throughput of any run at `point`, bytes/s.
-fn max_bytes(sweep: &Sweep, point: &[usize]) -> f64 {
-    sweep
-        .points
-        .iter()
-        .filter(|p| p.at == point)
-        .filter_map(|p| Metric::Bytes.of(&p.result))
-        .fold(0.0, f64::max)
 }
 
 /// A row per target: each run, then the kept runs' figures; None when no run has `metric`.

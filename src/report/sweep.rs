@@ -98,7 +98,7 @@ fn groups(sweep: &Sweep) -> Vec<Vec<usize>> {
 
 /// The table's title: the metric, by the first swept flag, at the group's values.
 fn title(sweep: &Sweep, metric: Metric, group: &[usize]) -> String {
-    let what = what(sweep, metric, bytes_unit(sweep, group).1);
+    let what = what(sweep, metric, bytes_unit(sweep).1);
     let by = sweep
         .axes
         .first()
@@ -151,10 +151,13 @@ pub(crate) fn bytes_scale(max_bytes_per_s: f64) -> (f64, &'static str) {
     }
 }
 
-/// The payload throughput unit of every table of the sweep, by its largest figure: chosen
-/// once for the whole set, so tables side by side (one per value of a second swept flag)
-/// read in one unit. `_group` is kept so each table asks for its own.
-fn bytes_unit(sweep: &Sweep, _group: &[usize]) -> (f64, &'static str) {
+/// The payload throughput unit of every table of the sweep (per-run tables too): the one
+/// `--units` forced, else by its largest figure; chosen once for the whole set, so tables side
+/// by side (one per value of a second swept flag, one per point) read in one unit.
+pub(crate) fn bytes_unit(sweep: &Sweep) -> (f64, &'static str) {
+    if let Some(u) = sweep.units {
+        return u.scale();
+    }
     let max = sweep
         .points
         .iter()
@@ -182,7 +185,7 @@ fn table(sweep: &Sweep, metric: Metric, group: &[usize]) -> Option<Table> {
         Some(a) => a.values.clone(),
         None => vec!["result".to_string()],
     };
-    let scale = bytes_unit(sweep, group).0;
+    let scale = bytes_unit(sweep).0;
     let mut any = false;
     let mut t = Table::new();
     t.load_preset(ASCII_MARKDOWN);

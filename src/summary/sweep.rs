@@ -26,6 +26,10 @@ pub struct Sweep {
     pub discard: usize,
     /// Every run, in the order it ran (interleaved across targets).
     pub points: Vec<Point>,
+    /// The payload throughput unit `--units` forced on every table; None: chosen by the
+    /// largest figure. How the tables print, not a measurement, so not in the JSON.
+    #[serde(skip)]
+    pub units: Option<crate::units::ByteUnit>,
 }
 
 /// A target and the name its row carries.

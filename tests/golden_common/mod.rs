@@ -245,6 +245,7 @@ pub fn sweep_of(
         runs,
         discard,
         points,
+        units: None,
     }
 }
 

@@ -59,7 +59,7 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
             }
             Loaded::Compare(mut args, _) => {
                 args.run.keep = super::keep::merged(&a.keep, &args.run.keep);
-                super::compare::main(&args)
+                super::compare::main_as(&args, "study")
             }
             Loaded::Peak(mut args, _) => {
                 args.run.keep = super::keep::merged(&a.keep, &args.run.keep);

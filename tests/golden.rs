@@ -181,6 +181,10 @@ fn udp_stream() -> Summary {
         loss_percent: 0.0,
         ..datagrams(&total, 0)
     });
+    // The sink received every datagram: the receiver's figures equal the sender's.
+    s.throughput.receiver_bytes = Some(total.sent_bytes);
+    s.throughput.sender_gbit_per_s = Some(s.throughput.gbit_per_s);
+    s.throughput.sender_messages_per_s = Some(s.throughput.messages_per_s);
     finish(s)
 }
 

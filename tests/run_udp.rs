@@ -85,13 +85,86 @@ fn every_tenth_datagram_dropped_is_ten_percent_loss() {
         ],
         LIMIT,
     );
-    assert_eq!(code, 0, "{json}");
+    assert_eq!(
+        code, 1,
+        "datagrams the sink reports lost are errors: {json}"
+    );
     let server = &json["datagrams"]["server"];
     let loss = server["loss_percent"].as_f64().unwrap();
     assert!((9.5..=10.5).contains(&loss), "{server}");
     // 8 Mbit/s of 1000-byte datagrams is 1000 datagrams a second.
     let sent = n(&json["datagrams"]["sent"]);
     assert!((990..=1010).contains(&sent), "{}", json["datagrams"]);
+    receivers_figures_are_the_result(&json);
+}
+
+/// A UDP stream's loss reported by the sink is a result: errors of kind `lost`, and the
+/// headline rates (messages/s, Gbit/s, ok) are what the receiver got, below the sender's.
+fn receivers_figures_are_the_result(json: &serde_json::Value) {
+    let lost = n(&json["datagrams"]["server"]["lost"]);
+    let kinds = &json["errors"]["by_kind"];
+    let entry = kinds
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "lost")
+        .unwrap_or_else(|| panic!("no `lost` errors: {kinds}"));
+    assert_eq!(n(&entry["count"]), lost, "{kinds}");
+    let t = &json["throughput"];
+    let (got, wrote) = (
+        t["messages_per_s"].as_f64().unwrap(),
+        t["sender_messages_per_s"].as_f64().unwrap(),
+    );
+    assert!(
+        got < 0.95 * wrote,
+        "receiver {got}/s vs sender {wrote}/s: {t}"
+    );
+    let (gbit, sender_gbit) = (
+        t["gbit_per_s"].as_f64().unwrap(),
+        t["sender_gbit_per_s"].as_f64().unwrap(),
+    );
+    assert!(gbit < 0.95 * sender_gbit, "{t}");
+    assert_eq!(n(&t["receiver_bytes"]) / 1000, n(&json["ok"]), "{t}");
+}
+
+/// A UDP stream to a sink that never reports (SIGSTOPped): the missing count is an error of
+/// the run (exit 1, `no_receiver_count`, a line saying so), and the run still ends on time.
+#[test]
+fn a_stream_to_a_frozen_sink_fails_for_want_of_the_receivers_count() {
+    let mut sink = common::serve_process("udp", &["--mode", "sink", "-t", "1"]);
+    let lines = common::stdout_lines(&mut sink);
+    let addr = common::first_line_addr(&mut sink, &lines, "udp", LIMIT);
+    let pid = libc::pid_t::try_from(sink.id()).unwrap();
+    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own, unreaped child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let url = format!("udp://{addr}");
+    let args = [
+        "run",
+        &url,
+        "--mode",
+        "stream",
+        "--bandwidth",
+        "10Mbit",
+        "-d",
+        "1s",
+    ];
+    let (out, took) = common::run_bounded(&args, LIMIT);
+    let (json, code) = run_json(&args[1..], LIMIT);
+    // SAFETY: as above; the child is resumed and then killed by its handle.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let _ = sink.kill();
+    let _ = sink.wait();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("no_receiver_count"), "{text}");
+    assert!(text.contains("the server did not report"), "{text}");
+    assert!(!text.contains("errors 0"), "{text}");
+    // 1 s of load, the report's wait (1 s) and start-up: well under 10 s.
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert_eq!(code, 1, "{json}");
+    let kinds = json["errors"]["by_kind"].to_string();
+    assert!(kinds.contains("no_receiver_count"), "{kinds}");
+    assert!(json["throughput"].get("receiver_bytes").is_none(), "{json}");
 }
 
 #[test]

@@ -20,7 +20,9 @@ pub(super) fn write(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
             bit_rate(t.gbit_per_s * 1e9),
             rate(t.messages_per_s),
         )?;
-        if t.receiver_bytes.is_some() || t.receiver_unreported > 0 {
+        if s.datagrams.is_some() {
+            sender_receiver(s, out)?;
+        } else if t.receiver_bytes.is_some() || t.receiver_unreported > 0 {
             receiver(t, out)?;
         }
         // A byte stream has no request/response to count as ok: say what it moved instead.
@@ -112,6 +114,40 @@ fn receiver(t: &crate::summary::Throughput, out: &mut dyn Write) -> io::Result<(
     }
 }
 
+/// A UDP stream, as iperf3 prints it: the sender's line, then the receiver's (what the sink
+/// reported: the headline above is its count), or that the server did not report.
+fn sender_receiver(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
+    let t = &s.throughput;
+    let unit = s.config.request_bytes.max(1) as u64;
+    let secs = s.duration_s;
+    writeln!(
+        out,
+        "{INDENT}sender:   {} datagrams   {}   {}",
+        thousands(t.sent_bytes / unit),
+        bytes(t.sent_bytes),
+        bit_rate(t.sender_gbit_per_s.unwrap_or(t.gbit_per_s) * 1e9),
+    )?;
+    let server = s.datagrams.as_ref().and_then(|d| d.server.as_ref());
+    match (t.receiver_bytes, server) {
+        (Some(b), Some(v)) => writeln!(
+            out,
+            "{INDENT}receiver: {} datagrams   {}   {}   lost {} ({:.2}%)   out of order {}   duplicated {}   jitter {}",
+            thousands(b / unit),
+            bytes(b),
+            bit_rate(b as f64 * 8.0 / secs.max(1e-9)),
+            thousands(v.lost),
+            v.loss_percent,
+            thousands(v.out_of_order),
+            thousands(v.duplicated),
+            format_us(v.jitter_us),
+        ),
+        _ => writeln!(
+            out,
+            "{INDENT}receiver: no count: the server did not report what it received, so the rates above are the sender's (an error of the run)",
+        ),
+    }
+}
+
 /// UDP: the client's view (answered, lost, late, duplicated, reordered) and the server's.
 fn datagrams(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     let Some(d) = &s.datagrams else {
@@ -146,7 +182,8 @@ fn datagrams(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
             thousands(d.reordered),
         )?;
     }
-    if let Some(v) = &d.server {
+    // A stream's receiver line already says what the server counted.
+    if let Some(v) = d.server.as_ref().filter(|_| !is_bulk(s)) {
         writeln!(
             out,
             "{INDENT}as the server counted: sent {}   received {}   lost {} ({:.2}%)   out of order {}   duplicated {}   jitter {}",

@@ -77,6 +77,10 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
             .receiver_bytes
             .map_or(c.total.messages, |b| b / unit.max(1) as u64);
     }
+    if plan.target.family() == Family::Datagram && plan.workload.mode == ClientMode::Stream {
+        let sessions = plan.connections as u64;
+        super::udp_stream::apply(&mut s, &c.total, measured, unit, sessions);
+    }
     s.throughput.link = link(plan, &s.throughput, &c.total, bulk.is_some());
     s.notes = super::diagnose::notes(&s);
     s

@@ -166,6 +166,8 @@ fn throughput(parts: &[Summary], ok: u64, secs: f64) -> Throughput {
         },
         receiver_bytes: receiver,
         receiver_unreported: sum(&|t| t.receiver_unreported as f64) as u64,
+        sender_messages_per_s: None,
+        sender_gbit_per_s: None,
         link: None,
     }
 }

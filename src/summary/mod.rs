@@ -15,6 +15,7 @@ pub mod stats;
 pub mod study;
 pub mod sweep;
 pub mod threshold;
+mod udp_stream;
 pub mod wire;
 
 pub use build::of;
@@ -160,6 +161,12 @@ pub struct Throughput {
     /// Stream connections whose receiver's count is missing (they failed, or no answer).
     #[serde(skip_serializing_if = "is_zero", default)]
     pub receiver_unreported: u64,
+    /// A UDP stream: the sender's datagrams per second (the headline's are the receiver's).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sender_messages_per_s: Option<f64>,
+    /// A UDP stream: the sender's payload Gbit/s (the headline's is the receiver's).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sender_gbit_per_s: Option<f64>,
     /// With `--link`: these rates set against the link's nominal rate, payload and wire.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<wire::Link>,
@@ -451,6 +458,8 @@ impl Throughput {
             gbit_per_s: (rec.sent_bytes + rec.received_bytes) as f64 * 8.0 / secs / 1e9,
             receiver_bytes: None,
             receiver_unreported: 0,
+            sender_messages_per_s: None,
+            sender_gbit_per_s: None,
             link: None,
         }
     }

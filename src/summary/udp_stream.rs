@@ -1,0 +1,77 @@
+//! A UDP stream to a wirebench sink: the receiver's count is the result. The sink reports,
+//! per flow, what it received; the rates become what arrived within the measured window, the
+//! sender's are kept beside them, datagrams the sink reports lost are errors (`lost`), and a
+//! flow whose count never came is an error of the run (`no_receiver_count`), as iperf3 prints a
+//! receiver line and a missing one is no success.
+
+use super::{ErrorEntry, Summary};
+use crate::record::Recorder;
+use std::time::Duration;
+
+/// Makes `s` (a UDP stream's summary) the receiver's: `sessions` flows were started, each of
+/// `unit` payload bytes per datagram, over the `measured` window.
+pub(super) fn apply(
+    s: &mut Summary,
+    total: &Recorder,
+    measured: Duration,
+    unit: usize,
+    sessions: u64,
+) {
+    let secs = measured.as_secs_f64().max(1e-9);
+    let unit = unit.max(1) as u64;
+    let t = &mut s.throughput;
+    // The sender's figures: datagrams written in the measured window.
+    let sent = t.sent_bytes / unit;
+    t.sender_messages_per_s = Some(sent as f64 / secs);
+    t.sender_gbit_per_s = Some(t.sent_bytes as f64 * 8.0 / secs / 1e9);
+    let peer = &total.peer;
+    let missing = sessions.saturating_sub(peer.reports);
+    if peer.reports == 0 || missing > 0 {
+        // Without every flow's count the received figures are unknown: the rates stay the
+        // sender's, the headline says so, and the run fails.
+        t.receiver_bytes = None;
+        t.receiver_unreported = missing.max(1);
+        add_error(
+            s,
+            "no_receiver_count",
+            missing.max(1),
+            format!(
+                "the server did not report what it received for {} of {sessions} flow(s) (is it `wirebench serve udp --mode sink`, and running?)",
+                missing.max(1)
+            ),
+        );
+        return;
+    }
+    // The sink counts the whole flow (warm-up included); loss is charged to the measured
+    // part, so what arrived there is what was sent in it less what never arrived.
+    let lost = peer.lost();
+    let received = sent.saturating_sub(lost);
+    t.receiver_unreported = 0;
+    t.receiver_bytes = Some(received * unit);
+    t.messages_per_s = received as f64 / secs;
+    t.ops_per_s = t.messages_per_s;
+    t.gbit_per_s = (received * unit) as f64 * 8.0 / secs / 1e9;
+    s.ok = received;
+    if lost > 0 {
+        add_error(
+            s,
+            "lost",
+            lost,
+            format!(
+                "the server received {} of the {} datagrams sent",
+                peer.sent - lost,
+                peer.sent
+            ),
+        );
+    }
+}
+
+/// Adds `count` errors of `kind` to the summary's error section.
+fn add_error(s: &mut Summary, kind: &'static str, count: u64, sample: String) {
+    s.errors.total += count;
+    s.errors.by_kind.push(ErrorEntry {
+        kind,
+        count,
+        sample,
+    });
+}

@@ -1088,3 +1088,79 @@ fn a_run_by_count_is_timed_from_its_first_send_to_its_last_reply() {
         "{mb_s} MB/s, want {want}"
     );
 }
+
+/// HTTP bytes are counted alike both ways: `sent_bytes`/`received_bytes` are bodies (a GET
+/// sends none; `/bytes/0` answers none), `wire_sent_bytes`/`wire_received_bytes` the whole
+/// messages with their heads; the terminal names both.
+#[test]
+fn http_bytes_are_bodies_as_payload_and_whole_messages_as_wire() {
+    use wirebench::serve::http::{spawn, HttpServerOptions};
+    let srv = spawn(
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        HttpServerOptions::default(),
+    )
+    .unwrap();
+    let url = format!("http://{}/bytes/0", srv.addr);
+    let (json, code) = run_json(&[&url, "-n", "50"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    let t = &json["throughput"];
+    assert_eq!(n(&json["ok"]), 50, "{json}");
+    assert_eq!(n(&t["sent_bytes"]), 0, "a GET has no body: {t}");
+    assert_eq!(n(&t["received_bytes"]), 0, "/bytes/0 has no body: {t}");
+    let (ws, wr) = (n(&t["wire_sent_bytes"]), n(&t["wire_received_bytes"]));
+    // Each reply is at least its status line; the same reply 50 times.
+    assert!(wr >= 50 * 17 && wr % 50 == 0, "wire received {wr}: {t}");
+    assert!(ws >= 50 * 16 && ws % 50 == 0, "wire sent {ws}: {t}");
+    let (out, _) = run_bounded(&["run", &url, "-n", "20"], LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("body sent") && text.contains("wire (with headers): sent"),
+        "{text}"
+    );
+}
+
+/// HTTP/2 too: bodies as payload, frames and HPACK heads on the wire.
+#[test]
+fn http2_bytes_are_bodies_as_payload_and_frames_as_wire() {
+    let ngx = Nginx::launch(
+        "h2bytes",
+        "",
+        Listen {
+            tls: false,
+            http2: true,
+        },
+    );
+    let url = format!("{}/small.txt", ngx.url);
+    let (json, code) = run_json(&[&url, "--http2", "-n", "20"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    let t = &json["throughput"];
+    assert_eq!(n(&t["sent_bytes"]), 0, "{t}");
+    assert_eq!(n(&t["received_bytes"]), 2000, "{t}");
+    assert!(n(&t["wire_received_bytes"]) > 2000, "{t}");
+    assert!(n(&t["wire_sent_bytes"]) > 0, "{t}");
+}
+
+/// Warm-up by time, then `-n`: the replies to requests sent in the warm-up are warm-up bytes,
+/// as their operations are; the measured part has exactly its own `-n` bodies.
+#[test]
+fn bytes_of_warm_up_replies_stay_out_of_the_measured_part() {
+    use wirebench::serve::http::{spawn, HttpServerOptions};
+    let srv = spawn(
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        HttpServerOptions::default(),
+    )
+    .unwrap();
+    let url = format!("http://{}/bytes/1000", srv.addr);
+    let (json, code) = run_json(&[&url, "-n", "100", "-c", "4", "--warmup", "300ms"], LIMIT);
+    assert_eq!(code, 0, "{json}");
+    let ok = n(&json["ok"]);
+    assert_eq!(ok, 100, "{json}");
+    let t = &json["throughput"];
+    assert_eq!(n(&t["received_bytes"]), 1000 * ok, "{t}");
+    assert_eq!(
+        n(&json["http"]["body_bytes"]),
+        1000 * ok,
+        "{}",
+        json["http"]
+    );
+}

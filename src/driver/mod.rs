@@ -188,8 +188,11 @@ pub struct Retry {
 /// What one `read` brought.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ReadOutcome {
-    /// Payload bytes read.
+    /// Payload bytes read (HTTP: bodies).
     pub bytes: usize,
+    /// Bytes read off the connection, protocol heads included (HTTP: whole responses); 0
+    /// where the protocol has no heads to tell apart (then the same as `bytes`).
+    pub wire: usize,
     /// Replies completed (their send times are in [`Session::completed`]).
     pub replies: usize,
     /// Replies that came after their request had already timed out (datagram protocols).
@@ -238,8 +241,13 @@ pub trait Session {
     fn oldest(&self) -> Option<Instant>;
     /// Queues request `seq`; [`Session::flush`] sends it.
     fn queue(&mut self, seq: u64, sent: Sent);
-    /// Sends everything queued; returns the payload bytes sent.
+    /// Sends everything queued; returns the bytes written (protocol heads included).
     async fn flush(&mut self) -> Result<usize, OpError>;
+    /// Of the `wire` bytes the last [`Session::flush`] wrote, the payload (HTTP: the request
+    /// bodies); protocols without heads to tell apart keep the default, all of it.
+    fn sent_payload(&mut self, wire: usize) -> usize {
+        wire
+    }
     /// Waits for input once and parses it.
     async fn read(&mut self) -> Result<ReadOutcome, OpError>;
     /// The replies completed by the last [`Session::read`] (or, after a `Some` from

@@ -235,11 +235,14 @@ impl WorkerRec {
     }
 
     /// Counts what a read brought besides completed replies: bytes and datagram anomalies.
+    /// The bytes are counted with the request sent at `at` (warm-up or measured, as its
+    /// operation is).
     #[inline]
-    pub fn read(&mut self, now: Instant, r: &ReadOutcome) {
-        self.span(now, now, now);
-        let slot = self.slot(now, now);
+    pub fn read_at(&mut self, at: Instant, now: Instant, r: &ReadOutcome) {
+        self.span(at, now, now);
+        let slot = self.slot(at, now);
         slot.received_bytes += r.bytes as u64;
+        slot.wire_received_bytes += r.wire.max(r.bytes) as u64;
         slot.late += r.late;
         slot.duplicates += r.duplicates;
         slot.reordered += r.reordered;
@@ -259,8 +262,16 @@ impl WorkerRec {
     /// Payload bytes written at `now`.
     #[inline]
     pub fn sent(&mut self, now: Instant, bytes: usize) {
+        self.sent_wire(now, bytes, bytes)
+    }
+
+    /// Bytes written at `now`: `payload` of them (HTTP: bodies) in `wire` (heads included).
+    #[inline]
+    pub fn sent_wire(&mut self, now: Instant, payload: usize, wire: usize) {
         self.span(now, now, now);
-        self.slot(now, now).sent_bytes += bytes as u64;
+        let slot = self.slot(now, now);
+        slot.sent_bytes += payload as u64;
+        slot.wire_sent_bytes += wire.max(payload) as u64;
     }
 
     /// The server's report of one session's datagrams.
@@ -283,7 +294,9 @@ impl WorkerRec {
     #[inline]
     pub fn received(&mut self, now: Instant, bytes: usize) {
         self.span(now, now, now);
-        self.slot(now, now).received_bytes += bytes as u64;
+        let slot = self.slot(now, now);
+        slot.received_bytes += bytes as u64;
+        slot.wire_received_bytes += bytes as u64;
     }
 
     /// The server ended a connection in good order at `now`, leaving `resent` requests to go

@@ -102,6 +102,10 @@ pub struct Recorder {
     pub sent_bytes: u64,
     /// Payload bytes read from the target.
     pub received_bytes: u64,
+    /// Bytes written, protocol heads included (HTTP: whole requests); payload elsewhere.
+    pub wire_sent_bytes: u64,
+    /// Bytes read, protocol heads included (HTTP: whole responses); payload elsewhere.
+    pub wire_received_bytes: u64,
     /// Whole messages moved in bulk modes (stream, source), where there is no per-request latency.
     pub messages: u64,
     /// Latency of each ok operation, from its intended start (equal to the actual send in a closed loop).
@@ -227,6 +231,8 @@ impl Recorder {
             errors: ErrorCounts::default(),
             sent_bytes: 0,
             received_bytes: 0,
+            wire_sent_bytes: 0,
+            wire_received_bytes: 0,
             messages: 0,
             latency: new_histogram(),
             service: new_histogram(),
@@ -256,6 +262,8 @@ impl Recorder {
             errors,
             sent_bytes,
             received_bytes,
+            wire_sent_bytes,
+            wire_received_bytes,
             messages,
             latency,
             service,
@@ -278,6 +286,8 @@ impl Recorder {
             ok,
             sent_bytes,
             received_bytes,
+            wire_sent_bytes,
+            wire_received_bytes,
             messages,
             issued,
             behind,
@@ -346,6 +356,8 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.errors += &other.errors;
         self.sent_bytes += other.sent_bytes;
         self.received_bytes += other.received_bytes;
+        self.wire_sent_bytes += other.wire_sent_bytes;
+        self.wire_received_bytes += other.wire_received_bytes;
         self.messages += other.messages;
         self.issued += other.issued;
         self.behind += other.behind;

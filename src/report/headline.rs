@@ -38,9 +38,11 @@ pub(super) fn write(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         open_loop(s, out)?;
         return datagrams(s, out);
     }
+    // HTTP's payload is its bodies: named so, with the whole messages on a line of their own.
+    let body = if s.http.is_some() { "body " } else { "" };
     writeln!(
         out,
-        "{INDENT}ok {}   errors {}   ops/s {}   sent {sent}   received {received}",
+        "{INDENT}ok {}   errors {}   ops/s {}   {body}sent {sent}   {body}received {received}",
         thousands(s.ok),
         thousands(s.errors.total),
         rate(t.ops_per_s),
@@ -70,6 +72,14 @@ fn http(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         },
         size(h.body_bytes),
         byte_rate(h.goodput_mb_per_s * 1e6),
+    )?;
+    let t = &s.throughput;
+    let secs = s.duration_s.max(1e-9);
+    writeln!(
+        out,
+        "{INDENT}wire (with headers): sent {}   received {}",
+        byte_rate(t.wire_sent_bytes as f64 / secs),
+        byte_rate(t.wire_received_bytes as f64 / secs),
     )?;
     if h.server_closes > 0 {
         // Named after the signal: "GOAWAY 12" is what an h2load user looks for.

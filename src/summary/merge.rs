@@ -158,6 +158,8 @@ fn throughput(parts: &[Summary], ok: u64, secs: f64) -> Throughput {
         messages_per_s: messages / secs,
         sent_bytes: sent,
         received_bytes: received,
+        wire_sent_bytes: parts.iter().map(|p| p.throughput.wire_sent_bytes).sum(),
+        wire_received_bytes: parts.iter().map(|p| p.throughput.wire_received_bytes).sum(),
         sent_mb_per_s: sent as f64 / secs / 1e6,
         received_mb_per_s: received as f64 / secs / 1e6,
         gbit_per_s: match receiver {

@@ -148,6 +148,14 @@ pub struct Throughput {
     pub sent_bytes: u64,
     /// Payload bytes received.
     pub received_bytes: u64,
+    /// Bytes sent on the wire, protocol heads included (HTTP: whole requests, where
+    /// `sent_bytes` is their bodies); for protocols without heads, the payload.
+    #[serde(default)]
+    pub wire_sent_bytes: u64,
+    /// Bytes received on the wire, protocol heads included (HTTP: whole responses, where
+    /// `received_bytes` is their bodies); for protocols without heads, the payload.
+    #[serde(default)]
+    pub wire_received_bytes: u64,
     /// Payload MB/s sent.
     pub sent_mb_per_s: f64,
     /// Payload MB/s received.
@@ -453,6 +461,8 @@ impl Throughput {
             messages_per_s: messages as f64 / secs,
             sent_bytes: rec.sent_bytes,
             received_bytes: rec.received_bytes,
+            wire_sent_bytes: rec.wire_sent_bytes,
+            wire_received_bytes: rec.wire_received_bytes,
             sent_mb_per_s: rec.sent_bytes as f64 / secs / 1e6,
             received_mb_per_s: rec.received_bytes as f64 / secs / 1e6,
             gbit_per_s: (rec.sent_bytes + rec.received_bytes) as f64 * 8.0 / secs / 1e9,

@@ -21,8 +21,8 @@
 //! cancelled alone (RST_STREAM CANCEL), unless the connection has been silent all that time:
 //! then the whole connection is given up, as an HTTP/1.1 one is.
 //!
-//! Sent bytes are what the connection wrote (frames, compressed headers); received bytes are
-//! body bytes, as for HTTP/1.1.
+//! Payload bytes are bodies both ways, as for HTTP/1.1; wire bytes are what the connection
+//! wrote and read (frames, compressed headers).
 
 mod failure;
 mod handshake;
@@ -148,8 +148,10 @@ impl Driver for H2Driver {
             completed: Vec::new(),
             delivered: true,
             body_bytes: 0,
+            body_queued: 0,
             counts,
             reported: 0,
+            read_reported: 0,
             gone: false,
             closed: None,
             again: Vec::new(),
@@ -182,9 +184,13 @@ pub struct H2Session {
     delivered: bool,
     /// Body bytes not yet reported.
     body_bytes: usize,
+    /// Request body bytes queued since the last [`Session::sent_payload`].
+    body_queued: usize,
     counts: Rc<Counts>,
     /// Bytes written already reported by `flush`.
     reported: u64,
+    /// Bytes read already reported by `read`.
+    read_reported: u64,
     /// The connection takes no new streams (GOAWAY, failure or close).
     gone: bool,
     /// The connection has ended, and how (None while it runs).
@@ -316,6 +322,7 @@ impl Session for H2Session {
                 }),
             });
         };
+        self.body_queued += req.1.as_ref().map_or(0, |b| b.len());
         let mut entry = Entry {
             seq,
             sent,
@@ -350,6 +357,12 @@ impl Session for H2Session {
         let n = written - self.reported;
         self.reported = written;
         Ok(n as usize)
+    }
+
+    fn sent_payload(&mut self, wire: usize) -> usize {
+        // The frames may go out only with the next read's poll: the bodies count now.
+        let _ = wire;
+        std::mem::take(&mut self.body_queued)
     }
 
     async fn read(&mut self) -> Result<ReadOutcome, OpError> {
@@ -452,8 +465,10 @@ impl H2Session {
             || (drained && !self.again.is_empty());
         if progress && !draining {
             self.delivered = true;
+            let read = self.counts.read.get();
             let out = ReadOutcome {
                 bytes: std::mem::take(&mut self.body_bytes),
+                wire: (read - std::mem::replace(&mut self.read_reported, read)) as usize,
                 replies: self.completed.len(),
                 ..ReadOutcome::default()
             };

@@ -95,6 +95,7 @@ impl Driver for HttpDriver {
             out: Vec::new(),
             out_pos: 0,
             body: Vec::new(),
+            body_queued: 0,
             inbuf: vec![0; SMALL_READ].into_boxed_slice(),
             in_flight: VecDeque::new(),
             parser: Parser::default(),
@@ -127,6 +128,8 @@ pub struct HttpSession {
     out_pos: usize,
     /// Scratch space for rendering a templated body (its length goes in the header first).
     body: Vec<u8>,
+    /// Body bytes of the requests rendered since the last [`Session::sent_payload`].
+    body_queued: usize,
     inbuf: Box<[u8]>,
     in_flight: VecDeque<Pending>,
     parser: Parser,
@@ -187,6 +190,7 @@ impl HttpSession {
         }
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(body);
+        self.body_queued += body.len();
     }
 
     /// Within a long Content-Length body, a blocking read waits for [`BODY_LOWAT`] bytes; two
@@ -235,6 +239,14 @@ impl Session for HttpSession {
         self.stream.write_from(&self.out, &mut self.out_pos).await
     }
 
+    fn sent_payload(&mut self, wire: usize) -> usize {
+        // Bodies of the requests written; a partial write counts them once it is complete.
+        if self.out_pos < self.out.len() {
+            return 0;
+        }
+        std::mem::take(&mut self.body_queued).min(wire)
+    }
+
     async fn read(&mut self) -> Result<ReadOutcome, OpError> {
         self.completed.clear();
         self.tune_lowat();
@@ -254,6 +266,7 @@ impl Session for HttpSession {
                 "the server closed the connection",
             ));
         }
+        out.wire = n;
         self.parse(n, Instant::now(), &mut out)?;
         out.replies = self.completed.len();
         Ok(out)

@@ -183,15 +183,19 @@ pub(in crate::engine) async fn flush<D: Driver>(
     let sent = session.flush().await;
     if let Some(early) = session.take_early() {
         let now = Instant::now();
+        let at = session.completed().first().map_or(now, |d| d.sent.intended);
         let mut rec = ctx.rec.borrow_mut();
-        rec.read(now, &early);
+        rec.read_at(at, now, &early);
         for done in session.completed() {
             record_done(&mut rec, done, now, ctx.plan.timeout);
         }
     }
-    let bytes = sent?;
-    if bytes > 0 {
-        ctx.rec.borrow_mut().sent(Instant::now(), bytes);
+    let wire = sent?;
+    let payload = session.sent_payload(wire);
+    if wire + payload > 0 {
+        ctx.rec
+            .borrow_mut()
+            .sent_wire(Instant::now(), payload, wire);
     }
     Ok(())
 }
@@ -201,10 +205,18 @@ pub(in crate::engine) async fn read_replies<D: Driver>(
     ctx: &Ctx<D>,
     session: &mut D::Session,
 ) -> Result<usize, OpError> {
+    // The bytes belong with the request they answer (a warm-up reply's bytes stay warm-up).
+    let oldest = session.oldest();
     let outcome = session.read().await?;
     let now = Instant::now();
+    let at = session
+        .completed()
+        .first()
+        .map(|d| d.sent.intended)
+        .or(oldest)
+        .unwrap_or(now);
     let mut rec = ctx.rec.borrow_mut();
-    rec.read(now, &outcome);
+    rec.read_at(at, now, &outcome);
     for done in session.completed() {
         record_done(&mut rec, done, now, ctx.plan.timeout);
     }

@@ -71,6 +71,8 @@ impl Run<'_> {
         // spares.
         let timers = if plan.load.schedule().is_some() {
             2 * plan.threads
+        } else if plan.load.think().is_some() {
+            plan.connections // one think timer per connection
         } else {
             0
         };

@@ -28,6 +28,13 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
             && !crate::engine::stop::requested()
     };
     let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
+    // Think time is waited on a timerfd, as the open loop's sends are: tokio's 1 ms tick made
+    // --think 1ms a 2.15 ms cycle.
+    let think = ctx
+        .plan
+        .load
+        .think()
+        .and_then(|_| crate::engine::timer::PreciseTimer::new().ok());
     loop {
         let op_start = Instant::now();
         if slot
@@ -78,7 +85,7 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
                     expiry.check(ctx, slot);
                 }
                 if n > 0 {
-                    after_replies(ctx, slot, op_start, issue_until).await;
+                    after_replies(ctx, slot, op_start, issue_until, think.as_ref()).await;
                 }
             }
             Some(Err(e)) => fail_all(ctx, slot, e, op_start),
@@ -93,6 +100,7 @@ async fn after_replies<D: Driver>(
     slot: &mut Slot<D::Session>,
     op_start: Instant,
     issue_until: Option<Instant>,
+    timer: Option<&crate::engine::timer::PreciseTimer>,
 ) {
     let per_request = ctx.plan.workload.mode == ClientMode::Crr;
     if per_request || !slot.session.as_ref().is_some_and(|s| s.reusable()) {
@@ -102,6 +110,16 @@ async fn after_replies<D: Driver>(
     if let Some(t) = ctx.plan.load.think() {
         // A pause never outlasts the time for issuing requests.
         let until = Instant::now() + t;
-        sleep_until(issue_until.map_or(until, |u| until.min(u)).into()).await;
+        let until = issue_until.map_or(until, |u| until.min(u));
+        // A stale expiry can wake the timer early: wait again until the time has come.
+        let mut precise = timer.is_some();
+        while let Some(timer) = timer.filter(|_| precise && Instant::now() < until) {
+            precise = timer.sleep_until(until).await.is_ok();
+        }
+        if !precise {
+            // No timerfd: tokio's sleep, which rounds every deadline up to its next 1 ms tick
+            // (even one already past), hence only as the fallback.
+            sleep_until(until.into()).await;
+        }
     }
 }

@@ -212,7 +212,7 @@ fn mint_compares_a_download_from_nginx_and_serve_http() {
     let report = run_study(&dir, &text, &[0]);
     stop(serve);
     for table in [
-        "Payload throughput, both directions added, in MB/s",
+        "Payload throughput, received, in MB/s",
         "per run:",
         "| Run 1 | Run 2 | Run 3 |",
         "Against the baseline 'nginx'",

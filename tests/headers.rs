@@ -4,7 +4,6 @@
 
 mod common;
 
-use common::run_bounded;
 use std::net::TcpListener;
 use std::time::Duration;
 use wirebench::serve::tcp::{self, TcpServerOptions};
@@ -24,13 +23,7 @@ fn server(mode: Mode) -> (tcp::ServerHandle, String) {
 
 /// The first line of `wirebench ARGS`' report.
 fn header(args: &[&str]) -> String {
-    let (out, _) = run_bounded(args, LIMIT);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{args:?}: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = common::stdout_ok(args, LIMIT);
     stdout
         .lines()
         .find(|l| l.starts_with("wirebench "))

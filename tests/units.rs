@@ -20,14 +20,7 @@ fn echo() -> (tcp::ServerHandle, String) {
 
 /// `wirebench ARGS`' stdout, which must exit 0.
 fn report(args: &[&str]) -> String {
-    let (out, _) = run_bounded(args, LIMIT);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{args:?}: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    common::stdout_ok(args, LIMIT)
 }
 
 /// The titles of the payload throughput tables.

@@ -156,18 +156,13 @@ fn open_loop(plan: &Plan, schedule: &Schedule, total: &Recorder, measured: Durat
     if let Some(n) = plan.stop.requests {
         offered = offered.min(n);
     }
-    OpenLoop {
-        schedule: plan.schedule_text.clone().unwrap_or_default(),
+    OpenLoop::of(
+        plan.schedule_text.clone().unwrap_or_default(),
         offered,
-        offered_per_s: offered as f64 / secs,
-        sent: total.issued,
-        sent_per_s: total.issued as f64 / secs,
-        achieved_per_s: total.ok as f64 / secs,
-        behind_schedule: total.behind,
-        max_lag_us: total.max_lag_ns as f64 / 1000.0,
-        send_lag: Distribution::of(&total.send_lag),
-        kept_up: kept_up(plan.workload.mode, total, offered),
-    }
+        total,
+        secs,
+        kept_up(plan.workload.mode, total, offered),
+    )
 }
 
 /// Whether the run kept up with `offered`: ok replies reached 99 % of it. A stream has no

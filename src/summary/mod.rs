@@ -256,6 +256,30 @@ pub struct OpenLoop {
     pub kept_up: bool,
 }
 
+impl OpenLoop {
+    /// How `total` kept to `schedule`, which offered `offered` requests in `secs` measured.
+    pub fn of(
+        schedule: String,
+        offered: u64,
+        total: &Recorder,
+        secs: f64,
+        kept_up: bool,
+    ) -> OpenLoop {
+        OpenLoop {
+            schedule,
+            offered,
+            offered_per_s: offered as f64 / secs,
+            sent: total.issued,
+            sent_per_s: total.issued as f64 / secs,
+            achieved_per_s: total.ok as f64 / secs,
+            behind_schedule: total.behind,
+            max_lag_us: total.max_lag_ns as f64 / 1000.0,
+            send_lag: Distribution::of(&total.send_lag),
+            kept_up,
+        }
+    }
+}
+
 /// An HTTP run's own figures.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Http {

@@ -172,6 +172,18 @@ pub fn first_line_addr(
     addr
 }
 
+/// `wirebench ARGS`' stdout; the run must exit 0 (its stderr is shown if it does not).
+pub fn stdout_ok(args: &[&str], limit: Duration) -> String {
+    let (out, _) = run_bounded(args, limit);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{args:?}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 /// Runs `wirebench ARGS`, which must fail as bad usage does: exit code 2 and one line on
 /// stderr, `error: ...`. Returns what it printed.
 pub fn usage_error(args: &[&str], limit: Duration) -> Output {

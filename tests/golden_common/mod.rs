@@ -168,18 +168,7 @@ pub fn due_in(rate: f64, second: u64, length: f64) -> u64 {
 pub fn open_loop(schedule: &str, rate: f64, total: &Recorder, kept_up: bool) -> OpenLoop {
     let secs = MEASURED.as_secs_f64();
     let offered = due(rate, 0.0, secs);
-    OpenLoop {
-        schedule: schedule.into(),
-        offered,
-        offered_per_s: offered as f64 / secs,
-        sent: total.issued,
-        sent_per_s: total.issued as f64 / secs,
-        achieved_per_s: total.ok as f64 / secs,
-        behind_schedule: total.behind,
-        max_lag_us: total.max_lag_ns as f64 / 1000.0,
-        send_lag: Distribution::of(&total.send_lag),
-        kept_up,
-    }
+    OpenLoop::of(schedule.into(), offered, total, secs, kept_up)
 }
 
 /// Adds per-second offered counts to an open loop's series at `rate`/s.

@@ -86,7 +86,14 @@ fn config_line(s: &Summary) -> String {
         }
     }
     if let Some(t) = c.think_s {
-        parts.push(format!("think {}", format_us(t * 1e6)));
+        match c.think_achieved_s {
+            Some(a) => parts.push(format!(
+                "think {} (waited {})",
+                format_us(t * 1e6),
+                format_us(a * 1e6)
+            )),
+            None => parts.push(format!("think {}", format_us(t * 1e6))),
+        }
     }
     if let Some(n) = c.requests {
         parts.push(format!("limit {}", plural(n, "request", "requests")));
@@ -280,6 +287,7 @@ mod tests {
                 threads: 2,
                 pipeline: Some(1),
                 think_s: None,
+                think_achieved_s: None,
                 request_bytes: 64,
                 reply_bytes: Some(64),
                 reply_until: None,

@@ -32,7 +32,7 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         target: plan.target.url.clone(),
         protocol: plan.target.scheme.protocol,
         mode: plan.workload.mode.name(),
-        config: config(plan),
+        config: config(plan, &c.total),
         duration_s: measured.as_secs_f64(),
         ok: c.total.ok,
         errors: ErrorSummary::of(&c.total),
@@ -209,12 +209,14 @@ fn with_messages(plan: &Plan, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> 
 }
 
 /// The run's settings, as the report shows them.
-fn config(plan: &Plan) -> super::Config {
+fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
     super::Config {
         connections: plan.connections,
         threads: plan.threads,
         pipeline: plan.load.in_flight_limit(),
         think_s: plan.load.think().map(|d| d.as_secs_f64()),
+        think_achieved_s: (total.thinks > 0)
+            .then(|| total.think_ns as f64 / total.thinks as f64 / 1e9),
         request_bytes: plan.workload.request.len(),
         reply_bytes: match &plan.workload.reply {
             // A reply of no stated size (0: DICOM's responses are the peer's) has none to report.

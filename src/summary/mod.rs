@@ -93,6 +93,10 @@ pub struct Config {
     pub pipeline: Option<usize>,
     /// Pause between requests per connection, seconds.
     pub think_s: Option<f64>,
+    /// The mean pause as waited, seconds (timer wake-ups make it a little longer than asked);
+    /// None when no pause was taken. Absent from results written before it was measured.
+    #[serde(default)]
+    pub think_achieved_s: Option<f64>,
     /// Bytes per request (or message).
     pub request_bytes: usize,
     /// Bytes per reply, when replies are sized.

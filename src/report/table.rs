@@ -116,6 +116,13 @@ fn sizes(s: &Summary) -> String {
         } else {
             "a connection per request"
         };
+        if h.requests > 1 {
+            // `--targets`: the path holds the list of requests, each with its method.
+            return format!(
+                "{} requests in turn: {}, HTTP/{}, {alive}",
+                h.requests, h.path, h.version
+            );
+        }
         return format!("{} {}, HTTP/{}, {alive}", h.method, h.path, h.version);
     }
     let request = size(c.request_bytes as u64);

@@ -287,9 +287,10 @@ impl OpenLoop {
 /// An HTTP run's own figures.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Http {
-    /// The (first) request's method.
+    /// The request's method; with several requests (`--targets`), theirs if they share one,
+    /// else `mixed`.
     pub method: String,
-    /// The (first) request's path, as templated.
+    /// The request's path, as templated; with several, the list as `GET /a, POST /b, …`.
     pub path: String,
     /// Distinct request shapes cycled through (`--targets`).
     pub requests: usize,

@@ -234,6 +234,7 @@ pub fn sweep_of(
         runs,
         discard,
         points,
+        stopped: None,
         units: None,
     }
 }

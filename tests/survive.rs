@@ -269,3 +269,77 @@ fn a_sweep_killed_itself_leaves_the_runs_finished_in_the_history() {
         "{doc}"
     );
 }
+
+/// Sends `signal` to our own child.
+fn send(child: &Child, signal: libc::c_int) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) has no memory-safety preconditions; the PID is our own live child's.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+}
+
+#[test]
+fn diagnose_stopped_by_sigterm_or_ctrl_c_prints_what_it_measured() {
+    let server = ServerProcess::start(&[]);
+    for (signal, code, name) in [
+        (libc::SIGTERM, 143, "SIGTERM"),
+        (libc::SIGINT, 130, "Ctrl-C"),
+    ] {
+        let child = bin()
+            .args(["diagnose", &server.url, "-d", "3s"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1000));
+        let started = Instant::now();
+        send(&child, signal);
+        let end = ended(child);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let text = format!("{}{}", end.stdout, end.stderr);
+        assert_eq!(end.code, Some(code), "{text}");
+        assert!(end.stdout.contains("baseline:"), "{text}");
+        assert!(end.stdout.contains("ops/s"), "{text}");
+        assert!(
+            end.stdout.contains(&format!("Interrupted ({name})")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn the_demo_stopped_by_sigterm_or_ctrl_c_prints_the_runs_measured() {
+    for (signal, code, name) in [
+        (libc::SIGTERM, 143, "SIGTERM"),
+        (libc::SIGINT, 130, "Ctrl-C"),
+    ] {
+        let child = bin()
+            .args(["demo", "--time-per-size", "150ms"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1200));
+        send(&child, signal);
+        let end = ended(child);
+        let text = format!("{}{}", end.stdout, end.stderr);
+        assert_eq!(end.code, Some(code), "{text}");
+        assert!(end.stdout.contains("Messages per second"), "{text}");
+        assert!(
+            end.stdout.contains(&format!("Interrupted ({name})")),
+            "{text}"
+        );
+        // The first sizes were measured; the last were not, and are dashes, not zeros.
+        let row = end
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("| request/response"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string();
+        assert!(row.contains(" ±"), "{row}");
+        assert!(row.contains('—'), "{row}");
+    }
+}

@@ -343,3 +343,67 @@ fn the_demo_stopped_by_sigterm_or_ctrl_c_prints_the_runs_measured() {
         assert!(row.contains('—'), "{row}");
     }
 }
+
+/// A 16 KiB tmpfs mounted on `dir` (we are root in CI), unmounted when dropped; None, with a
+/// note, where mounting is not permitted.
+struct Tiny(String);
+
+impl Tiny {
+    fn mount(dir: &str) -> Option<Tiny> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs", dir])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("note: skipped: cannot mount a tmpfs on {dir} (needs root)");
+        }
+        ok.then(|| Tiny(dir.to_string()))
+    }
+}
+
+impl Drop for Tiny {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_study_out_on_a_full_disk_is_still_printed_and_saved() {
+    let server = ServerProcess::start(&[]);
+    let dir = Dir::new("full");
+    let file = plan(&dir, &server.url, "200ms");
+    let disk = dir.file("disk");
+    let Some(_mounted) = Tiny::mount(&disk) else {
+        return;
+    };
+    let out = format!("{disk}/results");
+    let end = ended(start(&dir, &["study", &file, "--out", &out]));
+    let text = format!("{}{}", end.stdout, end.stderr);
+    assert_eq!(end.code, Some(1), "{text}");
+    // The study on the terminal instead, and in the history.
+    assert!(end.stdout.contains("Operations per second"), "{text}");
+    let rows = dir.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["kind"], "study");
+    assert_eq!(
+        dir.last()["document"]["points"].as_array().unwrap().len(),
+        4
+    );
+    // One line naming the disk and the fix; no empty (or half-written) directory left.
+    let error = end
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap();
+    assert!(
+        error.contains(&format!("the disk holding {out} is full")),
+        "{error}"
+    );
+    assert!(
+        error.contains("give --out a directory on another disk"),
+        "{error}"
+    );
+    assert!(!std::path::Path::new(&out).exists(), "{text}");
+}

@@ -66,6 +66,9 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
                 super::peak::main(&args)
             }
         }?;
+        if crate::engine::stop::requested() {
+            return Ok(code); // stopped: no diagnosis starts
+        }
         let mut out = std::io::stdout().lock();
         for (d, t) in diagnosed(&diagnose)?.iter().zip(&plan.targets) {
             writeln!(out, "\nDiagnosis of {} ({}):\n", t.name, t.url)?;

@@ -407,3 +407,37 @@ fn a_study_out_on_a_full_disk_is_still_printed_and_saved() {
     );
     assert!(!std::path::Path::new(&out).exists(), "{text}");
 }
+
+#[test]
+fn an_http_peak_search_keeps_its_steps_when_the_server_is_killed() {
+    let mut server = common::serve_process("http", &[]);
+    let lines = common::stdout_lines(&mut server);
+    let addr = common::first_line_addr(&mut server, &lines, "http", Duration::from_secs(5));
+    let dir = Dir::new("peak-http");
+    let url = format!("http://{addr}/bytes/100");
+    let args = [
+        "peak",
+        &url,
+        "--slo",
+        "p99<=50ms",
+        "--step",
+        "300ms",
+        "--rest",
+        "0s",
+    ];
+    let child = start(&dir, &args);
+    std::thread::sleep(Duration::from_millis(1000));
+    let _ = server.kill(); // SIGKILL, by the PID of the server this test started
+    let _ = server.wait();
+    let end = ended(child);
+    let text = format!("{}{}", end.stdout, end.stderr);
+    assert_eq!(end.code, Some(1), "{text}");
+    assert!(end.stdout.contains("no peak claimed"), "{text}");
+    let rows = dir.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["status"], "partial", "{rows:?}");
+    let doc = dir.last();
+    let steps = doc["steps"].as_array().unwrap();
+    assert!(steps[0]["result"]["ok"].as_u64().unwrap() > 0, "{doc}");
+    assert!(errors(&steps.last().unwrap()["result"]) > 0, "{doc}");
+}

@@ -83,16 +83,21 @@ fn ended(mut child: Child) -> Ended {
     }
 }
 
-/// Runs `wirebench ARGS` against `server`, kills the server (SIGKILL, by its PID) after
-/// `after`, and waits for wirebench to end.
-fn kill_target_during(
-    dir: &Dir,
-    server: &mut ServerProcess,
-    args: &[&str],
-    after: Duration,
-) -> Ended {
+/// Waits (≤ 20 s) until the history holds a row: the command saved its first finished run.
+fn first_saved(dir: &Dir) {
+    let started = Instant::now();
+    while !std::path::Path::new(&dir.file("history.db")).exists() || dir.rows().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(20), "nothing saved");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs `wirebench ARGS` against `server`, kills the server (SIGKILL, by its PID) once the
+/// first run is saved (so at least one run is measured before, whatever the machine's load),
+/// and waits for wirebench to end.
+fn kill_target_during(dir: &Dir, server: &mut ServerProcess, args: &[&str]) -> Ended {
     let child = start(dir, args);
-    std::thread::sleep(after);
+    first_saved(dir);
     server.kill();
     ended(child)
 }
@@ -118,7 +123,7 @@ fn a_peak_search_keeps_its_steps_when_the_target_is_killed() {
         "0s",
     ];
     let started = Instant::now();
-    let end = kill_target_during(&dir, &mut server, &args, Duration::from_millis(1000));
+    let end = kill_target_during(&dir, &mut server, &args);
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "{:?}",
@@ -157,7 +162,7 @@ fn a_sweep_saves_the_runs_measured_before_its_target_was_killed() {
     let dir = Dir::new("sweep");
     let url = server.url.clone();
     let args = ["run", &url, "-c", "1,2,3,4", "-d", "400ms", "-q"];
-    let end = kill_target_during(&dir, &mut server, &args, Duration::from_millis(650));
+    let end = kill_target_during(&dir, &mut server, &args);
     let text = format!("{}{}", end.stdout, end.stderr);
     assert_eq!(end.code, Some(1), "{text}");
     assert!(end.stdout.contains("Operations per second"), "{text}");
@@ -168,7 +173,7 @@ fn a_sweep_saves_the_runs_measured_before_its_target_was_killed() {
     assert_eq!(rows[0]["status"], "partial", "{rows:?}");
     let doc = dir.last();
     let points = doc["points"].as_array().unwrap();
-    assert!((2..4).contains(&points.len()), "{doc}");
+    assert!((2..=4).contains(&points.len()), "{doc}");
     assert_eq!(
         errors(&points[0]["result"]),
         0,
@@ -185,7 +190,7 @@ fn a_comparison_saves_the_rounds_measured_before_a_target_was_killed() {
     let dir = Dir::new("compare");
     let (a, b) = (format!("a={}", server.url), format!("b={}", server.url));
     let args = ["compare", &a, &b, "--runs", "4", "-d", "250ms"];
-    let end = kill_target_during(&dir, &mut server, &args, Duration::from_millis(900));
+    let end = kill_target_during(&dir, &mut server, &args);
     let text = format!("{}{}", end.stdout, end.stderr);
     assert_eq!(end.code, Some(1), "{text}");
     assert!(end.stdout.contains("Operations per second"), "{text}");
@@ -222,7 +227,7 @@ fn a_study_keeps_its_runs_when_the_target_is_killed_with_and_without_out() {
         if with_out {
             args.extend(["--out", &results]);
         }
-        let end = kill_target_during(&dir, &mut server, &args, Duration::from_millis(650));
+        let end = kill_target_during(&dir, &mut server, &args);
         let text = format!("{}{}", end.stdout, end.stderr);
         assert_eq!(end.code, Some(1), "--out {with_out}: {text}");
         assert!(end.stderr.contains("stopped"), "{text}");
@@ -238,7 +243,7 @@ fn a_study_keeps_its_runs_when_the_target_is_killed_with_and_without_out() {
         )
         .unwrap();
         let points = study["document"]["points"].as_array().unwrap();
-        assert!((2..4).contains(&points.len()), "{study}");
+        assert!((2..=4).contains(&points.len()), "{study}");
         assert!(study["document"]["stopped"].is_string(), "{study}");
         let report = std::fs::read_to_string(format!("{results}/report.md")).unwrap();
         assert!(report.contains("**Partial**"), "{report}");
@@ -254,7 +259,7 @@ fn a_sweep_killed_itself_leaves_the_runs_finished_in_the_history() {
         &dir,
         &["run", &url, "-c", "1,2,3,4,5,6", "-d", "300ms", "-q"],
     );
-    std::thread::sleep(Duration::from_millis(1100));
+    first_saved(&dir);
     child.kill().unwrap(); // SIGKILL: no handler runs
     let _ = child.wait();
     let rows = dir.rows();
@@ -426,7 +431,7 @@ fn an_http_peak_search_keeps_its_steps_when_the_server_is_killed() {
         "0s",
     ];
     let child = start(&dir, &args);
-    std::thread::sleep(Duration::from_millis(1000));
+    first_saved(&dir);
     let _ = server.kill(); // SIGKILL, by the PID of the server this test started
     let _ = server.wait();
     let end = ended(child);

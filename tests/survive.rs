@@ -154,6 +154,7 @@ fn a_peak_search_keeps_its_steps_when_the_target_is_killed() {
         "{doc}"
     );
     assert!(doc["peak"].is_null(), "{doc}");
+    common::study::assert_valid("peak.v1.json", &doc);
 }
 
 #[test]
@@ -182,6 +183,7 @@ fn a_sweep_saves_the_runs_measured_before_its_target_was_killed() {
     assert!(points[0]["result"]["ok"].as_u64().unwrap() > 0, "{doc}");
     assert!(errors(&points.last().unwrap()["result"]) > 0, "{doc}");
     assert!(doc["stopped"].is_string(), "{doc}");
+    common::study::assert_valid("sweep.v1.json", &doc);
 }
 
 #[test]
@@ -204,6 +206,7 @@ fn a_comparison_saves_the_rounds_measured_before_a_target_was_killed() {
     let points = doc["sweep"]["points"].as_array().unwrap();
     assert!((2..8).contains(&points.len()), "{doc}");
     assert!(doc["sweep"]["stopped"].is_string(), "{doc}");
+    common::study::assert_valid("compare.v1.json", &doc);
 }
 
 /// A run study of three sizes, each run `each` long, against `url`.
@@ -238,10 +241,7 @@ fn a_study_keeps_its_runs_when_the_target_is_killed_with_and_without_out() {
             assert!(end.stdout.contains("Operations per second"), "{text}");
             continue;
         }
-        let study: Value = serde_json::from_str(
-            &std::fs::read_to_string(format!("{results}/study.json")).unwrap(),
-        )
-        .unwrap();
+        let study = common::study::valid_study(std::path::Path::new(&results));
         let points = study["document"]["points"].as_array().unwrap();
         assert!((2..=4).contains(&points.len()), "{study}");
         assert!(study["document"]["stopped"].is_string(), "{study}");
@@ -273,6 +273,7 @@ fn a_sweep_killed_itself_leaves_the_runs_finished_in_the_history() {
         doc["stopped"].as_str().unwrap().contains("in progress"),
         "{doc}"
     );
+    common::study::assert_valid("sweep.v1.json", &doc);
 }
 
 /// Sends `signal` to our own child.

@@ -208,9 +208,14 @@ fn run_step(
     let plan = Plan::try_from(&step_args(&args.run, rate, setup.step))?;
     let what = if confirm { "confirming" } else { "offering" };
     let progress = live.bar.start(&format!("{what} {rate} requests/s"));
-    let (summary, lost) = super::run::measure_point(&plan, progress)?;
+    let (summary, mut lost) = super::run::measure_point(&plan, progress)?;
     let first = steps.first().map(|b| &b.result);
     let step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
+    if lost.is_none() && rejects_everything(&step) && steps.iter().any(|s| s.result.ok > 0) {
+        // It answered before and now fails every request without a timeout (it was killed
+        // as the step connected, or turned to refusing): gone, as an unreachable target is.
+        lost = stopped_answering(&step);
+    }
     live.bar.done();
     live.bar
         .println(&crate::report::peak::step_line(&step), live.lines);
@@ -469,6 +474,15 @@ fn limited_conclusion(steps: &[Step], best: Option<f64>, objective: &str) -> Str
 fn rejects_everything(step: &Step) -> bool {
     let r = &step.result;
     r.ok == 0 && r.errors.total > 0 && r.errors.by_kind.iter().all(|e| e.kind != "timeout")
+}
+
+/// Why a target that answered earlier steps is taken for gone: the step's first error.
+fn stopped_answering(step: &Step) -> Option<String> {
+    let e = step.result.errors.by_kind.first()?;
+    Some(format!(
+        "the target stopped answering: every request of the step at {:.0}/s failed ({} {}: {})",
+        step.offered_per_s, e.count, e.kind, e.sample
+    ))
 }
 
 /// When no step completed a single request: the first error of the first step, in words

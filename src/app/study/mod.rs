@@ -76,6 +76,19 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(code);
     };
+    to_dir(a, dir, &text, &plan, loaded, &diagnose)
+}
+
+/// `study --out DIR`: the study run, saved as it goes, written into DIR (or, when DIR cannot
+/// be written, printed instead), and saved whole.
+fn to_dir(
+    a: &StudyArgs,
+    dir: &str,
+    text: &str,
+    plan: &PlanFile,
+    loaded: Loaded,
+    diagnose: &[RunArgs],
+) -> anyhow::Result<ExitCode> {
     // Made before anything runs, so a path that cannot be written fails at once; removed
     // again (if still empty) when the runs fail, so a failure leaves nothing behind.
     let made = !Path::new(dir).exists();
@@ -91,14 +104,14 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     };
     let keep = Keep::prepare_merged(&a.keep, &loaded.run_args().keep, Kind::Study, false)
         .inspect_err(|_| unmake())?;
-    let method = out::methodology(&a.file, &text, loaded.run_args());
+    let method = out::methodology(&a.file, text, loaded.run_args());
     // Ctrl-C (or SIGTERM) stops the run in progress and starts no other, as without --out:
     // the study of what was measured is written, marked interrupted, and saved as such.
     super::run::stop_on_ctrl_c()?;
     // Saved after each run, so a wirebench killed mid-study leaves the runs finished.
     let keep = std::cell::RefCell::new(keep);
     let save = |doc: Document| {
-        let so_far = out::study(&a.file, &plan, method.clone(), doc, Vec::new());
+        let so_far = out::study(&a.file, plan, method.clone(), doc, Vec::new());
         keep.borrow_mut().progress(&so_far);
     };
     let (done, failed) = run(loaded, &save).inspect_err(|_| unmake())?;
@@ -110,10 +123,10 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let diagnose = if interrupted || stopped {
         &[][..]
     } else {
-        &diagnose[..]
+        diagnose
     };
     let diagnoses = diagnosed(diagnose).inspect_err(|_| unmake())?;
-    let study = out::study(&a.file, &plan, method, done, diagnoses);
+    let study = out::study(&a.file, plan, method, done, diagnoses);
     keep.mark_partial(stopped && !interrupted);
     let written = out::write(Path::new(dir), &study);
     match &written {
@@ -144,14 +157,24 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
             "--out {dir}: the study's files were not written (the report is printed above and the study saved in the history)"
         )));
     }
-    match (failed, study.document.stopped()) {
+    outcome(&study.document, failed, code)
+}
+
+/// The exit code of a study written and saved: `code`, unless it stopped early (not by a
+/// signal): then the error naming why.
+fn outcome(
+    doc: &Document,
+    failed: Option<anyhow::Error>,
+    code: ExitCode,
+) -> anyhow::Result<ExitCode> {
+    match (failed, doc.stopped()) {
         (Some(e), _) => Err(e.context(format!(
             "the study stopped early: {} (reported and saved)",
-            measured(&study.document)
+            measured(doc)
         ))),
-        (None, Some(why)) if !interrupted => Err(anyhow::anyhow!(
+        (None, Some(why)) if !crate::engine::stop::requested() => Err(anyhow::anyhow!(
             "the study stopped early, {}: {why} (reported and saved)",
-            measured(&study.document)
+            measured(doc)
         )),
         _ => Ok(code),
     }

@@ -235,6 +235,7 @@ pub fn sweep_of(
         runs,
         discard,
         points,
+        stopped: None,
         units: None,
     }
 }

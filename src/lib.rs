@@ -72,6 +72,9 @@
 //!   counters ([`sys::netstat`]), `TCP_INFO` of this process's connections ([`sys::tcpinfo`]),
 //!   CPU pressure and thread schedstat ([`sys::pressure`]).
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
+// Outside tests a panic on bad data is a bug: invariants that cannot fail say why with an
+// #[allow] and its reason (issue 16).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod app;
 pub mod cli;

@@ -20,10 +20,10 @@ pub fn main(a: &MergeArgs) -> anyhow::Result<ExitCode> {
                 UsageError::new(format!("{input}: {e}; give a result file or a stored id"))
             })?
         } else {
-            if store.is_none() {
-                store = Some(keep::open_for_reading(a.db.db.as_deref())?);
-            }
-            let s = store.as_ref().expect("opened above");
+            let s = match &mut store {
+                Some(s) => s,
+                None => store.insert(keep::open_for_reading(a.db.db.as_deref())?),
+            };
             s.get(input).map_err(keep::usage_of)?.1
         };
         parts.push(result(input, text)?);

@@ -20,7 +20,10 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
         return super::sweep::main(args, study);
     }
     let mut keep = Keep::prepare(&args.keep, Kind::Result, args.quiet)?;
-    let plan = study.runs.into_iter().next().expect("a single run").plan;
+    let Some(first) = study.runs.into_iter().next() else {
+        anyhow::bail!("a single run's study holds no run: a bug, please report it");
+    };
+    let plan = first.plan;
     let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
     stop_on_ctrl_c()?;
     let summary = measure(&plan, progress)?;

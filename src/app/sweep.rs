@@ -133,7 +133,9 @@ impl Study {
     /// times, so their tables share columns.
     pub fn merge(parts: Vec<Study>) -> Result<Study, UsageError> {
         let mut parts = parts.into_iter();
-        let mut all = parts.next().expect("at least one target");
+        let Some(mut all) = parts.next() else {
+            return Err(UsageError("no target to run: give a target URL".into()));
+        };
         for (ti, part) in parts.enumerate().map(|(i, p)| (i + 1, p)) {
             if part.axes != all.axes || part.rounds != all.rounds || part.discard != all.discard {
                 return Err(UsageError(format!(

@@ -94,11 +94,11 @@ impl Collector<'_> {
             .filter(|(_, &done)| !done)
             .map(|(s, _)| s.map_or(-1, |s| s as i64))
             .min();
-        while let Some((&second, _)) = self.pending.first_key_value() {
-            if floor.is_some_and(|f| second as i64 > f) {
+        while let Some(entry) = self.pending.first_entry() {
+            if floor.is_some_and(|f| *entry.key() as i64 > f) {
                 break;
             }
-            let rec = self.pending.remove(&second).expect("first key exists");
+            let (second, rec) = entry.remove_entry();
             self.close(second, rec);
         }
     }

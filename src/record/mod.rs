@@ -79,6 +79,10 @@ pub const HIST_HIGHEST_NS: u64 = 3_600_000_000_000;
 pub const HIST_SIGFIG: u8 = 3;
 
 /// A latency histogram with wirebench's fixed bounds (1 ns .. 1 h, 3 significant digits).
+#[allow(
+    clippy::expect_used,
+    reason = "the bounds are constants that hdrhistogram accepts (checked by every test)"
+)]
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(HIST_LOWEST_NS, HIST_HIGHEST_NS, HIST_SIGFIG)
         .expect("constant histogram bounds are valid")
@@ -361,6 +365,10 @@ impl Recorder {
 }
 
 impl std::ops::AddAssign<&Recorder> for Recorder {
+    #[allow(
+        clippy::expect_used,
+        reason = "every recorder's histograms come from new_histogram, with the same bounds"
+    )]
     fn add_assign(&mut self, other: &Recorder) {
         self.ok += other.ok;
         self.errors += &other.errors;

@@ -113,7 +113,7 @@ fn run_bar(goal: Goal) -> ProgressBar {
         _ => (ProgressBar::new(1000), "{bar:20} {wide_msg}"),
     };
     let style = ProgressStyle::with_template(template)
-        .expect("a valid template")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("█▓░");
     bar.set_style(style);
     bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
@@ -141,7 +141,7 @@ impl Points {
             None => (ProgressBar::no_length(), "{spinner} step {pos}  {wide_msg}"),
         };
         let style = ProgressStyle::with_template(template)
-            .expect("a valid template")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("█▓░");
         bar.set_style(style);
         // Redrawn a few times a second at most: the bar must not cost the generator CPU.

@@ -274,7 +274,7 @@ impl Store {
             .map_err(|e| StoreError::Refused(format!("the document to store is not JSON: {e}")))?;
         let head = Headline::of(entry.kind, &doc);
         let schema = doc["schema"].as_str().unwrap_or("?").to_string();
-        let targets = serde_json::to_string(&headline::targets(entry.kind, &doc)).expect("strings");
+        let targets = serde_json::Value::from(headline::targets(entry.kind, &doc)).to_string();
         let id = id::fresh();
         let now = now_ms();
         let path = self.path.clone();
@@ -308,7 +308,7 @@ impl Store {
         let doc: serde_json::Value = serde_json::from_str(entry.document)
             .map_err(|e| StoreError::Refused(format!("the document to store is not JSON: {e}")))?;
         let head = Headline::of(entry.kind, &doc);
-        let targets = serde_json::to_string(&headline::targets(entry.kind, &doc)).expect("strings");
+        let targets = serde_json::Value::from(headline::targets(entry.kind, &doc)).to_string();
         let path = self.path.clone();
         let changed = self
             .conn

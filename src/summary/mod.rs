@@ -450,6 +450,10 @@ impl Distribution {
 
 impl EncodedHistogram {
     /// Serializes a histogram (V2, uncompressed) and base64-encodes it.
+    #[allow(
+        clippy::expect_used,
+        reason = "serializing into a Vec cannot fail: no I/O, and every value is in range"
+    )]
     pub fn of(h: &Histogram<u64>) -> EncodedHistogram {
         let mut buf = Vec::new();
         V2Serializer::new()

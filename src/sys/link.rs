@@ -9,8 +9,8 @@ use std::os::fd::RawFd;
 /// a socket connected to `to` is given (a UDP `connect` sends nothing, it only routes).
 pub fn interface_toward(to: SocketAddr) -> io::Result<String> {
     let bind: SocketAddr = match to {
-        SocketAddr::V4(_) => "0.0.0.0:0".parse().expect("constant address"),
-        SocketAddr::V6(_) => "[::]:0".parse().expect("constant address"),
+        SocketAddr::V4(_) => SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0)),
+        SocketAddr::V6(_) => SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0)),
     };
     let sock = UdpSocket::bind(bind)?;
     sock.connect(to)?;

@@ -98,7 +98,9 @@ fn each_target(plan: &PlanFile) -> Result<Loaded, Located> {
             .find(|t| e.0.contains(&format!("'{}'", t.name)));
         Located(at.map_or(plan.run_at, |t| t.at), e.0)
     })?;
-    let args = first.expect("a plan has a target");
+    let Some(args) = first else {
+        return Err(Located(plan.run_at, "the plan names no target".into()));
+    };
     Ok(Loaded::Run(Box::new(args), Box::new(study)))
 }
 

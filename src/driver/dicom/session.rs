@@ -73,6 +73,10 @@ impl DicomSession {
     }
 
     /// Appends the PDUs of operation `seq` with message ID `id` to the output.
+    #[allow(
+        clippy::expect_used,
+        reason = "the shared state of a generated-image store is built with its image"
+    )]
     fn write_op(&mut self, seq: u64, id: u16) {
         let start = self.out.len();
         let shared = self.shared.clone();

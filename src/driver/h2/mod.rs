@@ -99,6 +99,10 @@ impl H2Driver {
         connections: usize,
         tls: Option<Arc<TlsClient>>,
     ) -> H2Driver {
+        #[allow(
+            clippy::expect_used,
+            reason = "the plan builds the same shapes and refuses the run as bad input if they fail"
+        )]
         let shapes = Shapes::new(&spec, tls.is_some()).expect("checked when the plan was made");
         let mut builder = h2::client::Builder::new();
         builder

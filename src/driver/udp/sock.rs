@@ -29,8 +29,8 @@ impl UdpDriver {
             s.set_recv_buffer_size(n)?;
         }
         let any: SocketAddr = match self.addr {
-            SocketAddr::V4(_) => "0.0.0.0:0".parse().expect("literal"),
-            SocketAddr::V6(_) => "[::]:0".parse().expect("literal"),
+            SocketAddr::V4(_) => SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0)),
+            SocketAddr::V6(_) => SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0)),
         };
         s.bind(&any.into())?;
         s.connect(&self.addr.into())?;

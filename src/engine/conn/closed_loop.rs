@@ -55,7 +55,9 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
                 continue;
             }
         }
-        let session = slot.session.as_mut().expect("connected above");
+        let Some(session) = slot.session.as_mut() else {
+            return; // connected above
+        };
         resend(session, &mut slot.retry);
         let now = Instant::now();
         // In crr mode the operation began before the connect.

@@ -102,7 +102,9 @@ async fn send_again<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
     if ensure_session(ctx, slot, None).await.is_err() {
         return; // they failed with the connect
     }
-    let session = slot.session.as_mut().expect("connected above");
+    let Some(session) = slot.session.as_mut() else {
+        return; // connected above
+    };
     resend(session, &mut slot.retry);
     let (limit, now) = (ctx.plan.timeout, Instant::now());
     match tokio::time::timeout(limit, flush(ctx, session)).await {
@@ -151,10 +153,14 @@ async fn send_due<D: Driver>(
         if ctx.plan.workload.mode != ClientMode::Crr {
             now = Instant::now();
         }
-        let session = slot.session.as_mut().expect("connected above");
+        let Some(session) = slot.session.as_mut() else {
+            return; // connected above
+        };
         queue(ctx, session, &mut slot.seq, Sent { intended, at: now });
     }
-    let session = slot.session.as_mut().expect("connected above");
+    let Some(session) = slot.session.as_mut() else {
+        return; // connected above
+    };
     let limit = ctx.plan.timeout;
     match tokio::time::timeout(limit, flush(ctx, session)).await {
         Ok(Ok(())) => {}

@@ -29,7 +29,9 @@ pub(in crate::engine) async fn transfer<D: Driver>(
 /// false, with the failure recorded and the session dropped, if it did not start.
 async fn start<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
     let plan = &ctx.plan;
-    let session = slot.session.as_mut().expect("connected by the caller");
+    let Some(session) = slot.session.as_mut() else {
+        return false; // connected by the caller
+    };
     let began = Instant::now();
     let started = tokio::time::timeout(plan.timeout, session.start_bulk())
         .await
@@ -62,7 +64,9 @@ async fn pump<D: Driver>(
 ) -> bool {
     let plan = &ctx.plan;
     let upload = plan.workload.mode == ClientMode::Stream;
-    let session = slot.session.as_mut().expect("started by the caller");
+    let Some(session) = slot.session.as_mut() else {
+        return false; // started by the caller
+    };
     loop {
         let step = tokio::time::timeout(plan.timeout, async {
             if upload {

@@ -102,7 +102,9 @@ pub fn modes(l: &Distribution) -> Vec<(f64, f64)> {
             pieces.push((value, count, 0.0));
         }
         falling = count < prev || (falling && count == prev);
-        let p = pieces.last_mut().expect("a piece");
+        let Some(p) = pieces.last_mut() else {
+            continue; // pushed above when empty
+        };
         p.2 += count;
         if count > p.1 {
             (p.0, p.1) = (value, count);

@@ -235,6 +235,14 @@ pub struct RunArgs {
     #[arg(long, default_value = "2s", value_name = "DURATION")]
     pub timeout: String,
 
+    /// The whole run's limit when it counts requests (-n, or a warm-up count), whatever the
+    /// target does (as k6's maxDuration): past it the run ends, keeps what it measured and
+    /// counts the requests not finished (never sent, or in flight) as errors (exit 1)
+    /// [default: 2 × --timeout per request a connection owes, at most 10m; an open loop's
+    /// timetable plus --timeout at least]
+    #[arg(long, value_name = "DURATION")]
+    pub deadline: Option<String>,
+
     /// Requests in flight per connection (rr mode; with --rate, the most a connection may have
     /// outstanding: a due request waits for a free slot and counts as behind schedule).
     /// A list or doubling range sweeps it: --pipeline 1,4,16.

@@ -121,8 +121,31 @@ impl Run<'_> {
             Some(gate::Abort::Unreachable(why)) => return Err(anyhow::anyhow!(why)),
             None => {}
         }
-        Ok(timed(record, &timeline))
+        let mut record = timed(record, &timeline);
+        if timeline.expired() {
+            unfinished(&mut record, &plan, &timeline);
+        }
+        Ok(record)
     }
+}
+
+/// The run's overall limit passed: the requests it still owed (never sent, or sent and not
+/// answered) count as errors, so ok + errors is the count asked for and the run fails.
+fn unfinished(record: &mut RunRecord, plan: &Plan, timeline: &timeline::Timeline) {
+    let Some(limit) = timeline.overall else {
+        return;
+    };
+    let done = record.total.ok + record.total.errors.total();
+    let owed = plan.stop.requests.map_or(0, |n| n.saturating_sub(done));
+    let message = format!(
+        "not finished by the run's deadline ({}): never sent, or sent and not answered",
+        crate::units::format_us(limit.as_secs_f64() * 1e6)
+    );
+    record.total.errors.add_many(
+        crate::record::OpError::new(crate::record::ErrorKind::Timeout, message),
+        owed,
+    );
+    record.deadline_passed = Some((limit, owed));
 }
 
 /// `record` with the run's timings from `timeline`, read now that the run has ended.

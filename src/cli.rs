@@ -110,6 +110,11 @@ pub struct StudyArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Run a big study (more than 1,000 runs, or an estimated time over 30 min) without asking
+    /// (on a terminal it asks; elsewhere it is refused without --yes).
+    #[arg(long)]
+    pub yes: bool,
+
     /// Write DIR/report.md (title, tables, methodology), DIR/study.json (schema/study.v1.json)
     /// and one CSV per table (ops_per_s.csv, p99_us.csv …) once every run is done, all or
     /// none, instead of printing the tables.
@@ -397,6 +402,12 @@ pub struct RunArgs {
     /// Discard the first K runs of each target and point (K below --runs).
     #[arg(long, value_name = "K", help_heading = "Repeated runs")]
     pub discard: Option<usize>,
+
+    /// Run a big sweep or study (more than 1,000 runs, or an estimated time over 30 min)
+    /// without asking: on a terminal it asks first; elsewhere (a script, CI) it is refused
+    /// without --yes, exit 2.
+    #[arg(long, help_heading = "Repeated runs")]
+    pub yes: bool,
 
     /// Where the result is saved, its tags and its thresholds.
     #[command(flatten)]

@@ -113,6 +113,11 @@ pub fn deadline_of(
     timeout: Duration,
     connections: usize,
 ) -> Result<Option<Duration>, UsageError> {
+    let warm_count = match warmup {
+        Some(Warmup::Count(n)) => n,
+        _ => 0,
+    };
+    let counted = stop.requests.is_some() || warm_count > 0;
     if let Some(text) = &a.deadline {
         let d = super::duration_flag("--deadline", text)?;
         if d.is_zero() {
@@ -120,13 +125,12 @@ pub fn deadline_of(
                 "--deadline 0 would end the run before it starts: give a limit such as 30s",
             );
         }
+        if !counted {
+            return usage("--deadline bounds a run by request count (-n, --warmup N); this one ends by its duration: drop --deadline, or shorten -d");
+        }
         return Ok(Some(d));
     }
-    let warm_count = match warmup {
-        Some(Warmup::Count(n)) => n,
-        _ => 0,
-    };
-    if stop.requests.is_none() && warm_count == 0 {
+    if !counted {
         return Ok(None);
     }
     let warm_time = match warmup {

@@ -266,6 +266,11 @@ mod tests {
         assert_eq!(secs(&[url, "-n", "2001", "--rate", "1"]), Some(2003.0));
         assert_eq!(secs(&[url, "-n", "5", "--deadline", "3s"]), Some(3.0));
         assert!(plan(&[url, "-n", "5", "--deadline", "0"]).is_err());
+        assert!(plan(&[url, "-d", "5s", "--deadline", "3s"]).is_err());
+        assert_eq!(
+            secs(&[url, "--warmup", "10", "--deadline", "3s"]),
+            Some(3.0)
+        );
     }
 
     #[test]

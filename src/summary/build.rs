@@ -91,9 +91,13 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
 
 /// The note of a run its overall limit (`--deadline`) ended: first, since it explains the rest.
 fn deadline_note(plan: &Plan, limit: Duration, owed: u64) -> String {
-    let of = plan.stop.requests.map_or(String::new(), |n| {
-        format!(" of {}", crate::units::thousands(n))
-    });
+    let Some(n) = plan.stop.requests else {
+        return format!(
+            "the run's deadline ({}) passed before its warm-up finished: nothing was measured; the target may be dead or frozen, else raise --deadline",
+            crate::units::format_us(limit.as_secs_f64() * 1e6),
+        );
+    };
+    let of = format!(" of {}", crate::units::thousands(n));
     format!(
         "the run's deadline ({}) passed before it finished: {} requests{of} unfinished (never sent, or not answered) count as timeout errors; the target may be dead or frozen, else raise --deadline",
         crate::units::format_us(limit.as_secs_f64() * 1e6),

@@ -627,7 +627,7 @@ exhaustion (--mode crr), and the latency's shape (mean above p95, several modes,
 Exit codes: 0 diagnosed, 1 the baseline saw failures, 2 bad input.",
     mut_arg("urls", one_target),
     mut_arg("duration", |a| a.help("How long each step measures, e.g. 2s [default: 3s]")),
-    mut_args(|a| hide(a, &["runs", "discard", "discard_first", "db", "no_save", "tags"])),
+    mut_args(|a| hide(a, &["runs", "discard", "discard_first", "db", "no_save", "tags", "yes", "deadline"])),
     mut_arg("fail_if", |a| a.hide(true).value_parser(|_: &str| -> Result<String, String> {
         Err("diagnose has no pass or fail: leave out --fail-if (thresholds go on run, compare, \
              peak or study)".into())
@@ -656,7 +656,7 @@ Exit codes: 0 a peak was found and its confirmation passed, 1 no peak confirmed,
 3 a --fail-if threshold failed, 130 stopped by Ctrl-C.",
     mut_arg("urls", one_target),
     mut_args(|a| hide(a, &["duration", "requests", "rate", "stages", "bandwidth", "think",
-        "runs", "discard", "discard_first"]))
+        "runs", "discard", "discard_first", "yes", "deadline"]))
 )]
 pub struct PeakArgs {
     /// An objective every step must meet (repeatable): METRIC<=BOUND or METRIC<BOUND, with

@@ -196,6 +196,7 @@ fn peak() -> String {
         conclusion: conclusion(peak.as_ref(), false, &steps, &setup),
         peak,
         steps,
+        stopped: None,
     };
     let lines: String = study
         .steps

@@ -85,3 +85,27 @@ fn a_compare_plan_through_study_says_study() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(h.starts_with("wirebench study: 2 target(s)"), "{h}");
 }
+
+/// `--targets FILE`: the header lists the requests sent in turn, never the URL's `GET /`, which
+/// was never sent (issue 15, item 5).
+#[test]
+fn a_run_of_listed_requests_names_them() {
+    use wirebench::serve::http::{spawn, HttpServerOptions};
+    let srv = spawn(
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        HttpServerOptions::default(),
+    )
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("wb-headers-targets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("targets.txt");
+    let list = "GET /bytes/10\nPOST /echo\nGET /bytes/100\nGET /status/204\n";
+    std::fs::write(&file, list).unwrap();
+    let url = format!("http://{}/", srv.addr);
+    let args = ["run", &url, "--targets", file.to_str().unwrap(), "-n", "8"];
+    let stdout = common::stdout_ok(&args, LIMIT);
+    let _ = std::fs::remove_dir_all(&dir);
+    let want = "4 requests in turn: GET /bytes/10, POST /echo, GET /bytes/100, … (4 in all)";
+    assert!(stdout.contains(want), "{stdout}");
+    assert!(!stdout.contains("GET /,"), "{stdout}");
+}

@@ -1091,7 +1091,8 @@ fn a_run_by_count_is_timed_from_its_first_send_to_its_last_reply() {
 
 /// HTTP bytes are counted alike both ways: `sent_bytes`/`received_bytes` are bodies (a GET
 /// sends none; `/bytes/0` answers none), `wire_sent_bytes`/`wire_received_bytes` the whole
-/// messages with their heads; the terminal names both.
+/// messages with their heads, in the run and in each second of its series; the terminal names
+/// both.
 #[test]
 fn http_bytes_are_bodies_as_payload_and_whole_messages_as_wire() {
     use wirebench::serve::http::{spawn, HttpServerOptions};
@@ -1111,6 +1112,14 @@ fn http_bytes_are_bodies_as_payload_and_whole_messages_as_wire() {
     // Each reply is at least its status line; the same reply 50 times.
     assert!(wr >= 50 * 17 && wr % 50 == 0, "wire received {wr}: {t}");
     assert!(ws >= 50 * 16 && ws % 50 == 0, "wire sent {ws}: {t}");
+    // The per-second series carries the wire bytes too, adding up to the run's.
+    let series = json["series"].as_array().expect("series");
+    let sum = |key: &str| series.iter().map(|p| n(&p[key])).sum::<u64>();
+    assert_eq!(
+        (sum("wire_sent_bytes"), sum("wire_received_bytes")),
+        (ws, wr),
+        "{series:?}"
+    );
     let (out, _) = run_bounded(&["run", &url, "-n", "20"], LIMIT);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -315,6 +315,25 @@ fn raw_datagrams_are_matched_in_order() {
     );
 }
 
+/// A datagram is one reply whatever its size: a third-party server answering 30 B requests
+/// with 46 B is reported as "46 B replies", in the header and the JSON, not the request's size.
+#[test]
+fn raw_replies_are_reported_at_the_size_they_came() {
+    let (_srv, url) = server(UdpServerOptions {
+        reply_size: Some(46),
+        ..UdpServerOptions::default()
+    });
+    let args = [url.as_str(), "-n", "100", "--raw", "--size", "30"];
+    let (json, code) = run_json(&args, LIMIT);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(n(&json["config"]["reply_bytes"]), 46, "{}", json["config"]);
+    assert_eq!(n(&json["throughput"]["received_bytes"]), 4600);
+    let mut all = vec!["run"];
+    all.extend_from_slice(&args);
+    let out = common::stdout_ok(&all, LIMIT);
+    assert!(out.contains("30 B requests / 46 B replies"), "{out}");
+}
+
 #[test]
 fn bad_udp_input_gets_one_line_and_exit_2() {
     for (args, want) in [

@@ -48,6 +48,7 @@ fn config(reply_bytes: Option<usize>) -> Config {
         threads: 2,
         pipeline: Some(1),
         think_s: None,
+        think_achieved_s: None,
         request_bytes: 64,
         reply_bytes,
         reply_until: None,
@@ -106,6 +107,7 @@ fn rr_summary() -> (Summary, Recorder) {
         mode: "rr",
         config: Config {
             think_s: Some(0.001),
+            think_achieved_s: Some(0.00105),
             reply_until: Some("END\\r\\n".into()),
             ..config(None)
         },

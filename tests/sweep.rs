@@ -335,18 +335,26 @@ fn a_target_that_cannot_be_reached_mid_sweep_keeps_the_runs_measured() {
     assert_eq!(code, 1, "{text}{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.contains("stopped after 1 of 4 runs") && err.contains("refused"),
+        err.contains("stopped after 2 of 4 runs") && err.contains("refused"),
         "{err}"
     );
-    // The run of `up` at 4 B is in the table; what never ran is a dash.
+    // The run of `up` at 4 B is in the table, and the failed one of `down` (no operation ok);
+    // what never ran is a dash.
     let ops = table(&text, "Operations per second");
     assert_eq!(ops[1][0], "up");
     assert!(ops[1][1].parse::<f64>().unwrap() > 0.0, "{ops:?}");
-    assert_eq!((ops[1][2].as_str(), ops[2][1].as_str()), ("—", "—"));
+    assert_eq!(ops[2][1].parse::<f64>().unwrap(), 0.0, "{ops:?}");
+    assert_eq!((ops[1][2].as_str(), ops[2][2].as_str()), ("—", "—"));
 
     let (code, json, _) = run(&[&up, &down, "--size", "4,64", "-d", "200ms", "--json"]);
     assert_eq!(code, 1);
     let doc: Value = serde_json::from_str(&json).expect("the runs measured, as JSON");
     assert_valid("sweep.v1.json", &doc);
-    assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{doc}");
+    assert_eq!(points[1]["result"]["errors"]["total"], 1, "{doc}");
+    assert!(
+        doc["stopped"].as_str().unwrap().contains("refused"),
+        "{doc}"
+    );
 }

@@ -31,14 +31,19 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// A comparison whose report's header names `command`, the one typed: compare, or study for
-/// a plan file that stands for a comparison.
+/// a plan file that stands for a comparison. Saved after each run (partial until the last);
+/// when a target could not be reached, the runs so far are judged, printed and saved as
+/// partial, and the command fails (exit 1).
 pub fn main_as(args: &CompareArgs, command: &str) -> anyhow::Result<ExitCode> {
     let prepared = prepare(args)?;
     super::sweep::confirm(&prepared.study, args.run.yes)?;
     let (json, quiet) = (prepared.run.json, prepared.run.quiet);
     let mut keep = Keep::prepare(&prepared.run.keep, Kind::Compare, quiet)?;
     super::run::stop_on_ctrl_c()?;
-    let comparison = collect(prepared)?;
+    let (comparison, failed) = collect(prepared, &mut |c| keep.progress(c));
+    let (comparison, failed) = super::sweep::measured_or(comparison, failed)?;
+    let interrupted = crate::engine::stop::requested();
+    keep.mark_partial(comparison.sweep.stopped.is_some() && !interrupted);
     let render = |out: &mut dyn Write| {
         crate::report::sweep::write_as(&comparison.sweep, command, out)?;
         crate::report::compare::write(&comparison, out)
@@ -46,7 +51,14 @@ pub fn main_as(args: &CompareArgs, command: &str) -> anyhow::Result<ExitCode> {
     let runs = super::sweep::kept(&comparison.sweep);
     let base = super::sweep::exit_code(&comparison.sweep);
     keep.name_points(super::sweep::kept_points(&comparison.sweep));
-    keep.finish(&comparison, &runs, base, json, &render)
+    let code = keep.finish(&comparison, &runs, base, json, &render)?;
+    super::sweep::ended(&comparison.sweep, total_runs(&comparison), code, failed)
+}
+
+/// How many runs the comparison was to make.
+fn total_runs(c: &Comparison) -> usize {
+    let points: usize = c.sweep.axes.iter().map(|a| a.values.len()).product();
+    points * c.sweep.targets.len() * c.sweep.runs
 }
 
 /// Checks the comparison's flags and expands its runs; nothing is measured.
@@ -83,10 +95,19 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     })
 }
 
-/// Runs every run of the comparison, then judges each target against the baseline.
-pub fn collect(p: Prepared) -> anyhow::Result<Comparison> {
-    let sweep = super::sweep::collect(&p.run, p.study)?;
-    Ok(judge(sweep, p.baseline))
+/// Runs every run of the comparison, showing the comparison so far to `on_run` after each,
+/// then judges each target against the baseline: the comparison of the runs measured, and
+/// the error that stopped it, if one could not run (an unreachable target is a run, see
+/// [`super::sweep::measure_all`]).
+pub fn collect(
+    p: Prepared,
+    on_run: &mut dyn FnMut(&Comparison),
+) -> (Comparison, Option<anyhow::Error>) {
+    let baseline = p.baseline;
+    let (sweep, failed) = super::sweep::measure_all(&p.run, p.study, &mut |s| {
+        on_run(&judge(s.clone(), baseline));
+    });
+    (judge(sweep, baseline), failed)
 }
 
 /// Judges each target of a measured `sweep` against the target at `baseline`.

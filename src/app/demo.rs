@@ -44,8 +44,19 @@ pub fn main(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let described = placement.describe();
     write_method(&described, per_size, warmup(per_size), REPEATS, &mut out)?;
     out.flush()?;
+    // Ctrl-C or SIGTERM stops the run in progress and starts no other: the tables of the runs
+    // measured are printed (a dash where none was), with the signal's exit code (130, 143).
+    super::run::stop_on_ctrl_c()?;
     let rows = study(&placement, per_size)?;
     write_study(&SIZES, &rows, &mut out)?;
+    if crate::engine::stop::requested() {
+        writeln!(
+            out,
+            "\nInterrupted ({}): the tables cover the runs measured until then (— where none was).",
+            super::keep::stopped_by()
+        )?;
+        return Ok(ExitCode::from(super::keep::interrupted_code()));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -71,10 +82,16 @@ fn study(placement: &pin::Placement, per_size: Duration) -> anyhow::Result<Vec<R
     let plans = plans(&servers, per_size)?;
     // runs[workload][size]: (messages/s, kB/s in one direction) of each round.
     let mut runs = vec![vec![Vec::new(); SIZES.len()]; WORKLOADS.len()];
-    for _ in 0..REPEATS {
+    'rounds: for _ in 0..REPEATS {
         for (w, (label, _, _)) in WORKLOADS.iter().enumerate() {
             for (i, &size) in SIZES.iter().enumerate() {
+                if crate::engine::stop::requested() {
+                    break 'rounds; // stopped: the runs so far are the study
+                }
                 let s = measure(&plans[w][i])?;
+                if crate::engine::stop::requested() {
+                    break 'rounds; // a run cut short is not one of the study's
+                }
                 anyhow::ensure!(
                     s.errors.total == 0,
                     "{label} at {size} B saw {} errors: {:?}",
@@ -138,6 +155,13 @@ fn row(label: &'static str, runs: &[Vec<(f64, f64)>]) -> Row {
         spread: Vec::new(),
     };
     for size_runs in runs {
+        if size_runs.is_empty() {
+            // Not measured (the demo was stopped): shown as a dash, never as a zero.
+            r.messages_per_s.push(f64::NAN);
+            r.spread.push(0.0);
+            r.kb_per_s.push(f64::NAN);
+            continue;
+        }
         let (m, spread) = median_spread(size_runs.iter().map(|x| x.0).collect());
         r.messages_per_s.push(m);
         r.spread.push(spread);

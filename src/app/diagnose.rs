@@ -29,17 +29,33 @@ const WORKER_PREFIX: &str = "wirebench-";
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 
 /// `wirebench diagnose`.
+/// Ctrl-C or SIGTERM stops the step in progress and starts no other: the diagnosis of the
+/// steps measured is printed, and the exit code is the signal's (130, 143).
 pub fn main(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     let show = !args.run.quiet && !args.run.json;
+    // Checked before the handler is in place, as every command checks before it measures.
+    check(&args.run)?;
+    super::run::stop_on_ctrl_c()?;
     let (d, code) = diagnosis(&args.run, show)?;
     let mut out = std::io::stdout().lock();
     if args.run.json {
         crate::report::diagnosis::write_json(&d, &mut out)?;
     } else {
         crate::report::diagnosis::write(&d, &mut out)?;
+        if crate::engine::stop::requested() {
+            writeln!(
+                out,
+                "\nInterrupted ({}): the diagnosis covers the {} step(s) measured until then.",
+                super::keep::stopped_by(),
+                1 + d.variants.len()
+            )?;
+        }
     }
     out.flush()?;
-    Ok(code)
+    Ok(match crate::engine::stop::requested() {
+        true => ExitCode::from(super::keep::interrupted_code()),
+        false => code,
+    })
 }
 
 /// The diagnosis of the run `run` stands for (its baseline, the evidence, the variants, the
@@ -52,6 +68,9 @@ pub fn diagnosis(run: &RunArgs, show: bool) -> anyhow::Result<(Diagnosis, ExitCo
     let (base, evidence) = observe(&plan, show)?;
     let mut variants = Vec::new();
     for (hypothesis, change) in dx::variants_for(&base, &evidence) {
+        if crate::engine::stop::requested() {
+            break; // stopped: no further step starts
+        }
         let flags = change.flags();
         say(
             show,

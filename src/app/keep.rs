@@ -51,6 +51,10 @@ pub struct Keep {
     thresholds: Vec<Threshold>,
     /// Names of the runs thresholds read, when there are several (a sweep's points).
     points: Vec<String>,
+    /// The history row this command's document was saved to so far, once it has been.
+    row: Option<String>,
+    /// The command ended before its last run (its target could not be reached).
+    partial: bool,
 }
 
 /// A document with its threshold verdicts appended (only when there are thresholds), so the
@@ -150,6 +154,8 @@ impl Keep {
             tags,
             thresholds,
             points: Vec::new(),
+            row: None,
+            partial: false,
         })
     }
 
@@ -187,10 +193,49 @@ impl Keep {
         Ok(text)
     }
 
-    /// Saves `document` with `status`; a failure is a warning, never an error.
-    pub fn save(&mut self, document: &str, status: Status) {
-        let Some(store) = self.store.as_mut() else {
+    /// Marks the command as ended before its last run (stored as `partial`, not `errors`).
+    pub fn mark_partial(&mut self, partial: bool) {
+        self.partial = partial;
+    }
+
+    /// Saves the document so far of a command of several runs, after each one, marked
+    /// `partial`: each save is one transaction replacing the last, so a wirebench killed at any
+    /// moment leaves every run finished before it in the history. A failure is a warning, once.
+    pub fn progress<T: Serialize>(&mut self, doc: &T) {
+        if self.store.is_none() {
             return;
+        }
+        match serde_json::to_string_pretty(doc) {
+            Ok(text) => {
+                if !self.put(&text, Status::Partial) {
+                    self.store = None; // warned once; the run goes on unsaved
+                }
+            }
+            Err(e) => eprintln!("warning: the runs so far were not saved: {e}"),
+        }
+    }
+
+    /// Saves `document` with `status` (replacing the document saved so far, if any); a failure
+    /// is a warning, never an error.
+    pub fn save(&mut self, document: &str, status: Status) {
+        let saved = self.put(document, status);
+        if let (true, Some(store), Some(id), false) =
+            (saved, self.store.as_ref(), self.row.as_ref(), self.quiet)
+        {
+            eprintln!(
+                "saved as {} in {} (wirebench show {})",
+                store::short(id),
+                store.path().display(),
+                store::short(id)
+            );
+        }
+    }
+
+    /// Writes `document` to this command's row (made on the first call); false, with a
+    /// warning, when it could not be written.
+    fn put(&mut self, document: &str, status: Status) -> bool {
+        let Some(store) = self.store.as_mut() else {
+            return false;
         };
         let (cpu, cpus) = crate::sys::host::cpu();
         let env = Env {
@@ -208,15 +253,19 @@ impl Keep {
             tags: &self.tags,
             status,
         };
-        match store.insert(&entry) {
-            Ok(id) if !self.quiet => eprintln!(
-                "saved as {} in {} (wirebench show {})",
-                store::short(&id),
-                store.path().display(),
-                store::short(&id)
-            ),
-            Ok(_) => {}
-            Err(e) => eprintln!("warning: the result was not saved: {e}"),
+        let saved = match &self.row {
+            Some(id) => store.replace(id, &entry).map(|()| id.clone()),
+            None => store.insert(&entry),
+        };
+        match saved {
+            Ok(id) => {
+                self.row = Some(id);
+                true
+            }
+            Err(e) => {
+                eprintln!("warning: the result was not saved: {e}");
+                false
+            }
         }
     }
 }
@@ -246,7 +295,11 @@ impl Keep {
         out.flush()?;
         drop(out);
         let interrupted = crate::engine::stop::requested();
-        self.save(&document, status(base, interrupted));
+        let status = match (interrupted, self.partial) {
+            (false, true) => Status::Partial,
+            _ => status(base, interrupted),
+        };
+        self.save(&document, status);
         Ok(match interrupted {
             // Stopped by Ctrl-C: what was measured is printed and saved, marked interrupted.
             true => ExitCode::from(interrupted_code()),

@@ -12,6 +12,7 @@ use crate::report::progress::{Points, Progress};
 use crate::store::Kind;
 use crate::summary::peak::{Limit, Peak, PeakStudy, Step, PEAK_SCHEMA};
 use crate::summary::slo::Slo;
+use std::cell::RefCell;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -39,21 +40,77 @@ pub struct Setup {
 
 /// What a search shows while it runs: a line per step (on stderr, unless --quiet or --json),
 /// and on a terminal a spinner over the steps with the current one's live figures.
-struct Live {
+struct Live<'a> {
     lines: bool,
     bar: Points,
+    /// Saves the steps so far after each one.
+    save: &'a dyn Fn(&[Step]),
 }
 
-/// `wirebench peak`.
+/// `wirebench peak`. The steps are saved after each one (a partial search until the end);
+/// a target that could not be reached ends the search with its step recorded.
 pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
     let setup = setup(args)?;
     let show = !args.run.quiet && !args.run.json;
-    let mut keep = Keep::prepare(&args.run.keep, Kind::Peak, args.run.quiet)?;
+    let keep = RefCell::new(Keep::prepare(&args.run.keep, Kind::Peak, args.run.quiet)?);
     super::run::stop_on_ctrl_c()?;
-    let study = search(args, &setup, show)?;
+    let save = |steps: &[Step]| keep.borrow_mut().progress(&partial(args, &setup, steps));
+    let (study, failed) = search(args, &setup, show, &save);
+    let mut keep = keep.into_inner();
+    let failed = match failed {
+        Some(e) if study.steps.is_empty() => return Err(e),
+        failed => failed,
+    };
+    keep.mark_partial(study.stopped.is_some() && !crate::engine::stop::requested());
     let runs = at_peak(&study);
     let render = |out: &mut dyn Write| crate::report::peak::write(&study, out);
-    keep.finish(&study, &runs, exit_code(&study), args.run.json, &render)
+    let code = keep.finish(&study, &runs, exit_code(&study), args.run.json, &render)?;
+    match failed {
+        Some(e) => Err(e.context(format!(
+            "the peak search stopped after {} step(s) (those are reported above and saved)",
+            study.steps.len()
+        ))),
+        None => Ok(code),
+    }
+}
+
+/// The search so far, as saved after each step: no peak yet, marked in progress.
+pub fn partial(args: &PeakArgs, setup: &Setup, steps: &[Step]) -> PeakStudy {
+    let why = format!("in progress: {} step(s) run", steps.len());
+    document(
+        args,
+        setup,
+        steps.to_vec(),
+        None,
+        false,
+        why.clone(),
+        Some(why),
+    )
+}
+
+/// The search's document.
+fn document(
+    args: &PeakArgs,
+    setup: &Setup,
+    steps: Vec<Step>,
+    peak: Option<Peak>,
+    limited: bool,
+    conclusion: String,
+    stopped: Option<String>,
+) -> PeakStudy {
+    PeakStudy {
+        schema: PEAK_SCHEMA,
+        wirebench_version: env!("CARGO_PKG_VERSION"),
+        target: args.run.urls[0].clone(),
+        objectives: setup.slos.iter().map(|s| s.text.clone()).collect(),
+        step_s: setup.step.as_secs_f64(),
+        tolerance: TOLERANCE,
+        peak,
+        generator_limited: limited,
+        conclusion,
+        steps,
+        stopped,
+    }
 }
 
 /// What thresholds read of a search: the measurement at the peak, its passed confirmation run.
@@ -138,7 +195,8 @@ pub fn step_args(run: &RunArgs, rate: f64, step: Duration) -> RunArgs {
     a
 }
 
-/// Runs one step at `rate` and judges it.
+/// Runs one step at `rate`, judges it, and saves the steps with it. A target that could not
+/// be reached is a step too (one failed operation): its reason is returned beside it.
 fn run_step(
     args: &PeakArgs,
     setup: &Setup,
@@ -146,18 +204,28 @@ fn run_step(
     steps: &[Step],
     confirm: bool,
     live: &Live,
-) -> anyhow::Result<Step> {
+) -> anyhow::Result<(Step, Option<String>)> {
     let plan = Plan::try_from(&step_args(&args.run, rate, setup.step))?;
     let what = if confirm { "confirming" } else { "offering" };
     let progress = live.bar.start(&format!("{what} {rate} requests/s"));
-    let summary = super::run::measure(&plan, progress)?;
+    let (summary, mut lost) = super::run::measure_point(&plan, progress)?;
     let first = steps.first().map(|b| &b.result);
     let step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
+    if lost.is_none() && rejects_everything(&step) && steps.iter().any(|s| s.result.ok > 0) {
+        // It answered before and now fails every request without a timeout (it was killed
+        // as the step connected, or turned to refusing): gone, as an unreachable target is.
+        lost = stopped_answering(&step);
+    }
     live.bar.done();
     live.bar
         .println(&crate::report::peak::step_line(&step), live.lines);
-    std::thread::sleep(setup.rest);
-    Ok(step)
+    if lost.is_none() || !steps.is_empty() {
+        (live.save)(&[steps, std::slice::from_ref(&step)].concat());
+    }
+    if lost.is_none() {
+        std::thread::sleep(setup.rest);
+    }
+    Ok((step, lost))
 }
 
 /// Of the steps that passed, the one served fastest (the lowest mean service time): how fast
@@ -185,6 +253,7 @@ fn bracket(
     live: &Live,
     steps: &mut Vec<Step>,
     tried: &mut Vec<(f64, bool)>,
+    lost: &mut Option<String>,
 ) -> anyhow::Result<(Option<f64>, bool)> {
     loop {
         let rate = match setup.search.next(tried) {
@@ -195,17 +264,26 @@ fn bracket(
             let best = tried.iter().filter(|t| t.1).map(|t| t.0).reduce(f64::max);
             return Ok((best, false));
         }
-        let mut step = run_step(args, setup, rate, steps, false, live)?;
-        if step.generator_limited {
+        let (mut step, mut gone) = run_step(args, setup, rate, steps, false, live)?;
+        if let (Some(why), true) = (&gone, steps.is_empty()) {
+            // Nothing measured yet: the search fails as a single run does.
+            anyhow::bail!("{why}");
+        }
+        if step.generator_limited && gone.is_none() {
             // Once more: a moment's stall of a shared load machine looks the same as a
             // generator too slow for the rate; only a limit seen twice ends the search.
             steps.push(step);
-            step = run_step(args, setup, rate, steps, false, live)?;
+            (step, gone) = run_step(args, setup, rate, steps, false, live)?;
         }
         tried.push((rate, step.passed));
         let limited = step.generator_limited;
         let refused = rejects_everything(&step);
         steps.push(step);
+        if gone.is_some() {
+            // The target is gone: no lower rate will bring it back.
+            *lost = gone;
+            return Ok((None, false));
+        }
         if crate::engine::stop::requested() {
             // Ctrl-C: the steps so far are the result; no peak is claimed from them.
             return Ok((None, false));
@@ -220,30 +298,69 @@ fn bracket(
     }
 }
 
-/// Doubles, bisects, confirms; stops early when the generator is the limit.
-pub fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<PeakStudy> {
+/// Doubles, bisects, confirms; stops early when the generator is the limit, and when the
+/// target could not be reached (that step recorded). `save` is shown the steps after each.
+/// Returns the search, and the error that stopped it early if a step could not run (the
+/// search then holds the steps before it).
+pub fn search(
+    args: &PeakArgs,
+    setup: &Setup,
+    show: bool,
+    save: &dyn Fn(&[Step]),
+) -> (PeakStudy, Option<anyhow::Error>) {
     let live = Live {
         lines: show,
         bar: Points::new(None, show && Progress::should_show()),
+        save,
     };
-    let live = &live;
     let mut steps: Vec<Step> = Vec::new();
+    let mut lost = None;
+    let found = steps_of(args, setup, &live, &mut steps, &mut lost);
+    let (peak, limited, failed) = match found {
+        Ok((peak, limited)) => (peak, limited, None),
+        Err(e) => (None, false, Some(e)),
+    };
+    let interrupted = crate::engine::stop::requested();
+    let stopped = match (&failed, &lost, interrupted) {
+        (Some(e), _, _) => Some(format!("{e:#}")),
+        (None, Some(why), _) => Some(why.clone()),
+        (None, None, true) => Some(format!("stopped by {}", super::keep::stopped_by())),
+        (None, None, false) => None,
+    };
+    let conclusion = match &stopped {
+        Some(why) if !interrupted => lost_conclusion(&steps, setup, why),
+        _ => conclusion(peak.as_ref(), limited, &steps, setup),
+    };
+    let study = document(args, setup, steps, peak, limited, conclusion, stopped);
+    (study, failed)
+}
+
+/// The steps of the search, into `steps`: the peak and whether the generator was the limit.
+fn steps_of(
+    args: &PeakArgs,
+    setup: &Setup,
+    live: &Live,
+    steps: &mut Vec<Step>,
+    lost: &mut Option<String>,
+) -> anyhow::Result<(Option<Peak>, bool)> {
     let mut tried: Vec<(f64, bool)> = Vec::new();
     let mut limited = false;
     let mut peak = None;
     for _ in 0..MAX_CONFIRMATIONS {
         let found;
-        (found, limited) = bracket(args, setup, live, &mut steps, &mut tried)?;
+        (found, limited) = bracket(args, setup, live, steps, &mut tried, lost)?;
         let Some(rate) = found else {
             peak = None;
             break;
         };
-        let step = run_step(args, setup, rate, &steps, true, live)?;
+        let (step, gone) = run_step(args, setup, rate, steps, true, live)?;
         let confirmed = step.passed;
         peak = Some(Peak::of(&step));
         steps.push(step);
-        if crate::engine::stop::requested() {
-            peak = None; // a confirmation cut short confirms nothing
+        if gone.is_some() || crate::engine::stop::requested() {
+            // A confirmation cut short, or of a target gone, confirms nothing.
+            *lost = gone;
+            peak = None;
             break;
         }
         if confirmed {
@@ -256,19 +373,27 @@ pub fn search(args: &PeakArgs, setup: &Setup, show: bool) -> anyhow::Result<Peak
             t.1 = false;
         }
     }
-    let conclusion = conclusion(peak.as_ref(), limited, &steps, setup);
-    Ok(PeakStudy {
-        schema: PEAK_SCHEMA,
-        wirebench_version: env!("CARGO_PKG_VERSION"),
-        target: args.run.urls[0].clone(),
-        objectives: setup.slos.iter().map(|s| s.text.clone()).collect(),
-        step_s: setup.step.as_secs_f64(),
-        tolerance: TOLERANCE,
-        peak,
-        generator_limited: limited,
-        conclusion,
-        steps,
-    })
+    Ok((peak, limited))
+}
+
+/// The conclusion of a search its target left (or a step that could not run): no peak.
+fn lost_conclusion(steps: &[Step], setup: &Setup, why: &str) -> String {
+    let objective = setup
+        .slos
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let best = steps
+        .iter()
+        .filter(|s| s.passed)
+        .map(|s| s.offered_per_s)
+        .reduce(f64::max);
+    format!(
+        "stopped after {} step(s), no peak claimed: {why}; the highest rate sustained within {objective} until then was {:.0}/s",
+        steps.len(),
+        best.unwrap_or(0.0)
+    )
 }
 
 /// One sentence on what the search found.
@@ -349,6 +474,15 @@ fn limited_conclusion(steps: &[Step], best: Option<f64>, objective: &str) -> Str
 fn rejects_everything(step: &Step) -> bool {
     let r = &step.result;
     r.ok == 0 && r.errors.total > 0 && r.errors.by_kind.iter().all(|e| e.kind != "timeout")
+}
+
+/// Why a target that answered earlier steps is taken for gone: the step's first error.
+fn stopped_answering(step: &Step) -> Option<String> {
+    let e = step.result.errors.by_kind.first()?;
+    Some(format!(
+        "the target stopped answering: every request of the step at {:.0}/s failed ({} {}: {})",
+        step.offered_per_s, e.count, e.kind, e.sample
+    ))
 }
 
 /// When no step completed a single request: the first error of the first step, in words

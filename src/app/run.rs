@@ -100,6 +100,37 @@ pub fn measure(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
     Ok(crate::summary::of(plan, record?))
 }
 
+/// Runs `plan` as [`measure`] does, for a command of several runs (a sweep's point, a peak
+/// step): a target that cannot be reached at all is a result there too, a run of one failed
+/// operation (the connection's error, named), returned with the reason, so the command keeps
+/// the runs before it and records this one. Any other error stays an error.
+pub fn measure_point(plan: &Plan, progress: Progress) -> anyhow::Result<(Summary, Option<String>)> {
+    let began = std::time::Instant::now();
+    match measure(plan, progress) {
+        Ok(summary) => Ok((summary, None)),
+        Err(e) => match e.downcast::<crate::engine::gate::Unreachable>() {
+            Ok(lost) => Ok((unreachable(plan, &lost, began.elapsed()), Some(lost.why))),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// The summary of a run whose target could not be reached: no reply, one error of the
+/// connection's kind, over the time the attempt took.
+fn unreachable(
+    plan: &Plan,
+    lost: &crate::engine::gate::Unreachable,
+    took: std::time::Duration,
+) -> Summary {
+    let mut record = crate::record::RunRecord::default();
+    record
+        .total
+        .error(crate::record::OpError::new(lost.kind, lost.why.clone()));
+    record.measured = took;
+    record.started_unix_ms = crate::store::now_ms().max(0) as u64;
+    crate::summary::of(plan, record)
+}
+
 /// 0 when every operation succeeded (and something was measured), 1 otherwise. An open loop
 /// that sent fewer than half the requests due failed too: it did not offer the load asked for
 /// (`--rate 1e12` sent 34,836/s and exited 0). A smaller shortfall is counted and noted, not

@@ -306,50 +306,103 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
 }
 
 /// Runs every point of `study`, then prints the tables (or the JSON document). When a point
-/// cannot run (the target went away), the points already measured are printed before the error.
+/// cannot run (the target went away), the points already measured are printed and saved.
 pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
     let keep = Keep::prepare(&args.keep, crate::store::Kind::Sweep, args.quiet)?;
     finish(args, study, keep)
 }
 
-/// Runs every point of `study`, then prints the tables (or the JSON document), checks the
-/// thresholds and saves the sweep with `keep`. When a point cannot run (the target went
-/// away), the points already measured are printed before the error, and nothing is saved.
-pub fn finish(args: &RunArgs, study: Study, keep: Keep) -> anyhow::Result<ExitCode> {
+/// Runs every point of `study`, saving the sweep with `keep` after each (a partial document
+/// until the last), then prints the tables (or the JSON document), checks the thresholds and
+/// saves it whole. When a point's target could not be reached, or a point could not run, the
+/// sweep ends there: the runs so far (the unreachable one with its error) are printed, saved
+/// as partial, and the command fails (exit 1).
+pub fn finish(args: &RunArgs, study: Study, mut keep: Keep) -> anyhow::Result<ExitCode> {
     let total = study.runs.len();
     let command = keep.command();
     super::run::stop_on_ctrl_c()?;
-    let (sweep, stopped) = measure_all(args, study);
-    let Some(e) = stopped else {
-        let render = |out: &mut dyn Write| {
-            crate::report::sweep::write_as(&sweep, command, out)?;
-            if crate::engine::stop::requested() {
-                writeln!(
-                    out,
-                    "\nInterrupted ({}) after {} of {total} runs: the tables cover those.",
-                    super::keep::stopped_by(),
-                    sweep.points.len()
-                )?;
-            }
-            Ok(())
-        };
-        return conclude(&sweep, keep, args.json, &render);
+    let (sweep, failed) = measure_all(args, study, &mut |s| keep.progress(s));
+    let (sweep, failed) = measured_or(sweep, failed)?;
+    let interrupted = crate::engine::stop::requested();
+    keep.mark_partial(sweep.stopped.is_some() && !interrupted);
+    let render = |out: &mut dyn Write| {
+        crate::report::sweep::write_as(&sweep, command, out)?;
+        if interrupted {
+            writeln!(
+                out,
+                "\nInterrupted ({}) after {} of {total} runs: the tables cover those.",
+                super::keep::stopped_by(),
+                sweep.points.len()
+            )?;
+        }
+        Ok(())
     };
-    if sweep.points.is_empty() || e.is::<UsageError>() {
-        return Err(e);
+    let code = conclude(&sweep, keep, args.json, &render)?;
+    ended(&sweep, total, code, failed)
+}
+
+/// A document of the runs measured: with nothing measured, the error that stopped the
+/// command before its first run; else the document, marked stopped by that error, and it.
+pub fn measured_or<D: Stoppable>(
+    mut doc: D,
+    failed: Option<anyhow::Error>,
+) -> anyhow::Result<(D, Option<anyhow::Error>)> {
+    match failed {
+        Some(e) if doc.sweep().points.is_empty() => Err(e),
+        Some(e) => {
+            doc.sweep_mut().stopped = Some(format!("{e:#}"));
+            Ok((doc, Some(e)))
+        }
+        None => Ok((doc, None)),
     }
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &sweep)?;
-        writeln!(out)?;
-    } else {
-        crate::report::sweep::write_as(&sweep, command, &mut out)?;
+}
+
+/// A document holding a sweep: a sweep, a comparison.
+pub trait Stoppable {
+    /// Its sweep.
+    fn sweep(&self) -> &Sweep;
+    /// Its sweep, to mark.
+    fn sweep_mut(&mut self) -> &mut Sweep;
+}
+
+impl Stoppable for Sweep {
+    fn sweep(&self) -> &Sweep {
+        self
     }
-    out.flush()?;
-    Err(e.context(format!(
-        "the sweep stopped after {} of {total} runs (those are reported above)",
+    fn sweep_mut(&mut self) -> &mut Sweep {
+        self
+    }
+}
+
+impl Stoppable for crate::summary::compare::Comparison {
+    fn sweep(&self) -> &Sweep {
+        &self.sweep
+    }
+    fn sweep_mut(&mut self) -> &mut Sweep {
+        &mut self.sweep
+    }
+}
+
+/// The exit code of a sweep printed and saved: `code`, unless it stopped before its last run
+/// (not by a signal): then the error naming why, after the report (exit 1; 2 when `failed`,
+/// the error that stopped it, is bad input).
+pub fn ended(
+    sweep: &Sweep,
+    total: usize,
+    code: ExitCode,
+    failed: Option<anyhow::Error>,
+) -> anyhow::Result<ExitCode> {
+    let stopped = format!(
+        "the sweep stopped after {} of {total} runs (those are reported above and saved)",
         sweep.points.len()
-    )))
+    );
+    match (failed, &sweep.stopped) {
+        (Some(e), _) => Err(e.context(stopped)),
+        (None, Some(why)) if !crate::engine::stop::requested() => {
+            Err(anyhow::anyhow!("{stopped}: {why}"))
+        }
+        _ => Ok(code),
+    }
 }
 
 /// Checks the thresholds against the kept runs of `sweep`, prints, saves: the exit code.
@@ -407,45 +460,54 @@ pub fn exit_code(sweep: &Sweep) -> ExitCode {
     }
 }
 
-/// Runs every point of `study` in order; an error if one could not run.
-pub fn collect(args: &RunArgs, study: Study) -> anyhow::Result<Sweep> {
-    match measure_all(args, study) {
-        (sweep, None) => Ok(sweep),
-        (_, Some(e)) => Err(e),
-    }
-}
-
-/// Runs every point of `study` in order (a bar over the points on a terminal), until one
-/// cannot run: the sweep of the points measured, and the error that stopped it, if any.
-pub fn measure_all(args: &RunArgs, study: Study) -> (Sweep, Option<anyhow::Error>) {
+/// Runs every point of `study` in order (a bar over the points on a terminal), showing the
+/// sweep so far to `on_point` after each, until one cannot run: the sweep of the points
+/// measured, and the error that stopped it, if any. A target that could not be reached is not
+/// such an error: its point is recorded (one failed operation), and is the sweep's last, the
+/// reason in [`Sweep::stopped`].
+pub fn measure_all(
+    args: &RunArgs,
+    study: Study,
+    on_point: &mut dyn FnMut(&Sweep),
+) -> (Sweep, Option<anyhow::Error>) {
     let live = !args.quiet && !args.json && Progress::should_show();
-    let bar = Points::new(Some(study.runs.len()), live);
-    let mut points = Vec::with_capacity(study.runs.len());
-    let mut stopped = None;
+    let total = study.runs.len();
+    let bar = Points::new(Some(total), live);
+    let mut sweep = Sweep {
+        schema: SCHEMA,
+        wirebench_version: env!("CARGO_PKG_VERSION"),
+        targets: study.targets,
+        axes: study.axes,
+        runs: study.rounds,
+        discard: study.discard,
+        points: Vec::with_capacity(study.runs.len()),
+        stopped: None,
+        units: args.units,
+    };
     for run in study.runs {
         let at = study.points[run.point].clone();
-        let values = study
+        let values = sweep
             .axes
             .iter()
             .zip(&at)
             .map(|(x, &v)| (x.flag, x.values[v].clone()))
             .collect();
-        let name = study.targets[run.target].name.clone();
+        let name = sweep.targets[run.target].name.clone();
         let round = match study.rounds {
             1 => String::new(),
             n => format!(" run {}/{n}", run.round + 1),
         };
         let progress = bar.start(&format!("{name}{round} {}", describe(&values)));
-        let result = match super::run::measure(&run.plan, progress) {
-            Ok(result) => result,
-            Err(e) => {
-                stopped = Some(e);
-                break;
-            }
+        let (result, lost) = match super::run::measure_point(&run.plan, progress) {
+            Ok(measured) => measured,
+            Err(e) => return (sweep, Some(e)),
         };
         bar.done();
-        let interrupted = crate::engine::stop::requested();
-        points.push(Point {
+        if let (Some(why), true) = (&lost, sweep.points.is_empty()) {
+            // Nothing measured yet: the command fails as a single run does.
+            return (sweep, Some(anyhow::anyhow!("{why}")));
+        }
+        sweep.points.push(Point {
             run: run.round + 1,
             discarded: run.round < study.discard,
             target: name,
@@ -454,22 +516,26 @@ pub fn measure_all(args: &RunArgs, study: Study) -> (Sweep, Option<anyhow::Error
             target_index: run.target,
             at,
         });
-        if interrupted {
-            // Ctrl-C: the run it stopped is kept as measured; no later one starts.
+        // Ctrl-C: the run it stopped is kept as measured; no later one starts. A target that
+        // could not be reached ends the sweep with its point.
+        sweep.stopped = match (lost, crate::engine::stop::requested()) {
+            (Some(why), _) => Some(why),
+            (None, true) => Some(format!("stopped by {}", super::keep::stopped_by())),
+            (None, false) => None,
+        };
+        if sweep.stopped.is_some() {
+            on_point(&sweep);
             break;
         }
+        // Saved as it goes, marked in progress: a wirebench killed now leaves these runs.
+        sweep.stopped = Some(format!(
+            "in progress: {} of {total} runs finished",
+            sweep.points.len()
+        ));
+        on_point(&sweep);
+        sweep.stopped = None;
     }
-    let sweep = Sweep {
-        schema: SCHEMA,
-        wirebench_version: env!("CARGO_PKG_VERSION"),
-        targets: study.targets,
-        axes: study.axes,
-        runs: study.rounds,
-        discard: study.discard,
-        points,
-        units: args.units,
-    };
-    (sweep, stopped)
+    (sweep, None)
 }
 
 /// `--size 1024 --connections 4`, for the progress line.

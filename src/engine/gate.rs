@@ -14,7 +14,18 @@ pub enum Abort {
     /// The input must change (a mode the server refuses, an untrusted certificate): exit 2.
     Usage(String),
     /// The target could not be reached at all (refused, no route, no answer): exit 1.
-    Unreachable(String),
+    Unreachable(Unreachable),
+}
+
+/// The run's first connection failed: the target could not be reached at all. The error a
+/// run returns then; a command of several runs keeps it as a run of one failed operation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{why}")]
+pub struct Unreachable {
+    /// The kind of the failed connection (refused, timeout …).
+    pub kind: crate::record::ErrorKind,
+    /// The one line the run ends with: what failed, and what to check.
+    pub why: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,7 +135,7 @@ mod tests {
         g.open();
         assert!(block_on(g.wait_open()));
         g.abort(Abort::Usage("first".into()));
-        g.abort(Abort::Unreachable("second".into()));
+        g.abort(Abort::Usage("second".into()));
         assert!(g.aborted());
         assert_eq!(g.reason(), Some(Abort::Usage("first".into())));
         block_on(g.until_aborted());
@@ -136,7 +147,7 @@ mod tests {
         let g2 = g.clone();
         let t = std::thread::spawn(move || block_on(g2.wait_open()));
         std::thread::sleep(std::time::Duration::from_millis(20));
-        g.abort(Abort::Unreachable("down".into()));
+        g.abort(Abort::Usage("down".into()));
         assert!(!t.join().unwrap());
     }
 }

@@ -109,7 +109,7 @@ impl Run<'_> {
         }
         match gate.reason() {
             Some(gate::Abort::Usage(why)) => return Err(UsageError(why).into()),
-            Some(gate::Abort::Unreachable(why)) => return Err(anyhow::anyhow!(why)),
+            Some(gate::Abort::Unreachable(lost)) => return Err(lost.into()),
             None => {}
         }
         let mut record = timed(record, &timeline, planned_span(&plan));

@@ -248,6 +248,13 @@ impl WorkerRec {
         slot.reordered += r.reordered;
     }
 
+    /// A think pause ran from `from` to `to` (counted with the operations of its start).
+    pub fn thought(&mut self, from: Instant, to: Instant) {
+        let slot = self.slot(from, to);
+        slot.thinks += 1;
+        slot.think_ns += to.saturating_duration_since(from).as_nanos() as u64;
+    }
+
     /// `n` operations failed with `err`, the oldest sent at `sent`.
     pub fn error(&mut self, sent: Instant, now: Instant, err: OpError, n: usize) {
         self.span(sent, sent.min(now), now);

@@ -37,16 +37,20 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         has_host,
         body,
     };
-    let requests = match &a.targets {
-        None => vec![base],
-        Some(file) => targets(file, &base, target)?,
+    let (requests, path_text) = match &a.targets {
+        None => (vec![base], target.path.clone()),
+        Some(file) => {
+            let listed = targets(file, &base, target)?;
+            let shown = listed_text(&listed);
+            (listed.into_iter().map(|(r, _)| r).collect(), shown)
+        }
     };
     Ok(HttpSpec {
         requests,
         host: target.host.clone(),
         accept,
         keepalive: !a.no_keepalive,
-        path_text: target.path.clone(),
+        path_text,
         http2: a.http2,
     })
 }
@@ -120,12 +124,27 @@ fn body(text: &str) -> Result<Body, UsageError> {
     }
 }
 
+/// The requests of `--targets` as a report names them: `GET /a, POST /b, GET /c, … (12 in
+/// all)`, the first three and the count.
+fn listed_text(listed: &[(HttpRequest, String)]) -> String {
+    let first: Vec<String> = listed
+        .iter()
+        .take(3)
+        .map(|(r, path)| format!("{} {path}", r.method))
+        .collect();
+    match listed.len() {
+        n if n > 3 => format!("{}, … ({n} in all)", first.join(", ")),
+        _ => first.join(", "),
+    }
+}
+
 /// Reads `--targets FILE`: one request per line, `[METHOD] PATH-or-URL`; `#` starts a comment.
+/// Each request comes with its path as written, for reports.
 fn targets(
     file: &str,
     base: &HttpRequest,
     target: &Target,
-) -> Result<Vec<HttpRequest>, UsageError> {
+) -> Result<Vec<(HttpRequest, String)>, UsageError> {
     let text = crate::sys::file::read_text(file, crate::sys::file::TARGETS_LIMIT).map_err(|e| {
         UsageError(format!(
             "--targets {file}: {e}: check the path, or split the list"
@@ -171,11 +190,12 @@ fn targets(
                 ))
             }
         };
-        out.push(HttpRequest {
+        let request = HttpRequest {
             method,
             path: Template::parse("--targets", &path).map_err(UsageError)?,
             ..base.clone()
-        });
+        };
+        out.push((request, super::target::shown(&path)));
     }
     if out.is_empty() {
         return usage(format!(

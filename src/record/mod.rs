@@ -145,6 +145,10 @@ pub struct Recorder {
     /// Requests those servers had not processed, sent again on the new connection (not
     /// counted as issued twice).
     pub resent: u64,
+    /// Think pauses taken between requests (closed loop with `--think`).
+    pub thinks: u64,
+    /// Their summed length as waited, ns: the achieved think time is `think_ns / thinks`.
+    pub think_ns: u64,
 }
 
 /// The receiving server's counters of the client's datagrams, added over sessions (flows).
@@ -250,6 +254,8 @@ impl Recorder {
             segment: None,
             server_closes: 0,
             resent: 0,
+            thinks: 0,
+            think_ns: 0,
         }
     }
 
@@ -281,6 +287,8 @@ impl Recorder {
             segment,
             server_closes,
             resent,
+            thinks,
+            think_ns,
         } = self;
         for n in [
             ok,
@@ -297,6 +305,8 @@ impl Recorder {
             reordered,
             server_closes,
             resent,
+            thinks,
+            think_ns,
         ] {
             *n = 0;
         }
@@ -367,6 +377,8 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.reordered += other.reordered;
         self.server_closes += other.server_closes;
         self.resent += other.resent;
+        self.thinks += other.thinks;
+        self.think_ns += other.think_ns;
         self.peer += &other.peer;
         self.segment = Segment::merge(self.segment, other.segment);
         // Same bounds everywhere, so adding cannot fail.

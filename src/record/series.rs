@@ -22,6 +22,13 @@ pub struct SeriesPoint {
     pub sent_bytes: u64,
     /// Payload bytes received in this second.
     pub received_bytes: u64,
+    /// Bytes written in this second, protocol heads included (HTTP: whole requests); equal to
+    /// `sent_bytes` where there are no heads. Absent from results written before it was kept.
+    #[serde(default)]
+    pub wire_sent_bytes: u64,
+    /// Bytes read in this second, protocol heads included (HTTP: whole responses).
+    #[serde(default)]
+    pub wire_received_bytes: u64,
     /// Requests sent in this second.
     pub sent: u64,
     /// Requests the open-loop schedule offered in this second (null in the closed loop).
@@ -47,6 +54,8 @@ impl SeriesPoint {
             errors: rec.errors.total(),
             sent_bytes: rec.sent_bytes,
             received_bytes: rec.received_bytes,
+            wire_sent_bytes: rec.wire_sent_bytes,
+            wire_received_bytes: rec.wire_received_bytes,
             sent: rec.issued,
             offered: None,
             p50_us: pick(&|h| h.value_at_quantile(0.5)),

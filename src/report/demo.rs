@@ -72,6 +72,12 @@ pub fn write_study(sizes: &[usize], rows: &[Row], out: &mut dyn Write) -> io::Re
         "Payload throughput in {THROUGHPUT} for different message sizes (in bytes):\n"
     )?;
     writeln!(out, "{}\n", table(sizes, rows, |r| &r.kb_per_s, 1))?;
+    if rows
+        .iter()
+        .any(|r| r.messages_per_s.iter().any(|v| v.is_nan()))
+    {
+        return Ok(()); // a stopped demo: no finding from some of the sizes
+    }
     for line in findings(sizes, rows) {
         writeln!(out, "{line}")?;
     }
@@ -96,7 +102,10 @@ fn table(
             pick(r)
                 .iter()
                 .zip(&r.spread)
-                .map(|(v, s)| format!("{v:.decimals$} ±{:.0}%", s * 100.0)),
+                .map(|(v, s)| match v.is_nan() {
+                    true => "—".to_string(), // not measured (a stopped demo)
+                    false => format!("{v:.decimals$} ±{:.0}%", s * 100.0),
+                }),
         );
         t.add_row(cells);
     }

@@ -16,6 +16,11 @@ pub fn write(study: &Study, out: &mut dyn Write) -> io::Result<()> {
             out,
             "**Interrupted** before the end of the plan: the results below cover the runs measured until the stop.\n"
         )?;
+    } else if let Some(why) = study.document.stopped() {
+        writeln!(
+            out,
+            "**Partial**: the study stopped before the end of the plan ({why}); the results below cover the runs measured until then.\n"
+        )?;
     }
     match &study.document {
         Document::Run(sweep) => super::sweep::write_as(sweep, "study", out)?,

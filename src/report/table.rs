@@ -86,7 +86,14 @@ fn config_line(s: &Summary) -> String {
         }
     }
     if let Some(t) = c.think_s {
-        parts.push(format!("think {}", format_us(t * 1e6)));
+        match c.think_achieved_s {
+            Some(a) => parts.push(format!(
+                "think {} (waited {})",
+                format_us(t * 1e6),
+                format_us(a * 1e6)
+            )),
+            None => parts.push(format!("think {}", format_us(t * 1e6))),
+        }
     }
     if let Some(n) = c.requests {
         parts.push(format!("limit {}", plural(n, "request", "requests")));
@@ -109,6 +116,13 @@ fn sizes(s: &Summary) -> String {
         } else {
             "a connection per request"
         };
+        if h.requests > 1 {
+            // `--targets`: the path holds the list of requests, each with its method.
+            return format!(
+                "{} requests in turn: {}, HTTP/{}, {alive}",
+                h.requests, h.path, h.version
+            );
+        }
         return format!("{} {}, HTTP/{}, {alive}", h.method, h.path, h.version);
     }
     let request = size(c.request_bytes as u64);
@@ -280,6 +294,7 @@ mod tests {
                 threads: 2,
                 pipeline: Some(1),
                 think_s: None,
+                think_achieved_s: None,
                 request_bytes: 64,
                 reply_bytes: Some(64),
                 reply_until: None,

@@ -79,6 +79,9 @@ pub enum Status {
     Errors,
     /// Stopped early by Ctrl-C: what was measured until then.
     Interrupted,
+    /// Ended before its last run: its target could not be reached, or wirebench was killed
+    /// while it ran (the row saved after each run): the runs finished until then.
+    Partial,
 }
 
 impl Status {
@@ -88,6 +91,7 @@ impl Status {
             Status::Ok => "ok",
             Status::Errors => "errors",
             Status::Interrupted => "interrupted",
+            Status::Partial => "partial",
         }
     }
 }
@@ -295,6 +299,35 @@ impl Store {
         }
         tx.commit().map_err(|e| sql(&path, e))?;
         Ok(id)
+    }
+
+    /// Replaces the document, status and figures of the row `id` (stored by
+    /// [`Store::insert`]) in one transaction: a command of several runs saves its document so
+    /// far after each.
+    pub fn replace(&mut self, id: &str, entry: &Entry) -> Result<(), StoreError> {
+        let doc: serde_json::Value = serde_json::from_str(entry.document)
+            .map_err(|e| StoreError::Refused(format!("the document to store is not JSON: {e}")))?;
+        let head = Headline::of(entry.kind, &doc);
+        let targets = serde_json::to_string(&headline::targets(entry.kind, &doc)).expect("strings");
+        let path = self.path.clone();
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE runs SET status = ?2, targets = ?3, ok = ?4, errors = ?5, ops_per_s = ?6, p99_us = ?7, duration_s = ?8, document = ?9 WHERE id = ?1",
+                params![
+                    id, entry.status.name(), targets, head.ok, head.errors, head.ops_per_s,
+                    head.p99_us, head.duration_s, entry.document
+                ],
+            )
+            .map_err(|e| sql(&path, e))?;
+        match changed {
+            1 => Ok(()),
+            _ => Err(StoreError::NotFound(format!(
+                "the row {} being saved to is no longer in {}",
+                short(id),
+                path.display()
+            ))),
+        }
     }
 
     /// The rows `filter` selects, newest first.

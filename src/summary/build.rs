@@ -32,7 +32,7 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         target: plan.target.url.clone(),
         protocol: plan.target.scheme.protocol,
         mode: plan.workload.mode.name(),
-        config: config(plan),
+        config: config(plan, &c.total),
         duration_s: measured.as_secs_f64(),
         ok: c.total.ok,
         errors: ErrorSummary::of(&c.total),
@@ -120,8 +120,14 @@ fn link(plan: &Plan, t: &Throughput, total: &Recorder, bulk: bool) -> Option<sup
 /// An HTTP run's statuses, first-byte times and goodput.
 fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> super::Http {
     let first = &spec.requests[0];
+    let one_method = spec.requests.iter().all(|r| r.method == first.method);
     super::Http {
-        method: first.method.clone(),
+        // Several requests in turn (`--targets`): their methods are in `path`'s list.
+        method: if one_method {
+            first.method.clone()
+        } else {
+            "mixed".into()
+        },
         path: spec.path_text.clone(),
         requests: spec.requests.len(),
         keepalive: spec.keepalive,
@@ -228,14 +234,26 @@ fn with_messages(plan: &Plan, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> 
 }
 
 /// The run's settings, as the report shows them.
-fn config(plan: &Plan) -> super::Config {
+fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
     super::Config {
         connections: plan.connections,
         threads: plan.threads,
         pipeline: plan.load.in_flight_limit(),
         think_s: plan.load.think().map(|d| d.as_secs_f64()),
+        think_achieved_s: (total.thinks > 0)
+            .then(|| total.think_ns as f64 / total.thinks as f64 / 1e9),
         request_bytes: plan.workload.request.len(),
         reply_bytes: match &plan.workload.reply {
+            // A datagram is one reply whatever its size: say what came back, not what was
+            // expected (a third-party server may answer 30 B with 46 B).
+            Reply::Size(_)
+                if plan.target.family() == Family::Datagram
+                    && plan.workload.mode == ClientMode::Rr
+                    && total.received_bytes > 0 =>
+            {
+                let replies = total.ok + total.late + total.duplicates;
+                Some((total.received_bytes as f64 / replies.max(1) as f64).round() as usize)
+            }
             // A reply of no stated size (0: DICOM's responses are the peer's) has none to report.
             Reply::Size(n)
                 if *n > 0

@@ -281,6 +281,7 @@ fn series(parts: &[Summary], sequential: bool) -> Vec<SeriesPoint> {
                 blank.received_bytes,
                 blank.sent,
             ) = (out.len() as u64, 0, 0, 0, 0, 0);
+            (blank.wire_sent_bytes, blank.wire_received_bytes) = (0, 0);
             (blank.offered, blank.p50_us, blank.p99_us, blank.max_us) =
                 (p.offered.map(|_| 0), None, None, None);
             out.push(blank);
@@ -291,6 +292,8 @@ fn series(parts: &[Summary], sequential: bool) -> Vec<SeriesPoint> {
         o.errors += p.errors;
         o.sent_bytes += p.sent_bytes;
         o.received_bytes += p.received_bytes;
+        o.wire_sent_bytes += p.wire_sent_bytes;
+        o.wire_received_bytes += p.wire_received_bytes;
         o.sent += p.sent;
         o.offered = match (o.offered, p.offered) {
             (Some(a), Some(b)) => Some(a + b),

@@ -94,6 +94,10 @@ pub struct Config {
     pub pipeline: Option<usize>,
     /// Pause between requests per connection, seconds.
     pub think_s: Option<f64>,
+    /// The mean pause as waited, seconds (timer wake-ups make it a little longer than asked);
+    /// None when no pause was taken. Absent from results written before it was measured.
+    #[serde(default)]
+    pub think_achieved_s: Option<f64>,
     /// Bytes per request (or message).
     pub request_bytes: usize,
     /// Bytes per reply, when replies are sized.
@@ -284,9 +288,10 @@ impl OpenLoop {
 /// An HTTP run's own figures.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Http {
-    /// The (first) request's method.
+    /// The request's method; with several requests (`--targets`), theirs if they share one,
+    /// else `mixed`.
     pub method: String,
-    /// The (first) request's path, as templated.
+    /// The request's path, as templated; with several, the list as `GET /a, POST /b, …`.
     pub path: String,
     /// Distinct request shapes cycled through (`--targets`).
     pub requests: usize,

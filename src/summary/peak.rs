@@ -34,6 +34,10 @@ pub struct PeakStudy {
     pub conclusion: String,
     /// Every step in the order run; the last is the confirmation when there is a peak.
     pub steps: Vec<Step>,
+    /// Why the search ended before its conclusion (its target could not be reached; wirebench
+    /// was stopped while it ran): a partial search, holding the steps finished. None: complete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// The peak: the confirmation run's figures (Handle.Net's table: throughput, and the mean,

@@ -36,6 +36,17 @@ pub struct Study {
     pub interrupted: bool,
 }
 
+impl Document {
+    /// Why the command ended before its last run, when it did (see `Sweep::stopped`).
+    pub fn stopped(&self) -> Option<&str> {
+        match self {
+            Document::Run(s) => s.stopped.as_deref(),
+            Document::Compare(c) => c.sweep.stopped.as_deref(),
+            Document::Peak(p) => p.stopped.as_deref(),
+        }
+    }
+}
+
 /// The document of the command a plan stands for, each with its own schema.
 #[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]

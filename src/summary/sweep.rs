@@ -26,6 +26,10 @@ pub struct Sweep {
     pub discard: usize,
     /// Every run, in the order it ran (interleaved across targets).
     pub points: Vec<Point>,
+    /// Why the sweep ended before its last run (its target could not be reached; wirebench
+    /// was stopped while it ran): a partial sweep, holding the runs finished. None: complete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// The payload throughput unit `--units` forced on every table; None: chosen by the
     /// largest figure. How the tables print, not a measurement, so not in the JSON.
     #[serde(skip)]

@@ -58,6 +58,7 @@ pub fn config(request_bytes: usize, reply_bytes: Option<usize>) -> Config {
         threads: 2,
         pipeline: Some(1),
         think_s: None,
+        think_achieved_s: None,
         request_bytes,
         reply_bytes,
         reply_until: None,
@@ -234,6 +235,7 @@ pub fn sweep_of(
         runs,
         discard,
         points,
+        stopped: None,
         units: None,
     }
 }

@@ -85,6 +85,9 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
                 super::peak::main(&args)
             }
         }?;
+        if crate::engine::stop::requested() {
+            return Ok(code); // stopped: no diagnosis starts
+        }
         let mut out = std::io::stdout().lock();
         for (d, t) in diagnosed(&diagnose)?.iter().zip(&plan.targets) {
             writeln!(out, "\nDiagnosis of {} ({}):\n", t.name, t.url)?;
@@ -92,6 +95,19 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(code);
     };
+    to_dir(a, dir, &text, &plan, loaded, &diagnose)
+}
+
+/// `study --out DIR`: the study run, saved as it goes, written into DIR (or, when DIR cannot
+/// be written, printed instead), and saved whole.
+fn to_dir(
+    a: &StudyArgs,
+    dir: &str,
+    text: &str,
+    plan: &PlanFile,
+    loaded: Loaded,
+    diagnose: &[RunArgs],
+) -> anyhow::Result<ExitCode> {
     // Made before anything runs, so a path that cannot be written fails at once; removed
     // again (if still empty) when the runs fail, so a failure leaves nothing behind.
     let made = !Path::new(dir).exists();
@@ -100,39 +116,87 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
             "--out {dir}: cannot make the directory ({e}); give a writable path, e.g. --out results/dim"
         ))
     })?;
-    let mut keep = Keep::prepare_merged(&a.keep, &loaded.run_args().keep, Kind::Study, false)?;
-    let method = out::methodology(&a.file, &text, loaded.run_args());
+    let unmake = || {
+        if made {
+            let _ = std::fs::remove_dir(dir);
+        }
+    };
+    let keep = Keep::prepare_merged(&a.keep, &loaded.run_args().keep, Kind::Study, false)
+        .inspect_err(|_| unmake())?;
+    let method = out::methodology(&a.file, text, loaded.run_args());
     // Ctrl-C (or SIGTERM) stops the run in progress and starts no other, as without --out:
     // the study of what was measured is written, marked interrupted, and saved as such.
     super::run::stop_on_ctrl_c()?;
-    let done = run(loaded).inspect_err(|_| {
-        if made {
-            let _ = std::fs::remove_dir(dir);
-        }
-    })?;
+    // Saved after each run, so a wirebench killed mid-study leaves the runs finished.
+    let keep = std::cell::RefCell::new(keep);
+    let save = |doc: Document| {
+        let so_far = out::study(&a.file, plan, method.clone(), doc, Vec::new());
+        keep.borrow_mut().progress(&so_far);
+    };
+    let (done, failed) = run(loaded, &save).inspect_err(|_| unmake())?;
+    let mut keep = keep.into_inner();
     let code = exit_code(&done);
     let interrupted = crate::engine::stop::requested();
-    let diagnose = if interrupted { &[][..] } else { &diagnose[..] };
-    let diagnoses = diagnosed(diagnose).inspect_err(|_| {
-        if made {
-            let _ = std::fs::remove_dir(dir);
+    let stopped = done.stopped().is_some();
+    // A target gone or a stop: the diagnoses would measure nothing worth their time.
+    let diagnose = if interrupted || stopped {
+        &[][..]
+    } else {
+        diagnose
+    };
+    let diagnoses = diagnosed(diagnose).inspect_err(|_| unmake())?;
+    let study = out::study(&a.file, plan, method, done, diagnoses);
+    keep.mark_partial(stopped && !interrupted);
+    let written = out::write(Path::new(dir), &study);
+    match &written {
+        Ok(csvs) => {
+            if interrupted {
+                println!(
+                    "Interrupted: {}; the study holds them, marked interrupted.",
+                    measured(&study.document)
+                );
+            }
+            println!(
+                "wrote {dir}/report.md, {dir}/report.html, {dir}/study.json and {csvs} CSV tables in {dir}"
+            );
         }
-    })?;
-    let study = out::study(&a.file, &plan, method, done, diagnoses);
-    let csvs = out::write(Path::new(dir), &study)?;
-    if interrupted {
-        println!(
-            "Interrupted: {}; the study holds them, marked interrupted.",
-            measured(&study.document)
-        );
+        // The files could not be written: the report goes to the terminal instead, and the
+        // study to the history, so nothing measured is lost with them.
+        Err(_) => {
+            unmake();
+            crate::report::study::write(&study, &mut std::io::stdout().lock())?;
+        }
     }
-    println!(
-        "wrote {dir}/report.md, {dir}/report.html, {dir}/study.json and {csvs} CSV tables in {dir}"
-    );
     // Thresholds and the history read the study whole; its report is in DIR already.
     let runs = kept(&study.document);
     keep.name_points(points(&study.document));
-    keep.finish(&study, &runs, code, false, &|_| Ok(()))
+    let code = keep.finish(&study, &runs, code, false, &|_| Ok(()))?;
+    if let Err(e) = written {
+        return Err(e.context(format!(
+            "--out {dir}: the study's files were not written (the report is printed above and the study saved in the history)"
+        )));
+    }
+    outcome(&study.document, failed, code)
+}
+
+/// The exit code of a study written and saved: `code`, unless it stopped early (not by a
+/// signal): then the error naming why.
+fn outcome(
+    doc: &Document,
+    failed: Option<anyhow::Error>,
+    code: ExitCode,
+) -> anyhow::Result<ExitCode> {
+    match (failed, doc.stopped()) {
+        (Some(e), _) => Err(e.context(format!(
+            "the study stopped early: {} (reported and saved)",
+            measured(doc)
+        ))),
+        (None, Some(why)) if !crate::engine::stop::requested() => Err(anyhow::anyhow!(
+            "the study stopped early, {}: {why} (reported and saved)",
+            measured(doc)
+        )),
+        _ => Ok(code),
+    }
 }
 
 /// The measurements thresholds are checked against: a sweep's or comparison's kept runs, a
@@ -192,16 +256,40 @@ fn diagnosed(args: &[RunArgs]) -> anyhow::Result<Vec<Diagnosis>> {
         .collect()
 }
 
-/// Runs the study, returning its command's document.
-fn run(loaded: Loaded) -> anyhow::Result<Document> {
+/// Runs the study, showing its document so far to `save` after each run: its command's
+/// document, and the error that stopped it early, if a run could not run (an error when
+/// nothing was measured).
+fn run(
+    loaded: Loaded,
+    save: &dyn Fn(Document),
+) -> anyhow::Result<(Document, Option<anyhow::Error>)> {
     Ok(match loaded {
-        Loaded::Run(args, study) => Document::Run(super::sweep::collect(&args, *study)?),
+        Loaded::Run(args, study) => {
+            let on_point = &mut |s: &crate::summary::sweep::Sweep| save(Document::Run(s.clone()));
+            let (sweep, failed) = super::sweep::measure_all(&args, *study, on_point);
+            let (sweep, failed) = super::sweep::measured_or(sweep, failed)?;
+            (Document::Run(sweep), failed)
+        }
         Loaded::Compare(_, prepared) => {
-            Document::Compare(Box::new(super::compare::collect(*prepared)?))
+            let on_run = &mut |c: &crate::summary::compare::Comparison| {
+                save(Document::Compare(Box::new(c.clone())));
+            };
+            let (c, failed) = super::compare::collect(*prepared, on_run);
+            let (c, failed) = super::sweep::measured_or(c, failed)?;
+            (Document::Compare(Box::new(c)), failed)
         }
         Loaded::Peak(args, setup) => {
             let show = !args.run.quiet && !args.run.json;
-            Document::Peak(Box::new(super::peak::search(&args, &setup, show)?))
+            let on_step = |steps: &[crate::summary::peak::Step]| {
+                save(Document::Peak(Box::new(super::peak::partial(
+                    &args, &setup, steps,
+                ))));
+            };
+            let (p, failed) = super::peak::search(&args, &setup, show, &on_step);
+            match failed {
+                Some(e) if p.steps.is_empty() => return Err(e),
+                failed => (Document::Peak(Box::new(p)), failed),
+            }
         }
     })
 }

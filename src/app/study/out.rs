@@ -92,7 +92,7 @@ pub fn write(dir: &Path, study: &Study) -> anyhow::Result<usize> {
             for t in written.iter().chain([&tmp]) {
                 let _ = std::fs::remove_file(t);
             }
-            return Err(anyhow::anyhow!("writing {}: {e}", tmp.display()));
+            return Err(unwritten(dir, &tmp, &e));
         }
         written.push(tmp);
     }
@@ -100,4 +100,18 @@ pub fn write(dir: &Path, study: &Study) -> anyhow::Result<usize> {
         std::fs::rename(tmp, dir.join(name))?;
     }
     Ok(count)
+}
+
+/// The error of a study file that could not be written, naming the disk and the fix when the
+/// disk is full.
+fn unwritten(dir: &Path, file: &Path, e: &std::io::Error) -> anyhow::Error {
+    let full = matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT));
+    match full {
+        true => anyhow::anyhow!(
+            "the disk holding {} is full ({e}) while writing {}: free space there, or give --out a directory on another disk, and run the study again",
+            dir.display(),
+            file.display()
+        ),
+        false => anyhow::anyhow!("writing {}: {e}: check that {} is writable", file.display(), dir.display()),
+    }
 }

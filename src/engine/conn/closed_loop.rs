@@ -109,8 +109,9 @@ async fn after_replies<D: Driver>(
     }
     if let Some(t) = ctx.plan.load.think() {
         // A pause never outlasts the time for issuing requests.
-        let until = Instant::now() + t;
-        let until = issue_until.map_or(until, |u| until.min(u));
+        let from = Instant::now();
+        let asked = from + t;
+        let until = issue_until.map_or(asked, |u| asked.min(u));
         // A stale expiry can wake the timer early: wait again until the time has come.
         let mut precise = timer.is_some();
         while let Some(timer) = timer.filter(|_| precise && Instant::now() < until) {
@@ -120,6 +121,11 @@ async fn after_replies<D: Driver>(
             // No timerfd: tokio's sleep, which rounds every deadline up to its next 1 ms tick
             // (even one already past), hence only as the fallback.
             sleep_until(until.into()).await;
+        }
+        // What was waited, so the report can say how close it came to what was asked (a pause
+        // cut short by the end of the run is not one that was asked for).
+        if until == asked {
+            ctx.rec.borrow_mut().thought(from, Instant::now());
         }
     }
 }

@@ -46,7 +46,7 @@ fn refused(plan: &Plan, e: &OpError) -> Abort {
 /// Why the run's first connection failed, as the one line the run ends with.
 fn unreachable(plan: &Plan, e: &OpError) -> Abort {
     let (url, addr) = (&plan.target.url, plan.target.addr);
-    Abort::Unreachable(match e.kind {
+    let why = match e.kind {
         ErrorKind::Refused => format!(
             "connection refused by {addr}: nothing listens there; start a server (e.g. wirebench serve tcp) or check the port"
         ),
@@ -55,7 +55,8 @@ fn unreachable(plan: &Plan, e: &OpError) -> Abort {
             e.message
         ),
         _ => format!("cannot connect to {url}: {}; check the address", e.message),
-    })
+    };
+    Abort::Unreachable(crate::engine::gate::Unreachable { kind: e.kind, why })
 }
 
 /// Counts `n` failed operations, or, for a fatal error, stops the run with it.

@@ -110,6 +110,11 @@ pub struct StudyArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Run a big study (more than 1,000 runs, or an estimated time over 30 min) without asking
+    /// (on a terminal it asks; elsewhere it is refused without --yes).
+    #[arg(long)]
+    pub yes: bool,
+
     /// Write DIR/report.md (title, tables, methodology), DIR/study.json (schema/study.v1.json)
     /// and one CSV per table (ops_per_s.csv, p99_us.csv …) once every run is done, all or
     /// none, instead of printing the tables.
@@ -234,6 +239,14 @@ pub struct RunArgs {
     /// Give up on a request (or a connect) after this long; it counts as a timeout error.
     #[arg(long, default_value = "2s", value_name = "DURATION")]
     pub timeout: String,
+
+    /// The whole run's limit when it counts requests (-n, or a warm-up count), whatever the
+    /// target does (as k6's maxDuration): past it the run ends, keeps what it measured and
+    /// counts the requests not finished (never sent, or in flight) as errors (exit 1)
+    /// [default: 2 × --timeout per request a connection owes, at most 10m; an open loop's
+    /// timetable plus --timeout at least]
+    #[arg(long, value_name = "DURATION")]
+    pub deadline: Option<String>,
 
     /// Requests in flight per connection (rr mode; with --rate, the most a connection may have
     /// outstanding: a due request waits for a free slot and counts as behind schedule).
@@ -389,6 +402,12 @@ pub struct RunArgs {
     /// Discard the first K runs of each target and point (K below --runs).
     #[arg(long, value_name = "K", help_heading = "Repeated runs")]
     pub discard: Option<usize>,
+
+    /// Run a big sweep or study (more than 1,000 runs, or an estimated time over 30 min)
+    /// without asking: on a terminal it asks first; elsewhere (a script, CI) it is refused
+    /// without --yes, exit 2.
+    #[arg(long, help_heading = "Repeated runs")]
+    pub yes: bool,
 
     /// Where the result is saved, its tags and its thresholds.
     #[command(flatten)]
@@ -608,7 +627,7 @@ exhaustion (--mode crr), and the latency's shape (mean above p95, several modes,
 Exit codes: 0 diagnosed, 1 the baseline saw failures, 2 bad input.",
     mut_arg("urls", one_target),
     mut_arg("duration", |a| a.help("How long each step measures, e.g. 2s [default: 3s]")),
-    mut_args(|a| hide(a, &["runs", "discard", "discard_first", "db", "no_save", "tags"])),
+    mut_args(|a| hide(a, &["runs", "discard", "discard_first", "db", "no_save", "tags", "yes", "deadline"])),
     mut_arg("fail_if", |a| a.hide(true).value_parser(|_: &str| -> Result<String, String> {
         Err("diagnose has no pass or fail: leave out --fail-if (thresholds go on run, compare, \
              peak or study)".into())
@@ -637,7 +656,7 @@ Exit codes: 0 a peak was found and its confirmation passed, 1 no peak confirmed,
 3 a --fail-if threshold failed, 130 stopped by Ctrl-C.",
     mut_arg("urls", one_target),
     mut_args(|a| hide(a, &["duration", "requests", "rate", "stages", "bandwidth", "think",
-        "runs", "discard", "discard_first"]))
+        "runs", "discard", "discard_first", "yes", "deadline"]))
 )]
 pub struct PeakArgs {
     /// An objective every step must meet (repeatable): METRIC<=BOUND or METRIC<BOUND, with

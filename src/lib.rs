@@ -42,7 +42,8 @@
 //! - [`record`]: the per-worker [`record::Recorder`] (histograms, error counters, bytes), merged
 //!   with `+=`; the per-second series; what a finished run recorded.
 //! - [`summary`]: computed once from a plan and its record ([`summary::of`]); the JSON schema's
-//!   shape; [`summary::diagnose`] names what a summary shows; [`summary::sweep`] holds a
+//!   shape; [`summary::check`] checks a document read back against its schema and ranges;
+//!   [`summary::diagnose`] names what a summary shows; [`summary::sweep`] holds a
 //!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t),
 //!   [`summary::compare`] the verdicts of a comparison (Welch's t-test) and the latency shape
 //!   per target; [`summary::wire`] sets the rates against `--link` (RFC 6349's per-packet

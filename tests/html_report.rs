@@ -758,7 +758,10 @@ fn a_study_of_targets_decades_apart_leads_with_a_log_chart() {
         "methodology": {"date": "2026-11-24 06:00:00 UTC", "command": "wirebench study d.toml",
             "file": "d.toml", "plan": "[run]\nrequests = 40\n", "version": "0.1.0",
             "kernel": "Linux", "cpu": "a CPU", "cpus": 2, "pinning": "not pinned", "link": "none"},
-        "targets": [],
+        "targets": targets.iter().map(|t| {
+            let (name, url) = t.split_once('=').unwrap();
+            serde_json::json!({"name": name, "url": url, "server": null, "version": null})
+        }).collect::<Vec<_>>(),
         "document": sweep,
     });
     let page = render_and_open("decades", &doc, &scratch.0);
@@ -824,9 +827,13 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             "{file}: a page was written"
         );
     }
-    // A good document to a place that cannot be written: one line, exit 2, nothing left.
+    // A good document (a real run's: documents are checked on read) to a place that cannot
+    // be written: one line, exit 2, nothing left.
+    let server = ServerProcess::start(&[]);
     let good = dir.join("good.json");
-    std::fs::write(&good, r#"{"schema": "wirebench.result/1"}"#).unwrap();
+    let doc = json_of(&["run", &server.url, "-n", "5", "--no-save"], dir);
+    std::fs::write(&good, doc.to_string()).unwrap();
+    std::fs::remove_file(dir.join("out.json")).unwrap(); // json_of's, not the test's
     let to = dir.join("no-such-dir/page.html");
     let out = common::usage_error(
         &["report", good.to_str().unwrap(), "-o", to.to_str().unwrap()],

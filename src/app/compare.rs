@@ -36,6 +36,7 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// partial, and the command fails (exit 1).
 pub fn main_as(args: &CompareArgs, command: &str) -> anyhow::Result<ExitCode> {
     let prepared = prepare(args)?;
+    super::sweep::confirm(&prepared.study, args.run.yes)?;
     let (json, quiet) = (prepared.run.json, prepared.run.quiet);
     let mut keep = Keep::prepare(&prepared.run.keep, Kind::Compare, quiet)?;
     super::run::stop_on_ctrl_c()?;

@@ -63,6 +63,9 @@ fn result(store: &Store, reference: &str) -> anyhow::Result<(String, Summary)> {
         ))
         .into());
     }
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| UsageError::new(format!("stored result {reference} is not JSON ({e})")))?;
+    super::report::checked(&format!("stored result {reference}"), &doc)?;
     let summary = crate::app::show::summary(text)?;
     Ok((crate::store::short(&row.id).to_string(), summary))
 }

@@ -18,6 +18,7 @@ pub fn main(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let doc: serde_json::Value = serde_json::from_str(&text)?;
+    super::report::checked(&format!("stored document {}", a.id), &doc)?;
     let kind = Kind::of_name(&row.kind).unwrap_or(Kind::Result);
     match a.format {
         ExportFormat::Csv => crate::report::export::csv(kind, &doc, &mut out)?,

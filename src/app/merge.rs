@@ -48,6 +48,7 @@ fn result(input: &str, text: String) -> Result<Summary, UsageError> {
             "{input} holds '{schema}', not {SCHEMA}: merge adds single results (a run's --json, or a stored result)"
         )));
     }
+    super::report::checked(input, &doc)?;
     crate::app::show::summary(text).map_err(|e| {
         UsageError::new(format!(
             "{input}: {e}; give a result written by this wirebench"

@@ -15,10 +15,12 @@ pub fn main(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     // is looked up in the history.
     let (doc, default) = if Path::new(&a.file).exists() || looks_like_a_file(&a.file) {
         let doc = read_document(&a.file)?;
+        checked(&a.file, &doc)?;
         (doc, Path::new(&a.file).with_extension("html"))
     } else {
         let store = super::keep::open_for_reading(a.db.db.as_deref())?;
         let doc = store.document(&a.file).map_err(super::keep::usage_of)?;
+        checked(&format!("stored document {}", a.file), &doc)?;
         let name = a.file.replace('~', "-");
         (doc, PathBuf::from(format!("{name}.html")))
     };
@@ -53,6 +55,16 @@ pub fn read_document(path: &str) -> Result<Value, UsageError> {
     let text = crate::sys::file::read_text(path, crate::sys::file::DOCUMENT_LIMIT)
         .map_err(|e| UsageError(format!("{path}: {e}; {hint}")))?;
     serde_json::from_str(&text).map_err(|e| UsageError(format!("{path} is not JSON ({e}); {hint}")))
+}
+
+/// `doc`, read from `name`, checked against its schema and ranges
+/// ([`crate::summary::check`]): a corrupt one is one line naming the file and the field.
+pub fn checked(name: &str, doc: &Value) -> Result<(), UsageError> {
+    crate::summary::check::document(doc).map_err(|e| {
+        UsageError(format!(
+            "{name} is damaged: {e}; give a document as wirebench wrote it"
+        ))
+    })
 }
 
 /// Renders `doc` to the file `path`, whole or not at all. A document of an unknown schema, or

@@ -22,6 +22,7 @@ pub fn main(a: &ShowArgs) -> anyhow::Result<ExitCode> {
     }
     header(&row, &mut out)?;
     let doc: serde_json::Value = serde_json::from_str(&text)?;
+    super::report::checked(&format!("stored document {}", a.id), &doc)?;
     let kind = Kind::of_name(&row.kind).unwrap_or(Kind::Result);
     if kind == Kind::Result {
         crate::report::table::write(&summary(text)?, &mut out)?;

@@ -10,8 +10,10 @@ use crate::load::sweep::{self, Axis, Kind};
 use crate::plan::Plan;
 use crate::report::progress::{Points, Progress};
 use crate::summary::sweep::{NamedTarget, Point, Sweep, SCHEMA};
+use crate::units::thousands;
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// The flags a sweep may vary, in the order their axes take: the first swept one gives the
 /// tables' columns, the others one table per value.
@@ -97,6 +99,20 @@ impl Study {
             }
         }
         let lens: Vec<usize> = axes.iter().map(|x| x.values.len()).collect();
+        let all = lens
+            .iter()
+            .fold(targets.len().saturating_mul(rounds), |n, &l| {
+                n.saturating_mul(l)
+            });
+        if all > MAX_RUNS {
+            return Err(UsageError(format!(
+                "{} runs ({} targets x {} points x {rounds} runs) are more than one study may hold ({}): sweep fewer values, give fewer --runs, or split the study",
+                thousands(all as u64),
+                targets.len(),
+                thousands(lens.iter().product::<usize>() as u64),
+                thousands(MAX_RUNS as u64)
+            )));
+        }
         let points = sweep::matrix(&lens);
         let mut plans = Vec::new();
         for (point, target) in sweep::interleave(points.len(), targets.len()) {
@@ -107,6 +123,7 @@ impl Study {
             }
             plans.push((point, target, Plan::try_from(&args)?));
         }
+        check_descriptors(&plans)?;
         // Whole rounds, one after the other: A B A B …, never A A B B.
         let runs = (0..rounds)
             .flat_map(|round| {
@@ -155,6 +172,99 @@ impl Study {
     /// One target, nothing swept, one run: a plain run.
     pub fn is_single(&self) -> bool {
         self.runs.len() == 1 && self.axes.is_empty()
+    }
+}
+
+/// The most runs one study may hold: each is a plan kept in memory until it runs
+/// (`--runs 100000000` would fill it before the first).
+const MAX_RUNS: usize = 100_000;
+
+/// A study of more runs than this asks for `--yes`.
+pub const CONFIRM_RUNS: usize = 1_000;
+
+/// A study whose durations and warm-ups add up to more than this asks for `--yes` (the
+/// examples' largest, DIM, takes 225 s).
+pub const CONFIRM_TIME: Duration = Duration::from_secs(30 * 60);
+
+/// Every point's open files, checked (and the soft limit raised) before the first runs: a
+/// sweep `-c 1..100000` was refused at its 16th point, after 15 were measured.
+fn check_descriptors(plans: &[(usize, usize, Plan)]) -> Result<(), UsageError> {
+    let most = plans
+        .iter()
+        .map(|(_, _, p)| p)
+        .max_by_key(|p| crate::engine::descriptors(p));
+    let Some(plan) = most else {
+        return Ok(());
+    };
+    crate::sys::usage::ensure_fd_limit(crate::engine::descriptors(plan)).map_err(|e| {
+        UsageError(format!(
+            "the point with -c {} cannot run, so nothing was: {}",
+            plan.connections, e.0
+        ))
+    })
+}
+
+/// The study's time as far as it is known: the durations and warm-ups of the runs bounded by
+/// time, and how many others stop (or warm up) at a request count, whose time the target
+/// decides.
+pub fn estimate(study: &Study) -> (Duration, usize) {
+    let (mut known, mut unknown) = (Duration::ZERO, 0);
+    for run in &study.runs {
+        match (run.plan.stop.duration, run.plan.warmup) {
+            (Some(d), Some(crate::plan::Warmup::Duration(w))) => known += d + w,
+            (Some(d), None) => known += d,
+            _ => unknown += 1,
+        }
+    }
+    (known, unknown)
+}
+
+/// A big study (more than [`CONFIRM_RUNS`] runs, or [`CONFIRM_TIME`]) runs only with `yes`
+/// or, on a terminal, once the user says so; in a script it is refused, naming `--yes`, before
+/// anything is measured.
+pub fn confirm(study: &Study, yes: bool) -> Result<(), UsageError> {
+    let (known, unknown) = estimate(study);
+    if yes || (study.runs.len() <= CONFIRM_RUNS && known <= CONFIRM_TIME) {
+        return Ok(());
+    }
+    let counted = match unknown {
+        0 => String::new(),
+        n => format!(" plus {n} runs by request count"),
+    };
+    let what = format!(
+        "this study is {} runs ({} targets x {} points x {} runs), estimated {}{counted}",
+        thousands(study.runs.len() as u64),
+        study.targets.len(),
+        thousands(study.points.len() as u64),
+        study.rounds,
+        long_time(known)
+    );
+    use std::io::{BufRead, IsTerminal};
+    if !std::io::stdin().is_terminal() {
+        return Err(UsageError(format!(
+            "{what}: give --yes to run a study this big, or sweep fewer values"
+        )));
+    }
+    eprint!("{what}. Run it? [y/N] ");
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(UsageError(format!(
+            "not run: {what}; give --yes to run it without asking"
+        ))),
+    }
+}
+
+/// A study's length in the unit its size calls for: `57 min`, `3.2 h`, `1,157 days`.
+fn long_time(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 3600.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 86_400.0 * 2.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{} days", thousands((s / 86_400.0) as u64))
     }
 }
 

@@ -11,7 +11,7 @@
 //! says nothing about the target).
 
 use crate::plan::{Plan, Warmup};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -26,6 +26,10 @@ pub struct Timeline {
     pub t0: Instant,
     /// Measuring time, if the run is bounded by time.
     pub duration: Option<Duration>,
+    /// The whole run's limit from `t0` (`--deadline`), if it has one.
+    pub overall: Option<Duration>,
+    /// Whether the overall limit passed before the run's work was done.
+    expired: AtomicBool,
     /// Connections still warming up (warm-up by count) or connecting (open-loop start).
     remaining: AtomicUsize,
     /// Whether the measured part starts once every connection is open (open loop, no warm-up).
@@ -47,6 +51,8 @@ impl Timeline {
         Timeline {
             t0,
             duration: plan.stop.duration,
+            overall: plan.deadline,
+            expired: AtomicBool::new(false),
             remaining: AtomicUsize::new(plan.connections),
             gated,
             start: watch::channel(start).0,
@@ -84,6 +90,20 @@ impl Timeline {
         if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.start.send_replace(Some(Instant::now() + START_LEAD));
         }
+    }
+
+    /// Waits until the run's overall limit passes (never, without one), then marks it passed.
+    pub async fn overall_deadline(&self) {
+        match self.overall {
+            Some(d) => tokio::time::sleep_until((self.t0 + d).into()).await,
+            None => std::future::pending().await,
+        }
+        self.expired.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the run's overall limit passed before its work was done.
+    pub fn expired(&self) -> bool {
+        self.expired.load(Ordering::Relaxed)
     }
 
     /// When the measured part ends, given its start (None: ends by request count only).

@@ -392,9 +392,12 @@ pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<
         };
         // A stop (Ctrl-C) ends the worker's connections where they are; the tasks left are
         // dropped with the LocalSet, and what they recorded is already in `rec`.
+        // So does the run's overall limit (`--deadline`): what is still owed then is counted
+        // by the engine once every worker has handed in.
         tokio::select! {
             _ = work => {}
             _ = super::stop::polled() => {}
+            _ = spec.timeline.overall_deadline() => {}
         }
         ticker.abort();
     });

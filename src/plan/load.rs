@@ -94,3 +94,62 @@ pub fn warmup_of(a: &RunArgs, mode: ClientMode) -> Result<Option<Warmup>, UsageE
     }
     Ok(warmup)
 }
+
+/// The default deadline's ceiling: k6's `maxDuration` for a run by iterations.
+pub const DEADLINE_CAP: Duration = Duration::from_secs(600);
+
+/// Start-up time every deadline allows besides the requests: threads, connections.
+const DEADLINE_SLACK: Duration = Duration::from_secs(1);
+
+/// `--deadline`, or for a run that counts requests (`-n`, a warm-up count) the default: the
+/// worst case of its requests (each of a connection's share taking its connect and its reply
+/// `--timeout`), at most [`DEADLINE_CAP`], and never before an open loop's timetable has sent
+/// them all and their `--timeout` has passed. A run bounded by time alone needs none.
+pub fn deadline_of(
+    a: &RunArgs,
+    load: &LoadModel,
+    stop: super::Stop,
+    warmup: Option<Warmup>,
+    timeout: Duration,
+    connections: usize,
+) -> Result<Option<Duration>, UsageError> {
+    let warm_count = match warmup {
+        Some(Warmup::Count(n)) => n,
+        _ => 0,
+    };
+    let counted = stop.requests.is_some() || warm_count > 0;
+    if let Some(text) = &a.deadline {
+        let d = super::duration_flag("--deadline", text)?;
+        if d.is_zero() {
+            return usage(
+                "--deadline 0 would end the run before it starts: give a limit such as 30s",
+            );
+        }
+        if !counted {
+            return usage("--deadline bounds a run by request count (-n, --warmup N); this one ends by its duration: drop --deadline, or shorten -d");
+        }
+        return Ok(Some(d));
+    }
+    if !counted {
+        return Ok(None);
+    }
+    let warm_time = match warmup {
+        Some(Warmup::Duration(w)) => w,
+        _ => Duration::ZERO,
+    };
+    let owed = (stop.requests.unwrap_or(0) + warm_count).div_ceil(connections.max(1) as u64);
+    let worst = timeout
+        .saturating_mul(2)
+        .saturating_mul(owed.min(u32::MAX as u64) as u32)
+        .min(DEADLINE_CAP);
+    let paced = load.schedule().map_or(Duration::ZERO, |s| {
+        let warm = warm_count as f64 / s.rate_at(Duration::ZERO).max(1e-9);
+        let last = stop.requests.map(|n| s.time_of(n.saturating_sub(1)));
+        let measured = last.flatten().or(stop.duration).unwrap_or(Duration::ZERO);
+        Duration::from_secs_f64(warm.min(1e9)) + measured + timeout
+    });
+    let measured = stop.duration.unwrap_or(Duration::ZERO);
+    Ok(Some(
+        warm_time + worst.max(paced).max(measured + timeout) + DEADLINE_SLACK,
+    ))
+}

@@ -43,6 +43,9 @@ pub struct Plan {
     pub warmup: Option<Warmup>,
     /// Per request (and per connect) time limit.
     pub timeout: Duration,
+    /// The whole run's limit (warm-up included) when it counts requests; None when its
+    /// duration bounds it.
+    pub deadline: Option<Duration>,
     /// Client socket options.
     pub socket: SocketOptions,
     /// The open-loop schedule as the user wrote it, for reports.
@@ -128,6 +131,7 @@ impl TryFrom<&RunArgs> for Plan {
             return usage("--timeout 0 would fail every request: give a limit such as 2s");
         }
         let warmup = load::warmup_of(a, workload.mode)?;
+        let deadline = load::deadline_of(a, &load, stop, warmup, timeout, connections)?;
         let link = a
             .link
             .as_deref()
@@ -143,6 +147,7 @@ impl TryFrom<&RunArgs> for Plan {
             stop,
             warmup,
             timeout,
+            deadline,
             socket: SocketOptions::try_from(&a.socket)?,
             tls: TlsOptions {
                 insecure: a.insecure,
@@ -239,6 +244,33 @@ mod tests {
             unreachable!()
         };
         Plan::try_from(&run)
+    }
+
+    #[test]
+    fn a_run_by_count_has_a_deadline() {
+        let secs = |args: &[&str]| plan(args).unwrap().deadline.map(|d| d.as_secs_f64());
+        let url = "tcp://127.0.0.1:9";
+        // Bounded by time alone: none needed.
+        assert_eq!(secs(&[url]), None);
+        // 10 requests on one connection, each its connect and reply within 2 s, and 1 s to start.
+        assert_eq!(secs(&[url, "-n", "10"]), Some(41.0));
+        assert_eq!(
+            secs(&[url, "-n", "10", "-c", "5", "--timeout", "1s"]),
+            Some(5.0)
+        );
+        // A warm-up count is owed too; a warm-up time comes first.
+        assert_eq!(secs(&[url, "-n", "10", "--warmup", "10"]), Some(81.0));
+        assert_eq!(secs(&[url, "-n", "10", "--warmup", "2s"]), Some(43.0));
+        // At most k6's 10 minutes, unless an open loop's timetable is longer.
+        assert_eq!(secs(&[url, "-n", "300000", "--timeout", "1s"]), Some(601.0));
+        assert_eq!(secs(&[url, "-n", "2001", "--rate", "1"]), Some(2003.0));
+        assert_eq!(secs(&[url, "-n", "5", "--deadline", "3s"]), Some(3.0));
+        assert!(plan(&[url, "-n", "5", "--deadline", "0"]).is_err());
+        assert!(plan(&[url, "-d", "5s", "--deadline", "3s"]).is_err());
+        assert_eq!(
+            secs(&[url, "--warmup", "10", "--deadline", "3s"]),
+            Some(3.0)
+        );
     }
 
     #[test]

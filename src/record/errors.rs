@@ -129,6 +129,15 @@ impl ErrorCounts {
         }
     }
 
+    /// Counts `n` errors like `err` at once.
+    pub fn add_many(&mut self, err: OpError, n: u64) {
+        let i = err.kind as usize;
+        self.counts[i] += n;
+        if n > 0 && self.samples[i].is_none() {
+            self.samples[i] = Some(err.message);
+        }
+    }
+
     /// All errors, whatever their kind.
     pub fn total(&self) -> u64 {
         self.counts.iter().sum()

@@ -25,4 +25,7 @@ pub struct RunRecord {
     pub peak_rss_kib: u64,
     /// The measured work's span: its first send and its last completion, all workers.
     pub active: Option<(Instant, Instant)>,
+    /// The run's overall deadline (`--deadline`) passed before it finished: the deadline, and
+    /// the requests still owed then (never sent, or in flight), counted as errors.
+    pub deadline_passed: Option<(Duration, u64)>,
 }

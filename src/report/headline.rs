@@ -220,9 +220,14 @@ fn open_loop(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         true => String::new(),
         false => format!("   achieved {}/s", rate(o.achieved_per_s)),
     };
+    // Requests due in the measured time that never went out: the run did not offer its load.
+    let missed = match o.offered.saturating_sub(o.sent) {
+        0 => String::new(),
+        n => format!("   never sent {}", thousands(n)),
+    };
     writeln!(
         out,
-        "{INDENT}open loop{}: offered {}/s   sent {}/s{achieved}   behind schedule {} (max lag {})",
+        "{INDENT}open loop{}: offered {}/s   sent {}/s{achieved}{missed}   behind schedule {} (max lag {})",
         if o.schedule.is_empty() {
             String::new()
         } else {

@@ -83,7 +83,26 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
     }
     s.throughput.link = link(plan, &s.throughput, &c.total, bulk.is_some());
     s.notes = super::diagnose::notes(&s);
+    if let Some((limit, owed)) = c.deadline_passed {
+        s.notes.insert(0, deadline_note(plan, limit, owed));
+    }
     s
+}
+
+/// The note of a run its overall limit (`--deadline`) ended: first, since it explains the rest.
+fn deadline_note(plan: &Plan, limit: Duration, owed: u64) -> String {
+    let Some(n) = plan.stop.requests else {
+        return format!(
+            "the run's deadline ({}) passed before its warm-up finished: nothing was measured; the target may be dead or frozen, else raise --deadline",
+            crate::units::format_us(limit.as_secs_f64() * 1e6),
+        );
+    };
+    let of = format!(" of {}", crate::units::thousands(n));
+    format!(
+        "the run's deadline ({}) passed before it finished: {} requests{of} unfinished (never sent, or not answered) count as timeout errors; the target may be dead or frozen, else raise --deadline",
+        crate::units::format_us(limit.as_secs_f64() * 1e6),
+        crate::units::thousands(owed),
+    )
 }
 
 /// With `--link`: the rates against the link. An upload's payload is what the receiver

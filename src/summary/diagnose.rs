@@ -24,8 +24,13 @@ pub fn notes(s: &Summary) -> Vec<String> {
     if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up && stream) {
         notes.push(stream_shortfall(s, o));
     } else if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up) {
+        // Requests due and never sent are the load the run did not offer (`--rate 1e12`).
+        let missed = match o.offered.saturating_sub(o.sent) {
+            0 => String::new(),
+            n => format!("; {n} of the {} requests due were never sent (add connections, --threads or --pipeline, or lower --rate)", o.offered),
+        };
         notes.push(format!(
-            "the target did not keep up with the offered load: offered {:.0}/s, sent {:.0}/s, answered ok {:.0}/s; {} requests went out behind schedule (largest lag {:.1} ms). Latency counts from each request's intended send time, so it includes the queueing; the service time row shows the server's own share",
+            "the target did not keep up with the offered load: offered {:.0}/s, sent {:.0}/s, answered ok {:.0}/s; {} requests went out behind schedule (largest lag {:.1} ms){missed}. Latency counts from each request's intended send time, so it includes the queueing; the service time row shows the server's own share",
             o.offered_per_s, o.sent_per_s, o.achieved_per_s, o.behind_schedule, o.max_lag_us / 1000.0
         ));
     } else if let Some(o) = s.open_loop.as_ref().filter(|o| o.behind_schedule > 0) {

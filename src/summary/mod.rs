@@ -4,6 +4,7 @@
 //! schema version.
 
 mod build;
+pub mod check;
 pub mod compare;
 pub mod diagnose;
 pub mod diagnosis;

@@ -22,6 +22,23 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// `loaded`, once a big study of runs is confirmed ([`super::sweep::confirm`]); a comparison
+/// is marked confirmed, so that it does not ask again.
+fn confirm(loaded: Loaded, yes: bool) -> Result<Loaded, crate::error::UsageError> {
+    Ok(match loaded {
+        Loaded::Run(args, study) => {
+            super::sweep::confirm(&study, yes || args.yes)?;
+            Loaded::Run(args, study)
+        }
+        Loaded::Compare(mut args, prepared) => {
+            super::sweep::confirm(&prepared.study, yes || args.run.yes)?;
+            args.run.yes = true;
+            Loaded::Compare(args, prepared)
+        }
+        peak => peak,
+    })
+}
+
 /// `wirebench study`.
 pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let (text, plan, loaded) = match load::load(&a.file) {
@@ -50,6 +67,8 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // A big study asks (or, in a script, wants --yes) before anything runs, --out or not.
+    let loaded = confirm(loaded, a.yes)?;
     let Some(dir) = &a.out else {
         // The command line's --db, --tag and --fail-if join the plan's own.
         let code = match loaded {

@@ -49,7 +49,7 @@ impl Axis {
     /// An axis covering `values` (non-finite ones, and non-positive ones on a log scale,
     /// ignored); `zero` makes a linear axis start at 0, as rates should.
     pub fn fit(scale: Scale, unit: Unit, values: impl Iterator<Item = f64>, zero: bool) -> Axis {
-        let usable = |v: &f64| v.is_finite() && (scale != Scale::Log || *v > 0.0);
+        let usable = |v: &f64| shown(scale, *v);
         let (mut min, mut max) = values
             .filter(usable)
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
@@ -103,7 +103,7 @@ impl Axis {
 
     /// Whether `v` can be placed on this axis.
     pub fn shows(&self, v: f64) -> bool {
-        v.is_finite() && (self.scale != Scale::Log || v > 0.0)
+        shown(self.scale, v)
     }
 
     /// The tick values, in order.
@@ -117,7 +117,11 @@ impl Axis {
                 // steps of 20,000%) also gets its foot, unless that would crowd the next.
                 let step = self.step();
                 let first = (self.min / step).ceil() * step;
-                let n = ((self.max - first) / step + 1e-9).floor().max(0.0) as u32;
+                // Bounded whatever the range: an axis of the ends of f64 rounds its step
+                // outwards to infinity, and its tick count with it (it spun on 1.5e308).
+                let n = ((self.max - first) / step + 1e-9)
+                    .floor()
+                    .clamp(0.0, MAX_TICKS as f64) as u32;
                 let mut ticks: Vec<f64> = (0..=n).map(|i| first + f64::from(i) * step).collect();
                 if first - self.min > 0.4 * step {
                     ticks.insert(0, self.min);
@@ -136,6 +140,18 @@ impl Axis {
     pub fn label(&self, v: f64) -> String {
         label(self.unit, v)
     }
+}
+
+/// The largest magnitude an axis places: beyond it the ticks of a linear or log axis would
+/// round outwards to infinity. Values beyond are left off, as non-finite ones are.
+const MAX_SHOWN: f64 = 1e300;
+
+/// The most ticks an axis gets, whatever a (corrupt) range asks.
+const MAX_TICKS: u32 = 100;
+
+/// Whether `v` can be placed on an axis of `scale`.
+fn shown(scale: Scale, v: f64) -> bool {
+    v.is_finite() && v.abs() <= MAX_SHOWN && (scale != Scale::Log || v > 0.0)
 }
 
 /// A step of 1, 2 or 5 × 10^k near `rough`; whole seconds at least on a time axis.
@@ -160,6 +176,7 @@ fn nice_step(rough: f64, unit: Unit) -> f64 {
 /// Powers of ten from `min` to `max`, with 2 and 5 between them when there are few decades.
 fn log_ticks(min: f64, max: f64) -> Vec<f64> {
     let (lo, hi) = (min.log10().round() as i32, max.log10().round() as i32);
+    let hi = hi.min(lo.saturating_add(MAX_TICKS as i32));
     let few = hi - lo <= 2;
     let mut ticks = Vec::new();
     for k in lo..=hi {
@@ -175,6 +192,7 @@ fn log_ticks(min: f64, max: f64) -> Vec<f64> {
 /// Powers of two from `min` to `max`, at most about eight of them (every 2nd, 3rd … power).
 fn binary_ticks(min: f64, max: f64) -> Vec<f64> {
     let (lo, hi) = (min.log2().round() as i32, max.log2().round() as i32);
+    let hi = hi.min(lo.saturating_add(MAX_TICKS as i32));
     let every = ((hi - lo) / 8 + 1).max(1) as usize;
     (lo..=hi).step_by(every).map(|k| 2f64.powi(k)).collect()
 }
@@ -261,6 +279,23 @@ pub fn nines(n: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_axis_of_huge_values_ends() {
+        for scale in [Scale::Linear, Scale::Log] {
+            let values = [0.5, 1.5e308, f64::MAX, 2e300].into_iter();
+            let axis = Axis::fit(scale, Unit::Micros, values, true);
+            let ticks = axis.ticks();
+            assert!(
+                ticks.len() <= 2 * MAX_TICKS as usize + 2,
+                "{scale:?}: {}",
+                ticks.len()
+            );
+            assert!(!axis.shows(1.5e308));
+            let bytes = Axis::fit(scale, Unit::Bytes, [1.0, 1e299].into_iter(), false);
+            assert!(bytes.ticks().len() <= 2 * MAX_TICKS as usize + 2);
+        }
+    }
 
     #[test]
     fn nines_are_labelled_as_percentiles() {

@@ -1,0 +1,385 @@
+//! Documents read back (`report`, `merge`, `diff`, `show`, `export`, the history) are checked
+//! against their committed JSON schema (`schema/*.v1.json`, embedded) before anything uses
+//! them: types, required fields, ranges, and every histogram decoded. A corrupt document is
+//! one line naming the field (`series[0].p99_us: …`), never a page drawn from garbage or a
+//! render that spins on a value like 1.5e308.
+//!
+//! The validator covers the JSON Schema (draft 2020-12) keywords these schemas use: `type`,
+//! `const`, `enum`, `properties`, `required`, `additionalProperties`, `items`,
+//! `prefixItems`, `minItems`, `maxItems`, `minLength`, `minimum`, `maximum`,
+//! `exclusiveMinimum`, `oneOf`, `allOf` with `if`/`then`, and local `$ref`s; `pattern` is
+//! left to the decoding of what it guards (a histogram's base64).
+
+use base64::Engine as _;
+use hdrhistogram::serialization::Deserializer;
+use serde_json::Value;
+
+/// The schemas, by the `schema` name a document carries.
+const SCHEMAS: [(&str, &str); 8] = [
+    (
+        "wirebench.result/1",
+        include_str!("../../schema/result.v1.json"),
+    ),
+    (
+        "wirebench.sweep/1",
+        include_str!("../../schema/sweep.v1.json"),
+    ),
+    (
+        "wirebench.compare/1",
+        include_str!("../../schema/compare.v1.json"),
+    ),
+    (
+        "wirebench.peak/1",
+        include_str!("../../schema/peak.v1.json"),
+    ),
+    (
+        "wirebench.study/1",
+        include_str!("../../schema/study.v1.json"),
+    ),
+    (
+        "wirebench.diagnosis/1",
+        include_str!("../../schema/diagnosis.v1.json"),
+    ),
+    (
+        "wirebench.diff/1",
+        include_str!("../../schema/diff.v1.json"),
+    ),
+    (
+        "wirebench.history/1",
+        include_str!("../../schema/history.v1.json"),
+    ),
+];
+
+/// The longest time a document can hold, in µs: the histograms' highest trackable value
+/// (an hour), with room for their 3 significant digits.
+const MAX_US: f64 = crate::record::HIST_HIGHEST_NS as f64 / 1000.0 * 1.01;
+
+/// The histograms' encoding, as documents name it.
+const HISTOGRAM: &str = "hdrhistogram-v2+base64";
+
+/// Checks `doc` against the schema it names, and every document and histogram inside it;
+/// `Err` is `FIELD: what is wrong`. A document naming no known schema passes here: the
+/// reader says what it expected.
+pub fn document(doc: &Value) -> Result<(), String> {
+    let Some(schema) = schema_of(doc) else {
+        return Ok(());
+    };
+    let v = Validator { root: &schema };
+    v.check(&schema, doc, "")?;
+    nested(doc, "", true)
+}
+
+/// The parsed schema `doc` names, if any.
+fn schema_of(doc: &Value) -> Option<Value> {
+    let name = doc.get("schema")?.as_str()?;
+    let (_, text) = SCHEMAS.iter().find(|(n, _)| *n == name)?;
+    // The embedded schemas are committed JSON; tests/schema.rs parses each of them too.
+    serde_json::from_str(text).ok()
+}
+
+/// Documents inside `v` (a sweep's results, a study's document) checked against their own
+/// schema, and every histogram decoded.
+fn nested(v: &Value, path: &str, root: bool) -> Result<(), String> {
+    match v {
+        Value::Object(map) => {
+            if !root {
+                if let Some(schema) = schema_of(v) {
+                    Validator { root: &schema }.check(&schema, v, path)?;
+                }
+            }
+            if map.get("encoding").and_then(Value::as_str) == Some(HISTOGRAM) {
+                histogram(map.get("data"), path)?;
+            }
+            for (k, x) in map {
+                let at = join(path, k);
+                if let Some(us) = x.as_f64().filter(|_| k.ends_with("_us")) {
+                    if us.abs() > MAX_US {
+                        return Err(format!(
+                            "{at}: {us:e} µs is beyond any time wirebench measures (at most {MAX_US:e} µs, the histograms' hour)"
+                        ));
+                    }
+                }
+                nested(x, &at, false)?;
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                nested(x, &format!("{path}[{i}]"), false)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A histogram's `data`: base64 of a V2 serialization that decodes.
+fn histogram(data: Option<&Value>, path: &str) -> Result<(), String> {
+    let at = join(path, "data");
+    let text = data
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("{at}: missing, or not a string"))?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("{at}: not base64 ({e})"))?;
+    Deserializer::new()
+        .deserialize::<u64, _>(&mut bytes.as_slice())
+        .map(|_| ())
+        .map_err(|e| format!("{at}: not an HdrHistogram V2 serialization ({e:?})"))
+}
+
+/// `path.key`, or `key` at the top.
+fn join(path: &str, key: &str) -> String {
+    match path {
+        "" => key.to_string(),
+        p => format!("{p}.{key}"),
+    }
+}
+
+/// Validates instances against the schema `root` (for its `$ref`s).
+struct Validator<'s> {
+    root: &'s Value,
+}
+
+impl Validator<'_> {
+    /// Checks `v` (at `path`) against `schema`.
+    fn check(&self, schema: &Value, v: &Value, path: &str) -> Result<(), String> {
+        let Some(s) = schema.as_object() else {
+            return match schema {
+                Value::Bool(false) => Err(format!("{}: not allowed here", shown(path))),
+                _ => Ok(()),
+            };
+        };
+        if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+            self.check(self.resolve(r)?, v, path)?;
+        }
+        self.scalar(s, v, path)?;
+        if let Some(alts) = s.get("oneOf").and_then(Value::as_array) {
+            self.one_of(alts, v, path)?;
+        }
+        for part in s
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            self.check(part, v, path)?;
+        }
+        if let Some(cond) = s.get("if") {
+            if self.check(cond, v, path).is_ok() {
+                if let Some(then) = s.get("then") {
+                    self.check(then, v, path)?;
+                }
+            }
+        }
+        match v {
+            Value::Object(_) => self.object(s, v, path),
+            Value::Array(items) => self.array(s, items, path),
+            _ => Ok(()),
+        }
+    }
+
+    /// `#/$defs/NAME`.
+    fn resolve(&self, r: &str) -> Result<&Value, String> {
+        r.strip_prefix("#/$defs/")
+            .and_then(|name| self.root.get("$defs")?.get(name))
+            .ok_or_else(|| format!("the schema's reference {r} is not defined"))
+    }
+
+    /// `type`, `const`, `enum` and the ranges.
+    fn scalar(
+        &self,
+        s: &serde_json::Map<String, Value>,
+        v: &Value,
+        path: &str,
+    ) -> Result<(), String> {
+        let at = shown(path);
+        if let Some(t) = s.get("type") {
+            let ok = match t {
+                Value::String(t) => is_type(v, t),
+                Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| is_type(v, t)),
+                _ => true,
+            };
+            if !ok {
+                return Err(format!("{at}: {} is not of type {t}", brief(v)));
+            }
+        }
+        if let Some(c) = s.get("const").filter(|c| *c != v) {
+            return Err(format!("{at}: {} where {c} is expected", brief(v)));
+        }
+        if let Some(e) = s.get("enum").and_then(Value::as_array) {
+            if !e.contains(v) {
+                return Err(format!(
+                    "{at}: {} is not one of {}",
+                    brief(v),
+                    Value::from(e.clone())
+                ));
+            }
+        }
+        if let Some(x) = v.as_f64() {
+            let bound = |k: &str| s.get(k).and_then(Value::as_f64);
+            if bound("minimum").is_some_and(|m| x < m) {
+                return Err(format!("{at}: {x} is below its minimum {}", s["minimum"]));
+            }
+            if bound("exclusiveMinimum").is_some_and(|m| x <= m) {
+                return Err(format!("{at}: {x} is not above {}", s["exclusiveMinimum"]));
+            }
+            if bound("maximum").is_some_and(|m| x > m) {
+                return Err(format!("{at}: {x} is above its maximum {}", s["maximum"]));
+            }
+        }
+        let min_len = s.get("minLength").and_then(Value::as_u64);
+        if let (Some(n), Some(text)) = (min_len, v.as_str()) {
+            if (text.chars().count() as u64) < n {
+                return Err(format!("{at}: shorter than {n} characters"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Exactly one alternative holds; when none does, the error of the first that is not
+    /// `null` (the alternative a value was meant to be) is the one said.
+    fn one_of(&self, alts: &[Value], v: &Value, path: &str) -> Result<(), String> {
+        let results: Vec<_> = alts.iter().map(|a| self.check(a, v, path)).collect();
+        match results.iter().filter(|r| r.is_ok()).count() {
+            1 => Ok(()),
+            0 => {
+                let meant = alts
+                    .iter()
+                    .position(|a| a.get("type") != Some(&"null".into()));
+                results[meant.unwrap_or(0)].clone()
+            }
+            _ => Err(format!(
+                "{}: matches more than one of its forms",
+                shown(path)
+            )),
+        }
+    }
+
+    /// `required`, `properties`, `additionalProperties`.
+    fn object(
+        &self,
+        s: &serde_json::Map<String, Value>,
+        v: &Value,
+        path: &str,
+    ) -> Result<(), String> {
+        let map = v.as_object().expect("an object");
+        for name in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = name.as_str().unwrap_or_default();
+            if !map.contains_key(name) {
+                return Err(format!("{}: missing", join(path, name)));
+            }
+        }
+        let props = s.get("properties").and_then(Value::as_object);
+        for (k, x) in map {
+            match props.and_then(|p| p.get(k)) {
+                Some(p) => self.check(p, x, &join(path, k))?,
+                None => match s.get("additionalProperties") {
+                    Some(Value::Bool(false)) => {
+                        return Err(format!("{}: not a field of this document", join(path, k)))
+                    }
+                    Some(extra) => self.check(extra, x, &join(path, k))?,
+                    None => {}
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// `prefixItems`, `items`, `minItems`, `maxItems`.
+    fn array(
+        &self,
+        s: &serde_json::Map<String, Value>,
+        items: &[Value],
+        path: &str,
+    ) -> Result<(), String> {
+        let at = shown(path);
+        let count = |k: &str| s.get(k).and_then(Value::as_u64);
+        if count("minItems").is_some_and(|n| (items.len() as u64) < n) {
+            return Err(format!("{at}: fewer than {} items", s["minItems"]));
+        }
+        if count("maxItems").is_some_and(|n| (items.len() as u64) > n) {
+            return Err(format!("{at}: more than {} items", s["maxItems"]));
+        }
+        let prefix = s.get("prefixItems").and_then(Value::as_array);
+        let skip = prefix.map_or(0, Vec::len);
+        for (i, (p, x)) in prefix.into_iter().flatten().zip(items).enumerate() {
+            self.check(p, x, &format!("{path}[{i}]"))?;
+        }
+        if let Some(each) = s.get("items") {
+            for (i, x) in items.iter().enumerate().skip(skip) {
+                self.check(each, x, &format!("{path}[{i}]"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `v` is of JSON Schema type `t` (an integer is a number with no fraction).
+fn is_type(v: &Value, t: &str) -> bool {
+    match t {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        "number" => v.is_number(),
+        "integer" => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|x| x.fract() == 0.0),
+        _ => true,
+    }
+}
+
+/// The document's top, or the field.
+fn shown(path: &str) -> &str {
+    match path {
+        "" => "the document",
+        p => p,
+    }
+}
+
+/// A value as an error message shows it: short.
+fn brief(v: &Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(doc: &Value) -> String {
+        document(doc).expect_err("a corrupt document")
+    }
+
+    #[test]
+    fn the_field_is_named() {
+        let s = json!({"type": "object", "properties": {"a": {"type": "array", "items": {
+            "type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}}}});
+        let v = Validator { root: &s };
+        let bad = json!({"a": [{"n": 1}, {"n": -2}]});
+        assert_eq!(
+            v.check(&s, &bad, "").unwrap_err(),
+            "a[1].n: -2 is below its minimum 0"
+        );
+        let bad = json!({"a": [{"n": "7"}]});
+        assert_eq!(
+            v.check(&s, &bad, "").unwrap_err(),
+            "a[0].n: \"7\" is not of type \"integer\""
+        );
+    }
+
+    #[test]
+    fn unknown_schemas_pass_and_bad_results_fail() {
+        assert!(document(&json!({"schema": "other/1"})).is_ok());
+        let e = err(&json!({"schema": "wirebench.result/1"}));
+        assert!(e.ends_with(": missing"), "{e}");
+    }
+}

@@ -1,0 +1,113 @@
+//! Sweeps and studies are checked whole before their first run: every point's open files, and
+//! their size (a big one asks on a terminal, and wants `--yes` in a script).
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Generous bound on a refusal, which measures nothing.
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// The hard limit on open files, as the binary will find it.
+fn hard_fd_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+    lim.rlim_max
+}
+
+/// A sweep whose last point needs more open files than the hard limit allows is refused
+/// before its first point (it measured 15 points of `-c 1..100000`, then exit 2).
+#[test]
+fn a_sweep_with_a_point_that_cannot_run_runs_none() {
+    let server = common::ServerProcess::start(&[]);
+    let too_many = hard_fd_limit().min(10_000_000); // past the limit once the spares are added
+    let c = format!("1,{too_many}");
+    let out = common::usage_error(
+        &["run", &server.url, "-c", &c, "-d", "300ms", "--no-save"],
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("-c {too_many}")), "{stderr}");
+    assert!(stderr.contains("ulimit"), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// 341 points of 10 s (57 min) in a script: refused at once, naming --yes (it started them).
+#[test]
+fn a_big_study_in_a_script_wants_yes() {
+    let server = common::ServerProcess::start(&[]);
+    let out = common::usage_error(
+        &[
+            "run",
+            &server.url,
+            "--size",
+            "1..1G",
+            "-c",
+            "1..1000",
+            "--no-save",
+        ],
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("341 runs"), "{stderr}");
+    assert!(stderr.contains("57 min"), "{stderr}");
+    assert!(stderr.contains("--yes"), "{stderr}");
+    // compare too, and too many runs to hold is refused even with --yes.
+    let b = format!("b={}", server.url);
+    let a = format!("a={}", server.url);
+    let out = common::usage_error(&["compare", &a, &b, "--runs", "600", "--no-save"], LIMIT);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
+    let out = common::usage_error(
+        &[
+            "run",
+            &server.url,
+            "--runs",
+            "100000000",
+            "--yes",
+            "--no-save",
+        ],
+        LIMIT,
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("split the study"));
+}
+
+/// On a terminal the study asks, and an answer other than yes runs nothing (exit 2).
+#[test]
+fn a_big_study_on_a_terminal_asks_first() {
+    if Command::new("script").arg("--version").output().is_err() {
+        panic!("this test needs script(1) (util-linux) for a terminal");
+    }
+    let server = common::ServerProcess::start(&[]);
+    let line = format!(
+        "{} run {} -c 1..1000 -d 10m --no-save; echo exit=$?",
+        env!("CARGO_BIN_EXE_wirebench"),
+        server.url
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("XDG_DATA_HOME", common::data_home())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"n\n").unwrap();
+    let started = std::time::Instant::now();
+    let status = common::wait_exit(&mut child, LIMIT);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(started.elapsed() < LIMIT, "{status:?}");
+    assert!(text.contains("Run it? [y/N]"), "{text}");
+    assert!(text.contains("not run"), "{text}");
+    assert!(text.contains("exit=2"), "{text}");
+}

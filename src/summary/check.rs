@@ -262,7 +262,16 @@ impl Validator<'_> {
         v: &Value,
         path: &str,
     ) -> Result<(), String> {
-        let map = v.as_object().expect("an object");
+        let Some(map) = v.as_object() else {
+            return Err(format!(
+                "{}: not an object",
+                if path.is_empty() {
+                    "the document"
+                } else {
+                    path
+                }
+            ));
+        };
         for name in s
             .get("required")
             .and_then(Value::as_array)

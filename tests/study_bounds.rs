@@ -89,7 +89,7 @@ fn a_big_study_on_a_terminal_asks_first() {
     let server = common::ServerProcess::start(&[]);
     let line = format!(
         "{} run {} -c 1..1000 -d 10m --no-save; echo exit=$?",
-        env!("CARGO_BIN_EXE_wirebench"),
+        common::bin().get_program().to_string_lossy(),
         server.url
     );
     let mut child = Command::new("script")

@@ -4,6 +4,8 @@
 //! gigabyte download costs a read buffer. Each response records its status, its time to first
 //! byte, and counts as success when its status is accepted.
 
+#[doc(hidden)]
+pub mod fuzz;
 mod response;
 pub mod spec;
 pub mod template;

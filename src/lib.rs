@@ -82,6 +82,8 @@ pub mod cli;
 pub mod driver;
 pub mod engine;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod load;
 pub mod plan;
 pub mod record;

@@ -174,9 +174,21 @@ pub fn unescape(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Shows bytes as text with escapes, for messages and reports.
+/// Shows bytes as text with escapes, for messages and reports: only the escapes [`unescape`]
+/// reads, so a delimiter shown can be given back to `--until` as it is (quotes stay quotes).
 pub fn escape(bytes: &[u8]) -> String {
-    bytes.escape_ascii().to_string()
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        match b {
+            b'\r' => out.push_str("\\r"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\\' => out.push_str("\\\\"),
+            b' '..=b'~' => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out
 }
 
 /// Formats a duration given in microseconds compactly: `812ns`, `7.4µs`, `12.3ms`, `1.50s`.
@@ -257,6 +269,17 @@ mod tests {
         assert!(unescape(r"\q").is_err());
         assert!(unescape(r"\x4").is_err());
         assert_eq!(escape(b"END\r\n"), "END\\r\\n");
+    }
+
+    /// Found by the fuzz target `units`: `escape` wrote `\'` for a quote, which `unescape`
+    /// (and so `--until`) refuses; what is shown must read back.
+    #[test]
+    fn escape_reads_back() {
+        for bytes in [&b"-'e\n"[..], b"\"\\", b"\0\x7f\xff\t"] {
+            let shown = escape(bytes);
+            assert_eq!(unescape(&shown).as_deref(), Ok(bytes), "{shown}");
+        }
+        assert_eq!(escape(b"say 'hi'\0"), "say 'hi'\\x00");
     }
 
     #[test]

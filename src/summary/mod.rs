@@ -26,6 +26,8 @@ use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// The schema identifier written into every JSON result.
@@ -413,7 +415,20 @@ pub type Name = &'static str;
 /// `diff` and `merge` read a few documents per process, so the text is simply kept).
 pub fn leak<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
     let s = String::deserialize(d)?;
-    Ok(Box::leak(s.into_boxed_str()))
+    Ok(intern(s))
+}
+
+/// `s` kept for the process's life, once per distinct name: a process that reads documents
+/// by the million (the fuzz target `document`) holds each name once, not once per document.
+fn intern(s: String) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(&name) = names.get(s.as_str()) {
+        return name;
+    }
+    let name: &'static str = Box::leak(s.into_boxed_str());
+    names.insert(name);
+    name
 }
 
 fn us(ns: u64) -> f64 {

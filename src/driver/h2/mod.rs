@@ -25,6 +25,8 @@
 //! wrote and read (frames, compressed headers).
 
 mod failure;
+#[doc(hidden)]
+pub mod fuzz;
 mod handshake;
 mod io;
 mod request;

@@ -4,6 +4,8 @@
 //! gigabyte download costs a read buffer. Each response records its status, its time to first
 //! byte, and counts as success when its status is accepted.
 
+#[doc(hidden)]
+pub mod fuzz;
 mod response;
 pub mod spec;
 pub mod template;
@@ -210,7 +212,10 @@ impl HttpSession {
 
     fn grow(&mut self) {
         if self.inbuf.len() < BIG_READ {
-            self.inbuf = vec![0; BIG_READ].into_boxed_slice();
+            // The parser is still reading the bytes after the head: they move along.
+            let mut big = vec![0; BIG_READ].into_boxed_slice();
+            big[..self.inbuf.len()].copy_from_slice(&self.inbuf);
+            self.inbuf = big;
         }
     }
 }

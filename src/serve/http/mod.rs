@@ -31,6 +31,8 @@
 mod body;
 mod conn;
 mod file;
+#[doc(hidden)]
+pub mod fuzz;
 mod request;
 mod response;
 mod stats;

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# bench/fuzz.sh [SECONDS] [TARGET...]: builds the fuzz targets in fuzz/ (cargo +nightly fuzz,
+# no sanitizer, debug assertions and overflow checks on) and runs each for SECONDS (default
+# 60), one at a time, with -rss_limit_mb=512 and -timeout=10. Each starts from its committed
+# seeds (fuzz/corpus/T, read only) and what earlier runs found (fuzz/work/T, not committed).
+# Prints a table: target, executions, executions/s, crashes, timeouts, out-of-memory, peak
+# RSS; a crash, timeout or oom leaves its input in fuzz/artifacts/T/ (reproduce with
+# `fuzz/target/x86_64-unknown-linux-gnu/release/T fuzz/artifacts/T/FILE`) and exits 1.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+SECONDS_EACH=${1:-60}
+shift || true
+if ! [[ $SECONDS_EACH =~ ^[0-9]+$ ]] || ((SECONDS_EACH < 1)); then
+    echo "bench/fuzz.sh: '$SECONDS_EACH' is not a number of seconds; e.g. bench/fuzz.sh 60" >&2
+    exit 2
+fi
+ALL=$(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^wirebench-fuzz$')
+TARGETS=${*:-$ALL}
+cargo +nightly fuzz build -s none -a >&2
+BIN=fuzz/target/x86_64-unknown-linux-gnu/release
+LOG=fuzz/work/logs
+mkdir -p "$LOG"
+failed=0
+printf '%-15s %13s %9s %7s %8s %4s %8s\n' target executions exec/s crashes timeouts oom 'peak RSS'
+for t in $TARGETS; do
+    mkdir -p "fuzz/work/$t" "fuzz/artifacts/$t"
+    before=$(ls "fuzz/artifacts/$t" | wc -l)
+    "$BIN/$t" "fuzz/work/$t" "fuzz/corpus/$t" -max_total_time="$SECONDS_EACH" \
+        -rss_limit_mb=512 -timeout=10 -print_final_stats=1 \
+        -artifact_prefix="fuzz/artifacts/$t/" >"$LOG/$t.log" 2>&1 || true
+    count() { ls "fuzz/artifacts/$t" | grep -c "^$1-" || true; }
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$LOG/$t.log")
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$LOG/$t.log")
+    rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$LOG/$t.log")
+    crash=$(count crash) timeout=$(count timeout) oom=$(count oom)
+    if (($(ls "fuzz/artifacts/$t" | wc -l) > before)) || [[ -z $runs ]]; then
+        failed=1
+    fi
+    printf '%-15s %13s %9s %7s %8s %4s %6s MB\n' "$t" "${runs:-?}" "${rate:-?}" "$crash" \
+        "$timeout" "$oom" "${rss:-?}"
+done
+if ((failed)); then
+    echo "findings (or a target that did not run): see fuzz/artifacts/ and $LOG/" >&2
+    exit 1
+fi

@@ -1,0 +1,30 @@
+//! Entry points for the fuzz targets in `fuzz/` (cargo fuzz, see bench/fuzz.sh): the parsers
+//! of outside input that the public API does not reach on its own. Not part of the API.
+
+pub use crate::driver::h2::fuzz::request as h2_request;
+pub use crate::driver::http::fuzz::responses as http_responses;
+pub use crate::serve::http::fuzz::request as http_request;
+
+use crate::summary::Summary;
+use std::io::sink;
+
+/// A document as `report`, `merge` and `diff` read it: rendered as a page when its schema is
+/// known, and read back into a result that is merged with itself and diffed against itself
+/// when it is one. Returns whether it was a result; panics if an invariant breaks.
+pub fn document(text: &str) -> bool {
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    if crate::report::html::schema(&doc).is_ok() {
+        let _ = crate::report::html::render(&doc, &mut sink());
+    }
+    let Ok(result) = serde_json::from_str::<Summary>(text) else {
+        return false;
+    };
+    let pair = [result.clone(), result.clone()];
+    for sequential in [false, true] {
+        let _ = crate::summary::merge::merge(&pair, sequential);
+    }
+    let _ = crate::summary::diff::changes(&result, &pair[1], 5.0);
+    true
+}

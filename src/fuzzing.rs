@@ -8,13 +8,17 @@ pub use crate::serve::http::fuzz::request as http_request;
 use crate::summary::Summary;
 use std::io::sink;
 
-/// A document as `report`, `merge` and `diff` read it: rendered as a page when its schema is
-/// known, and read back into a result that is merged with itself and diffed against itself
-/// when it is one. Returns whether it was a result; panics if an invariant breaks.
+/// A document as `report`, `merge` and `diff` read it: checked against its schema (what fails
+/// is refused there, as the commands refuse it), rendered as a page, and read back into a
+/// result that is merged with itself and diffed against itself when it is one. Returns whether
+/// it was a result; panics if an invariant breaks.
 pub fn document(text: &str) -> bool {
     let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
         return false;
     };
+    if crate::summary::check::document(&doc).is_err() {
+        return false;
+    }
     if crate::report::html::schema(&doc).is_ok() {
         let _ = crate::report::html::render(&doc, &mut sink());
     }

@@ -69,3 +69,41 @@ fn document_seeds_are_read_as_report_merge_and_diff_read_them() {
         .count();
     assert_eq!(results, 3, "the three result documents read back");
 }
+
+/// The fuzzer's finding in `document`: a crafted histogram whose run of empty buckets is
+/// i64::MIN made hdrhistogram's decoder negate it (a panic with overflow checks, garbage
+/// without), and a header may claim 4 GiB of counts. Both are refused before decoding.
+#[test]
+fn a_crafted_histogram_is_refused_before_it_is_decoded() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings");
+    let text = std::fs::read_to_string(dir.join("document-hdrhistogram-negate-overflow.json"))
+        .expect("the finding");
+    assert!(!fuzzing::document(&text), "refused as damaged");
+    // A header claiming 4 GiB of counts, and a zero run of i64::MIN, each alone.
+    let mut header = vec![0x1c, 0x84, 0x93, 0x13, 0xff, 0xff, 0xff, 0xff];
+    header.extend_from_slice(&[0; 4]);
+    header.extend_from_slice(&3u32.to_be_bytes());
+    header.extend_from_slice(&1u64.to_be_bytes());
+    header.extend_from_slice(&3_600_000_000_000u64.to_be_bytes());
+    header.extend_from_slice(&1f64.to_be_bytes());
+    let err = wirebench::record::decode_histogram(&header).unwrap_err();
+    assert!(err.contains("claims 4294967295 bytes"), "{err}");
+    let mut min_run = header.clone();
+    min_run[4..8].copy_from_slice(&9u32.to_be_bytes());
+    min_run.extend_from_slice(&[0xff; 9]);
+    let err = wirebench::record::decode_histogram(&min_run).unwrap_err();
+    assert!(err.contains("empty buckets"), "{err}");
+    // What wirebench writes decodes as it was.
+    let mut h = wirebench::record::new_histogram();
+    h.record(12_345).unwrap();
+    let encoded = wirebench::summary::EncodedHistogram::of(&h);
+    let bytes = base64_decode(&encoded.data);
+    assert_eq!(wirebench::record::decode_histogram(&bytes).unwrap(), h);
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap()
+}

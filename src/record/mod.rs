@@ -78,6 +78,74 @@ pub const HIST_HIGHEST_NS: u64 = 3_600_000_000_000;
 /// Relative precision of every histogram: three significant digits (0.1 %).
 pub const HIST_SIGFIG: u8 = 3;
 
+/// Decodes a histogram as wirebench writes it: an uncompressed HdrHistogram V2 serialization
+/// within wirebench's bounds. Header and counts are checked before hdrhistogram's decoder sees
+/// them: a crafted document could otherwise make it allocate what its header claims (up to
+/// 4 GiB, or a histogram of any range) or negate i64::MIN in a run of zeros (found by fuzzing).
+pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
+    const HEADER: usize = 40;
+    let be = |at: usize, n: usize| -> u64 {
+        bytes
+            .get(at..at + n)
+            .map_or(0, |b| b.iter().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
+    };
+    if bytes.len() < HEADER {
+        return Err(format!("{} bytes, shorter than a header", bytes.len()));
+    }
+    if be(0, 4) != u64::from(V2_COOKIE) {
+        return Err("not an uncompressed HdrHistogram V2 serialization".into());
+    }
+    let payload = be(4, 4) as usize;
+    if payload > bytes.len() - HEADER {
+        return Err(format!(
+            "claims {payload} bytes of counts, holds {}",
+            bytes.len() - HEADER
+        ));
+    }
+    let (digits, low, high) = (be(12, 4), be(16, 8), be(24, 8));
+    if digits > u64::from(HIST_SIGFIG) || low < HIST_LOWEST_NS || high > HIST_HIGHEST_NS {
+        return Err(format!(
+            "bounds {low}..{high} ns at {digits} digits, beyond wirebench's ({HIST_LOWEST_NS}..{HIST_HIGHEST_NS} ns, {HIST_SIGFIG} digits)"
+        ));
+    }
+    check_counts(&bytes[HEADER..HEADER + payload])?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut &bytes[..HEADER + payload])
+        .map_err(|e| format!("does not decode ({e:?})"))
+}
+
+/// The counts of a V2 payload: LEB128 varints (at most 9 bytes, the 9th whole), zig-zag coded;
+/// a negative one is a run of zero counts, which no histogram of wirebench's bounds has more
+/// than 2^32 of.
+fn check_counts(mut payload: &[u8]) -> Result<(), String> {
+    while !payload.is_empty() {
+        let mut value = 0u64;
+        let mut used = 0;
+        for (i, &b) in payload.iter().take(9).enumerate() {
+            used = i + 1;
+            if i == 8 {
+                value |= u64::from(b) << 56;
+                break;
+            }
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        let last = payload[used - 1];
+        if used < 9 && last & 0x80 != 0 {
+            return Err("its counts end inside a number".into());
+        }
+        let decoded = ((value >> 1) as i64) ^ -((value & 1) as i64);
+        if decoded < -(1i64 << 32) {
+            return Err(format!("a run of {} empty buckets", decoded.unsigned_abs()));
+        }
+        payload = &payload[used..];
+    }
+    Ok(())
+}
+
 /// A latency histogram with wirebench's fixed bounds (1 ns .. 1 h, 3 significant digits).
 #[allow(
     clippy::expect_used,

@@ -11,7 +11,6 @@
 //! left to the decoding of what it guards (a histogram's base64).
 
 use base64::Engine as _;
-use hdrhistogram::serialization::Deserializer;
 use serde_json::Value;
 
 /// The schemas, by the `schema` name a document carries.
@@ -121,10 +120,9 @@ fn histogram(data: Option<&Value>, path: &str) -> Result<(), String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
         .map_err(|e| format!("{at}: not base64 ({e})"))?;
-    Deserializer::new()
-        .deserialize::<u64, _>(&mut bytes.as_slice())
+    crate::record::decode_histogram(&bytes)
         .map(|_| ())
-        .map_err(|e| format!("{at}: not an HdrHistogram V2 serialization ({e:?})"))
+        .map_err(|e| format!("{at}: not a histogram wirebench wrote: {e}"))
 }
 
 /// `path.key`, or `key` at the top.

@@ -490,9 +490,7 @@ impl EncodedHistogram {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(&self.data)
             .map_err(|e| format!("histogram is not base64: {e}"))?;
-        hdrhistogram::serialization::Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| format!("histogram does not decode: {e:?}"))
+        crate::record::decode_histogram(&bytes).map_err(|e| format!("histogram: {e}"))
     }
 }
 

@@ -1,6 +1,12 @@
 //! The HTTP/2 request checks driven with arbitrary requests, for the fuzz target `h2_request`
 //! (fuzz/). Not part of the API.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a fuzzing harness, not run by wirebench: its set-up failing is a finding too"
+)]
+
 use super::request::Shapes;
 use crate::driver::http::spec::{Accept, Body, HttpRequest, HttpSpec};
 use crate::driver::http::template::{Rng, Template, Vars};

@@ -19,9 +19,7 @@ pub fn decode(distribution: &Value) -> Option<Histogram<u64>> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data)
         .ok()?;
-    hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .ok()
+    crate::record::decode_histogram(&bytes).ok()
 }
 
 /// The spectrum of `h`: (nines, latency in µs) from the median down to the last sample; the

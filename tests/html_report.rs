@@ -252,7 +252,10 @@ fn open_in_browser(html: &[u8], scratch: &Path) -> Opened {
         ["GET /report.html HTTP/1.1"; 3],
         "the page's server saw a request other than the page"
     );
+    // A spare connection to the proxy that sent no request (Chromium preconnects to it when
+    // busy) fetched nothing.
     let elsewhere: Vec<String> = (trap.seen().into_iter())
+        .filter(|r| !r.is_empty())
         .filter(|r| {
             !CHROMIUM_OWN.iter().any(|host| {
                 r.contains(&format!(" http://{host}/")) || r.contains(&format!(" {host}:443 "))

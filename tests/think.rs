@@ -53,5 +53,6 @@ fn the_think_time_achieved_is_reported() {
         &["run", &server.url, "-c", "1", "-n", "20", "--think", "2ms"],
         Duration::from_secs(30),
     );
-    assert!(out.contains("think 2.00ms (waited 2."), "{out}");
+    // What was waited depends on the host's load (the JSON above bounds it); the header says it.
+    assert!(out.contains("think 2.00ms (waited "), "{out}");
 }

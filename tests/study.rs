@@ -426,3 +426,24 @@ fn two_swept_flags_make_a_csv_per_value_of_the_second() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A study saved with `--out` (its own `wirebench.study/1` document, the sweep under
+/// `document`) lists its figures in the history like any sweep: rate, p99, targets.
+#[test]
+fn a_study_with_out_lists_its_figures_in_the_history() {
+    let server = ServerProcess::start(&[]);
+    let dir = scratch("history");
+    let file = plan(&dir, &two_sizes(&server.url));
+    let (out, db) = (dir.join("results"), dir.join("h.db"));
+    let (db, out) = (db.to_str().unwrap(), out.to_str().unwrap());
+    let (code, text, err) = study(&[&file, "--out", out, "--db", db]);
+    assert_eq!(code, 0, "{text}{err}");
+    let (listed, _) = run_bounded(&["history", "--db", db, "--json"], LIMIT);
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let row = &json["runs"][0];
+    assert_eq!(row["schema"], "wirebench.study/1", "{row}");
+    assert!(row["ops_per_s"].as_f64().is_some_and(|r| r > 0.0), "{row}");
+    assert!(row["p99_us"].as_f64().is_some_and(|p| p > 0.0), "{row}");
+    assert_eq!(row["targets"][0], server.url.as_str(), "{row}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

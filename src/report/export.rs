@@ -35,6 +35,7 @@ struct Line<'a> {
 
 /// The results of `doc`, labelled.
 fn lines(kind: Kind, doc: &Value) -> Vec<Line<'_>> {
+    let (kind, doc) = crate::store::headline::inner(kind, doc);
     fn sweep_points(sweep: &Value) -> Vec<Line<'_>> {
         let Some(points) = sweep["points"].as_array() else {
             return Vec::new();

@@ -20,8 +20,24 @@ pub struct Headline {
     pub duration_s: Option<f64>,
 }
 
+/// A study's own document (`wirebench.study/1`, as `study --out` saves it) holds the command's
+/// document under `document`: that one, and its kind; any other document as it is.
+pub fn inner(kind: Kind, doc: &Value) -> (Kind, &Value) {
+    if kind != Kind::Study || doc["schema"] != "wirebench.study/1" {
+        return (kind, doc);
+    }
+    let inner = &doc["document"];
+    let kind = match inner["schema"].as_str() {
+        Some("wirebench.compare/1") => Kind::Compare,
+        Some("wirebench.peak/1") => Kind::Peak,
+        _ => Kind::Sweep,
+    };
+    (kind, inner)
+}
+
 /// The result documents (`wirebench.result/1`) inside a document, and whether each is kept.
 pub fn results(kind: Kind, doc: &Value) -> Vec<(&Value, bool)> {
+    let (kind, doc) = inner(kind, doc);
     fn points(sweep: &Value) -> Vec<(&Value, bool)> {
         sweep["points"]
             .as_array()
@@ -50,6 +66,7 @@ pub fn results(kind: Kind, doc: &Value) -> Vec<(&Value, bool)> {
 
 /// The target URLs a document measured.
 pub fn targets(kind: Kind, doc: &Value) -> Vec<String> {
+    let (kind, doc) = inner(kind, doc);
     let urls = |sweep: &Value| -> Vec<String> {
         sweep["targets"]
             .as_array()
@@ -74,6 +91,7 @@ pub fn targets(kind: Kind, doc: &Value) -> Vec<String> {
 impl Headline {
     /// The headline figures of `doc`.
     pub fn of(kind: Kind, doc: &Value) -> Headline {
+        let (kind, doc) = inner(kind, doc);
         let runs = results(kind, doc);
         let sum_i = |f: &dyn Fn(&Value) -> Option<i64>| -> Option<i64> {
             runs.iter().map(|(r, _)| f(r)).sum::<Option<i64>>()

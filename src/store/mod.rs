@@ -12,7 +12,7 @@
 //! written to it.
 
 mod error;
-mod headline;
+pub(crate) mod headline;
 mod id;
 mod migrate;
 

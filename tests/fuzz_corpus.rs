@@ -101,6 +101,16 @@ fn a_crafted_histogram_is_refused_before_it_is_decoded() {
     assert_eq!(wirebench::record::decode_histogram(&bytes).unwrap(), h);
 }
 
+/// The fuzzer's second finding in `document`: a histogram whose top quantile reads below its
+/// min (its counts wrap) made summarising it panic in `clamp` when merged.
+#[test]
+fn a_histogram_whose_max_reads_below_its_min_is_summarised() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings");
+    let bytes =
+        std::fs::read(dir.join("document-histogram-min-above-max.json")).expect("the finding");
+    fuzzing::document(&String::from_utf8_lossy(&bytes));
+}
+
 fn base64_decode(text: &str) -> Vec<u8> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD

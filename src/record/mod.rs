@@ -115,10 +115,16 @@ pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
         .map_err(|e| format!("does not decode ({e:?})"))
 }
 
+/// The most samples a histogram read back may hold: 2^48, far beyond any run (a million a
+/// second for nine years), and low enough that thousands of them add up without overflowing
+/// the i64 counts of the V2 format.
+const MAX_SAMPLES: u64 = 1 << 48;
+
 /// The counts of a V2 payload: LEB128 varints (at most 9 bytes, the 9th whole), zig-zag coded;
 /// a negative one is a run of zero counts, which no histogram of wirebench's bounds has more
-/// than 2^32 of.
+/// than 2^32 of. The counts add up to at most [`MAX_SAMPLES`].
 fn check_counts(mut payload: &[u8]) -> Result<(), String> {
+    let mut samples = 0u64;
     while !payload.is_empty() {
         let mut value = 0u64;
         let mut used = 0;
@@ -140,6 +146,10 @@ fn check_counts(mut payload: &[u8]) -> Result<(), String> {
         let decoded = ((value >> 1) as i64) ^ -((value & 1) as i64);
         if decoded < -(1i64 << 32) {
             return Err(format!("a run of {} empty buckets", decoded.unsigned_abs()));
+        }
+        samples = samples.saturating_add(decoded.max(0) as u64);
+        if samples > MAX_SAMPLES {
+            return Err(format!("more than {MAX_SAMPLES} samples"));
         }
         payload = &payload[used..];
     }

@@ -447,6 +447,9 @@ impl Distribution {
         // is), so one sample is every statistic and a multi-sample order is kept.
         let mid = |v: u64| h.median_equivalent(v);
         let (lo, hi) = (mid(h.min()), mid(h.value_at_quantile(1.0)));
+        // A histogram read from a crafted document can hold counts whose total wraps, so that
+        // its top quantile reads below its min (found by fuzzing): order the bounds.
+        let hi = hi.max(lo);
         let q = |p: f64| us(mid(h.value_at_quantile(p)).clamp(lo, hi));
         Some(Distribution {
             count: h.len(),

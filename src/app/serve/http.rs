@@ -128,6 +128,14 @@ mod tests {
         let o = parse(&["--request-timeout", "300ms", "-t", "2", "--delay", "5ms"]).unwrap();
         assert_eq!(o.request_timeout, Duration::from_millis(300));
         assert_eq!(o.idle_timeout, Duration::from_secs(60));
+        assert_eq!(o.max_header_bytes, 16 * 1024);
+        assert_eq!(
+            parse(&["--max-header-bytes", "1k"])
+                .unwrap()
+                .max_header_bytes,
+            1024
+        );
+        assert!(parse(&["--max-header-bytes", "100"]).is_err());
         assert_eq!((o.threads, o.delay), (2, Some(Duration::from_millis(5))));
         assert!(o.socket.nodelay && o.dir.is_none());
         let dir = std::env::temp_dir();

@@ -210,6 +210,13 @@ mod tests {
             parse(&["--max-rate", "2000/s"]).unwrap().max_rate,
             Some(2000.0)
         );
+        let minutes = |n: u64| Some(std::time::Duration::from_secs(60 * n));
+        assert_eq!(parse(&[]).unwrap().idle_timeout, minutes(5));
+        assert_eq!(parse(&["--idle-timeout", "0"]).unwrap().idle_timeout, None);
+        assert_eq!(
+            parse(&["--idle-timeout", "2m"]).unwrap().idle_timeout,
+            minutes(2)
+        );
     }
 
     #[test]

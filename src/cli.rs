@@ -456,6 +456,11 @@ pub struct ServeTcpArgs {
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
 
+    /// Close a connection whose client sends nothing for this long (0: never). Memory per
+    /// connection is one 64 KiB read buffer plus the kernel's socket buffers.
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    pub idle_timeout: String,
+
     /// Serve each connection on its own thread with blocking socket calls (echo and sink): a
     /// syscall less per request, the lowest latency for a few connections. The default event
     /// loop scales to tens of thousands.
@@ -561,7 +566,12 @@ pub struct ServeUdpArgs {
 #[command(
     after_help = "Routes: GET /bytes/N (N bytes, k/M/G suffixes, up to 1 TiB), /delay/D (e.g. /delay/5ms), \
 /status/CODE, POST|PUT /echo (the request body back); with --dir, other GET paths serve files. HEAD \
-works everywhere, keep-alive and pipelining by default."
+works everywhere, keep-alive and pipelining by default.\n\n\
+Memory per connection is bounded whatever a client sends: a read buffer of --max-header-bytes (at \
+least 16 KiB) and an output buffer of 4 KiB that grows to 128 KiB at most while large responses are \
+written, plus the kernel's socket buffers; 2,000 idle connections took ~32 MB (bench/hostile.sh). \
+A slow client is bounded in time by --request-timeout (a head trickled byte by byte gets 408) and \
+--idle-timeout; in number by --max-connections."
 )]
 pub struct ServeHttpArgs {
     /// Address to listen on; port 0 picks a free port. The URL is printed first.
@@ -585,6 +595,11 @@ pub struct ServeHttpArgs {
     /// or a reply that makes no progress for this long).
     #[arg(long, default_value = "60s", value_name = "DURATION")]
     pub idle_timeout: String,
+
+    /// The largest request head (request line and header fields), 256 to 1M; a larger one gets
+    /// 431 and a close. The read buffer is this size, at least 16k.
+    #[arg(long, default_value = "16k", value_name = "BYTES")]
+    pub max_header_bytes: String,
 
     /// Refuse (accept and close at once) connections beyond this many open at a time.
     #[arg(long, value_name = "N")]

@@ -43,8 +43,9 @@ fn options(a: &ServeHttpArgs) -> Result<HttpServerOptions, UsageError> {
     let delay = delay_flag(&a.delay)?;
     let dir = a.dir.as_deref().map(directory).transpose()?;
     let max_connections = max_connections_flag(a.max_connections)?;
-    let defaults = HttpServerOptions::default();
-    let threads = threads_flag(a.threads.unwrap_or(defaults.threads))?;
+    let max_header_bytes = max_header_bytes(&a.max_header_bytes)?;
+    let default_threads = HttpServerOptions::default().threads;
+    let threads = threads_flag(a.threads.unwrap_or(default_threads))?;
     Ok(HttpServerOptions {
         dir,
         request_timeout,
@@ -52,10 +53,22 @@ fn options(a: &ServeHttpArgs) -> Result<HttpServerOptions, UsageError> {
         delay,
         max_rate: max_rate_flag(&a.max_rate)?,
         max_connections,
+        max_header_bytes,
         socket: SocketOptions::try_from(&a.socket)?,
         threads,
-        ..defaults
     })
+}
+
+/// Checks `--max-header-bytes`: a size within the server's limits.
+fn max_header_bytes(text: &str) -> Result<usize, UsageError> {
+    let range = crate::serve::http::HEADER_LIMITS;
+    match crate::units::parse_size(text) {
+        Ok(n) if range.contains(&n) => Ok(n as usize),
+        Ok(_) => usage(format!(
+            "--max-header-bytes {text} is out of range: give 256 to 1M (the default is 16k)"
+        )),
+        Err(e) => usage(format!("--max-header-bytes {text}: {e}")),
+    }
 }
 
 /// Checks `--dir`: an existing directory.
@@ -90,8 +103,8 @@ fn describe(o: &HttpServerOptions) -> String {
         text += &format!(", at most {n} connections");
     }
     text += &format!(
-        ", request timeout {:?}, idle timeout {:?}",
-        o.request_timeout, o.idle_timeout
+        ", request timeout {:?}, idle timeout {:?}, heads up to {} bytes",
+        o.request_timeout, o.idle_timeout, o.max_header_bytes
     );
     text
 }
@@ -115,6 +128,14 @@ mod tests {
         let o = parse(&["--request-timeout", "300ms", "-t", "2", "--delay", "5ms"]).unwrap();
         assert_eq!(o.request_timeout, Duration::from_millis(300));
         assert_eq!(o.idle_timeout, Duration::from_secs(60));
+        assert_eq!(o.max_header_bytes, 16 * 1024);
+        assert_eq!(
+            parse(&["--max-header-bytes", "1k"])
+                .unwrap()
+                .max_header_bytes,
+            1024
+        );
+        assert!(parse(&["--max-header-bytes", "100"]).is_err());
         assert_eq!((o.threads, o.delay), (2, Some(Duration::from_millis(5))));
         assert!(o.socket.nodelay && o.dir.is_none());
         let dir = std::env::temp_dir();

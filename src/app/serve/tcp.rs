@@ -74,9 +74,16 @@ fn options(a: &ServeTcpArgs) -> Result<TcpServerOptions, UsageError> {
         delay_every: delay_every(a.delay_every)?,
         socket: SocketOptions::try_from(&a.socket)?,
         max_connections,
+        idle_timeout: idle_timeout(&a.idle_timeout)?,
         threads,
         blocking: a.blocking,
     })
+}
+
+/// Parses `--idle-timeout`: a duration, 0 for none.
+fn idle_timeout(text: &str) -> Result<Option<std::time::Duration>, UsageError> {
+    let d = duration_flag("--idle-timeout", text)?;
+    Ok((!d.is_zero()).then_some(d))
 }
 
 /// Parses the hidden test options `--stall-every` and `--stall-for`.
@@ -202,6 +209,13 @@ mod tests {
         assert_eq!(
             parse(&["--max-rate", "2000/s"]).unwrap().max_rate,
             Some(2000.0)
+        );
+        let minutes = |n: u64| Some(std::time::Duration::from_secs(60 * n));
+        assert_eq!(parse(&[]).unwrap().idle_timeout, minutes(5));
+        assert_eq!(parse(&["--idle-timeout", "0"]).unwrap().idle_timeout, None);
+        assert_eq!(
+            parse(&["--idle-timeout", "2m"]).unwrap().idle_timeout,
+            minutes(2)
         );
     }
 

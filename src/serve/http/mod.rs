@@ -57,7 +57,7 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
 
 /// The smallest and largest `max_header_bytes` accepted.
-const HEADER_LIMITS: std::ops::RangeInclusive<usize> = 256..=1 << 20;
+pub const HEADER_LIMITS: std::ops::RangeInclusive<u64> = 256..=1 << 20;
 
 /// What the server does and how.
 #[derive(Clone, Debug)]
@@ -123,7 +123,7 @@ impl Shared {
         if options.request_timeout.is_zero() || options.idle_timeout.is_zero() {
             return invalid("request and idle timeouts must be above zero".into());
         }
-        if !HEADER_LIMITS.contains(&options.max_header_bytes) {
+        if !HEADER_LIMITS.contains(&(options.max_header_bytes as u64)) {
             return invalid(format!(
                 "max_header_bytes must lie in {}..={}",
                 HEADER_LIMITS.start(),

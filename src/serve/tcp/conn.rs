@@ -5,7 +5,7 @@ use super::blocking::BlockingStream;
 use super::filler::Filler;
 use super::framer::Framer;
 use super::stats::Tally;
-use super::transfer::{echo, sink, source, Reply, Stop, Wire};
+use super::transfer::{echo, read_within, sink, source, Reply, Stop, Wire};
 use super::Shared;
 use crate::serve::{Mode, Shutdown};
 use crate::wire::framing::{self, Detect, Preamble, ERROR_PREFIX, MAX_PREAMBLE};
@@ -38,7 +38,8 @@ pub(crate) async fn serve(
 ) {
     let mut buf = Vec::with_capacity(BUF);
     let mode = shared.options.mode;
-    let hello = match handshake(&mut stream, &mut buf, mode).await {
+    let idle = shared.options.idle_timeout;
+    let hello = match handshake(&mut stream, &mut buf, mode, idle).await {
         // A wirebench intent the mode cannot serve is refused here, in the event loop, where
         // the refusal's linger can time out.
         Ok(Hello::Wirebench(p, _)) if !fits(p, mode) => Ok(Hello::Bad(mismatch(mode))),
@@ -111,7 +112,13 @@ enum Hello {
 }
 
 /// Reads until the first bytes tell a wirebench client from a plain one.
-async fn handshake(stream: &mut TcpStream, buf: &mut Vec<u8>, mode: Mode) -> io::Result<Hello> {
+/// A client that sends nothing for `idle` ends here (an error), as in the transfer loops.
+async fn handshake(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    mode: Mode,
+    idle: Option<Duration>,
+) -> io::Result<Hello> {
     loop {
         let detected = framing::detect(buf);
         let patient = detected == Detect::NeedMore && !buf.is_empty();
@@ -121,7 +128,7 @@ async fn handshake(stream: &mut TcpStream, buf: &mut Vec<u8>, mode: Mode) -> io:
                 Err(_) => return Ok(Hello::Plain),
             }
         } else {
-            stream.read_buf(buf).await?
+            read_within(idle, stream.read_buf(buf)).await?
         };
         match framing::detect(buf) {
             Detect::Plain => return Ok(Hello::Plain),
@@ -172,6 +179,7 @@ async fn wirebench<S: Wire>(
                 &reply,
                 (delay, shared.faults()),
                 tally,
+                shared.options.idle_timeout,
             )
             .await
         }
@@ -179,7 +187,14 @@ async fn wirebench<S: Wire>(
             if report {
                 stream.write_all(framing::OK_LINE).await?;
             }
-            let bytes = sink(stream, buf, Framer::sized(request), tally).await?;
+            let bytes = sink(
+                stream,
+                buf,
+                Framer::sized(request),
+                tally,
+                shared.options.idle_timeout,
+            )
+            .await?;
             if report {
                 // The client half-closed: tell it what arrived, then close.
                 stream.write_all(&framing::received_line(bytes)).await?;
@@ -226,12 +241,19 @@ async fn plain<S: Wire>(
                 &reply,
                 (delay, shared.faults()),
                 tally,
+                shared.options.idle_timeout,
             )
             .await
         }
-        Mode::Sink => sink(stream, buf, shared.plain_framer(), tally)
-            .await
-            .map(|_| ()),
+        Mode::Sink => sink(
+            stream,
+            buf,
+            shared.plain_framer(),
+            tally,
+            shared.options.idle_timeout,
+        )
+        .await
+        .map(|_| ()),
         Mode::Source => source(stream, buf.len(), &shared.plain_source, delay, tally).await,
     }
 }

@@ -35,6 +35,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
 
+/// How long a connection may stay silent, by default: far above any think time or open-loop
+/// gap a load test uses, yet it bounds how long a client that never speaks holds a connection.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Message size pushed to plain clients in source mode when none is configured.
 pub const DEFAULT_SOURCE_SIZE: usize = 1024;
 
@@ -74,6 +78,10 @@ pub struct TcpServerOptions {
     pub socket: SocketOptions,
     /// Connections beyond this many open at a time are accepted and closed at once.
     pub max_connections: Option<usize>,
+    /// A connection whose client sends nothing for this long is closed (none: never). Reads
+    /// only: a source connection, which the server writes to, is not idle. With `blocking`,
+    /// only the first bytes are waited for this long.
+    pub idle_timeout: Option<Duration>,
     /// Server threads, each with its own runtime (at least 1).
     pub threads: usize,
     /// Serve each connection on its own thread with blocking socket calls (echo and sink):
@@ -122,6 +130,7 @@ impl Default for TcpServerOptions {
                 ..SocketOptions::default()
             },
             max_connections: None,
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             blocking: false,
         }
@@ -163,6 +172,9 @@ impl Shared {
             PlainFraming::Delimiter(d) => d,
             _ => &[],
         };
+        if options.idle_timeout.is_some_and(|d| d.is_zero()) {
+            return invalid("idle_timeout must be above zero (none: no timeout)");
+        }
         if options.reply_writes == 0 || options.delay_every == Some(0) {
             return invalid("reply_writes and delay_every must be at least 1");
         }

@@ -11,7 +11,7 @@ use super::Stall;
 use crate::serve::delay::Pause;
 use crate::serve::rate::Service;
 use std::io;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// What the loops read from and write to: a connection in the event loop, or a
@@ -86,6 +86,7 @@ pub(crate) async fn echo<S: Wire>(
     reply: &Reply,
     (service, faults): (&Service, Faults),
     tally: &Tally,
+    idle: Option<Duration>,
 ) -> Result<(), Stop> {
     let mut pace = Pace {
         service,
@@ -105,7 +106,7 @@ pub(crate) async fn echo<S: Wire>(
                 answer_paced(stream, &buf, &mut framer, reply, &mut pace, tally).await?;
             }
         }
-        if !read(stream, &mut buf).await? {
+        if !read(stream, &mut buf, idle).await? {
             return Ok(());
         }
     }
@@ -140,12 +141,30 @@ async fn write_in<S: Wire>(stream: &mut S, bytes: &[u8], pieces: usize) -> io::R
     Ok(())
 }
 
-/// Reads the next chunk into the (emptied) buffer; false at end of stream.
-async fn read<S: Wire>(stream: &mut S, buf: &mut Vec<u8>) -> io::Result<bool> {
+/// Reads the next chunk into the (emptied) buffer; false at end of stream. A client that sends
+/// nothing for `idle` is an error (the connection ends), so silent connections cannot pile up.
+async fn read<S: Wire>(
+    stream: &mut S,
+    buf: &mut Vec<u8>,
+    idle: Option<Duration>,
+) -> io::Result<bool> {
     buf.clear();
     debug_assert!(buf.capacity() >= BUF);
     // `read_buf` fills the spare capacity without zeroing it first.
-    Ok(stream.read_buf(buf).await? > 0)
+    Ok(read_within(idle, stream.read_buf(buf)).await? > 0)
+}
+
+/// `read`, given up after `idle` (none: waits as long as it takes) with a TimedOut error.
+pub(crate) async fn read_within<F>(idle: Option<Duration>, read: F) -> io::Result<usize>
+where
+    F: std::future::Future<Output = io::Result<usize>>,
+{
+    match idle {
+        None => read.await,
+        Some(idle) => tokio::time::timeout(idle, read)
+            .await
+            .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into())),
+    }
 }
 
 /// Answers every request a chunk completes with one write (or one per block of filler).
@@ -224,6 +243,7 @@ pub(crate) async fn sink<S: Wire>(
     mut buf: Vec<u8>,
     mut framer: Framer,
     tally: &Tally,
+    idle: Option<Duration>,
 ) -> Result<u64, Stop> {
     let mut total = 0u64;
     loop {
@@ -232,7 +252,7 @@ pub(crate) async fn sink<S: Wire>(
             total += buf.len() as u64;
             tally.requests(framer.count(&buf)?);
         }
-        if !read(stream, &mut buf).await? {
+        if !read(stream, &mut buf, idle).await? {
             return Ok(total);
         }
     }

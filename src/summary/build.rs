@@ -80,6 +80,8 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
     if plan.target.family() == Family::Datagram && plan.workload.mode == ClientMode::Stream {
         let sessions = plan.connections as u64;
         super::udp_stream::apply(&mut s, &c.total, measured, unit, sessions);
+    } else if plan.workload.mode == ClientMode::Stream && plan.workload.preamble().is_some() {
+        missing_count(&mut s);
     }
     s.throughput.link = link(plan, &s.throughput, &c.total, bulk.is_some());
     s.notes = super::diagnose::notes(&s);
@@ -87,6 +89,25 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         s.notes.insert(0, deadline_note(plan, limit, owed));
     }
     s
+}
+
+/// A TCP stream to a wirebench sink that asked for the sink's count: a connection whose count
+/// never came (the sink frozen, or dead) is an error of the run, as for a UDP stream; else a
+/// frozen sink's run ended with exit 0 and the bytes the kernel buffered taken as delivered.
+fn missing_count(s: &mut Summary) {
+    let missing = s.throughput.receiver_unreported;
+    if missing == 0 {
+        return;
+    }
+    super::udp_stream::add_error(
+        s,
+        "no_receiver_count",
+        missing,
+        format!(
+            "the sink did not report what it received for {} connection(s) (is it `wirebench serve tcp --mode sink`, and running?)",
+            crate::units::thousands(missing)
+        ),
+    );
 }
 
 /// The note of a run its overall limit (`--deadline`) ended: first, since it explains the rest.

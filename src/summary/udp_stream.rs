@@ -67,7 +67,7 @@ pub(super) fn apply(
 }
 
 /// Adds `count` errors of `kind` to the summary's error section.
-fn add_error(s: &mut Summary, kind: &'static str, count: u64, sample: String) {
+pub(super) fn add_error(s: &mut Summary, kind: &'static str, count: u64, sample: String) {
     s.errors.total += count;
     s.errors.by_kind.push(ErrorEntry {
         kind,

@@ -376,8 +376,9 @@ fn steps_of(
     Ok((peak, limited))
 }
 
-/// The conclusion of a search its target left (or a step that could not run): no peak.
-fn lost_conclusion(steps: &[Step], setup: &Setup, why: &str) -> String {
+/// The objective as written (`p99<=50ms, errors<=1%`) and the highest rate a step sustained
+/// within it, if any did.
+fn objective_and_best(steps: &[Step], setup: &Setup) -> (String, Option<f64>) {
     let objective = setup
         .slos
         .iter()
@@ -389,6 +390,12 @@ fn lost_conclusion(steps: &[Step], setup: &Setup, why: &str) -> String {
         .filter(|s| s.passed)
         .map(|s| s.offered_per_s)
         .reduce(f64::max);
+    (objective, best)
+}
+
+/// The conclusion of a search its target left (or a step that could not run): no peak.
+fn lost_conclusion(steps: &[Step], setup: &Setup, why: &str) -> String {
+    let (objective, best) = objective_and_best(steps, setup);
     format!(
         "stopped after {} step(s), no peak claimed: {why}; the highest rate sustained within {objective} until then was {:.0}/s",
         steps.len(),
@@ -398,17 +405,7 @@ fn lost_conclusion(steps: &[Step], setup: &Setup, why: &str) -> String {
 
 /// One sentence on what the search found.
 pub fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup) -> String {
-    let objective = setup
-        .slos
-        .iter()
-        .map(|s| s.text.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let best = steps
-        .iter()
-        .filter(|s| s.passed)
-        .map(|s| s.offered_per_s)
-        .reduce(f64::max);
+    let (objective, best) = objective_and_best(steps, setup);
     if crate::engine::stop::requested() {
         return format!(
             "interrupted ({}) after {} step(s): no peak claimed; the highest rate sustained within {objective} so far was {:.0}/s",

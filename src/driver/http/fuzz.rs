@@ -7,13 +7,10 @@
     reason = "a fuzzing harness, not run by wirebench: its set-up failing is a finding too"
 )]
 
-use super::response::Parser;
 use super::spec::{Accept, HttpSpec};
-use super::template::Rng;
-use super::{HttpSession, Pending, SMALL_READ};
+use super::{HttpSession, Pending};
 use crate::driver::stream::Stream;
 use crate::driver::{ReadOutcome, Sent};
-use std::collections::VecDeque;
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -36,40 +33,25 @@ fn socket() -> &'static TcpStream {
 pub fn responses(wire: &[u8], pieces: &[usize], requests: usize, heads: u64) -> usize {
     let stream = socket().try_clone().expect("dup of a socket");
     let now = Instant::now();
-    let mut s = HttpSession {
-        stream: Stream::Blocking(stream),
-        spec: Arc::new(HttpSpec {
-            requests: Vec::new(),
-            host: "fuzz".into(),
-            accept: Accept::parse("2xx,3xx").expect("a valid --accept"),
-            keepalive: true,
-            path_text: "/".into(),
-            http2: false,
-        }),
-        worker: 0,
-        connections: 1,
-        rng: Rng::new(),
-        out: Vec::new(),
-        out_pos: 0,
-        body: Vec::new(),
-        body_queued: 0,
-        inbuf: vec![0; SMALL_READ].into_boxed_slice(),
-        in_flight: (0..requests as u64)
-            .map(|seq| Pending {
-                seq,
-                sent: Sent {
-                    intended: now,
-                    at: now,
-                },
-                head: heads >> (seq % 64) & 1 == 1,
-            })
-            .collect::<VecDeque<_>>(),
-        parser: Parser::default(),
-        completed: Vec::new(),
-        reusable: true,
-        lowat: 1,
-        opened: now,
-    };
+    let spec = Arc::new(HttpSpec {
+        requests: Vec::new(),
+        host: "fuzz".into(),
+        accept: Accept::parse("2xx,3xx").expect("a valid --accept"),
+        keepalive: true,
+        path_text: "/".into(),
+        http2: false,
+    });
+    let mut s = HttpSession::new(Stream::Blocking(stream), spec, 0, 1);
+    s.in_flight = (0..requests as u64)
+        .map(|seq| Pending {
+            seq,
+            sent: Sent {
+                intended: now,
+                at: now,
+            },
+            head: heads >> (seq % 64) & 1 == 1,
+        })
+        .collect();
     let (mut at, mut i) = (0, 0);
     while at < wire.len() {
         let size = pieces

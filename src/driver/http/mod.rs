@@ -88,24 +88,7 @@ impl Driver for HttpDriver {
         }
         // Connect time includes the TLS handshake: both are paid before the first request.
         let took = started.elapsed();
-        let session = HttpSession {
-            stream,
-            spec: self.spec.clone(),
-            worker: self.worker,
-            connections: self.connections,
-            rng: Rng::new(),
-            out: Vec::new(),
-            out_pos: 0,
-            body: Vec::new(),
-            body_queued: 0,
-            inbuf: vec![0; SMALL_READ].into_boxed_slice(),
-            in_flight: VecDeque::new(),
-            parser: Parser::default(),
-            completed: Vec::new(),
-            reusable: true,
-            lowat: 1,
-            opened: Instant::now(),
-        };
+        let session = HttpSession::new(stream, self.spec.clone(), self.worker, self.connections);
         Ok((session, Some(took)))
     }
 }
@@ -150,6 +133,28 @@ pub(crate) fn unique_seq(seq: u64, connections: u64) -> u64 {
 }
 
 impl HttpSession {
+    /// A session on a connected stream, with nothing in flight yet.
+    fn new(stream: Stream, spec: Arc<HttpSpec>, worker: usize, connections: u64) -> Self {
+        HttpSession {
+            stream,
+            spec,
+            worker,
+            connections,
+            rng: Rng::new(),
+            out: Vec::new(),
+            out_pos: 0,
+            body: Vec::new(),
+            body_queued: 0,
+            inbuf: vec![0; SMALL_READ].into_boxed_slice(),
+            in_flight: VecDeque::new(),
+            parser: Parser::default(),
+            completed: Vec::new(),
+            reusable: true,
+            lowat: 1,
+            opened: Instant::now(),
+        }
+    }
+
     /// Renders request `seq` into the output buffer.
     fn render(&mut self, seq: u64) {
         let unique = unique_seq(seq, self.connections);

@@ -86,8 +86,8 @@ impl Stream {
     }
 
     /// The connection's packets ([`segment_of`] its socket).
-    pub(crate) fn segment(&self, opened: Instant) -> Option<crate::record::Segment> {
-        segment_of(self.fd(), opened)
+    pub(crate) fn segment(&self) -> Option<crate::record::Segment> {
+        segment_of(self.fd())
     }
 
     /// Half-closes: no more bytes go out, replies can still come in (plain TCP only).
@@ -300,12 +300,8 @@ fn timed_out(e: std::io::Error) -> std::io::Error {
 
 /// The packets of the TCP connection on `fd`: the send MSS from `TCP_INFO` (read once, at the
 /// end of a session, off the hot path) and the TCP header, with the timestamp option if
-/// negotiated; and the bytes the peer acknowledged per second since `opened`. Acknowledged
-/// bytes and their time are read together, so a late call does not inflate the rate.
-pub(crate) fn segment_of(
-    fd: std::os::fd::RawFd,
-    opened: Instant,
-) -> Option<crate::record::Segment> {
+/// negotiated; and the bytes the peer has acknowledged so far (what crossed the link).
+pub(crate) fn segment_of(fd: std::os::fd::RawFd) -> Option<crate::record::Segment> {
     let tcp = crate::sys::link::tcp_segment(fd).ok()?;
     // RFC 793's 20-byte header, plus RFC 7323's 10-byte timestamp option padded to 12.
     let header = if tcp.timestamps { 32 } else { 20 };
@@ -313,6 +309,6 @@ pub(crate) fn segment_of(
         payload: tcp.mss,
         received: tcp.rcv_mss.max(1),
         header,
-        acked_per_s: Some(tcp.acked as f64 / opened.elapsed().as_secs_f64().max(1e-9)),
+        acked: Some(tcp.acked),
     })
 }

@@ -95,6 +95,10 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
     let opened = before_start(ctx, &mut slot, bulk).await;
     let start = ctx.timeline.wait_measure_start().await;
     ctx.rec.borrow_mut().mark_start(start);
+    if let Some(session) = slot.session.as_ref() {
+        // A stream opened in the warm-up: what it delivered before the window is not the window's.
+        transfer::note_acked(ctx, session, true);
+    }
     if let Some(took) = opened {
         // The early connect counts with the warm-up if there is one, else with the measured part.
         let at = if plan.warmup.is_some() {
@@ -151,6 +155,7 @@ async fn ask_peer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, bulk: bo
     if let Some(segment) = session.segment() {
         ctx.rec.borrow_mut().segment(Instant::now(), segment);
     }
+    transfer::note_acked(ctx, session, false);
     if let Some(report) = session.report(REPORT_WAIT).await {
         ctx.rec.borrow_mut().peer(Instant::now(), &report);
     }

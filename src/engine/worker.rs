@@ -297,6 +297,18 @@ impl WorkerRec {
         self.slot(now, now).peer.stream(bytes);
     }
 
+    /// A stream connection's payload bytes its receiver had acknowledged (TCP_INFO): at the
+    /// start of the measured window (`at_start`, a session opened in a warm-up), or at its end.
+    pub fn acked(&mut self, now: Instant, bytes: u64, at_start: bool) {
+        let peer = &mut self.slot(now, now).peer;
+        if at_start {
+            peer.stream_acked_before += bytes;
+        } else {
+            peer.stream_acked_sessions += 1;
+            peer.stream_acked += bytes;
+        }
+    }
+
     /// Payload bytes read at `now` (bulk download).
     #[inline]
     pub fn received(&mut self, now: Instant, bytes: usize) {

@@ -41,14 +41,15 @@ pub struct Segment {
     /// Transport header bytes on every packet: 20 for TCP (32 with the RFC 7323 timestamp
     /// option), 8 for UDP.
     pub header: u32,
-    /// TCP: the bytes the peer acknowledged (`tcpi_bytes_acked`) per second of the session's
-    /// life: what crossed the link, unlike bytes written, part of which wait in buffers.
-    pub acked_per_s: Option<f64>,
+    /// TCP: the bytes the peer had acknowledged (`tcpi_bytes_acked`) when this was read: what
+    /// crossed the link, unlike bytes written, part of which wait in buffers. One session's
+    /// reading; the engine adds the sessions' into [`PeerCounts::stream_acked`].
+    pub acked: Option<u64>,
 }
 
 impl Segment {
-    /// Two sessions' reports as one: the larger packet, the acknowledged rates added (the
-    /// sessions of a bulk transfer run side by side).
+    /// Two sessions' reports as one: the larger packet (a reading of acknowledged bytes
+    /// belongs to one session, so the merged report keeps none).
     pub fn merge(a: Option<Segment>, b: Option<Segment>) -> Option<Segment> {
         match (a, b) {
             (Some(x), Some(y)) => {
@@ -59,10 +60,7 @@ impl Segment {
                 };
                 Some(Segment {
                     received: x.received.max(y.received),
-                    acked_per_s: match (x.acked_per_s, y.acked_per_s) {
-                        (Some(p), Some(q)) => Some(p + q),
-                        (p, q) => p.or(q),
-                    },
+                    acked: None,
                     ..big
                 })
             }
@@ -254,6 +252,14 @@ pub struct PeerCounts {
     pub stream_bytes: u64,
     /// Stream connections that ended without the receiver's count (a failure, no answer).
     pub stream_unreported: u64,
+    /// Stream connections whose socket said what the receiver acknowledged (TCP_INFO).
+    pub stream_acked_sessions: u64,
+    /// Payload bytes those connections had acknowledged when they ended (at the deadline, or
+    /// at their failure), preambles not counted.
+    pub stream_acked: u64,
+    /// Of those, the bytes already acknowledged when the measured window began (a session
+    /// opened in a warm-up): what the receiver got within the window is the difference.
+    pub stream_acked_before: u64,
 }
 
 impl PeerCounts {
@@ -278,6 +284,14 @@ impl PeerCounts {
         }
     }
 
+    /// Payload bytes the receivers acknowledged within the measured window, if the stream's
+    /// sockets said (TCP_INFO; else `None`). A session that ended without saying (one refused
+    /// at its preamble) moved nothing to count, so it can only leave the figure low, never high.
+    pub fn acked_in_window(&self) -> Option<u64> {
+        (self.stream_acked_sessions > 0)
+            .then(|| self.stream_acked.saturating_sub(self.stream_acked_before))
+    }
+
     /// Datagrams sent that never arrived: sent minus distinct arrivals.
     pub fn lost(&self) -> u64 {
         self.sent
@@ -296,6 +310,9 @@ impl std::ops::AddAssign<&PeerCounts> for PeerCounts {
         self.stream_reports += o.stream_reports;
         self.stream_bytes += o.stream_bytes;
         self.stream_unreported += o.stream_unreported;
+        self.stream_acked_sessions += o.stream_acked_sessions;
+        self.stream_acked += o.stream_acked;
+        self.stream_acked_before += o.stream_acked_before;
     }
 }
 

@@ -106,21 +106,49 @@ fn http(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// A stream to a wirebench sink: what the receiver counted, against what was written.
+/// A TCP stream: what the receiver counted against what was written, and what the rates
+/// are: the bytes it got within the window, with what drained after it apart.
 fn receiver(t: &crate::summary::Throughput, out: &mut dyn Write) -> io::Result<()> {
+    let rates = match (t.window_bytes, t.receiver_bytes) {
+        (Some(w), Some(c)) if w != c => {
+            format!(
+                "the rates above are the {} that arrived within the window (acknowledged)",
+                bytes(w)
+            )
+        }
+        (Some(_), Some(_)) => "the rates above are its count".to_string(),
+        (Some(w), None) => format!(
+            "the rates above are the {} it acknowledged within the window",
+            bytes(w)
+        ),
+        (None, _) => "the rates above are bytes written, not bytes received".to_string(),
+    };
     match t.receiver_bytes {
         Some(b) => writeln!(
             out,
-            "{INDENT}the receiver counted {} of the {} sent ({:.2}%): the rates above are its count",
+            "{INDENT}the receiver counted {} of the {} sent ({:.2}%): {rates}",
             bytes(b),
             bytes(t.sent_bytes),
             100.0 * b as f64 / t.sent_bytes.max(1) as f64
-        ),
+        )?,
         None => writeln!(
             out,
-            "{INDENT}the receiver's count is missing for {} connection(s): the rates above are bytes written, not bytes received",
+            "{INDENT}the receiver's count is missing for {} connection(s): {rates}",
             thousands(t.receiver_unreported)
+        )?,
+    }
+    drained(t, out)
+}
+
+/// What reached the receiver after the window (drained from buffers and queues), if any.
+fn drained(t: &crate::summary::Throughput, out: &mut dyn Write) -> io::Result<()> {
+    match t.drained_bytes {
+        Some(d) if d > 0 => writeln!(
+            out,
+            "{INDENT}drained after the window: {} (in buffers when the sender stopped; counted by the receiver, not in the rates)",
+            bytes(d)
         ),
+        _ => Ok(()),
     }
 }
 

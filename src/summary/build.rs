@@ -70,11 +70,16 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         },
         notes: Vec::new(),
     };
+    if plan.workload.mode == ClientMode::Source {
+        // A download's receiver is this client: the bytes it read within the window.
+        let t = std::mem::take(&mut s.throughput);
+        s.throughput = t.in_window(c.total.received_bytes, measured, unit);
+    }
     if bulk.is_some() {
         // A message is the operation of a bulk run: ok counts them, as ops/s rates them.
         s.ok = s
             .throughput
-            .receiver_bytes
+            .window_bytes
             .map_or(c.total.messages, |b| b / unit.max(1) as u64);
     }
     if plan.target.family() == Family::Datagram && plan.workload.mode == ClientMode::Stream {
@@ -130,9 +135,11 @@ fn deadline_note(plan: &Plan, limit: Duration, owed: u64) -> String {
 /// acknowledged (TCP_INFO), not what was written.
 fn link(plan: &Plan, t: &Throughput, total: &Recorder, bulk: bool) -> Option<super::wire::Link> {
     let link = plan.link.as_ref()?;
+    // The headline's rule: a stream's bytes acknowledged within the window, over it.
     let acked_per_s = (plan.workload.mode == ClientMode::Stream)
-        .then(|| total.segment.and_then(|seg| seg.acked_per_s))
-        .flatten();
+        .then(|| total.peer.acked_in_window())
+        .flatten()
+        .map(|_| t.gbit_per_s * 1e9 / 8.0);
     let traffic = super::wire::traffic(t, bulk, acked_per_s);
     let (family, addr) = (plan.target.family(), plan.target.addr);
     Some(super::wire::of(link, traffic, total.segment, family, addr))

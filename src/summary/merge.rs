@@ -153,6 +153,7 @@ fn throughput(parts: &[Summary], ok: u64, secs: f64) -> Throughput {
         .map(|p| p.throughput.messages_per_s * p.duration_s)
         .sum::<f64>();
     let receiver: Option<u64> = parts.iter().map(|p| p.throughput.receiver_bytes).sum();
+    let window: Option<u64> = parts.iter().map(|p| p.throughput.window_bytes).sum();
     Throughput {
         ops_per_s: ok as f64 / secs,
         messages_per_s: messages / secs,
@@ -162,11 +163,13 @@ fn throughput(parts: &[Summary], ok: u64, secs: f64) -> Throughput {
         wire_received_bytes: parts.iter().map(|p| p.throughput.wire_received_bytes).sum(),
         sent_mb_per_s: sent as f64 / secs / 1e6,
         received_mb_per_s: received as f64 / secs / 1e6,
-        gbit_per_s: match receiver {
+        gbit_per_s: match window {
             Some(b) => b as f64 * 8.0 / secs / 1e9,
             None => (sent + received) as f64 * 8.0 / secs / 1e9,
         },
+        window_bytes: window,
         receiver_bytes: receiver,
+        drained_bytes: parts.iter().map(|p| p.throughput.drained_bytes).sum(),
         receiver_unreported: sum(&|t| t.receiver_unreported as f64) as u64,
         sender_messages_per_s: None,
         sender_gbit_per_s: None,

@@ -167,12 +167,23 @@ pub struct Throughput {
     pub sent_mb_per_s: f64,
     /// Payload MB/s received.
     pub received_mb_per_s: f64,
-    /// Payload Gbit/s, both directions added.
+    /// Payload Gbit/s, both directions added; in bulk modes `window_bytes` over the window.
     pub gbit_per_s: f64,
+    /// Bulk modes: the payload bytes the receiver got within the measured window, which the
+    /// bulk rates (messages/s, Gbit/s) are over `duration_s`, so that they can never exceed
+    /// what the path carries: a TCP upload's bytes the receiver acknowledged (TCP_INFO) within
+    /// the window, a UDP stream's datagrams sent in it that the sink received, a download's
+    /// bytes read in it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub window_bytes: Option<u64>,
     /// Bulk upload to a wirebench sink: the payload bytes the sink counted, when every
-    /// connection reported. The bulk rates (messages/s, Gbit/s) are then the receiver's.
+    /// connection reported (its final count, what drained after the window included).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receiver_bytes: Option<u64>,
+    /// Of the receiver's count, the bytes that reached it after the window: they drained from
+    /// socket buffers and queues once the sender stopped, and are not in the rates.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub drained_bytes: Option<u64>,
     /// Stream connections whose receiver's count is missing (they failed, or no answer).
     #[serde(skip_serializing_if = "is_zero", default)]
     pub receiver_unreported: u64,
@@ -516,7 +527,9 @@ impl Throughput {
             sent_mb_per_s: rec.sent_bytes as f64 / secs / 1e6,
             received_mb_per_s: rec.received_bytes as f64 / secs / 1e6,
             gbit_per_s: (rec.sent_bytes + rec.received_bytes) as f64 * 8.0 / secs / 1e9,
+            window_bytes: None,
             receiver_bytes: None,
+            drained_bytes: None,
             receiver_unreported: 0,
             sender_messages_per_s: None,
             sender_gbit_per_s: None,
@@ -524,16 +537,26 @@ impl Throughput {
         }
     }
 
-    /// A stream's rates as its receiver counted them, when every connection reported.
+    /// A TCP stream's rates as what its receiver got within the window: the bytes it
+    /// acknowledged in it (TCP_INFO), else (no TCP_INFO) the sink's count, when every
+    /// connection reported; with the sink's count, what drained after the window apart.
     pub fn with_receiver(mut self, rec: &Recorder, elapsed: Duration, unit: usize) -> Throughput {
         let peer = &rec.peer;
         self.receiver_unreported = peer.stream_unreported;
-        if peer.stream_reports == 0 || peer.stream_unreported > 0 {
+        let count =
+            (peer.stream_reports > 0 && peer.stream_unreported == 0).then_some(peer.stream_bytes);
+        self.receiver_bytes = count;
+        let Some(bytes) = peer.acked_in_window().or(count) else {
             return self;
-        }
+        };
+        self.drained_bytes = count.map(|c| c.saturating_sub(bytes));
+        self.in_window(bytes, elapsed, unit)
+    }
+
+    /// The bulk rates as `bytes` (what the receiver got within the window) over `elapsed`.
+    pub fn in_window(mut self, bytes: u64, elapsed: Duration, unit: usize) -> Throughput {
         let secs = elapsed.as_secs_f64().max(1e-9);
-        let bytes = peer.stream_bytes;
-        self.receiver_bytes = Some(bytes);
+        self.window_bytes = Some(bytes);
         self.messages_per_s = (bytes / unit.max(1) as u64) as f64 / secs;
         self.ops_per_s = self.messages_per_s;
         self.gbit_per_s = bytes as f64 * 8.0 / secs / 1e9;

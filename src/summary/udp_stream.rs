@@ -48,6 +48,7 @@ pub(super) fn apply(
     let received = sent.saturating_sub(lost);
     t.receiver_unreported = 0;
     t.receiver_bytes = Some(received * unit);
+    t.window_bytes = Some(received * unit);
     t.messages_per_s = received as f64 / secs;
     t.ops_per_s = t.messages_per_s;
     t.gbit_per_s = (received * unit) as f64 * 8.0 / secs / 1e9;

@@ -226,7 +226,7 @@ mod tests {
             payload: mss,
             received: mss,
             header,
-            acked_per_s: None,
+            acked: None,
         })
     }
 

@@ -47,7 +47,6 @@ pub struct DicomSession {
     completed: Vec<Done>,
     next_id: u16,
     rng: Rng,
-    opened: Instant,
 }
 
 impl DicomSession {
@@ -68,7 +67,6 @@ impl DicomSession {
             completed: Vec::new(),
             next_id: 1,
             rng: Rng::new(),
-            opened: Instant::now(),
         }
     }
 
@@ -310,7 +308,7 @@ impl Session for DicomSession {
     }
 
     fn segment(&self) -> Option<crate::record::Segment> {
-        self.stream.segment(self.opened)
+        self.stream.segment()
     }
 
     /// Releases the association (PS3.8 §7.2) at the end of a run, waiting up to `limit`.

@@ -134,7 +134,7 @@ impl Driver for H2Driver {
         if let Some(tls) = &self.tls {
             stream = stream.tls(tls, timeout).await?;
         }
-        let (fd, opened) = (stream.fd(), Instant::now());
+        let fd = stream.fd();
         let counts = Rc::new(Counts::default());
         let io = Io::new(stream, counts.clone())?;
         let (send, conn) =
@@ -164,7 +164,6 @@ impl Driver for H2Driver {
             graceful: false,
             answered: false,
             fd,
-            opened,
         };
         Ok((session, Some(took)))
     }
@@ -209,8 +208,6 @@ pub struct H2Session {
     answered: bool,
     /// The TCP socket under the connection (owned by `conn`), for `TCP_INFO`.
     fd: std::os::fd::RawFd,
-    /// When the TCP connection was made.
-    opened: Instant,
 }
 
 impl std::fmt::Debug for H2Session {
@@ -387,7 +384,7 @@ impl Session for H2Session {
     /// is the HTTP/2 bytes: frames, HPACK heads; over TLS its records' overhead is not
     /// counted). The socket stays open while the session lives: `conn` owns it.
     fn segment(&self) -> Option<crate::record::Segment> {
-        super::stream::segment_of(self.fd, self.opened)
+        super::stream::segment_of(self.fd)
     }
 
     fn reusable(&self) -> bool {

@@ -122,8 +122,6 @@ pub struct HttpSession {
     reusable: bool,
     /// The SO_RCVLOWAT in force (1, the kernel's default, outside long bodies).
     lowat: u64,
-    /// When the connection was established (for the acknowledged rate `--link` reads).
-    opened: Instant,
 }
 
 /// The `{seq}` of the engine's request `seq` (connection k's n-th request is `k << 40 | n`):
@@ -151,7 +149,6 @@ impl HttpSession {
             completed: Vec::new(),
             reusable: true,
             lowat: 1,
-            opened: Instant::now(),
         }
     }
 
@@ -310,7 +307,7 @@ impl Session for HttpSession {
     /// The send MSS and TCP header of this connection, from `TCP_INFO` (the payload counted is
     /// the HTTP bytes, heads included; over TLS its records' overhead is not counted).
     fn segment(&self) -> Option<crate::record::Segment> {
-        self.stream.segment(self.opened)
+        self.stream.segment()
     }
 
     fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry {

@@ -164,7 +164,6 @@ impl Driver for TcpDriver {
             head: [0; 8],
             early: None,
             reported: self.reported,
-            opened: Instant::now(),
         };
         Ok((conn, Some(took)))
     }
@@ -214,8 +213,6 @@ pub struct TcpConn {
     early: Option<ReadOutcome>,
     /// A reporting stream: the sink acknowledges the preamble and counts what it received.
     reported: bool,
-    /// When the connection was established: its acknowledged bytes are over the time since.
-    opened: Instant,
 }
 
 impl Session for TcpConn {
@@ -344,7 +341,7 @@ impl Session for TcpConn {
 
     /// The send MSS and TCP header of this connection, from `TCP_INFO`.
     fn segment(&self) -> Option<crate::record::Segment> {
-        self.stream.segment(self.opened)
+        self.stream.segment()
     }
 
     /// A reporting stream's end: half-close, then read the sink's count of the bytes it read.

@@ -336,7 +336,7 @@ impl Session for UdpSession {
                 n => n,
             },
             header: 8,
-            acked_per_s: None,
+            acked: None,
         })
     }
 

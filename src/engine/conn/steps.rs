@@ -333,10 +333,10 @@ pub(crate) fn close_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>
     if !slot.sized && ctx.plan.link.is_some() {
         slot.sized = true;
         if let Some(segment) = session.segment() {
-            // Its packet size only: its acknowledged rate covers its own life, not the run's,
-            // and added to the rates of the sessions open at the end would count time twice.
+            // Its packet size only: a stream's acknowledged bytes are counted apart (see
+            // `transfer::note_acked`), once per session.
             let segment = crate::record::Segment {
-                acked_per_s: None,
+                acked: None,
                 ..segment
             };
             ctx.rec.borrow_mut().segment(Instant::now(), segment);

@@ -55,6 +55,29 @@ async fn start<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
     false
 }
 
+/// Records what the receiver of `session` (a stream's) has acknowledged so far, its preamble
+/// not counted: at the measured window's start (`at_start`) or at the session's end. The bulk
+/// rates are the difference over the window: bytes that crossed the link within it, not bytes
+/// written (part of which wait in buffers) nor the receiver's final count (which includes what
+/// drained from those buffers after the window).
+pub(in crate::engine) fn note_acked<D: Driver>(ctx: &Ctx<D>, session: &D::Session, at_start: bool) {
+    let plan = &ctx.plan;
+    if plan.workload.mode != ClientMode::Stream {
+        return;
+    }
+    let Some(acked) = session.segment().and_then(|s| s.acked) else {
+        return;
+    };
+    let preamble = plan
+        .workload
+        .preamble()
+        .map_or(0, |p| p.encode().len() as u64);
+    let payload = acked.saturating_sub(preamble);
+    ctx.rec
+        .borrow_mut()
+        .acked(Instant::now(), payload, at_start);
+}
+
 /// Sends (stream) or receives (source) until `until`: true once it has passed; false after a
 /// failure, recorded, with the session dropped.
 async fn pump<D: Driver>(
@@ -92,6 +115,7 @@ async fn pump<D: Driver>(
             Err(_) if over => {}
             Err(e) => {
                 if upload {
+                    note_acked(ctx, session, false);
                     ctx.rec.borrow_mut().receiver(now, None);
                 }
                 record_error(ctx, now, now, e, 1);

@@ -246,6 +246,86 @@ fn stream_over_a_100_mbit_link_fills_it() {
     assert!(f(&l["payload_percent"]) > 0.0, "{l}");
 }
 
+/// Starts `wirebench serve tcp --mode sink` in `ns` on `addr`, once it has said where it is.
+fn sink_in(ns: &str, addr: &str) -> Killed {
+    let mut server = Killed(
+        Link::exec(ns, &["serve", "tcp", "--mode", "sink", "-l", addr])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the sink"),
+    );
+    let mut first = String::new();
+    BufReader::new(server.0.stdout.as_mut().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with(&format!("tcp://{addr}")), "{first}");
+    server
+}
+
+/// The payload a 100 Mbit/s tbf link carries at most, Mbit/s: tbf counts 1514-byte frames
+/// (1448 B of payload under IPv4, TCP with timestamps, and the Ethernet header), so
+/// 100 × 1448 / 1514.
+const LINK_PAYLOAD_MBIT: f64 = 100.0 * 1448.0 / 1514.0;
+
+#[test]
+fn a_stream_headline_is_what_arrived_within_the_window() {
+    let _serial = serial();
+    if let Some(why) = cannot_make_namespaces() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let link = Link::up("100mbit");
+    let _server = sink_in(&link.b, "198.18.7.2:7001");
+    let url = "tcp://198.18.7.2:7001";
+    let (out, code) = run_in(
+        &link.a,
+        &["run", url, "--mode", "stream", "-d", "3s", "--json", "-q"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_valid(&json);
+    let t = &json["throughput"];
+    let secs = f(&json["duration_s"]);
+    let (window, count, drained) = (
+        f(&t["window_bytes"]),
+        f(&t["receiver_bytes"]),
+        f(&t["drained_bytes"]),
+    );
+    let headline = f(&t["gbit_per_s"]) * 1e3;
+    eprintln!(
+        "headline {headline:.2} Mbit/s over {secs} s; window {window} B, receiver {count} B, drained {drained} B"
+    );
+    // The rate is its own numerator over the window: what the receiver got within it.
+    let expected = window * 8.0 / secs / 1e6;
+    assert!(
+        (headline - expected).abs() < 1e-6 * expected,
+        "{headline} vs {expected}"
+    );
+    // Never above physics (the sink's final count over the window gave 96–97 Mbit/s here).
+    assert!(headline <= LINK_PAYLOAD_MBIT, "headline {headline} Mbit/s");
+    // Generous floor for a shared 2-CPU host (the same as the --link test's).
+    assert!(headline >= 80.0, "headline {headline} Mbit/s");
+    // The final count is the window's bytes and what drained from buffers after it: when the
+    // sender stops, its full send buffer is still on its way (about a megabyte here).
+    assert_eq!(window + drained, count, "{t}");
+    assert!(drained > 0.0, "{t}");
+    assert!(count * 8.0 / secs / 1e6 > headline, "{t}");
+    // The messages are the window's too.
+    let messages = f(&t["messages_per_s"]) * secs;
+    let unit = f(&json["config"]["request_bytes"]);
+    assert!((messages - (window / unit).floor()).abs() < 1.0, "{t}");
+
+    // The terminal says the same, with the drained bytes on their own line.
+    let (out, code) = run_in(&link.a, &["run", url, "--mode", "stream", "-d", "1s", "-q"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("that arrived within the window (acknowledged)"),
+        "{out}"
+    );
+    assert!(out.contains("drained after the window: "), "{out}");
+}
+
 #[test]
 fn auto_on_loopback_says_there_is_no_link_speed() {
     let _serial = serial();

@@ -246,10 +246,10 @@ fn stream_over_a_100_mbit_link_fills_it() {
     assert!(f(&l["payload_percent"]) > 0.0, "{l}");
 }
 
-/// Starts `wirebench serve tcp --mode sink` in `ns` on `addr`, once it has said where it is.
-fn sink_in(ns: &str, addr: &str) -> Killed {
+/// Starts `wirebench serve KIND --mode sink` in `ns` on `addr`, once it has said where it is.
+fn sink_in(ns: &str, kind: &str, addr: &str) -> Killed {
     let mut server = Killed(
-        Link::exec(ns, &["serve", "tcp", "--mode", "sink", "-l", addr])
+        Link::exec(ns, &["serve", kind, "--mode", "sink", "-l", addr])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -259,7 +259,7 @@ fn sink_in(ns: &str, addr: &str) -> Killed {
     BufReader::new(server.0.stdout.as_mut().unwrap())
         .read_line(&mut first)
         .unwrap();
-    assert!(first.starts_with(&format!("tcp://{addr}")), "{first}");
+    assert!(first.starts_with(&format!("{kind}://{addr}")), "{first}");
     server
 }
 
@@ -276,7 +276,7 @@ fn a_stream_headline_is_what_arrived_within_the_window() {
         return;
     }
     let link = Link::up("100mbit");
-    let _server = sink_in(&link.b, "198.18.7.2:7001");
+    let _server = sink_in(&link.b, "tcp", "198.18.7.2:7001");
     let url = "tcp://198.18.7.2:7001";
     let (out, code) = run_in(
         &link.a,
@@ -324,6 +324,49 @@ fn a_stream_headline_is_what_arrived_within_the_window() {
         "{out}"
     );
     assert!(out.contains("drained after the window: "), "{out}");
+}
+
+#[test]
+fn a_udp_stream_above_the_link_headlines_what_arrived_within_the_window() {
+    let _serial = serial();
+    if let Some(why) = cannot_make_namespaces() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let link = Link::up("100mbit");
+    let _server = sink_in(&link.b, "udp", "198.18.7.2:7002");
+    // 150 Mbit/s offered: the queue toward the link is full when the sender stops, and what
+    // it held arrives after the window (the sink's count over the window gave ~115 Mbit/s).
+    let url = "udp://198.18.7.2:7002";
+    let args = [
+        "run", url, "--mode", "stream", "--size", "1400", "-b", "150Mbit", "-d", "2s", "--json",
+        "-q",
+    ];
+    let (out, code) = run_in(&link.a, &args);
+    assert_eq!(code, 0, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_valid(&json);
+    let t = &json["throughput"];
+    let secs = f(&json["duration_s"]);
+    let (window, count, drained) = (
+        f(&t["window_bytes"]),
+        f(&t["receiver_bytes"]),
+        f(&t["drained_bytes"]),
+    );
+    let headline = f(&t["gbit_per_s"]) * 1e3;
+    eprintln!("udp headline {headline:.2} Mbit/s; window {window} B, receiver {count} B, drained {drained} B; {t}");
+    // 1400-byte datagrams in 1442-byte frames (UDP 8, IPv4 20, Ethernet 14) as tbf counts them.
+    let limit = 100.0 * 1400.0 / 1442.0;
+    assert!(
+        headline <= limit,
+        "headline {headline} Mbit/s above {limit}"
+    );
+    assert!(headline >= 70.0, "headline {headline} Mbit/s");
+    let expected = window * 8.0 / secs / 1e6;
+    assert!((headline - expected).abs() < 1e-6 * expected, "{t}");
+    assert_eq!(window + drained, count, "{t}");
+    assert!(drained > 0.0, "{t}");
+    assert_eq!(f(&json["ok"]), window / 1400.0, "{json}");
 }
 
 #[test]

@@ -252,6 +252,11 @@ pub struct PeerCounts {
     pub stream_bytes: u64,
     /// Stream connections that ended without the receiver's count (a failure, no answer).
     pub stream_unreported: u64,
+    /// Flows whose server said its own window (`span_us`), and the datagrams per second each
+    /// got over it, added (the flows ran side by side): a UDP stream's receiver rate.
+    pub spans: u64,
+    /// (See `spans`.)
+    pub receiver_per_s: f64,
     /// Stream connections whose socket said what the receiver acknowledged (TCP_INFO).
     pub stream_acked_sessions: u64,
     /// Payload bytes those connections had acknowledged when they ended (at the deadline, or
@@ -271,6 +276,10 @@ impl PeerCounts {
         self.duplicated += p.report.duplicated;
         self.out_of_order += p.report.out_of_order;
         self.jitter_us = self.jitter_us.max(p.report.jitter_us);
+        if let Some(rate) = p.report.receiver_rate() {
+            self.spans += 1;
+            self.receiver_per_s += rate;
+        }
     }
 
     /// One stream connection's end: the receiver's count of its bytes, or None without one.
@@ -307,6 +316,8 @@ impl std::ops::AddAssign<&PeerCounts> for PeerCounts {
         self.duplicated += o.duplicated;
         self.out_of_order += o.out_of_order;
         self.jitter_us = self.jitter_us.max(o.jitter_us);
+        self.spans += o.spans;
+        self.receiver_per_s += o.receiver_per_s;
         self.stream_reports += o.stream_reports;
         self.stream_bytes += o.stream_bytes;
         self.stream_unreported += o.stream_unreported;

@@ -145,7 +145,7 @@ fn drained(t: &crate::summary::Throughput, out: &mut dyn Write) -> io::Result<()
     match t.drained_bytes {
         Some(d) if d > 0 => writeln!(
             out,
-            "{INDENT}drained after the window: {} (in buffers when the sender stopped; counted by the receiver, not in the rates)",
+            "{INDENT}drained after the window: {} (in buffers and queues when the sender stopped; counted by the receiver, not in the rates)",
             bytes(d)
         ),
         _ => Ok(()),
@@ -153,11 +153,11 @@ fn drained(t: &crate::summary::Throughput, out: &mut dyn Write) -> io::Result<()
 }
 
 /// A UDP stream, as iperf3 prints it: the sender's line, then the receiver's (what the sink
-/// reported: the headline above is its count), or that the server did not report.
+/// counted, at the rate the headline gives: what arrived within the window), what drained
+/// after the window, or that the server did not report.
 fn sender_receiver(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     let t = &s.throughput;
     let unit = s.config.request_bytes.max(1) as u64;
-    let secs = s.duration_s;
     writeln!(
         out,
         "{INDENT}sender:   {} datagrams   {}   {}",
@@ -172,18 +172,19 @@ fn sender_receiver(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
             "{INDENT}receiver: {} datagrams   {}   {}   lost {} ({:.2}%)   out of order {}   duplicated {}   jitter {}",
             thousands(b / unit),
             bytes(b),
-            bit_rate(b as f64 * 8.0 / secs.max(1e-9)),
+            bit_rate(t.gbit_per_s * 1e9),
             thousands(v.lost),
             v.loss_percent,
             thousands(v.out_of_order),
             thousands(v.duplicated),
             format_us(v.jitter_us),
-        ),
+        )?,
         _ => writeln!(
             out,
             "{INDENT}receiver: no count: the server did not report what it received, so the rates above are the sender's (an error of the run)",
-        ),
+        )?,
     }
+    drained(t, out)
 }
 
 /// UDP: the client's view (answered, lost, late, duplicated, reordered) and the server's.

@@ -172,8 +172,8 @@ pub struct Throughput {
     /// Bulk modes: the payload bytes the receiver got within the measured window, which the
     /// bulk rates (messages/s, Gbit/s) are over `duration_s`, so that they can never exceed
     /// what the path carries: a TCP upload's bytes the receiver acknowledged (TCP_INFO) within
-    /// the window, a UDP stream's datagrams sent in it that the sink received, a download's
-    /// bytes read in it.
+    /// the window, a UDP stream's datagrams sent in it that the sink received (no more than
+    /// the sink's own rate carries in it), a download's bytes read in it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub window_bytes: Option<u64>,
     /// Bulk upload to a wirebench sink: the payload bytes the sink counted, when every

@@ -45,9 +45,17 @@ pub(super) fn apply(
     // The sink counts the whole flow (warm-up included); loss is charged to the measured
     // part, so what arrived there is what was sent in it less what never arrived.
     let lost = peer.lost();
-    let received = sent.saturating_sub(lost);
+    let count = sent.saturating_sub(lost);
+    // Datagrams queued on the path when the sender stopped arrive after the window: a sender
+    // above the link's rate has a full queue then. So the window holds no more than the
+    // receiver's own rate (its datagrams over its first-to-last arrival) carries in it.
+    // (A window of `secs` holds at most rate × secs + 1 arrivals at that rate: fence posts.)
+    let carried = (peer.reports > 0 && peer.spans == peer.reports)
+        .then(|| (peer.receiver_per_s * secs).floor() as u64 + 1);
+    let received = carried.map_or(count, |c| c.min(count));
     t.receiver_unreported = 0;
-    t.receiver_bytes = Some(received * unit);
+    t.receiver_bytes = Some(count * unit);
+    t.drained_bytes = carried.map(|_| (count - received) * unit);
     t.window_bytes = Some(received * unit);
     t.messages_per_s = received as f64 / secs;
     t.ops_per_s = t.messages_per_s;

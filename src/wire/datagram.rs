@@ -154,6 +154,21 @@ pub struct FlowReport {
     pub jitter_us: f64,
     /// The highest sequence number received; `None` before the first sequenced datagram.
     pub highest_seq: Option<u64>,
+    /// The receiver's own window: from the first sequenced arrival to the last, µs; `None`
+    /// before two (and from servers older than this field). The flow's distinct datagrams
+    /// over it are the rate the path delivered, whatever the sender's window was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_us: Option<f64>,
+}
+
+impl FlowReport {
+    /// Datagrams per second the receiver got over its own window (`span_us`): the intervals
+    /// between the distinct arrivals, over the time from the first to the last.
+    pub fn receiver_rate(&self) -> Option<f64> {
+        let span = self.span_us.filter(|&s| s > 0.0)? / 1e6;
+        let distinct = self.received.saturating_sub(self.duplicated);
+        Some(distinct.saturating_sub(1) as f64 / span)
+    }
 }
 
 /// The bytes of a report answer to `request`: its header as [`Kind::ReportAnswer`] with reply

@@ -43,6 +43,8 @@ pub struct FlowCounters {
     window: [u64; WINDOW_WORDS],
     /// Send and arrival time of the previous (non-duplicate) arrival.
     last: Option<(u64, u64)>,
+    /// Arrival time of the first sequenced datagram: the receiver's window starts there.
+    first_arrival_ns: Option<u64>,
     /// The jitter estimate, nanoseconds.
     jitter_ns: f64,
 }
@@ -65,6 +67,7 @@ impl FlowCounters {
             range: None,
             window: [0; WINDOW_WORDS],
             last: None,
+            first_arrival_ns: None,
             jitter_ns: 0.0,
         }
     }
@@ -103,6 +106,7 @@ impl FlowCounters {
             self.jitter_ns += (d.unsigned_abs() as f64 - self.jitter_ns) / 16.0;
         }
         self.last = Some((sent_ns, arrival_ns));
+        self.first_arrival_ns.get_or_insert(arrival_ns);
     }
 
     /// Accounts a datagram without a sequence number (a plain client's): counted and its bytes
@@ -130,6 +134,12 @@ impl FlowCounters {
             duplicated: self.duplicated,
             jitter_us: self.jitter_ns / 1000.0,
             highest_seq,
+            span_us: match (self.first_arrival_ns, self.last) {
+                (Some(first), Some((_, last))) if self.unique > 1 => {
+                    Some(last.saturating_sub(first) as f64 / 1000.0)
+                }
+                _ => None,
+            },
         }
     }
 
@@ -178,6 +188,29 @@ mod tests {
 
     /// (received, lost, out of order, duplicated, highest).
     type Expect = (u64, u64, u64, u64, Option<u64>);
+
+    #[test]
+    fn the_receivers_window_is_first_to_last_arrival() {
+        // One datagram every 1 ms on the sender's clock; the path delivers one every 2 ms
+        // (a queue in front of a slower link), so the receiver's rate is 500/s, not 1000/s.
+        let mut c = FlowCounters::new();
+        assert_eq!(c.report().span_us, None);
+        c.on_datagram(0, 0, 7_000_000, 100);
+        assert_eq!(c.report().span_us, None, "one arrival has no window");
+        for s in 1..=10 {
+            c.on_datagram(s, s * 1_000_000, 7_000_000 + s * 2_000_000, 100);
+        }
+        c.on_datagram(10, 10_000_000, 30_000_000, 100); // a duplicate: not a new arrival
+        let r = c.report();
+        assert_eq!(r.span_us, Some(20_000.0));
+        assert_eq!(r.receiver_rate(), Some(500.0));
+        // A report from a server without the field: no rate, and the JSON round trip holds.
+        let old: FlowReport = serde_json::from_str(
+            r#"{"received":3,"bytes":9,"lost":0,"out_of_order":0,"duplicated":0,"jitter_us":0.0,"highest_seq":2}"#,
+        )
+        .unwrap();
+        assert_eq!(old.receiver_rate(), None);
+    }
 
     #[test]
     fn loss_reordering_duplicates() {

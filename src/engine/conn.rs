@@ -109,6 +109,7 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
         ctx.rec.borrow_mut().connected(at, Instant::now(), took);
     }
     let deadline = ctx.timeline.deadline(start);
+    ctx.rec.borrow_mut().mark_end(deadline);
     let quota = plan
         .stop
         .requests

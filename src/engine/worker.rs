@@ -69,6 +69,8 @@ pub struct WorkerRec {
     warm: Recorder,
     cur: Recorder,
     start: Option<Instant>,
+    /// When the measured window ends (a run by time): bytes read later are not in the rates.
+    end: Option<Instant>,
     second: u64,
     next_boundary: Option<Instant>,
     last_second: Option<u64>,
@@ -90,6 +92,7 @@ impl WorkerRec {
             warm: Recorder::new(),
             cur: Recorder::new(),
             start: None,
+            end: None,
             second: 0,
             next_boundary: None,
             last_second: timeline.last_second(),
@@ -117,6 +120,11 @@ impl WorkerRec {
             let warm = std::mem::replace(&mut self.warm, self.spares.take());
             self.ship(0, Phase::Warmup, warm);
         }
+    }
+
+    /// The measured window ends at `end` (the deadline), if the run is bounded by time.
+    pub fn mark_end(&mut self, end: Option<Instant>) {
+        self.end = end;
     }
 
     fn ship(&mut self, second: u64, phase: Phase, rec: Recorder) {
@@ -240,9 +248,13 @@ impl WorkerRec {
     #[inline]
     pub fn read_at(&mut self, at: Instant, now: Instant, r: &ReadOutcome) {
         self.span(at, now, now);
+        let end = self.end;
         let slot = self.slot(at, now);
         slot.received_bytes += r.bytes as u64;
         slot.wire_received_bytes += r.wire.max(r.bytes) as u64;
+        if end.is_some_and(|e| now > e) {
+            slot.received_after_bytes += r.bytes as u64;
+        }
         slot.late += r.late;
         slot.duplicates += r.duplicates;
         slot.reordered += r.reordered;

@@ -186,6 +186,10 @@ pub struct Recorder {
     pub wire_sent_bytes: u64,
     /// Bytes read, protocol heads included (HTTP: whole responses); payload elsewhere.
     pub wire_received_bytes: u64,
+    /// Of `received_bytes`, those read after the measured window (the rest of replies that
+    /// finished in their --timeout after the deadline, such as a long HTTP body): counted, but
+    /// not in the rates, which are what arrived within the window.
+    pub received_after_bytes: u64,
     /// Whole messages moved in bulk modes (stream, source), where there is no per-request latency.
     pub messages: u64,
     /// Latency of each ok operation, from its intended start (equal to the actual send in a closed loop).
@@ -347,6 +351,7 @@ impl Recorder {
             received_bytes: 0,
             wire_sent_bytes: 0,
             wire_received_bytes: 0,
+            received_after_bytes: 0,
             messages: 0,
             latency: new_histogram(),
             service: new_histogram(),
@@ -380,6 +385,7 @@ impl Recorder {
             received_bytes,
             wire_sent_bytes,
             wire_received_bytes,
+            received_after_bytes,
             messages,
             latency,
             service,
@@ -406,6 +412,7 @@ impl Recorder {
             received_bytes,
             wire_sent_bytes,
             wire_received_bytes,
+            received_after_bytes,
             messages,
             issued,
             behind,
@@ -482,6 +489,7 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.received_bytes += other.received_bytes;
         self.wire_sent_bytes += other.wire_sent_bytes;
         self.wire_received_bytes += other.wire_received_bytes;
+        self.received_after_bytes += other.received_after_bytes;
         self.messages += other.messages;
         self.issued += other.issued;
         self.behind += other.behind;

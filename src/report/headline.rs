@@ -74,12 +74,16 @@ fn http(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         byte_rate(h.goodput_mb_per_s * 1e6),
     )?;
     let t = &s.throughput;
+    drained(t, out)?;
     let secs = s.duration_s.max(1e-9);
+    // What arrived after the window is body (a reply's head comes first), so the wire bytes
+    // within it are the whole less that.
+    let wire_in = t.wire_received_bytes - t.drained_bytes.unwrap_or(0).min(t.wire_received_bytes);
     writeln!(
         out,
         "{INDENT}wire (with headers): sent {}   received {}",
         byte_rate(t.wire_sent_bytes as f64 / secs),
-        byte_rate(t.wire_received_bytes as f64 / secs),
+        byte_rate(wire_in as f64 / secs),
     )?;
     if h.server_closes > 0 {
         // Named after the signal: "GOAWAY 12" is what an h2load user looks for.
@@ -145,7 +149,7 @@ fn drained(t: &crate::summary::Throughput, out: &mut dyn Write) -> io::Result<()
     match t.drained_bytes {
         Some(d) if d > 0 => writeln!(
             out,
-            "{INDENT}drained after the window: {} (in buffers and queues when the sender stopped; counted by the receiver, not in the rates)",
+            "{INDENT}drained after the window: {} (on the way when it ended: in buffers and queues; counted, not in the rates)",
             bytes(d)
         ),
         _ => Ok(()),

@@ -170,7 +170,13 @@ fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> super:
         status_4xx: total.status.class(4),
         status_5xx: total.status.class(5),
         body_bytes: total.received_bytes,
-        goodput_mb_per_s: total.received_bytes as f64 / measured.as_secs_f64().max(1e-9) / 1e6,
+        // What arrived within the window: a body still coming at the deadline counts its
+        // bytes read by then (the rest is `drained_bytes`).
+        goodput_mb_per_s: total
+            .received_bytes
+            .saturating_sub(total.received_after_bytes) as f64
+            / measured.as_secs_f64().max(1e-9)
+            / 1e6,
         ttfb: Distribution::of(&total.ttfb),
         server_closes: total.server_closes,
         resent: total.resent,

@@ -180,8 +180,9 @@ pub struct Throughput {
     /// connection reported (its final count, what drained after the window included).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receiver_bytes: Option<u64>,
-    /// Of the receiver's count, the bytes that reached it after the window: they drained from
-    /// socket buffers and queues once the sender stopped, and are not in the rates.
+    /// Bytes that arrived after the window, counted but not in the rates: of the receiver's
+    /// count in a stream (drained from buffers and queues once the sender stopped), else of
+    /// `received_bytes` (replies read in their --timeout after the deadline).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub drained_bytes: Option<u64>,
     /// Stream connections whose receiver's count is missing (they failed, or no answer).
@@ -516,6 +517,10 @@ impl Throughput {
             Some(_) => rec.messages,
             None => rec.ok,
         };
+        // Bytes read after the window (replies finishing in their --timeout) are counted but
+        // not rated: the rates are what arrived within the window.
+        let after = rec.received_after_bytes;
+        let received = rec.received_bytes.saturating_sub(after);
         Throughput {
             // A message is the operation of a bulk run: its rate is the run's ops/s.
             ops_per_s: messages as f64 / secs,
@@ -525,11 +530,11 @@ impl Throughput {
             wire_sent_bytes: rec.wire_sent_bytes,
             wire_received_bytes: rec.wire_received_bytes,
             sent_mb_per_s: rec.sent_bytes as f64 / secs / 1e6,
-            received_mb_per_s: rec.received_bytes as f64 / secs / 1e6,
-            gbit_per_s: (rec.sent_bytes + rec.received_bytes) as f64 * 8.0 / secs / 1e9,
+            received_mb_per_s: received as f64 / secs / 1e6,
+            gbit_per_s: (rec.sent_bytes + received) as f64 * 8.0 / secs / 1e9,
             window_bytes: None,
             receiver_bytes: None,
-            drained_bytes: None,
+            drained_bytes: (after > 0).then_some(after),
             receiver_unreported: 0,
             sender_messages_per_s: None,
             sender_gbit_per_s: None,

@@ -104,10 +104,12 @@ ip3() { # ROUND DUR -> iperf3's receiver and sender figures
     [[ $round == warm-up ]] || echo "$round iperf3 $rx $tx" >>"$ROWS"
 }
 
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== $ROUNDS round(s) of ${DUR} s, wirebench then iperf3 (after a discarded warm-up round: $WARM_ROUND)"
 alternate "$ROUNDS" wb ip3
 
-python3 - "$ROWS" "$DUR" "$COMMANDS" "$WARM_ROUND" >"$OUT" <<'EOF'
+LOAD="$LOAD_BEFORE before, $(cut -d' ' -f1-3 /proc/loadavg) after ($(nproc) CPUs)"
+python3 - "$ROWS" "$DUR" "$COMMANDS" "$WARM_ROUND" "$LOAD" "$(date -u '+%F %H:%M UTC')" >"$OUT" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 dur, commands = sys.argv[2], open(sys.argv[3]).read().splitlines()
@@ -117,6 +119,7 @@ wb = {r[0]: list(map(float, r[2:])) for r in rows if r[1] == "wirebench"}
 ip = {r[0]: list(map(float, r[2:])) for r in rows if r[1] == "iperf3"}
 print(f"bulk headline vs iperf3's receiver over a 100 Mbit tbf link ({dur} s runs, "
       f"wirebench then iperf3 in each round{warm}; bench/wire_speed.sh)")
+print(f"{sys.argv[6]}; load average {sys.argv[5]}")
 print(f"most the link carries: 100 x 1448 / 1514 = {LIMIT:.2f} Mbit/s of TCP payload\n")
 print("round  wirebench headline  iperf3 receiver  ratio   | sink count/window (old headline)  drained  iperf3 sender")
 ratios = []

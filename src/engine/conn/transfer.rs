@@ -72,10 +72,23 @@ pub(in crate::engine) fn note_acked<D: Driver>(ctx: &Ctx<D>, session: &D::Sessio
         .workload
         .preamble()
         .map_or(0, |p| p.encode().len() as u64);
-    let payload = acked.saturating_sub(preamble);
-    ctx.rec
-        .borrow_mut()
-        .acked(Instant::now(), payload, at_start);
+    let now = Instant::now();
+    let mut payload = acked.saturating_sub(preamble);
+    let start = ctx.timeline.measure_start();
+    if let (false, Some(start), Some(end)) = (
+        at_start,
+        start,
+        start.and_then(|s| ctx.timeline.deadline(s)),
+    ) {
+        if now > end {
+            // Read late (a busy machine runs the task after the deadline), the count holds what
+            // was acknowledged since: as the buffered bytes drain at the link's rate, the
+            // window's share is the window's share of the time.
+            let (window, read) = (end - start, now - start);
+            payload = (payload as f64 * window.as_secs_f64() / read.as_secs_f64()) as u64;
+        }
+    }
+    ctx.rec.borrow_mut().acked(now, payload, at_start);
 }
 
 /// Sends (stream) or receives (source) until `until`: true once it has passed; false after a

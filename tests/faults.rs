@@ -176,8 +176,9 @@ fn run_args(case: &Case, addr: SocketAddr) -> Vec<String> {
     args
 }
 
-/// Runs `case`: starts its target and the run, brings the fault, and checks how the run ended.
-fn check(case: &Case) {
+/// Runs `case`: starts its target and the run, brings the fault, and checks how the run ended;
+/// returns the document the run printed.
+fn check(case: &Case) -> Value {
     let name = format!("{:?}-{:?}-{:?}", case.proto, case.load, case.fault);
     let dir = Dir::new(&name);
     let (target, addr) = Target::start(case);
@@ -239,6 +240,7 @@ fn check(case: &Case) {
     let saved = dir.json(&["show", "last"]);
     assert_eq!(saved["ok"], doc["ok"], "{text}");
     assert_eq!(saved["errors"]["total"], doc["errors"]["total"], "{text}");
+    doc
 }
 
 /// A server that died: refused reconnects, reset or cut replies (UDP: ICMP refusals or none).
@@ -295,6 +297,24 @@ fn a_tcp_stream_to_a_frozen_sink_fails_without_the_sinks_count() {
         duration: "1s",
         ..case(Proto::Tcp, Load::Stream, Fault::Frozen, false)
     });
+}
+
+/// A stream whose connections fail (here: a target that never answers the preamble) counts
+/// each failed connection once, by what happened to it (timeout); `no_receiver_count` is left
+/// for connections that ended well without the sink's count. Main counted each twice
+/// (`no_receiver_count=8,timeout=8`).
+#[test]
+fn a_failed_stream_connection_is_counted_once() {
+    let doc = check(&Case {
+        duration: "1s",
+        ..case(Proto::Tcp, Load::Stream, Fault::NeverReading, false)
+    });
+    let kinds = doc["errors"]["by_kind"].as_array().unwrap();
+    assert_eq!(kinds.len(), 1, "{doc}");
+    assert_eq!(kinds[0]["kind"], "timeout", "{doc}");
+    // Every failed connection is one error, and its receiver's count is still said missing.
+    let failed = doc["errors"]["total"].as_u64().unwrap();
+    assert_eq!(doc["throughput"]["receiver_unreported"], failed, "{doc}");
 }
 
 #[test]

@@ -337,3 +337,60 @@ fn http_runs_survive_a_killed_frozen_or_never_reading_target() {
         case(Http, Open, NeverReading, false),
     ]);
 }
+
+/// `wirebench ARGS --json -q --db DB` against a fresh silent socket (`udp`: bound, else
+/// listening) at `{addr}` in ARGS: the document printed, the exit code, the wall time; the
+/// history must hold one row, the document printed.
+fn against_silent(dir: &Dir, udp: bool, args: &[&str]) -> (Value, Option<i32>, Duration) {
+    let (_target, addr) = Target::start(&case(
+        if udp { Proto::Udp } else { Proto::Tcp },
+        Load::Closed,
+        Fault::NeverReading,
+        false,
+    ));
+    let addr = addr.to_string();
+    let db = dir.db();
+    let owned: Vec<String> = args.iter().map(|a| a.replace("{addr}", &addr)).collect();
+    let mut all: Vec<&str> = owned.iter().map(String::as_str).collect();
+    all.extend(["--json", "-q", "--db", &db]);
+    let (out, took) = common::run_bounded(&all, Duration::from_secs(30));
+    let text = format!("{all:?}: {out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let rows = dir.json(&["history"]);
+    assert_eq!(rows["runs"].as_array().unwrap().len(), 1, "{rows}: {text}");
+    (doc, out.status.code(), took)
+}
+
+/// A peak search whose step got nothing back (every request timed out, not one byte came)
+/// stops at that step and says the target did not answer, instead of bisecting down through
+/// ever lower rates (main: 7 steps and 34 s against a silent UDP port). A step with some
+/// replies that fails its objective still bisects (tests/peak.rs).
+#[test]
+fn a_peak_search_stops_at_a_step_that_got_no_reply() {
+    let dir = Dir::new("silent-udp-peak");
+    let peak = [
+        "peak",
+        "udp://{addr}",
+        "--slo",
+        "p99<=50ms",
+        "--step",
+        "300ms",
+        "--rest",
+        "0s",
+        "--timeout",
+        "200ms",
+    ];
+    let (doc, code, took) = against_silent(&dir, true, &peak);
+    let said = &doc["conclusion"];
+    assert_eq!(code, Some(1), "{said}");
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{said}");
+    assert!(
+        steps[0]["result"]["errors"]["total"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    let stopped = doc["stopped"].as_str().unwrap_or_default();
+    assert!(stopped.contains("never answered"), "{doc}");
+    assert!(doc["peak"].is_null(), "{doc}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}

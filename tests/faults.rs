@@ -20,6 +20,10 @@ enum Proto {
     Tcp,
     Udp,
     Http,
+    /// h2c with prior knowledge (`--http2`): a never-reading target only (no server of ours).
+    H2,
+    /// DICOM C-ECHO: a never-reading target only.
+    Dicom,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,6 +91,9 @@ impl Target {
             Proto::Tcp => "tcp",
             Proto::Udp => "udp",
             Proto::Http => "http",
+            Proto::H2 | Proto::Dicom => {
+                unreachable!("{:?} is faulted by a silent socket only", case.proto)
+            }
         };
         let sink = ["--mode", "sink"];
         let args: &[&str] = if case.load == Load::Stream {
@@ -158,9 +165,14 @@ fn run_args(case: &Case, addr: SocketAddr) -> Vec<String> {
         Proto::Tcp => format!("tcp://{addr}"),
         Proto::Udp => format!("udp://{addr}"),
         Proto::Http => format!("http://{addr}/bytes/100"),
+        Proto::H2 => format!("http://{addr}/"),
+        Proto::Dicom => format!("dicom://{addr}/STORESCP"),
     };
     let mut args = vec!["run".to_string(), url];
     let mut add = |a: &[&str]| args.extend(a.iter().map(|s| s.to_string()));
+    if case.proto == Proto::H2 {
+        add(&["--http2"]);
+    }
     add(&["--timeout", case.timeout, "-q", "--json"]);
     match case.load {
         Load::Closed => {}
@@ -317,6 +329,27 @@ fn a_failed_stream_connection_is_counted_once() {
     assert_eq!(doc["throughput"]["receiver_unreported"], failed, "{doc}");
 }
 
+/// An HTTP/2 or DICOM target that takes connections and never answers the handshake (SETTINGS,
+/// the association) is measured like a tcp one: the run lasts its duration, counts timeouts,
+/// is saved, exits 1. Main ended in 0.3 s with one line and saved nothing, taking the first
+/// connection's timeout for an unreachable target.
+#[test]
+fn h2_and_dicom_runs_against_a_never_reading_target_are_measured_and_saved() {
+    use {Fault::NeverReading, Load::*, Proto::*};
+    for (proto, load) in [(H2, Closed), (H2, Open), (Dicom, Closed)] {
+        let started = Instant::now();
+        check(&Case {
+            duration: "1s",
+            ..case(proto, load, NeverReading, false)
+        });
+        // It lasted its duration (or deadline): it did not end at the first timeout.
+        assert!(
+            started.elapsed() >= Duration::from_millis(900),
+            "{proto:?} {load:?}"
+        );
+    }
+}
+
 #[test]
 fn udp_runs_survive_a_killed_frozen_or_never_reading_target() {
     use {Fault::*, Load::*, Proto::Udp};
@@ -359,6 +392,49 @@ fn against_silent(dir: &Dir, udp: bool, args: &[&str]) -> (Value, Option<i32>, D
     let rows = dir.json(&["history"]);
     assert_eq!(rows["runs"].as_array().unwrap().len(), 1, "{rows}: {text}");
     (doc, out.status.code(), took)
+}
+
+/// The commands of several runs against an h2 or DICOM target that never answers: the first
+/// run (or step) is a result, recorded and saved, exit 1. Main exited 1 in 0.3 s and saved
+/// nothing.
+#[test]
+fn a_sweep_and_a_peak_search_of_a_silent_h2_or_dicom_target_are_saved() {
+    let dir = Dir::new("silent-sweep");
+    let sweep = [
+        "run",
+        "http://{addr}/",
+        "--http2",
+        "-c",
+        "1,2",
+        "-d",
+        "300ms",
+        "--timeout",
+        "200ms",
+    ];
+    let (doc, code, _) = against_silent(&dir, false, &sweep);
+    assert_eq!(code, Some(1), "{doc}");
+    let points = doc["points"].as_array().unwrap();
+    assert!(!points.is_empty(), "{doc}");
+    assert!(
+        points[0]["result"]["errors"]["total"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    let dir = Dir::new("silent-peak");
+    let peak = [
+        "peak",
+        "dicom://{addr}/STORESCP",
+        "--slo",
+        "p99<=50ms",
+        "--step",
+        "300ms",
+        "--rest",
+        "0s",
+        "--timeout",
+        "200ms",
+    ];
+    let (doc, code, _) = against_silent(&dir, false, &peak);
+    assert_eq!(code, Some(1), "{doc}");
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 1, "{doc}");
 }
 
 /// A peak search whose step got nothing back (every request timed out, not one byte came)

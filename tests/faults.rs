@@ -470,3 +470,40 @@ fn a_peak_search_stops_at_a_step_that_got_no_reply() {
     assert!(doc["peak"].is_null(), "{doc}");
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
+
+/// `serve tcp --idle-timeout` closes a connection that stays idle in every mode: a source
+/// whose client takes nothing, and sink and echo connections served `--blocking` (main kept
+/// all three open for as long as the client held them, whatever the timeout).
+#[test]
+fn serve_tcp_closes_idle_connections_in_source_sink_and_blocking_modes() {
+    use std::io::Write;
+    use wirebench::serve::tcp::{spawn, TcpServerOptions};
+    use wirebench::serve::Mode;
+    for (mode, blocking) in [
+        (Mode::Source, false),
+        (Mode::Sink, true),
+        (Mode::Echo, true),
+    ] {
+        let options = TcpServerOptions {
+            mode,
+            blocking,
+            idle_timeout: Some(Duration::from_millis(300)),
+            ..TcpServerOptions::default()
+        };
+        let server = spawn(TcpListener::bind("127.0.0.1:0").unwrap(), options).unwrap();
+        let mut client = std::net::TcpStream::connect(server.addr).unwrap();
+        if mode != Mode::Source {
+            // A few plain bytes, then nothing (the client neither sends nor closes).
+            client.write_all(b"hello").unwrap();
+        }
+        // The client holds its socket open and reads nothing; the server must close its end.
+        let closed = common::wait_for_stats(
+            || server.stats(),
+            |s| s.connections == 1 && s.open == 0,
+            Duration::from_millis(20),
+            Duration::from_secs(3),
+        );
+        drop(client);
+        assert_eq!(closed.connections, 1, "{mode:?} blocking {blocking}");
+    }
+}

@@ -212,12 +212,12 @@ fn run_step(
     let (summary, mut lost) = super::run::measure_point(&plan, progress)?;
     let first = steps.first().map(|b| &b.result);
     let step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
-    if lost.is_none() && rejects_everything(&step) && steps.iter().any(|s| s.result.ok > 0) {
+    if lost.is_none() && step.rejects_everything() && steps.iter().any(|s| s.result.ok > 0) {
         // It answered before and now fails every request without a timeout (it was killed
         // as the step connected, or turned to refusing): gone, as an unreachable target is.
         lost = stopped_answering(&step, "stopped answering");
     }
-    let silent = lost.is_none() && answered_nothing(&step);
+    let silent = lost.is_none() && step.answered_nothing();
     if silent {
         // Not one byte came back: the target is frozen, gone or never reads. A lower rate
         // will not wake it, so the search stops here rather than bisecting down to the floor.
@@ -254,14 +254,6 @@ struct Gone {
     /// Whether the step ran (a silent target's timeouts), so it is a result even as the
     /// first step; else the target could not be reached at all.
     measured: bool,
-}
-
-/// Whether a step got nothing back at all: not one reply, not one byte, every request failed.
-/// A step with some replies that misses its objective is not silent: it bisects as any fail.
-fn answered_nothing(step: &Step) -> bool {
-    let r = &step.result;
-    let late = r.datagrams.as_ref().map_or(0, |d| d.late);
-    r.ok == 0 && r.errors.total > 0 && r.throughput.received_bytes == 0 && late == 0
 }
 
 /// Of the steps that passed, the one served fastest (the lowest mean service time): how fast
@@ -315,7 +307,7 @@ fn bracket(
         }
         tried.push((rate, step.passed));
         let limited = step.generator_limited;
-        let refused = rejects_everything(&step);
+        let refused = step.rejects_everything();
         steps.push(step);
         if let Some(g) = gone {
             // The target is gone: no lower rate will bring it back.
@@ -502,13 +494,6 @@ fn limited_conclusion(steps: &[Step], best: Option<f64>, objective: &str) -> Str
         ),
     };
     format!("no peak claimed: {why}. The target sustained at least {best:.0}/s within {objective}")
-}
-
-/// Whether the target answered none of a step's requests, and not for lack of time (no
-/// timeouts): it rejects the workload itself (a wrong URL, a refused port), whatever the rate.
-fn rejects_everything(step: &Step) -> bool {
-    let r = &step.result;
-    r.ok == 0 && r.errors.total > 0 && r.errors.by_kind.iter().all(|e| e.kind != "timeout")
 }
 
 /// Why a target is taken for gone (it `did` so): the step's first error.

@@ -162,6 +162,7 @@ while True:
             sys.exit(1)
         time.sleep(0.001)
 s.listen(128)
+print("bound", flush=True)
 while True:
     c, _ = s.accept()
     c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -183,6 +184,13 @@ bring_fault() { # FAULT LOAD PID_OF_LOAD -> the fault, once the load has run AT 
                 : >"$RAW/resetter.out"
                 resetting_server "$PORT"
                 kill -KILL "$SPID" 2>/dev/null || true
+                local _
+                for _ in $(seq 20); do
+                    [[ $(wc -l <"$RAW/resetter.out") -ge 2 ]] && break
+                    sleep 0.05
+                done
+                [[ $(wc -l <"$RAW/resetter.out") -ge 2 ]] ||
+                    echo "$BENCH: $PORT: the resetting server did not take the port within 1 s" >&2
                 while kill -0 "$load_pid" 2>/dev/null; do sleep 0.1; done
                 kill -KILL "$RPID" 2>/dev/null || true
                 wait "$RPID" 2>/dev/null || true

@@ -456,7 +456,8 @@ pub struct ServeTcpArgs {
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
 
-    /// Close a connection whose client sends nothing for this long (0: never). Memory per
+    /// Close a connection whose client sends nothing for this long (0: never); in source mode,
+    /// one whose client takes nothing for this long; with --blocking too. Memory per
     /// connection is one 64 KiB read buffer plus the kernel's socket buffers.
     #[arg(long, default_value = "5m", value_name = "DURATION")]
     pub idle_timeout: String,

@@ -733,6 +733,14 @@ fn a_sweep_over_15_sizes_reads_on_screen_and_on_paper() {
     assert!(page
         .dom
         .contains("Not drawn: all 60 runs lasted 1 s or less"));
+    // With runs, each line by size carries its mean's 95% CI as a band (issue 17, item 6):
+    // ops, bytes and p99, a band per target.
+    assert_eq!(
+        page.dom.matches("class=\"band\"").count(),
+        6,
+        "the CI bands"
+    );
+    assert!(page.dom.contains("(mean of the runs, 95% CI shaded)"));
 }
 
 /// The DCMTK study's question is how far apart its configurations are (22 against 2,191

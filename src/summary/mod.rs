@@ -11,6 +11,7 @@ pub mod diagnosis;
 pub mod diff;
 pub mod merge;
 pub mod peak;
+pub mod serial;
 pub mod slo;
 pub mod stats;
 pub mod study;

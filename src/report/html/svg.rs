@@ -212,6 +212,12 @@ fn close(kind: &str, series: usize, y: &Axis, title: &str, inner: &str, height: 
 impl LineChart {
     /// The chart as an inline `<svg>` element.
     pub fn svg(&self, title: &str) -> String {
+        self.svg_banded(title, &[])
+    }
+
+    /// The chart with a band under each series: `bands[i]` holds series i's (x, low, high),
+    /// e.g. the 95% confidence interval of a mean over runs; an empty one draws no band.
+    pub fn svg_banded(&self, title: &str, bands: &[Vec<(f64, f64, f64)>]) -> String {
         let f = Frame::new(&self.y.0, BOTTOM);
         let mut entries: Vec<(String, String, bool)> = Vec::new();
         let mut s = String::new();
@@ -221,6 +227,9 @@ impl LineChart {
             let c = if i == 0 { "#333" } else { "#888" };
             self.reference(&mut s, &f, r, c);
             entries.push((r.name.clone(), c.to_string(), true));
+        }
+        for (i, band) in bands.iter().enumerate() {
+            self.band(&mut s, &f, band, &colour(i));
         }
         for (i, series) in self.series.iter().enumerate() {
             self.line(&mut s, &f, series, &colour(i));
@@ -254,6 +263,27 @@ impl LineChart {
                 );
             }
         }
+    }
+
+    /// A translucent band from each point's low to its high (nothing with under two points).
+    fn band(&self, s: &mut String, f: &Frame, band: &[(f64, f64, f64)], colour: &str) {
+        let (x, y) = (&self.x.0, &self.y.0);
+        let shown: Vec<&(f64, f64, f64)> = band.iter().filter(|(a, ..)| x.shows(*a)).collect();
+        if shown.len() < 2 {
+            return;
+        }
+        let py = |v: f64| f.py(y, v.clamp(y.min, y.max));
+        let upper = shown.iter().map(|&&(a, _, hi)| (f.px(x, a), py(hi)));
+        let lower = shown.iter().rev().map(|&&(a, lo, _)| (f.px(x, a), py(lo)));
+        let text: Vec<String> = upper
+            .chain(lower)
+            .map(|(a, b)| format!("{a:.1},{b:.1}"))
+            .collect();
+        let _ = write!(
+            s,
+            r#"<polygon class="band" fill="{colour}" fill-opacity="0.18" stroke="none" points="{}"/>"#,
+            text.join(" ")
+        );
     }
 
     /// A dashed reference line.

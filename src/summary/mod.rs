@@ -10,6 +10,7 @@ pub mod diagnose;
 pub mod diagnosis;
 pub mod diff;
 pub mod merge;
+pub mod paired;
 pub mod peak;
 pub mod slo;
 pub mod stats;

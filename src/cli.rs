@@ -136,6 +136,11 @@ pub struct CompareArgs {
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
 
+    /// Seed of the targets' random order within each round and of the percentiles'
+    /// bootstrap; the report names it, so a comparison can be repeated [default: from the clock]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
     /// The targets and the load, as for `wirebench run`.
     #[command(flatten)]
     pub run: RunArgs,

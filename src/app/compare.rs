@@ -1,6 +1,7 @@
-//! `wirebench compare`: the targets run side by side in interleaved rounds (as `run --runs`),
-//! then each target's difference from the baseline per metric with its 95% CI and a verdict
-//! (Welch's t-test, `summary::compare`), and the Flash study's latency-shape table.
+//! `wirebench compare`: the targets run side by side in rounds (as `run --runs`), in a random
+//! order within each round (seeded), then each target's change from the baseline per metric,
+//! paired by round, with its 95% CI and a verdict (`summary::compare`, `summary::paired`), and
+//! the Flash study's latency-shape table.
 
 use super::keep::Keep;
 use super::sweep::Study;
@@ -11,8 +12,8 @@ use crate::summary::compare::{self, Comparison, METHOD, SCHEMA};
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Runs per target unless `--runs` says otherwise: enough for Welch's test to see a few
-/// percent on a quiet machine, few enough to stay short.
+/// Runs per target unless `--runs` says otherwise: enough for the paired interval to see a
+/// few percent on a quiet machine, few enough to stay short.
 pub const DEFAULT_RUNS: usize = 5;
 
 /// A comparison checked and ready to run: its runs, and which target is the baseline.
@@ -65,7 +66,7 @@ fn total_runs(c: &Comparison) -> usize {
 pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     let mut run = args.run.clone();
     run.runs = Some(run.runs.unwrap_or(DEFAULT_RUNS));
-    let study = Study::of(&run)?;
+    let mut study = Study::of(&run)?;
     if study.targets.len() < 2 {
         return Err(UsageError::new(
             "compare needs two targets or more: wirebench compare a=tcp://HOST:PORT b=tcp://HOST:PORT",
@@ -73,7 +74,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     }
     if study.rounds - study.discard < 2 {
         return Err(UsageError::new(format!(
-            "compare needs 2 kept runs per target or more for Welch's t-test, not {}: give e.g. --runs {}",
+            "compare needs 2 kept runs per target or more for a paired interval, not {}: give e.g. --runs {}",
             study.rounds - study.discard,
             study.discard + DEFAULT_RUNS
         )));
@@ -88,6 +89,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
             ))
         })?,
     };
+    study.shuffle(args.seed.unwrap_or_else(clock_seed));
     Ok(Prepared {
         run,
         study,
@@ -110,14 +112,25 @@ pub fn collect(
     (judge(sweep, baseline), failed)
 }
 
-/// Judges each target of a measured `sweep` against the target at `baseline`.
+/// A seed when none is given: the clock's nanoseconds, below 2³² so that it is short to
+/// type back and exact in any JSON reader.
+fn clock_seed() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    now.map_or(0, |d| d.as_nanos() as u64 & 0xFFFF_FFFF)
+}
+
+/// Judges each target of a measured `sweep` against the target at `baseline` (the
+/// percentiles' bootstrap drawn from the sweep's seed, 0 without one).
 pub fn judge(sweep: crate::summary::sweep::Sweep, baseline: usize) -> Comparison {
     let points = labelled_points(&sweep);
+    let seed = sweep.seed.unwrap_or(0);
     Comparison {
         schema: SCHEMA,
         method: METHOD,
         baseline: sweep.targets[baseline].name.clone(),
-        verdicts: compare::verdicts(&sweep, baseline, &points),
+        seed: sweep.seed,
+        order: compare::order(&sweep, &points),
+        verdicts: compare::verdicts(&sweep, baseline, &points, seed),
         shapes: compare::shapes(&sweep, &points),
         sweep,
     }

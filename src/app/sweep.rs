@@ -69,6 +69,8 @@ pub struct Study {
     pub discard: usize,
     /// One plan per (round, point, target), in the order they run.
     pub runs: Vec<Run>,
+    /// The seed of [`Study::shuffle`], once the targets' order was randomized.
+    pub seed: Option<u64>,
 }
 
 /// One run of a study.
@@ -142,7 +144,21 @@ impl Study {
             rounds,
             discard,
             runs,
+            seed: None,
         })
+    }
+
+    /// Puts the targets in a random order within each round and point, drawn from `seed`
+    /// (randomized multiple interleaved trials: Abedi & Brecht, ICPE 2017). A fixed order
+    /// lets anything periodic, or the first run of a round after a pause, always hit the
+    /// same target; a random one spreads it, and the seed repeats the order.
+    pub fn shuffle(&mut self, seed: u64) {
+        let mut rng = crate::summary::paired::SplitMix64(seed);
+        let same = |a: &Run, b: &Run| (a.round, a.point) == (b.round, b.point);
+        for group in self.runs.chunk_by_mut(same) {
+            rng.shuffle(group);
+        }
+        self.seed = Some(seed);
     }
 
     /// Studies of one target each (their own flags) as one study, run interleaved as the
@@ -485,6 +501,7 @@ pub fn measure_all(
         points: Vec::with_capacity(study.runs.len()),
         stopped: None,
         units: args.units,
+        seed: study.seed,
     };
     for run in study.runs {
         let at = study.points[run.point].clone();

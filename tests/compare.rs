@@ -270,6 +270,102 @@ fn the_json_document_validates() {
     assert!(text.contains("Order within each round"), "{text}");
 }
 
+/// Half the width of a verdict's interval in log-ratio, as ± % of its ratio.
+fn half_width(v: &Value) -> f64 {
+    let (lo, hi) = (
+        v["low_pct"].as_f64().unwrap(),
+        v["high_pct"].as_f64().unwrap(),
+    );
+    100.0 * (((1.0 + hi / 100.0).ln() - (1.0 + lo / 100.0).ln()) / 2.0).exp_m1()
+}
+
+#[test]
+fn runs_auto_stops_once_every_interval_is_narrow_enough() {
+    let (a, b) = (
+        ServerProcess::start(&["--delay", "1ms"]),
+        ServerProcess::start(&["--delay", "1ms"]),
+    );
+    let (a, b) = (format!("a={}", a.url), format!("b={}", b.url));
+    let run = |precision: &str| {
+        let (code, text, err) = compare(&[
+            &a,
+            &b,
+            "-d",
+            "300ms",
+            "--discard-first",
+            "--runs",
+            "auto",
+            "--precision",
+            precision,
+            "--max-runs",
+            "8",
+            "--json",
+            "-q",
+        ]);
+        assert_eq!(code, 0, "{text}{err}");
+        let doc: Value = serde_json::from_str(&text).expect("JSON");
+        wirebench::summary::check::document(&doc).unwrap();
+        let rounds = doc["auto"]["rounds"].as_u64().unwrap();
+        assert_eq!(
+            doc["sweep"]["runs"], rounds,
+            "the tables cover the rounds run"
+        );
+        let points = doc["sweep"]["points"].as_array().unwrap().len() as u64;
+        assert_eq!(points, 2 * rounds, "whole rounds only");
+        doc
+    };
+    // Any interval is within ±1,000,000%: it stops at the first check, after the discarded
+    // round and three kept ones, not at the budget of 8.
+    let doc = run("1000000%");
+    assert_eq!(doc["auto"]["met"], true, "{}", doc["auto"]);
+    assert_eq!(doc["auto"]["rounds"], 4, "{}", doc["auto"]);
+    // ±50%: met within the budget, or the budget ran out and names exactly the verdicts
+    // still wider (on a busy machine p99's rounds can differ 3×).
+    let doc = run("50%");
+    let auto = &doc["auto"];
+    let wide: Vec<&str> = (auto["wide"].as_array().unwrap().iter())
+        .map(|w| w["metric"].as_str().unwrap())
+        .collect();
+    let over: Vec<&str> = (doc["verdicts"].as_array().unwrap().iter())
+        .filter(|v| half_width(v) > 50.0)
+        .map(|v| v["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(wide, over, "{auto}");
+    match auto["met"].as_bool().unwrap() {
+        true => assert!(
+            over.is_empty() && auto["rounds"].as_u64().unwrap() <= 8,
+            "{auto}"
+        ),
+        false => assert_eq!(auto["rounds"], 8, "only the budget ends it short: {auto}"),
+    }
+}
+
+#[test]
+fn runs_auto_says_when_the_budget_ends_first() {
+    let (a, b) = (ServerProcess::start(&[]), ServerProcess::start(&[]));
+    let (a, b) = (format!("a={}", a.url), format!("b={}", b.url));
+    // ±0.001% is out of reach in three rounds of 200 requests.
+    let args = [
+        &a[..],
+        &b,
+        "-n",
+        "200",
+        "--runs",
+        "auto",
+        "--precision",
+        "0.001%",
+        "--max-runs",
+        "3",
+    ];
+    let (code, text, err) = compare(&args);
+    assert_eq!(code, 0, "{text}{err}");
+    assert!(
+        text.contains("--runs auto: the budget of 3 rounds (--max-runs) ended before every 95% CI was within ±0.001% of its ratio; still wider: b "),
+        "{text}"
+    );
+    assert!(text.contains("| Run 3 |"), "three rounds ran: {text}");
+}
+
 #[test]
 fn bad_comparisons_exit_2() {
     for (args, says) in [
@@ -293,10 +389,51 @@ fn bad_comparisons_exit_2() {
             ],
             "2 kept runs",
         ),
+        (
+            &[
+                "a=tcp://127.0.0.1:9",
+                "b=tcp://127.0.0.1:9",
+                "--precision",
+                "5%",
+            ],
+            "go with --runs auto",
+        ),
+        (
+            &[
+                "a=tcp://127.0.0.1:9",
+                "b=tcp://127.0.0.1:9",
+                "--runs",
+                "auto",
+                "--precision",
+                "0",
+            ],
+            "--precision 0",
+        ),
+        (
+            &[
+                "a=tcp://127.0.0.1:9",
+                "b=tcp://127.0.0.1:9",
+                "--runs",
+                "auto",
+                "--max-runs",
+                "2",
+                "--discard-first",
+            ],
+            "2 kept runs",
+        ),
     ] {
         let (code, out, err) = compare(args);
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
+    // `run` repeats a fixed count: auto is compare's.
+    let (out, _) = run_bounded(&["run", "tcp://127.0.0.1:9", "--runs", "auto"], LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--runs auto") && err.contains("for compare"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
 }

@@ -5,9 +5,10 @@
 
 use super::keep::Keep;
 use super::sweep::Study;
-use crate::cli::{CompareArgs, RunArgs};
+use crate::cli::{CompareArgs, RunArgs, Runs};
 use crate::error::UsageError;
 use crate::store::Kind;
+use crate::summary::auto_runs;
 use crate::summary::compare::{self, Comparison, METHOD, SCHEMA};
 use std::io::Write;
 use std::process::ExitCode;
@@ -24,6 +25,42 @@ pub struct Prepared {
     pub study: Study,
     /// Index of the baseline target.
     pub baseline: usize,
+    /// With `--runs auto`: the precision, ± % of each ratio (the rounds' budget is the
+    /// study's rounds).
+    pub precision: Option<f64>,
+}
+
+/// `--runs auto`'s budget unless `--max-runs` says otherwise.
+pub const DEFAULT_MAX_RUNS: usize = 20;
+
+/// `--runs auto`'s precision unless `--precision` says otherwise, ± % of each ratio.
+pub const DEFAULT_PRECISION: f64 = 5.0;
+
+/// `--runs`, `--precision` and `--max-runs` checked: the rounds to run (at most), and the
+/// precision with `--runs auto`.
+fn rounds(args: &CompareArgs) -> Result<(usize, Option<f64>), UsageError> {
+    let auto = args.run.runs == Some(Runs::Auto);
+    if !auto && (args.precision.is_some() || args.max_runs.is_some()) {
+        return Err(UsageError::new(
+            "--precision and --max-runs go with --runs auto: give e.g. --runs auto --precision 5% --max-runs 20",
+        ));
+    }
+    match args.run.runs {
+        None => Ok((DEFAULT_RUNS, None)),
+        Some(Runs::Count(n)) => Ok((n, None)),
+        Some(Runs::Auto) => {
+            let text = args.precision.as_deref().unwrap_or("5%");
+            let p = text.trim().trim_end_matches('%').trim().parse::<f64>();
+            match p {
+                Ok(p) if p > 0.0 && p.is_finite() => {
+                    Ok((args.max_runs.unwrap_or(DEFAULT_MAX_RUNS), Some(p)))
+                }
+                _ => Err(UsageError::new(format!(
+                    "--precision {text} is not a percentage above 0: give e.g. --precision 5%"
+                ))),
+            }
+        }
+    }
 }
 
 /// `wirebench compare`.
@@ -64,8 +101,9 @@ fn total_runs(c: &Comparison) -> usize {
 
 /// Checks the comparison's flags and expands its runs; nothing is measured.
 pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
+    let (runs, precision) = rounds(args)?;
     let mut run = args.run.clone();
-    run.runs = Some(run.runs.unwrap_or(DEFAULT_RUNS));
+    run.runs = Some(Runs::Count(runs));
     let mut study = Study::of(&run)?;
     if study.targets.len() < 2 {
         return Err(UsageError::new(
@@ -94,6 +132,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
         run,
         study,
         baseline,
+        precision,
     })
 }
 
@@ -105,11 +144,27 @@ pub fn collect(
     p: Prepared,
     on_run: &mut dyn FnMut(&Comparison),
 ) -> (Comparison, Option<anyhow::Error>) {
-    let baseline = p.baseline;
-    let (sweep, failed) = super::sweep::measure_all(&p.run, p.study, &mut |s| {
-        on_run(&judge(s.clone(), baseline));
+    let (baseline, precision, discard) = (p.baseline, p.precision, p.study.discard);
+    let max_runs = p.study.rounds;
+    let (sweep, failed) = super::sweep::measure_until(
+        &p.run,
+        p.study,
+        &mut |s| on_run(&judge(s.clone(), baseline)),
+        &mut |s| {
+            // After each whole round: with --runs auto, enough once every interval is narrow.
+            let Some(precision) = precision else {
+                return false;
+            };
+            let kept = s.points.last().map_or(0, |p| p.run.saturating_sub(discard));
+            auto_runs::enough(&judge(s.clone(), baseline).verdicts, kept, precision)
+        },
+    );
+    let mut comparison = judge(sweep, baseline);
+    comparison.auto = precision.map(|p| {
+        let rounds = comparison.sweep.runs;
+        auto_runs::conclude(&comparison.verdicts, p, max_runs, rounds)
     });
-    (judge(sweep, baseline), failed)
+    (comparison, failed)
 }
 
 /// A seed when none is given: the clock's nanoseconds, below 2³² so that it is short to
@@ -131,6 +186,7 @@ pub fn judge(sweep: crate::summary::sweep::Sweep, baseline: usize) -> Comparison
         seed: sweep.seed,
         order: compare::order(&sweep, &points),
         verdicts: compare::verdicts(&sweep, baseline, &points, seed),
+        auto: None,
         shapes: compare::shapes(&sweep, &points),
         sweep,
     }

@@ -27,6 +27,9 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, "    ! {}", w.text)?;
         }
     }
+    if let Some(a) = &c.auto {
+        writeln!(out, "\n{}", crate::summary::auto_runs::words(a))?;
+    }
     write_order(c, out)?;
     writeln!(
         out,

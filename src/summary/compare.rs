@@ -37,6 +37,9 @@ pub struct Comparison {
     pub order: Vec<Round>,
     /// Each other target against it, per metric and point.
     pub verdicts: Vec<Verdict>,
+    /// With `--runs auto`: the precision asked for, the rounds run, and whether it was met.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto: Option<super::auto_runs::AutoRuns>,
     /// Each target's latency shape, per point.
     pub shapes: Vec<Shape>,
     /// Every run (schema `wirebench.sweep/1`).

@@ -3,6 +3,7 @@
 //! Field names here are the JSON schema (`schema/result.v1.json`); change them only with the
 //! schema version.
 
+pub mod auto_runs;
 mod build;
 pub mod check;
 pub mod compare;

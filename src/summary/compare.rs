@@ -2,10 +2,9 @@
 //! metric, paired by round (each round's target figure over the baseline's, [`super::paired`]:
 //! one interval decides the verdict), and the Flash study's view of each target's latency
 //! shape (../shared/seeds/002: throughput, median, mean, p95; the mean above p95 flagged).
-//! Welch's t-test (B. L. Welch, Biometrika 34, 1947) stays here for `diff`'s unpaired samples.
 
 use super::paired::{self, Interval, Method};
-use super::stats::{self, t975};
+use super::stats;
 use super::sweep::{Metric, Sweep};
 use serde::Serialize;
 
@@ -52,59 +51,6 @@ pub const METHOD: &str = "paired by round: each round's target figure over the b
      Jones, ISMM 2013): Student's t for throughput and the mean, a seeded bootstrap over rounds \
      for p50, p95 and p99; significant iff the CI excludes 0; targets in a random order within \
      each round (Abedi & Brecht, ICPE 2017)";
-
-/// Welch's test of two samples' means.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Welch {
-    /// mean(a) − mean(b).
-    pub difference: f64,
-    /// Half the width of the difference's 95% confidence interval, t(0.975, df) · se.
-    pub ci95: f64,
-    /// The Welch–Satterthwaite degrees of freedom.
-    pub df: f64,
-    /// The t statistic, difference / se.
-    pub t: f64,
-    /// Whether the interval excludes 0 (p < 0.05, two-sided).
-    pub significant: bool,
-}
-
-/// Welch's t-test of `a` against `b`; None unless each has two values or more.
-pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
-    let (sa, sb) = (stats::of(a)?, stats::of(b)?);
-    welch_of((sa.n, sa.mean, sa.stddev), (sb.n, sb.mean, sb.stddev))
-}
-
-/// Welch's t-test from each sample's (count, mean, sample standard deviation), as a
-/// histogram gives them; None unless each has two values or more.
-pub fn welch_of(a: (usize, f64, f64), b: (usize, f64, f64)) -> Option<Welch> {
-    let ((na, ma, sda), (nb, mb, sdb)) = (a, b);
-    if na < 2 || nb < 2 {
-        return None;
-    }
-    let (va, vb) = (sda.powi(2) / na as f64, sdb.powi(2) / nb as f64);
-    let se = (va + vb).sqrt();
-    let difference = ma - mb;
-    if se == 0.0 {
-        // No spread at all: any difference is certain, none is none.
-        return Some(Welch {
-            difference,
-            ci95: 0.0,
-            df: f64::INFINITY,
-            t: 0.0,
-            significant: difference != 0.0,
-        });
-    }
-    // Welch–Satterthwaite: df = (va + vb)² / (va²/(na−1) + vb²/(nb−1)).
-    let df = (va + vb).powi(2) / (va.powi(2) / (na - 1) as f64 + vb.powi(2) / (nb - 1) as f64);
-    let ci95 = t975(df) * se;
-    Some(Welch {
-        difference,
-        ci95,
-        df,
-        t: difference / se,
-        significant: difference.abs() > ci95,
-    })
-}
 
 /// One target against the baseline on one metric at one point, paired by round.
 #[derive(Clone, Debug, Serialize)]
@@ -402,22 +348,6 @@ pub fn shapes(sweep: &Sweep, points: &[(Vec<usize>, String)]) -> Vec<Shape> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn welch_on_known_samples() {
-        // Worked by hand: a = [19, 20, 21] (s² = 1), b = [10, 12, 14] (s² = 4);
-        // va = 1/3, vb = 4/3, se = √(5/3) = 1.29099; df = (5/3)² / ((1/3)²/2 + (4/3)²/2) = 2.9412.
-        let w = welch(&[19.0, 20.0, 21.0], &[10.0, 12.0, 14.0]).unwrap();
-        assert_eq!(w.difference, 8.0);
-        assert!((w.df - 2.941_176).abs() < 1e-5, "{w:?}");
-        assert!((w.t - 8.0 / 1.290_994).abs() < 1e-5, "{w:?}");
-        assert!(w.significant);
-        let same = welch(&[10.0, 11.0, 12.0], &[10.5, 11.5, 11.0]).unwrap();
-        assert!(!same.significant, "{same:?}");
-        assert!(welch(&[1.0], &[1.0, 2.0]).is_none());
-        let flat = welch(&[5.0, 5.0], &[5.0, 5.0]).unwrap();
-        assert!(!flat.significant);
-    }
-
     /// (run, value) pairs for runs 1, 2, …
     fn runs(xs: &[f64]) -> Vec<(usize, f64)> {
         xs.iter().enumerate().map(|(i, x)| (i + 1, *x)).collect()
@@ -457,7 +387,7 @@ mod tests {
         // Unpaired, the drift swamps the 5% (Welch's test misses it); paired, it cancels.
         let a = [100.0, 120.0, 85.0, 110.0, 95.0];
         let b: Vec<f64> = a.iter().map(|x| x * 1.05).collect();
-        assert!(!welch(&b, &a).unwrap().significant);
+        assert!(!super::super::welch::welch(&b, &a).unwrap().significant);
         let v = judge(Metric::Mean, &b, &a);
         assert!(
             v.significant && (v.difference_percent - 5.0).abs() < 1e-9,

@@ -1,6 +1,6 @@
-//! Two stored results compared for a regression check (`wirebench diff OLD NEW`), by the test
-//! `compare` uses, Welch's t-test (two-sided, 95%). `compare` has several runs per target and
-//! tests the per-run figures; a stored result is one run, so the samples are taken inside it:
+//! Two stored results compared for a regression check (`wirebench diff OLD NEW`), by Welch's
+//! t-test (two-sided, 95%; [`super::welch`]). `compare` has several runs per target and pairs
+//! them by round; a stored result is one run, so the samples are taken inside it:
 //!
 //! - throughput, median and p99 latency: the run's per-second figures (each whole second is a
 //!   sample; a last second shorter than half a second is left out), so a change must stand out
@@ -14,7 +14,7 @@
 //! significant. A run too short for two per-second samples cannot be tested: its change
 //! beyond the bound counts, and the verdict says it was not tested.
 
-use super::compare::{welch, Welch};
+use super::welch::{welch, Welch};
 use super::Summary;
 use serde::Serialize;
 

@@ -19,6 +19,7 @@ pub mod study;
 pub mod sweep;
 pub mod threshold;
 mod udp_stream;
+pub mod welch;
 pub mod wire;
 
 pub use build::of;

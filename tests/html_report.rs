@@ -578,7 +578,11 @@ fn a_comparison_draws_differences_and_means_with_error_bars() {
         &scratch.0,
     );
     let page = render_and_open("compare", &doc, &scratch.0);
-    assert_eq!(table_rows(&page.dom, "verdicts"), 4, "a verdict per metric");
+    assert_eq!(table_rows(&page.dom, "verdicts"), 5, "a verdict per metric");
+    assert!(
+        page.dom.contains("% to +") || page.dom.contains("% to -"),
+        "each difference with its interval's bounds"
+    );
     assert_eq!(table_rows(&page.dom, "shapes"), 2);
     assert_eq!(table_rows(&page.dom, "repeat ops"), 2);
     expect_charts(&page.dom, "difference", 1);

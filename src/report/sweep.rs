@@ -70,9 +70,15 @@ fn method(sweep: &Sweep, command: &str) -> String {
         Some(_) => "each after its own warm-up",
         None => "no warm-up",
     };
+    let order = match sweep.seed {
+        None => "interleaved across targets (A p1, B p1, A p2 …)".to_string(),
+        Some(seed) => format!(
+            "with the targets in a random order within each (seed {seed}; --seed {seed} repeats it)"
+        ),
+    };
     format!(
         "wirebench {command}: {} target(s) × {swept}{runs}{each}; {} runs in all, in rounds \
-         interleaved across targets (A p1, B p1, A p2 …) so that drift hits all alike, {warmup}.",
+         {order} so that drift hits all alike, {warmup}.",
         sweep.targets.len(),
         sweep.points.len()
     )

@@ -1,4 +1,5 @@
-//! Two stored documents compared for a regression check (`wirebench diff OLD NEW`).
+//! Two stored documents compared for a regression check (`wirebench diff OLD NEW`), by Welch's
+//! t-test (two-sided, 95%; [`super::welch`]). (`compare` pairs its runs by round instead.)
 //!
 //! **Two results** (one run each): the samples are taken inside each run, its per-second
 //! figures (each whole second is a sample; a last second shorter than half a second is left
@@ -23,9 +24,9 @@
 //! significant. Too few samples to test: a change beyond the bound counts, and the verdict
 //! says it was not tested.
 
-use super::compare::{welch, Welch};
 use super::serial;
 use super::sweep::Metric;
+use super::welch::{welch, Welch};
 use super::Summary;
 use serde::Serialize;
 

@@ -12,7 +12,7 @@
 //! Welch's test is then made with each side's n_eff in place of n, for both the standard error
 //! and the Welch–Satterthwaite degrees of freedom.
 
-use super::compare::Welch;
+use super::welch::Welch;
 use super::stats::{self, t975};
 
 /// The effective sample size of `xs`: between 1 and `xs.len()` (a series without spread, or
@@ -139,7 +139,7 @@ mod tests {
                 .collect()
         };
         let (a, b) = (wave(0.0, 1000.0), wave(2.0, 1020.0));
-        let naive = super::super::compare::welch(&b, &a).unwrap();
+        let naive = super::super::welch::welch(&b, &a).unwrap();
         assert!(naive.significant, "{naive:?}");
         let (corrected, n) = welch(&b, &a).unwrap();
         assert!(!corrected.significant, "{corrected:?} {n:?}");

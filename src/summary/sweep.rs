@@ -34,6 +34,10 @@ pub struct Sweep {
     /// largest figure. How the tables print, not a measurement, so not in the JSON.
     #[serde(skip)]
     pub units: Option<crate::units::ByteUnit>,
+    /// The seed that put the targets in a random order within each round (`compare`); None:
+    /// in the order given. A comparison's JSON carries it (`seed`), not the sweep's.
+    #[serde(skip)]
+    pub seed: Option<u64>,
 }
 
 /// A target and the name its row carries.
@@ -177,6 +181,16 @@ impl Sweep {
             .into_iter()
             .filter(|p| !p.discarded)
             .filter_map(|p| metric.of(&p.result))
+            .collect()
+    }
+
+    /// `metric` of each kept run of `target` at `at`, with its run number (from 1), so that
+    /// runs of the same round can be paired.
+    pub fn kept_by_run(&self, metric: Metric, target: usize, at: &[usize]) -> Vec<(usize, f64)> {
+        self.runs_of(target, at)
+            .into_iter()
+            .filter(|p| !p.discarded)
+            .filter_map(|p| Some((p.run, metric.of(&p.result)?)))
             .collect()
     }
 

@@ -303,13 +303,17 @@ impl LineChart {
     }
 }
 
-/// One set of bars of a bar chart: a value (and optional error half-width) per category.
+/// One set of bars of a bar chart: a value (and optional error bar) per category.
 pub struct BarSeries {
     /// Its name in the legend.
     pub name: String,
-    /// Per category: the bar's value and the half-width of its error bar.
-    pub values: Vec<Option<(f64, Option<f64>)>>,
+    /// Per category: the bar's value and how far its error bar reaches below and above it
+    /// (a ratio's interval is not symmetric).
+    pub values: Vec<Option<(f64, Option<Spread>)>>,
 }
+
+/// How far an error bar reaches below and above its bar's value.
+pub type Spread = (f64, f64);
 
 /// Grouped bars: a group per category, a bar per series, error bars where known.
 pub struct BarChart {
@@ -336,8 +340,8 @@ impl BarChart {
         let floor = self.floor;
         let ends = self.series.iter().flat_map(|s| s.values.iter().flatten());
         let ends = ends.flat_map(|&(v, e)| {
-            let e = e.unwrap_or(0.0);
-            [(v - e).max(floor), v + e, v]
+            let (below, above) = e.unwrap_or((0.0, 0.0));
+            [(v - below).max(floor), v + above, v]
         });
         match self.scale {
             Scale::Log => Axis::fit(Scale::Log, self.y.0, ends, false),
@@ -432,7 +436,7 @@ fn bar_with_error(
     y: &Axis,
     floor: f64,
     at: &Bar,
-    (v, err): (f64, Option<f64>),
+    (v, err): (f64, Option<(f64, f64)>),
 ) {
     let (x, width) = (at.x, at.width);
     let base = match y.scale {
@@ -452,11 +456,11 @@ fn bar_with_error(
         esc(&text)
     );
     let mut above = top.min(zero);
-    if let Some(e) = err {
-        let lo_v = (v - e).max(floor).max(y.min);
+    if let Some((down, up)) = err {
+        let lo_v = (v - down).max(floor).max(y.min);
         let (cx, hi, lo) = (
             x + width / 2.0 - 1.0,
-            f.py(y, (v + e).min(y.max)),
+            f.py(y, (v + up).min(y.max)),
             f.py(y, lo_v),
         );
         above = above.min(hi);

@@ -176,7 +176,8 @@ fn bar_charts(sweep: &Sweep) -> Vec<(String, String)> {
                     name: t.clone(),
                     values: (points.iter())
                         .map(|at| {
-                            stats::of(&sweep.values(t, at, *metric)).map(|s| (s.mean, s.ci95))
+                            stats::of(&sweep.values(t, at, *metric))
+                                .map(|s| (s.mean, s.ci95.map(|e| (e, e))))
                         })
                         .collect(),
                 })
@@ -235,7 +236,9 @@ pub fn lead(sweep: &Sweep) -> Option<(String, String)> {
         x_name: String::new(),
         series: vec![BarSeries {
             name: name.clone(),
-            values: stats.iter().map(|s| s.map(|s| (s.mean, s.ci95))).collect(),
+            values: (stats.iter())
+                .map(|s| s.map(|s| (s.mean, s.ci95.map(|e| (e, e)))))
+                .collect(),
         }],
         y: (metric.unit, name),
         scale,

@@ -12,8 +12,8 @@
 //! Welch's test is then made with each side's n_eff in place of n, for both the standard error
 //! and the Welch–Satterthwaite degrees of freedom.
 
-use super::welch::Welch;
 use super::stats::{self, t975};
+use super::welch::Welch;
 
 /// The effective sample size of `xs`: between 1 and `xs.len()` (a series without spread, or
 /// with its lag-1 autocorrelation not positive, counts whole).

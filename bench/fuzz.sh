@@ -6,12 +6,20 @@
 # Prints a table: target, executions, executions/s, crashes, timeouts, out-of-memory, peak
 # RSS; a crash, timeout or oom leaves its input in fuzz/artifacts/T/ (reproduce with
 # `fuzz/target/x86_64-unknown-linux-gnu/release/T fuzz/artifacts/T/FILE`) and exits 1.
+# RUNS=N stops each target after N executions instead (SECONDS stays the cap): the issue's goal
+# is `RUNS=10000000 bench/fuzz.sh 7200`. Run it beside other work at the lowest priority with
+# `chrt -i 0 bench/fuzz.sh ...` (SCHED_IDLE: it takes only CPU time nothing else wants).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 SECONDS_EACH=${1:-60}
 shift || true
 if ! [[ $SECONDS_EACH =~ ^[0-9]+$ ]] || ((SECONDS_EACH < 1)); then
     echo "bench/fuzz.sh: '$SECONDS_EACH' is not a number of seconds; e.g. bench/fuzz.sh 60" >&2
+    exit 2
+fi
+RUNS=${RUNS:-}
+if [[ -n $RUNS ]] && ! [[ $RUNS =~ ^[0-9]+$ ]]; then
+    echo "bench/fuzz.sh: RUNS='$RUNS' is not a count of executions; e.g. RUNS=10000000" >&2
     exit 2
 fi
 ALL=$(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^wirebench-fuzz$')
@@ -21,12 +29,13 @@ BIN=fuzz/target/x86_64-unknown-linux-gnu/release
 LOG=fuzz/work/logs
 mkdir -p "$LOG"
 failed=0
-printf '%-15s %13s %9s %7s %8s %4s %8s\n' target executions exec/s crashes timeouts oom 'peak RSS'
+printf '%-15s %13s %8s %9s %7s %8s %4s %8s\n' target executions seconds exec/s crashes timeouts oom 'peak RSS'
 for t in $TARGETS; do
     mkdir -p "fuzz/work/$t" "fuzz/artifacts/$t"
     before=$(ls "fuzz/artifacts/$t" | wc -l)
+    started=$SECONDS
     "$BIN/$t" "fuzz/work/$t" "fuzz/corpus/$t" -max_total_time="$SECONDS_EACH" \
-        -rss_limit_mb=512 -timeout=10 -print_final_stats=1 \
+        ${RUNS:+-runs="$RUNS"} -rss_limit_mb=512 -timeout=10 -print_final_stats=1 \
         -artifact_prefix="fuzz/artifacts/$t/" >"$LOG/$t.log" 2>&1 || true
     count() { ls "fuzz/artifacts/$t" | grep -c "^$1-" || true; }
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$LOG/$t.log")
@@ -36,7 +45,8 @@ for t in $TARGETS; do
     if (($(ls "fuzz/artifacts/$t" | wc -l) > before)) || [[ -z $runs ]]; then
         failed=1
     fi
-    printf '%-15s %13s %9s %7s %8s %4s %6s MB\n' "$t" "${runs:-?}" "${rate:-?}" "$crash" \
+    printf '%-15s %13s %8s %9s %7s %8s %4s %6s MB\n' "$t" "${runs:-?}" $((SECONDS - started)) \
+        "${rate:-?}" "$crash" \
         "$timeout" "$oom" "${rss:-?}"
 done
 if ((failed)); then

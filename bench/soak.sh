@@ -4,11 +4,14 @@
 # Samples each server's RSS and open fds every 10 s and checks, after the first minute:
 # RSS and fds flat within ±5% of their value at the first minute; ok = sent (every request
 # answered); no drift in the run's per-second series (per-second p99 of the last third of the
-# run within 0.5–2× that of the first third, and every second's ok within ±5% of the rate).
+# run within 0.5–2× that of the first third, and the ok rate of the last third within ±1% of
+# the first third's; seconds and whole minutes off the rate are counted and shown, not judged:
+# a machine stall moves replies from one second into the next, which is not drift).
 # Usage: DURATION=2m RATE=2000 bench/soak.sh     (prints a table and a verdict per server)
+# WIREBENCH=PATH runs another build (e.g. a copy, so a rebuild during the soak cannot touch it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=./target/release/wirebench
+B=${WIREBENCH:-./target/release/wirebench}
 DURATION=${DURATION:-30m}
 RATE=${RATE:-2000}
 [[ -x $B ]] || cargo build --release -q
@@ -113,12 +116,18 @@ for name in names:
         return statistics.median(values) if values else float("nan")
     first, last = p99(series[:third]), p99(series[-third:])
     off = [s for s in series if abs(s["ok"] - rate) > 0.05 * rate]
+    minutes = [series[i:i + 60] for i in range(0, len(series) - 59, 60)]
+    minute_ok = [sum(s["ok"] for s in m) for m in minutes]
+    minute_off = [m for m in minute_ok if abs(m - 60 * rate) > 0.01 * 60 * rate]
+    def ok_rate(part):
+        return sum(s["ok"] for s in part) / max(1e-9, sum(s["duration_s"] for s in part))
+    ok_first, ok_last = ok_rate(series[:third]), ok_rate(series[-third:])
     checks = {
         "RSS flat ±5% after 1 min": rss_dev <= 0.05,
         "fds flat ±5% after 1 min": fds_dev <= 0.05,
         "ok = sent": ok == sent and errors == 0,
         "p99 no drift (last/first third in 0.5–2×)": 0.5 <= last / first <= 2,
-        "every second's ok within ±5% of the rate": not off,
+        "ok rate no drift (last/first third within ±1%)": abs(ok_last / ok_first - 1) <= 0.01,
     }
     lat = d["latency"] or {"p50_us": float("nan"), "p99_us": float("nan"), "max_us": float("nan")}
     print(f"  sent {sent}, ok {ok}, errors {errors}, kept up {ol['kept_up']}, "
@@ -129,6 +138,11 @@ for name in names:
           f"largest deviation {fds_dev:.1%}")
     print(f"  per-second p99 median: first third {first:.0f} µs, last third {last:.0f} µs "
           f"(×{last / first:.2f}); seconds with ok off the rate by >5%: {len(off)} of {len(series)}")
+    print(f"  ok per second: first third {ok_first:.1f}/s, last third {ok_last:.1f}/s "
+          f"(×{ok_last / ok_first:.4f})")
+    if minute_ok:
+        print(f"  ok per whole minute after the first: {min(minute_ok)}–{max(minute_ok)} "
+              f"(rate × 60 = {60 * rate:.0f}; {len(minute_off)} of {len(minute_ok)} off by >1%)")
     for what, good in checks.items():
         print(f"  {'ok  ' if good else 'FAIL'} {what}")
         verdict |= not good

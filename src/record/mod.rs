@@ -256,6 +256,8 @@ pub struct PeerCounts {
     pub stream_bytes: u64,
     /// Stream connections that ended without the receiver's count (a failure, no answer).
     pub stream_unreported: u64,
+    /// Of those, the ones that failed (an error of its own kind was counted for each).
+    pub stream_failed: u64,
     /// Flows whose server said its own window (`span_us`), and the datagrams per second each
     /// got over it, added (the flows ran side by side): a UDP stream's receiver rate.
     pub spans: u64,
@@ -305,6 +307,12 @@ impl PeerCounts {
             .then(|| self.stream_acked.saturating_sub(self.stream_acked_before))
     }
 
+    /// One stream connection failed (its error counted apart): its receiver's count is missing.
+    pub fn stream_failed(&mut self) {
+        self.stream_unreported += 1;
+        self.stream_failed += 1;
+    }
+
     /// Datagrams sent that never arrived: sent minus distinct arrivals.
     pub fn lost(&self) -> u64 {
         self.sent
@@ -328,6 +336,7 @@ impl std::ops::AddAssign<&PeerCounts> for PeerCounts {
         self.stream_acked_sessions += o.stream_acked_sessions;
         self.stream_acked += o.stream_acked;
         self.stream_acked_before += o.stream_acked_before;
+        self.stream_failed += o.stream_failed;
     }
 }
 

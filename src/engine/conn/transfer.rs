@@ -48,8 +48,9 @@ async fn start<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
         return true;
     };
     if plan.workload.mode == ClientMode::Stream {
-        // This connection's bytes will never be counted by the receiver.
-        ctx.rec.borrow_mut().receiver(began, None);
+        // This connection's bytes will never be counted by the receiver; its failure is the
+        // error counted for it.
+        ctx.rec.borrow_mut().receiver_failed(began);
     }
     fail_all(ctx, slot, e, began);
     false
@@ -129,7 +130,7 @@ async fn pump<D: Driver>(
             Err(e) => {
                 if upload {
                     note_acked(ctx, session, false);
-                    ctx.rec.borrow_mut().receiver(now, None);
+                    ctx.rec.borrow_mut().receiver_failed(now);
                 }
                 record_error(ctx, now, now, e, 1);
                 close_session(ctx, slot);

@@ -202,15 +202,21 @@ fn run_step(
     setup: &Setup,
     rate: f64,
     steps: &[Step],
-    confirm: bool,
+    why: Option<Why>,
     live: &Live,
 ) -> anyhow::Result<(Step, Option<String>)> {
     let plan = Plan::try_from(&step_args(&args.run, rate, setup.step))?;
-    let what = if confirm { "confirming" } else { "offering" };
+    let confirm = why == Some(Why::Confirm);
+    let what = match why {
+        Some(Why::Confirm) => "confirming",
+        Some(_) => "measuring again",
+        None => "offering",
+    };
     let progress = live.bar.start(&format!("{what} {rate} requests/s"));
     let (summary, mut lost) = super::run::measure_point(&plan, progress)?;
     let first = steps.first().map(|b| &b.result);
-    let step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
+    let mut step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
+    step.retry = why.map(Why::name);
     if lost.is_none() && rejects_everything(&step) && steps.iter().any(|s| s.result.ok > 0) {
         // It answered before and now fails every request without a timeout (it was killed
         // as the step connected, or turned to refusing): gone, as an unreachable target is.
@@ -283,9 +289,7 @@ fn bracket(
             // Rates closer than a hundredth, or the budget spent: the best so far, unconfirmed.
             return Ok(found(best_pass(&outcomes), false, false));
         }
-        let confirm = why == Some(Why::Confirm);
-        let (mut step, mut gone) = run_step(args, setup, rate, steps, confirm, live)?;
-        step.retry = why.map(Why::name);
+        let (mut step, mut gone) = run_step(args, setup, rate, steps, why, live)?;
         if let (Some(why), true) = (&gone, steps.is_empty()) {
             // Nothing measured yet: the search fails as a single run does.
             anyhow::bail!("{why}");
@@ -294,8 +298,7 @@ fn bracket(
             // Once more: a moment's stall of a shared load machine looks the same as a
             // generator too slow for the rate; only a limit seen twice ends the search.
             steps.push(step);
-            (step, gone) = run_step(args, setup, rate, steps, confirm, live)?;
-            step.retry = why.map(Why::name);
+            (step, gone) = run_step(args, setup, rate, steps, why, live)?;
         }
         tried.push((rate, step.passed, steps.len()));
         let limited = step.generator_limited;

@@ -204,7 +204,12 @@ fn tcp_peak_at_1s_steps_is_within_5_percent_of_max_rate() {
 /// trials.
 fn assert_stall_named(kind: &str) {
     let _turn = one_at_a_time();
-    let (doc, code, stalled) = search_server(kind, true);
+    let (mut doc, mut code, mut stalled) = search_server(kind, true);
+    if stalled.is_none() {
+        // The machine's own noise made the peak's rate disagree before it was confirmed (a
+        // majority of three decided it, with no confirmation trial to stall): once more.
+        (doc, code, stalled) = search_server(kind, true);
+    }
     let i = stalled.unwrap_or_else(|| panic!("no confirmation to stall: {}", rates(&doc)));
     let step = &doc["steps"][i];
     assert_eq!(
@@ -234,4 +239,37 @@ fn udp_peak_survives_a_stall_of_the_server_and_names_it() {
 #[test]
 fn tcp_peak_survives_a_stall_of_the_server_and_names_it() {
     assert_stall_named("tcp");
+}
+
+/// One second at 1.2 N over UDP: the server answers N of the 1.2 N requests in the window and
+/// the rest from its queue after it closed. Those replies are counted apart (late), and the
+/// requests owed when the window closed are that queue, not the handful in flight.
+#[test]
+fn replies_drained_after_the_window_are_counted_apart() {
+    let _turn = one_at_a_time();
+    let (mut child, url, _lines) = server("udp");
+    let rate = format!("{}", 1.2 * N);
+    let args = [
+        url.as_str(),
+        "--rate",
+        &rate,
+        "-d",
+        "1s",
+        "-c",
+        "16",
+        "-t",
+        "1",
+    ];
+    let (json, _) = common::run_json(&args, LIMIT);
+    let _ = child.kill();
+    let _ = child.wait();
+    let o = &json["open_loop"];
+    let (late, owed) = (f(&o["replies_after_window"]), f(&o["owed_at_end"]));
+    // 0.2 N queued in the second, less what a loaded machine's timing blurs.
+    assert!(late >= 0.1 * N, "{late} late: {o}");
+    assert!(owed >= 0.1 * N && owed >= late, "{owed} owed: {o}");
+    assert!(
+        f(&json["ok"]) >= late,
+        "late replies are counted in ok too: {json}"
+    );
 }

@@ -188,14 +188,16 @@ fn window_limited(s: &Summary, calm: Option<&Summary>, achieved: f64) -> bool {
 }
 
 /// Whether a step left a queue behind: more requests owed when its window closed than its
-/// mean latency keeps in flight in a steady state (Little's law: rate × mean latency), with 1 %
-/// of the offered requests (the 99 % a step must achieve) and two requests of slack. A queue
-/// that grew all step long holds twice what its mean latency explains, so a target overloaded
-/// by more than ~2 % fails the step however short, where its replies, drained after the
-/// window, would have made "achieved" equal "offered".
+/// mean latency keeps in flight in a steady state (Little's law: the rate answered within the
+/// window × the mean latency), with 1 % of the offered requests (the 99 % a step must achieve)
+/// and two requests of slack. A queue that grew all step long holds twice what its mean
+/// latency explains at the rate it was served, whatever the overload, so a target overloaded by
+/// more than ~2 % fails the step however short, where its replies, drained after the window,
+/// would have made "achieved" equal "offered".
 fn backlog(o: &super::OpenLoop, s: &Summary) -> bool {
     let mean_s = s.latency.as_ref().map_or(0.0, |d| d.mean_us / 1e6);
-    let steady = o.offered_per_s * mean_s;
+    let served = s.ok.saturating_sub(o.replies_after_window) as f64 / s.duration_s.max(1e-9);
+    let steady = served * mean_s;
     o.owed_at_end as f64 > 0.01 * o.offered as f64 + steady + 2.0
 }
 

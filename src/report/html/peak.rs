@@ -314,3 +314,36 @@ fn curves(doc: &Value, steps: &[&Value]) -> Vec<(String, String)> {
         (latency.to_string(), c.latency(doc).svg(latency)),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_contradictions_and_the_peaks_trials_are_shown() {
+        let doc = json!({
+            "peak": { "confirmed": true, "trials": 3, "passed_trials": 2,
+                      "ops_per_s_range": [962.0, 991.0], "p99_us_range": [900.0, 301000.0] },
+            "contradictions": [
+                { "rate_per_s": 1012.5, "passed": 2, "failed": 1,
+                  "decided": "passed by majority (2 of 3)" }
+            ]
+        });
+        let rows = contradictions(&doc).expect("a table");
+        assert!(rows.contains("class=\"contradictions\""), "{rows}");
+        assert!(rows.contains("passed by majority (2 of 3)"), "{rows}");
+        let shown = confirmed(&doc["peak"]);
+        assert!(shown.starts_with("true (2 of 3 trials passed"), "{shown}");
+        assert!(shown.contains("962") && shown.contains("991"), "{shown}");
+    }
+
+    /// A document from before issue 17: no contradictions, no trial counts.
+    #[test]
+    fn an_older_document_shows_what_it_has() {
+        let doc = json!({ "peak": { "confirmed": true } });
+        assert!(contradictions(&doc).is_none());
+        assert_eq!(confirmed(&doc["peak"]), "true");
+        assert!(contradictions(&json!({ "contradictions": [] })).is_none());
+    }
+}

@@ -6,7 +6,8 @@
 # the middle of the search's third step (by time: the step at 900/s, which the server sustains).
 # Counts the searches whose peak lands within 5% of 1000/s, for the binary BEFORE (default: the
 # main worktree's release build) and this tree's (AFTER), which take turns search by search.
-# A fresh server for each search; nothing is saved to the history (--no-save).
+# A fresh server for each search; nothing is saved to the history (--no-save); each search's
+# document is kept in target/bench-peak-noise/WHO-PROTO-STEP-N.json.
 #
 # Usage: bench/peak_noise.sh [--quick]      (from the repository root, or from anywhere)
 #   --quick   2 searches, 1 s steps only (~2 min): a smoke check, not a result
@@ -36,7 +37,7 @@ OUT=$RAW/results.txt
 # and exit code. The stall lands mid third step: two steps and their rests, half the third,
 # and ~150 ms for the first step's connections.
 search() {
-    local bin=$1 proto=$2 step=$3 log url srv peak code at
+    local bin=$1 proto=$2 step=$3 doc=$RAW/$4.json log url srv peak code at
     log=$RAW/serve.$$.txt
     "$WB" serve "$proto" --max-rate "$CAP" -t 1 >"$log" 2>&1 &
     srv=$!
@@ -47,10 +48,10 @@ search() {
     local staller=$!
     code=0
     nice -n 10 "$bin" peak "$url" --slo 'p99<=50ms' --slo 'errors<=0.1%' --step "${step}s" \
-        --rest 100ms --start-rate 600 -c 16 -t 1 --json -q --no-save >"$RAW/peak.json" || code=$?
+        --rest 100ms --start-rate 600 -c 16 -t 1 --json -q --no-save >"$doc" || code=$?
     wait "$staller" 2>/dev/null || true
     stop_pid "$srv"
-    peak=$(jq -r '.peak.offered_per_s // 0' "$RAW/peak.json" 2>/dev/null || echo 0)
+    peak=$(jq -r '.peak.offered_per_s // 0' "$doc" 2>/dev/null || echo 0)
     echo "$peak $code"
 }
 
@@ -65,7 +66,7 @@ for step in $STEPS; do
                     [[ -n $BEFORE ]] || continue
                     bin=$BEFORE
                 fi
-                read -r peak code < <(search "$bin" "$proto" "$step")
+                read -r peak code < <(search "$bin" "$proto" "$step" "$who-$proto-${step}s-$i")
                 peaks[$who]+="$(printf '%.0f' "$peak")(${code}) "
                 if python3 -c "import sys; sys.exit(0 if 0.95*$CAP <= $peak <= 1.05*$CAP else 1)"; then
                     within[$who]=$((${within[$who]:-0} + 1))

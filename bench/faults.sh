@@ -4,8 +4,11 @@
 # installed; dicom: DCMTK's storescp, C-ECHO, if installed)
 #   × load (closed, open --rate 500, crr, stream, sweep -c 1,2,3,4, compare, peak, study)
 #   × fault (killed: SIGKILL; frozen: SIGSTOP, SIGCONT + SIGKILL after; reset: every
-#     connection of the target's port reset with `ss -K` every 100 ms; never: a socket that
-#     listens (or is bound) and never reads, from the start)
+#     connection of the target's port reset with `ss -K` every 100 ms, and for crr, whose
+#     connections live ~100 µs (ss -K almost never catches one: http/crr/reset measured no
+#     error at all), the target replaced by a resetting server: one that binds its port the
+#     moment it is free, accepts every connection and closes it with a reset (SO_LINGER 0);
+#     never: a socket that listens (or is bound) and never reads, from the start)
 # Killed, frozen and reset come once the load has run for a while (0.7 s for one run, 1.2 s for
 # the multi-run commands). Every command has --timeout 300ms, runs under `timeout -s KILL 60`
 # and saves into its own history (--db); loopback only; every server is ours, stopped by PID.
@@ -142,14 +145,57 @@ command_of() { # PROTO LOAD -> CMD (array): the wirebench command, AT: seconds b
     CMD+=("${extra[@]}")
 }
 
-bring_fault() { # FAULT PID_OF_LOAD -> the fault, once the load has run AT seconds
-    local fault=$1 load_pid=$2
+resetting_server() { # PORT -> RPID, once it runs: binds 127.0.0.1:PORT as soon as it is free
+    # (≤ 10 s), then accepts every connection and resets it (SO_LINGER 0, then close)
+    python3 -c '
+import socket, struct, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+print("ready", flush=True)
+end = time.time() + 10
+while True:
+    try:
+        s.bind(("127.0.0.1", int(sys.argv[1])))
+        break
+    except OSError:
+        if time.time() > end:
+            sys.exit(1)
+        time.sleep(0.001)
+s.listen(128)
+print("bound", flush=True)
+while True:
+    c, _ = s.accept()
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()' "$1" </dev/null >"$RAW/resetter.out" 2>/dev/null &
+    RPID=$!
+    wait_line "$RAW/resetter.out"
+}
+
+bring_fault() { # FAULT LOAD PID_OF_LOAD -> the fault, once the load has run AT seconds
+    local fault=$1 load=$2 load_pid=$3
     [[ $fault == never ]] && return
     sleep "$AT"
     case "$fault" in
         killed) kill -KILL "$SPID" 2>/dev/null || true ;;
         frozen) kill -STOP "$SPID" 2>/dev/null || true ;;
         reset)
+            if [[ $load == crr ]]; then
+                # Running first, it binds within a millisecond of the kill: few refused.
+                : >"$RAW/resetter.out"
+                resetting_server "$PORT"
+                kill -KILL "$SPID" 2>/dev/null || true
+                local _
+                for _ in $(seq 20); do
+                    [[ $(wc -l <"$RAW/resetter.out") -ge 2 ]] && break
+                    sleep 0.05
+                done
+                [[ $(wc -l <"$RAW/resetter.out") -ge 2 ]] ||
+                    echo "$BENCH: $PORT: the resetting server did not take the port within 1 s" >&2
+                while kill -0 "$load_pid" 2>/dev/null; do sleep 0.1; done
+                kill -KILL "$RPID" 2>/dev/null || true
+                wait "$RPID" 2>/dev/null || true
+                return
+            fi
             while kill -0 "$load_pid" 2>/dev/null; do
                 ss -K "( sport = :$PORT or dport = :$PORT )" >/dev/null 2>&1 || true
                 sleep 0.1
@@ -180,7 +226,7 @@ one() { # PROTO LOAD FAULT -> one row of the table
     start=$(date +%s.%N)
     timeout -s KILL 60 "$WB" "${CMD[@]}" --db "$db" </dev/null >"$RAW/$proto-$load-$fault.out" 2>&1 &
     local load_pid=$!
-    bring_fault "$fault" "$load_pid" &
+    bring_fault "$fault" "$load" "$load_pid" &
     local fault_pid=$!
     code=0
     wait "$load_pid" || code=$?

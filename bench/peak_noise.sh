@@ -38,7 +38,10 @@ OUT=$RAW/results.txt
 # and ~150 ms for the first step's connections.
 search() {
     local bin=$1 proto=$2 step=$3 doc=$RAW/$4.json log url srv peak code at
-    log=$RAW/serve.$$.txt
+    # A log of its own: read before the new server truncated a shared one, the URL would be
+    # the last search's server's, gone by now.
+    log=$RAW/$4.serve.txt
+    rm -f "$log"
     "$WB" serve "$proto" --max-rate "$CAP" -t 1 >"$log" 2>&1 &
     srv=$!
     PIDS+=("$srv")

@@ -123,6 +123,27 @@ pub struct StudyArgs {
     pub out: Option<String>,
 }
 
+/// `--runs`: a count, or `auto` (compare: as many rounds as the intervals need).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runs {
+    /// This many runs of each target and point.
+    Count(usize),
+    /// Rounds until every verdict's interval is narrow enough (compare only).
+    Auto,
+}
+
+impl std::str::FromStr for Runs {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Runs, String> {
+        match s {
+            "auto" => Ok(Runs::Auto),
+            _ => s.parse().map(Runs::Count).map_err(|_| {
+                format!("'{s}' is not a number of runs: give a count, e.g. --runs 5, or --runs auto (compare)")
+            }),
+        }
+    }
+}
+
 /// `wirebench compare NAME=URL NAME=URL …`: repeated runs and a verdict per metric.
 #[derive(Debug, Args)]
 #[command(
@@ -136,6 +157,20 @@ pub struct CompareArgs {
     /// The target the others are compared to, by name [default: the first]
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
+
+    /// Seed of the targets' random order within each round and of the percentiles'
+    /// bootstrap; the report names it, so a comparison can be repeated [default: from the clock]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// With --runs auto: the widest 95% CI allowed, as ± % of each verdict's ratio
+    /// (Kalibera & Jones's relative precision) [default: 5%]
+    #[arg(long, value_name = "PCT", help_heading = "Repeated runs")]
+    pub precision: Option<String>,
+
+    /// With --runs auto: the most rounds to run, discarded ones included [default: 20]
+    #[arg(long, value_name = "N", help_heading = "Repeated runs")]
+    pub max_runs: Option<usize>,
 
     /// The targets and the load, as for `wirebench run`.
     #[command(flatten)]
@@ -391,9 +426,10 @@ pub struct RunArgs {
     /// Repeat everything (each target, each swept point) N times, in rounds that interleave
     /// the targets (A B A B …, never A A B B), and report every run with the mean, median,
     /// standard deviation and 95% confidence interval (Student t), as hyperfine's --runs
-    /// [default: 1; compare: 5]
+    /// [default: 1; compare: 5]. compare takes `auto`: rounds until every verdict's 95% CI is
+    /// within --precision (or --max-runs ends it)
     #[arg(long, value_name = "N", help_heading = "Repeated runs")]
-    pub runs: Option<usize>,
+    pub runs: Option<Runs>,
 
     /// Discard the first run of each target and point (it warms caches, as in the MINT study):
     /// shown in the table, marked, kept out of the statistics. The same as --discard 1.
@@ -457,7 +493,8 @@ pub struct ServeTcpArgs {
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
 
-    /// Close a connection whose client sends nothing for this long (0: never). Memory per
+    /// Close a connection whose client sends nothing for this long (0: never); in source mode,
+    /// one whose client takes nothing for this long; with --blocking too. Memory per
     /// connection is one 64 KiB read buffer plus the kernel's socket buffers.
     #[arg(long, default_value = "5m", value_name = "DURATION")]
     pub idle_timeout: String,

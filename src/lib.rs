@@ -45,8 +45,9 @@
 //!   shape; [`summary::check`] checks a document read back against its schema and ranges;
 //!   [`summary::diagnose`] names what a summary shows; [`summary::sweep`] holds a
 //!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t),
-//!   [`summary::compare`] the verdicts of a comparison (Welch's t-test) and the latency shape
-//!   per target; [`summary::wire`] sets the rates against `--link` (RFC 6349's per-packet
+//!   [`summary::compare`] the verdicts of a comparison and the latency shape per
+//!   target, [`summary::paired`] their statistics (per-round ratios, one interval for
+//!   interval and verdict, outlier rounds, the seeded order); [`summary::wire`] sets the rates against `--link` (RFC 6349's per-packet
 //!   overhead); [`summary::slo`] checks objectives and [`summary::peak`] judges a peak
 //!   search's steps; [`summary::study`] is a plan file's whole outcome (study.json);
 //!   [`summary::diagnosis`] turns a baseline, the kernel's evidence and the variants into

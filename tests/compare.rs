@@ -1,6 +1,7 @@
 //! `wirebench compare` against `wirebench serve tcp` processes: identical servers come out "no
-//! significant difference", a server with twice the service time comes out significant, the
-//! JSON validates, and bad input exits 2.
+//! significant difference" with an interval holding 0, a server with twice the service time
+//! or 200 µs more comes out significant, every verdict agrees with its interval, the JSON
+//! validates and carries the seed and the order, and bad input exits 2.
 
 mod common;
 
@@ -29,6 +30,25 @@ fn verdict<'a>(text: &'a str, metric: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no verdict on {metric}:\n{text}"))
 }
 
+/// The verdict of the JSON document `doc` about `metric` (`p50_us`), checked against its own
+/// interval: significant exactly when the interval excludes 0.
+fn json_verdict<'a>(doc: &'a Value, metric: &str) -> &'a Value {
+    let v = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["metric"] == metric)
+        .unwrap_or_else(|| panic!("no verdict on {metric}: {doc}"));
+    let (lo, hi) = (
+        v["low_pct"].as_f64().unwrap(),
+        v["high_pct"].as_f64().unwrap(),
+    );
+    let d = v["difference_percent"].as_f64().unwrap();
+    assert!(lo <= d && d <= hi, "the estimate lies in its interval: {v}");
+    assert_eq!(v["significant"], !(lo <= 0.0 && 0.0 <= hi), "{v}");
+    v
+}
+
 #[test]
 fn identical_servers_show_no_significant_difference() {
     // A 1 ms service time makes the latency the server's, not the busy machine's.
@@ -45,22 +65,67 @@ fn identical_servers_show_no_significant_difference() {
         "--runs",
         "6",
         "--discard-first",
+        "--json",
         "-q",
     ];
-    // A 95% test calls one comparison in 20 of identical servers significant by design: one
-    // more try keeps this test's false alarms near 1 in 400.
-    let mut lines = Vec::new();
+    // A 95% interval leaves out 0 for one comparison in 20 of identical servers by design:
+    // one more try keeps this test's false alarms near 1 in 400 per metric.
+    let mut seen = Vec::new();
     for _ in 0..2 {
         let (code, text, err) = compare(&args);
         assert_eq!(code, 0, "{text}{err}");
-        assert!(text.contains("Welch"), "the method is named: {text}");
-        let line = verdict(&text, "the median latency").to_string();
-        if line.contains("no significant difference") {
+        let doc: Value = serde_json::from_str(&text).expect("JSON");
+        assert!(
+            doc["method"].as_str().unwrap().contains("paired by round"),
+            "{text}"
+        );
+        let (p50, mean) = (json_verdict(&doc, "p50_us"), json_verdict(&doc, "mean_us"));
+        assert_eq!(p50["interval"], "bootstrap", "{p50}");
+        assert_eq!(mean["interval"], "t", "{mean}");
+        let quiet = |v: &Value| {
+            v["significant"] == false
+                && v["low_pct"].as_f64().unwrap() <= 0.0
+                && v["high_pct"].as_f64().unwrap() >= 0.0
+        };
+        if quiet(p50) && quiet(mean) {
             return;
         }
-        lines.push(line);
+        seen.push(format!("{}\n{}", p50["text"], mean["text"]));
     }
-    panic!("identical servers differ twice: {lines:?}");
+    panic!("identical servers differ twice: {seen:#?}");
+}
+
+#[test]
+fn two_hundred_microseconds_more_is_detected_on_the_median_and_the_mean() {
+    let (a, b) = (
+        ServerProcess::start(&[]),
+        ServerProcess::start(&["--delay", "200us"]),
+    );
+    let (a, b) = (format!("a={}", a.url), format!("b={}", b.url));
+    let args = [&a[..], &b, "-d", "300ms", "--runs", "6", "--json", "-q"];
+    // The median sees 200 µs on a loopback round trip of tens of µs in every comparison. The
+    // mean of a 300 ms run on this shared machine takes every scheduler stall of the client
+    // whole (a run's mean moves 20× when one lands), so it gets a second comparison.
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let (code, text, err) = compare(&args);
+        assert_eq!(code, 0, "{text}{err}");
+        let doc: Value = serde_json::from_str(&text).expect("JSON");
+        let p50 = json_verdict(&doc, "p50_us");
+        assert_eq!(p50["significant"], true, "{p50}");
+        assert!(p50["low_pct"].as_f64().unwrap() > 0.0, "an increase: {p50}");
+        assert_eq!(
+            p50["rounds"].as_array().unwrap().len(),
+            6,
+            "a ratio per round"
+        );
+        let mean = json_verdict(&doc, "mean_us");
+        if mean["significant"] == true && mean["low_pct"].as_f64().unwrap() > 0.0 {
+            return;
+        }
+        seen.push(mean["text"].to_string());
+    }
+    panic!("the mean missed 200 µs twice: {seen:#?}");
 }
 
 #[test]
@@ -100,7 +165,22 @@ fn twice_the_service_time_is_significant() {
 fn the_json_document_validates() {
     let (a, b) = (ServerProcess::start(&[]), ServerProcess::start(&[]));
     let (a, b) = (format!("a={}", a.url), format!("b={}", b.url));
-    let (code, text, err) = compare(&[&a, &b, "-n", "300", "--runs", "3", "--json", "-q"]);
+    let c = ServerProcess::start(&[]);
+    let c = format!("c={}", c.url);
+    let args = [
+        &a[..],
+        &b,
+        &c,
+        "-n",
+        "300",
+        "--runs",
+        "4",
+        "--seed",
+        "42",
+        "--json",
+        "-q",
+    ];
+    let (code, text, err) = compare(&args);
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(&text).expect("JSON");
     for (file, part) in [("compare.v1.json", &doc), ("sweep.v1.json", &doc["sweep"])] {
@@ -116,10 +196,174 @@ fn the_json_document_validates() {
     assert_eq!(doc["baseline"], "a");
     assert_eq!(
         doc["verdicts"].as_array().unwrap().len(),
-        4,
-        "one per metric"
+        10,
+        "one per metric and target but the baseline"
     );
-    assert_eq!(doc["shapes"].as_array().unwrap().len(), 2, "one per target");
+    assert_eq!(doc["shapes"].as_array().unwrap().len(), 3, "one per target");
+    for v in doc["verdicts"].as_array().unwrap() {
+        json_verdict(&doc, v["metric"].as_str().unwrap());
+    }
+    // The schema embedded for documents read back takes it, and still reads a document
+    // written before the paired verdicts (Welch's test, a symmetric ± in ci95_percent).
+    let check = wirebench::summary::check::document;
+    check(&doc).unwrap();
+    let mut old = doc.clone();
+    // Those had no p95 verdict.
+    let verdicts = old["verdicts"].as_array_mut().unwrap();
+    verdicts.retain(|v| v["metric"] != "p95_us");
+    for v in verdicts {
+        let v = v.as_object_mut().unwrap();
+        for key in [
+            "low_pct",
+            "high_pct",
+            "significant",
+            "interval",
+            "rounds",
+            "without_outliers",
+        ] {
+            v.remove(key);
+        }
+        v.insert("ci95_percent".into(), 1.5.into());
+        let welch = r#"{"difference": 1, "ci95": 2, "df": 3.5, "t": 0.5, "significant": false}"#;
+        v.insert("welch".into(), serde_json::from_str(welch).unwrap());
+    }
+    check(&old).unwrap();
+    let mut half = doc.clone();
+    half["verdicts"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("high_pct");
+    assert!(check(&half).is_err(), "a paired verdict needs both bounds");
+    // The seed and the order it drew are in the document, and the seed repeats the order.
+    assert_eq!(doc["seed"], 42);
+    let order = doc["order"].as_array().unwrap();
+    assert_eq!(order.len(), 4, "one per round: {order:?}");
+    let runs: Vec<Vec<&str>> = order
+        .iter()
+        .map(|r| {
+            let mut t: Vec<&str> = (r["targets"].as_array().unwrap().iter())
+                .map(|t| t.as_str().unwrap())
+                .collect();
+            let ran = t.clone();
+            t.sort();
+            assert_eq!(t, ["a", "b", "c"], "each target once a round: {r}");
+            ran.into_iter().collect()
+        })
+        .collect();
+    assert!(
+        runs.iter().any(|r| *r != runs[0]),
+        "seed 42 varies the order: {runs:?}"
+    );
+    // The runs ran in that order.
+    let ran: Vec<&str> = (doc["sweep"]["points"].as_array().unwrap().iter())
+        .map(|p| p["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(ran, runs.concat());
+    let (_, again, _) = compare(&args);
+    let again: Value = serde_json::from_str(&again).expect("JSON");
+    assert_eq!(again["order"], doc["order"], "--seed 42 repeats the order");
+    let (_, text, _) = compare(&[&a, &b, "-n", "200", "--runs", "2", "--seed", "7", "-q"]);
+    assert!(
+        text.contains("random order within each (seed 7; --seed 7 repeats it)"),
+        "{text}"
+    );
+    assert!(text.contains("Order within each round"), "{text}");
+}
+
+/// Half the width of a verdict's interval in log-ratio, as ± % of its ratio.
+fn half_width(v: &Value) -> f64 {
+    let (lo, hi) = (
+        v["low_pct"].as_f64().unwrap(),
+        v["high_pct"].as_f64().unwrap(),
+    );
+    100.0 * (((1.0 + hi / 100.0).ln() - (1.0 + lo / 100.0).ln()) / 2.0).exp_m1()
+}
+
+#[test]
+fn runs_auto_stops_once_every_interval_is_narrow_enough() {
+    let (a, b) = (
+        ServerProcess::start(&["--delay", "1ms"]),
+        ServerProcess::start(&["--delay", "1ms"]),
+    );
+    let (a, b) = (format!("a={}", a.url), format!("b={}", b.url));
+    let run = |precision: &str| {
+        let (code, text, err) = compare(&[
+            &a,
+            &b,
+            "-d",
+            "300ms",
+            "--discard-first",
+            "--runs",
+            "auto",
+            "--precision",
+            precision,
+            "--max-runs",
+            "8",
+            "--json",
+            "-q",
+        ]);
+        assert_eq!(code, 0, "{text}{err}");
+        let doc: Value = serde_json::from_str(&text).expect("JSON");
+        wirebench::summary::check::document(&doc).unwrap();
+        let rounds = doc["auto"]["rounds"].as_u64().unwrap();
+        assert_eq!(
+            doc["sweep"]["runs"], rounds,
+            "the tables cover the rounds run"
+        );
+        let points = doc["sweep"]["points"].as_array().unwrap().len() as u64;
+        assert_eq!(points, 2 * rounds, "whole rounds only");
+        doc
+    };
+    // Any interval is within ±1,000,000%: it stops at the first check, after the discarded
+    // round and three kept ones, not at the budget of 8.
+    let doc = run("1000000%");
+    assert_eq!(doc["auto"]["met"], true, "{}", doc["auto"]);
+    assert_eq!(doc["auto"]["rounds"], 4, "{}", doc["auto"]);
+    // ±50%: met within the budget, or the budget ran out and names exactly the verdicts
+    // still wider (on a busy machine p99's rounds can differ 3×).
+    let doc = run("50%");
+    let auto = &doc["auto"];
+    let wide: Vec<&str> = (auto["wide"].as_array().unwrap().iter())
+        .map(|w| w["metric"].as_str().unwrap())
+        .collect();
+    let over: Vec<&str> = (doc["verdicts"].as_array().unwrap().iter())
+        .filter(|v| half_width(v) > 50.0)
+        .map(|v| v["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(wide, over, "{auto}");
+    match auto["met"].as_bool().unwrap() {
+        true => assert!(
+            over.is_empty() && auto["rounds"].as_u64().unwrap() <= 8,
+            "{auto}"
+        ),
+        false => assert_eq!(auto["rounds"], 8, "only the budget ends it short: {auto}"),
+    }
+}
+
+#[test]
+fn runs_auto_says_when_the_budget_ends_first() {
+    let (a, b) = (ServerProcess::start(&[]), ServerProcess::start(&[]));
+    let (a, b) = (format!("a={}", a.url), format!("b={}", b.url));
+    // ±0.001% is out of reach in three rounds of 200 requests.
+    let args = [
+        &a[..],
+        &b,
+        "-n",
+        "200",
+        "--runs",
+        "auto",
+        "--precision",
+        "0.001%",
+        "--max-runs",
+        "3",
+    ];
+    let (code, text, err) = compare(&args);
+    assert_eq!(code, 0, "{text}{err}");
+    assert!(
+        text.contains("--runs auto: the budget of 3 rounds (--max-runs) ended before every 95% CI was within ±0.001% of its ratio; still wider: b "),
+        "{text}"
+    );
+    assert!(text.contains("| Run 3 |"), "three rounds ran: {text}");
 }
 
 #[test]
@@ -145,10 +389,51 @@ fn bad_comparisons_exit_2() {
             ],
             "2 kept runs",
         ),
+        (
+            &[
+                "a=tcp://127.0.0.1:9",
+                "b=tcp://127.0.0.1:9",
+                "--precision",
+                "5%",
+            ],
+            "go with --runs auto",
+        ),
+        (
+            &[
+                "a=tcp://127.0.0.1:9",
+                "b=tcp://127.0.0.1:9",
+                "--runs",
+                "auto",
+                "--precision",
+                "0",
+            ],
+            "--precision 0",
+        ),
+        (
+            &[
+                "a=tcp://127.0.0.1:9",
+                "b=tcp://127.0.0.1:9",
+                "--runs",
+                "auto",
+                "--max-runs",
+                "2",
+                "--discard-first",
+            ],
+            "2 kept runs",
+        ),
     ] {
         let (code, out, err) = compare(args);
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
+    // `run` repeats a fixed count: auto is compare's.
+    let (out, _) = run_bounded(&["run", "tcp://127.0.0.1:9", "--runs", "auto"], LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--runs auto") && err.contains("for compare"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
 }

@@ -220,7 +220,7 @@ fn mint_compares_a_download_from_nginx_and_serve_http() {
     ] {
         assert!(report.contains(table), "no {table:?} in:\n{report}");
     }
-    // A verdict on serve, whichever way it goes here ("serve adds 4.1% ± …; significant" or
+    // A verdict on serve, whichever way it goes here ("serve adds 4.1% (95% CI …); significant" or
     // "serve: no significant difference …"): the machine decides, not the test.
     assert!(
         report

@@ -20,6 +20,10 @@ enum Proto {
     Tcp,
     Udp,
     Http,
+    /// h2c with prior knowledge (`--http2`): a never-reading target only (no server of ours).
+    H2,
+    /// DICOM C-ECHO: a never-reading target only.
+    Dicom,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,6 +91,9 @@ impl Target {
             Proto::Tcp => "tcp",
             Proto::Udp => "udp",
             Proto::Http => "http",
+            Proto::H2 | Proto::Dicom => {
+                unreachable!("{:?} is faulted by a silent socket only", case.proto)
+            }
         };
         let sink = ["--mode", "sink"];
         let args: &[&str] = if case.load == Load::Stream {
@@ -158,9 +165,14 @@ fn run_args(case: &Case, addr: SocketAddr) -> Vec<String> {
         Proto::Tcp => format!("tcp://{addr}"),
         Proto::Udp => format!("udp://{addr}"),
         Proto::Http => format!("http://{addr}/bytes/100"),
+        Proto::H2 => format!("http://{addr}/"),
+        Proto::Dicom => format!("dicom://{addr}/STORESCP"),
     };
     let mut args = vec!["run".to_string(), url];
     let mut add = |a: &[&str]| args.extend(a.iter().map(|s| s.to_string()));
+    if case.proto == Proto::H2 {
+        add(&["--http2"]);
+    }
     add(&["--timeout", case.timeout, "-q", "--json"]);
     match case.load {
         Load::Closed => {}
@@ -176,8 +188,9 @@ fn run_args(case: &Case, addr: SocketAddr) -> Vec<String> {
     args
 }
 
-/// Runs `case`: starts its target and the run, brings the fault, and checks how the run ended.
-fn check(case: &Case) {
+/// Runs `case`: starts its target and the run, brings the fault, and checks how the run ended;
+/// returns the document the run printed.
+fn check(case: &Case) -> Value {
     let name = format!("{:?}-{:?}-{:?}", case.proto, case.load, case.fault);
     let dir = Dir::new(&name);
     let (target, addr) = Target::start(case);
@@ -239,6 +252,7 @@ fn check(case: &Case) {
     let saved = dir.json(&["show", "last"]);
     assert_eq!(saved["ok"], doc["ok"], "{text}");
     assert_eq!(saved["errors"]["total"], doc["errors"]["total"], "{text}");
+    doc
 }
 
 /// A server that died: refused reconnects, reset or cut replies (UDP: ICMP refusals or none).
@@ -297,6 +311,45 @@ fn a_tcp_stream_to_a_frozen_sink_fails_without_the_sinks_count() {
     });
 }
 
+/// A stream whose connections fail (here: a target that never answers the preamble) counts
+/// each failed connection once, by what happened to it (timeout); `no_receiver_count` is left
+/// for connections that ended well without the sink's count. Main counted each twice
+/// (`no_receiver_count=8,timeout=8`).
+#[test]
+fn a_failed_stream_connection_is_counted_once() {
+    let doc = check(&Case {
+        duration: "1s",
+        ..case(Proto::Tcp, Load::Stream, Fault::NeverReading, false)
+    });
+    let kinds = doc["errors"]["by_kind"].as_array().unwrap();
+    assert_eq!(kinds.len(), 1, "{doc}");
+    assert_eq!(kinds[0]["kind"], "timeout", "{doc}");
+    // Every failed connection is one error, and its receiver's count is still said missing.
+    let failed = doc["errors"]["total"].as_u64().unwrap();
+    assert_eq!(doc["throughput"]["receiver_unreported"], failed, "{doc}");
+}
+
+/// An HTTP/2 or DICOM target that takes connections and never answers the handshake (SETTINGS,
+/// the association) is measured like a tcp one: the run lasts its duration, counts timeouts,
+/// is saved, exits 1. Main ended in 0.3 s with one line and saved nothing, taking the first
+/// connection's timeout for an unreachable target.
+#[test]
+fn h2_and_dicom_runs_against_a_never_reading_target_are_measured_and_saved() {
+    use {Fault::NeverReading, Load::*, Proto::*};
+    for (proto, load) in [(H2, Closed), (H2, Open), (Dicom, Closed)] {
+        let started = Instant::now();
+        check(&Case {
+            duration: "1s",
+            ..case(proto, load, NeverReading, false)
+        });
+        // It lasted its duration (or deadline): it did not end at the first timeout.
+        assert!(
+            started.elapsed() >= Duration::from_millis(900),
+            "{proto:?} {load:?}"
+        );
+    }
+}
+
 #[test]
 fn udp_runs_survive_a_killed_frozen_or_never_reading_target() {
     use {Fault::*, Load::*, Proto::Udp};
@@ -316,4 +369,141 @@ fn http_runs_survive_a_killed_frozen_or_never_reading_target() {
         case(Http, Crr, Killed, false),
         case(Http, Open, NeverReading, false),
     ]);
+}
+
+/// `wirebench ARGS --json -q --db DB` against a fresh silent socket (`udp`: bound, else
+/// listening) at `{addr}` in ARGS: the document printed, the exit code, the wall time; the
+/// history must hold one row, the document printed.
+fn against_silent(dir: &Dir, udp: bool, args: &[&str]) -> (Value, Option<i32>, Duration) {
+    let (_target, addr) = Target::start(&case(
+        if udp { Proto::Udp } else { Proto::Tcp },
+        Load::Closed,
+        Fault::NeverReading,
+        false,
+    ));
+    let addr = addr.to_string();
+    let db = dir.db();
+    let owned: Vec<String> = args.iter().map(|a| a.replace("{addr}", &addr)).collect();
+    let mut all: Vec<&str> = owned.iter().map(String::as_str).collect();
+    all.extend(["--json", "-q", "--db", &db]);
+    let (out, took) = common::run_bounded(&all, Duration::from_secs(30));
+    let text = format!("{all:?}: {out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let rows = dir.json(&["history"]);
+    assert_eq!(rows["runs"].as_array().unwrap().len(), 1, "{rows}: {text}");
+    (doc, out.status.code(), took)
+}
+
+/// The commands of several runs against an h2 or DICOM target that never answers: the first
+/// run (or step) is a result, recorded and saved, exit 1. Main exited 1 in 0.3 s and saved
+/// nothing.
+#[test]
+fn a_sweep_and_a_peak_search_of_a_silent_h2_or_dicom_target_are_saved() {
+    let dir = Dir::new("silent-sweep");
+    let sweep = [
+        "run",
+        "http://{addr}/",
+        "--http2",
+        "-c",
+        "1,2",
+        "-d",
+        "300ms",
+        "--timeout",
+        "200ms",
+    ];
+    let (doc, code, _) = against_silent(&dir, false, &sweep);
+    assert_eq!(code, Some(1), "{doc}");
+    let points = doc["points"].as_array().unwrap();
+    assert!(!points.is_empty(), "{doc}");
+    assert!(
+        points[0]["result"]["errors"]["total"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    let dir = Dir::new("silent-peak");
+    let peak = [
+        "peak",
+        "dicom://{addr}/STORESCP",
+        "--slo",
+        "p99<=50ms",
+        "--step",
+        "300ms",
+        "--rest",
+        "0s",
+        "--timeout",
+        "200ms",
+    ];
+    let (doc, code, _) = against_silent(&dir, false, &peak);
+    assert_eq!(code, Some(1), "{doc}");
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 1, "{doc}");
+}
+
+/// A peak search whose step got nothing back (every request timed out, not one byte came)
+/// stops at that step and says the target did not answer, instead of bisecting down through
+/// ever lower rates (main: 7 steps and 34 s against a silent UDP port). A step with some
+/// replies that fails its objective still bisects (tests/peak.rs).
+#[test]
+fn a_peak_search_stops_at_a_step_that_got_no_reply() {
+    let dir = Dir::new("silent-udp-peak");
+    let peak = [
+        "peak",
+        "udp://{addr}",
+        "--slo",
+        "p99<=50ms",
+        "--step",
+        "300ms",
+        "--rest",
+        "0s",
+        "--timeout",
+        "200ms",
+    ];
+    let (doc, code, took) = against_silent(&dir, true, &peak);
+    let said = &doc["conclusion"];
+    assert_eq!(code, Some(1), "{said}");
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{said}");
+    assert!(
+        steps[0]["result"]["errors"]["total"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    let stopped = doc["stopped"].as_str().unwrap_or_default();
+    assert!(stopped.contains("never answered"), "{doc}");
+    assert!(doc["peak"].is_null(), "{doc}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+/// `serve tcp --idle-timeout` closes a connection that stays idle in every mode: a source
+/// whose client takes nothing, and sink and echo connections served `--blocking` (main kept
+/// all three open for as long as the client held them, whatever the timeout).
+#[test]
+fn serve_tcp_closes_idle_connections_in_source_sink_and_blocking_modes() {
+    use std::io::Write;
+    use wirebench::serve::tcp::{spawn, TcpServerOptions};
+    use wirebench::serve::Mode;
+    for (mode, blocking) in [
+        (Mode::Source, false),
+        (Mode::Sink, true),
+        (Mode::Echo, true),
+    ] {
+        let options = TcpServerOptions {
+            mode,
+            blocking,
+            idle_timeout: Some(Duration::from_millis(300)),
+            ..TcpServerOptions::default()
+        };
+        let server = spawn(TcpListener::bind("127.0.0.1:0").unwrap(), options).unwrap();
+        let mut client = std::net::TcpStream::connect(server.addr).unwrap();
+        if mode != Mode::Source {
+            // A few plain bytes, then nothing (the client neither sends nor closes).
+            client.write_all(b"hello").unwrap();
+        }
+        // The client holds its socket open and reads nothing; the server must close its end.
+        let closed = common::wait_for_stats(
+            || server.stats(),
+            |s| s.connections == 1 && s.open == 0,
+            Duration::from_millis(20),
+            Duration::from_secs(3),
+        );
+        drop(client);
+        assert_eq!(closed.connections, 1, "{mode:?} blocking {blocking}");
+    }
 }

@@ -352,6 +352,47 @@ fn a_sweeps_tables_share_one_unit() {
     assert!(units.iter().all(|l| l.contains("received")), "{text}");
 }
 
+/// A run whose rate fell to a quarter in its second second: as tcp_rr otherwise.
+fn tcp_rr_with_a_dip() -> Summary {
+    let (total, series) = seconds(|second, length, rec| {
+        let per_s = if second == 1 { 10_000 } else { 40_000 };
+        exchanges(rec, second, length, per_s, 64);
+    });
+    let s = summary(
+        "tcp://127.0.0.1:7000",
+        "rr",
+        config(64, Some(64)),
+        &total,
+        series,
+        None,
+    );
+    finish(s)
+}
+
+/// A sweep without --runs marks a point whose one run spread too much second to second, and
+/// says why under the table (issue 17, item 6); the steady points stay unmarked.
+#[test]
+fn a_single_run_too_spread_second_to_second_is_marked_noisy() {
+    let runs = vec![(0, vec![0], tcp_rr()), (0, vec![1], tcp_rr_with_a_dip())];
+    let text = render_sweep(&["a"], &[("--size", &["64", "1k"])], runs);
+    let rates = text
+        .split("Operations per second")
+        .nth(1)
+        .and_then(|t| t.lines().find(|l| l.starts_with("| a")))
+        .expect("the rate table's row");
+    let cells: Vec<&str> = rates.split('|').map(str::trim).collect();
+    assert!(
+        !cells[2].ends_with('*') && cells[3].ends_with(" *"),
+        "{text}"
+    );
+    assert!(
+        text.contains("* noisy: the run's per-second figures spread by more than 10%"),
+        "{text}"
+    );
+    // The steady sweep has no mark at all.
+    assert!(!sweep().contains("noisy"), "{}", sweep());
+}
+
 /// What the golden files hold, checked apart from their exact bytes, so that rewriting them
 /// cannot quietly bring back what issue 7 removed.
 #[test]

@@ -402,6 +402,74 @@ fn diff_of_a_run_twice_as_slow_exits_3() {
     assert_eq!(db.run(&["diff", "last", "last"]).0, 0);
 }
 
+/// Two results: the per-second test counts each side by its effective sample size and says
+/// what one run a side cannot show.
+#[test]
+fn diff_of_two_results_names_the_samples_worth_and_what_one_run_cannot_show() {
+    let server = ServerProcess::start(&[]);
+    let db = Db::new("diff-note");
+    for _ in 0..2 {
+        let (code, _, err) = db.run(&["run", &server.url, "-d", "3s", "-c", "2", "-q"]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let (_, out, err) = db.run(&["diff", "last~1", "last"]);
+    assert!(out.contains("not run-to-run variance"), "{out}{err}");
+    assert!(out.contains("independent)"), "{out}");
+    let (_, out, _) = db.run(&["diff", "last~1", "last", "--json"]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_valid("diff.v1.json", &doc);
+    assert_eq!(doc["samples"], "results");
+    let rate = &doc["changes"][0];
+    assert_eq!(rate["metric"], "ops_per_s");
+    let worth = rate["effective_samples"]
+        .as_array()
+        .expect("effective sizes");
+    for (n, seconds) in worth.iter().zip(rate["samples"].as_array().unwrap()) {
+        let (n, seconds) = (n.as_f64().unwrap(), seconds.as_f64().unwrap());
+        assert!((1.0..=seconds).contains(&n), "{rate}");
+    }
+}
+
+/// Two compare documents with repeated runs: diffed point by point over their runs; a point
+/// that got 100× slower regressed; a result and a compare are not alike (exit 2).
+#[test]
+fn diff_of_two_compares_judges_each_target_over_its_runs() {
+    let fast = ServerProcess::start(&[]);
+    let other = ServerProcess::start(&[]);
+    let slow = ServerProcess::start(&["--delay", "5ms"]);
+    let db = Db::new("diff-runs");
+    for web in [&fast.url, &slow.url] {
+        let (web, other) = (format!("web={web}"), format!("other={}", other.url));
+        let args = ["compare", &web, &other, "--runs", "2", "-d", "500ms", "-q"];
+        let (code, _, err) = db.run(&args);
+        assert!(code == 0 || code == 3, "{err}");
+    }
+    let (code, out, err) = db.run(&["diff", "last~1", "last", "--max-regression", "5%"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("web: 2 runs old, 2 new"), "{out}");
+    assert!(out.contains("REGRESSED: p50_us regressed"), "{out}");
+    let (_, out, _) = db.run(&["diff", "last~1", "last", "--json"]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_valid("diff.v1.json", &doc);
+    assert_eq!(doc["samples"], "runs");
+    let web = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["target"] == "web");
+    let p50 = &web.expect("the point web")["changes"][2];
+    assert_eq!(
+        (&p50["metric"], &p50["regressed"]),
+        (&"p50_us".into(), &true.into())
+    );
+    assert_eq!(p50["samples"], serde_json::json!([2, 2]), "{p50}");
+    // A result against a compare: one line, exit 2.
+    assert_eq!(db.run(&["run", &fast.url, "-n", "100", "-q"]).0, 0);
+    let (code, _, err) = db.run(&["diff", "last~1", "last"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("are not alike"), "{err}");
+}
+
 #[test]
 fn merge_adds_results_exactly() {
     let server = ServerProcess::start(&[]);

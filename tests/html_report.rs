@@ -578,7 +578,11 @@ fn a_comparison_draws_differences_and_means_with_error_bars() {
         &scratch.0,
     );
     let page = render_and_open("compare", &doc, &scratch.0);
-    assert_eq!(table_rows(&page.dom, "verdicts"), 4, "a verdict per metric");
+    assert_eq!(table_rows(&page.dom, "verdicts"), 5, "a verdict per metric");
+    assert!(
+        page.dom.contains("% to +") || page.dom.contains("% to -"),
+        "each difference with its interval's bounds"
+    );
     assert_eq!(table_rows(&page.dom, "shapes"), 2);
     assert_eq!(table_rows(&page.dom, "repeat ops"), 2);
     expect_charts(&page.dom, "difference", 1);
@@ -733,6 +737,14 @@ fn a_sweep_over_15_sizes_reads_on_screen_and_on_paper() {
     assert!(page
         .dom
         .contains("Not drawn: all 60 runs lasted 1 s or less"));
+    // With runs, each line by size carries its mean's 95% CI as a band (issue 17, item 6):
+    // ops, bytes and p99, a band per target.
+    assert_eq!(
+        page.dom.matches("class=\"band\"").count(),
+        6,
+        "the CI bands"
+    );
+    assert!(page.dom.contains("(mean of the runs, 95% CI shaded)"));
 }
 
 /// The DCMTK study's question is how far apart its configurations are (22 against 2,191

@@ -300,7 +300,8 @@ fn a_compare_plan_writes_verdicts_and_a_valid_study() {
     }
     let verdicts = common::study::csv(&out, "verdicts.csv");
     assert_eq!(verdicts[0][..3], ["target", "at", "metric"]);
-    assert_eq!(verdicts.len(), 1 + 4, "a verdict per metric: {verdicts:?}");
+    assert_eq!(verdicts.len(), 1 + 5, "a verdict per metric: {verdicts:?}");
+    assert_eq!(verdicts[0][8..11], ["low_pct", "high_pct", "significant"]);
     let runs = common::study::csv(&out, "runs_ops_per_s.csv");
     assert_eq!(runs[0][1], "run 1 (discarded)");
     let _ = std::fs::remove_dir_all(&dir);

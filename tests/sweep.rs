@@ -97,6 +97,11 @@ fn a_size_sweep_makes_a_row_per_target_and_a_column_per_size() {
     assert!(table(&text, "Errors by --size")[1][1..]
         .iter()
         .all(|c| c == "0"));
+    // One run of 200 ms per point shows no spread of its own, and the report says so.
+    assert!(
+        text.contains("note: one run per point, too short (under 3 whole seconds)"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -1,18 +1,20 @@
-//! `wirebench compare`: the targets run side by side in interleaved rounds (as `run --runs`),
-//! then each target's difference from the baseline per metric with its 95% CI and a verdict
-//! (Welch's t-test, `summary::compare`), and the Flash study's latency-shape table.
+//! `wirebench compare`: the targets run side by side in rounds (as `run --runs`), in a random
+//! order within each round (seeded), then each target's change from the baseline per metric,
+//! paired by round, with its 95% CI and a verdict (`summary::compare`, `summary::paired`), and
+//! the Flash study's latency-shape table.
 
 use super::keep::Keep;
 use super::sweep::Study;
-use crate::cli::{CompareArgs, RunArgs};
+use crate::cli::{CompareArgs, RunArgs, Runs};
 use crate::error::UsageError;
 use crate::store::Kind;
+use crate::summary::auto_runs;
 use crate::summary::compare::{self, Comparison, METHOD, SCHEMA};
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Runs per target unless `--runs` says otherwise: enough for Welch's test to see a few
-/// percent on a quiet machine, few enough to stay short.
+/// Runs per target unless `--runs` says otherwise: enough for the paired interval to see a
+/// few percent on a quiet machine, few enough to stay short.
 pub const DEFAULT_RUNS: usize = 5;
 
 /// A comparison checked and ready to run: its runs, and which target is the baseline.
@@ -23,6 +25,42 @@ pub struct Prepared {
     pub study: Study,
     /// Index of the baseline target.
     pub baseline: usize,
+    /// With `--runs auto`: the precision, ± % of each ratio (the rounds' budget is the
+    /// study's rounds).
+    pub precision: Option<f64>,
+}
+
+/// `--runs auto`'s budget unless `--max-runs` says otherwise.
+pub const DEFAULT_MAX_RUNS: usize = 20;
+
+/// `--runs auto`'s precision unless `--precision` says otherwise, ± % of each ratio.
+pub const DEFAULT_PRECISION: f64 = 5.0;
+
+/// `--runs`, `--precision` and `--max-runs` checked: the rounds to run (at most), and the
+/// precision with `--runs auto`.
+fn rounds(args: &CompareArgs) -> Result<(usize, Option<f64>), UsageError> {
+    let auto = args.run.runs == Some(Runs::Auto);
+    if !auto && (args.precision.is_some() || args.max_runs.is_some()) {
+        return Err(UsageError::new(
+            "--precision and --max-runs go with --runs auto: give e.g. --runs auto --precision 5% --max-runs 20",
+        ));
+    }
+    match args.run.runs {
+        None => Ok((DEFAULT_RUNS, None)),
+        Some(Runs::Count(n)) => Ok((n, None)),
+        Some(Runs::Auto) => {
+            let text = args.precision.as_deref().unwrap_or("5%");
+            let p = text.trim().trim_end_matches('%').trim().parse::<f64>();
+            match p {
+                Ok(p) if p > 0.0 && p.is_finite() => {
+                    Ok((args.max_runs.unwrap_or(DEFAULT_MAX_RUNS), Some(p)))
+                }
+                _ => Err(UsageError::new(format!(
+                    "--precision {text} is not a percentage above 0: give e.g. --precision 5%"
+                ))),
+            }
+        }
+    }
 }
 
 /// `wirebench compare`.
@@ -63,9 +101,10 @@ fn total_runs(c: &Comparison) -> usize {
 
 /// Checks the comparison's flags and expands its runs; nothing is measured.
 pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
+    let (runs, precision) = rounds(args)?;
     let mut run = args.run.clone();
-    run.runs = Some(run.runs.unwrap_or(DEFAULT_RUNS));
-    let study = Study::of(&run)?;
+    run.runs = Some(Runs::Count(runs));
+    let mut study = Study::of(&run)?;
     if study.targets.len() < 2 {
         return Err(UsageError::new(
             "compare needs two targets or more: wirebench compare a=tcp://HOST:PORT b=tcp://HOST:PORT",
@@ -73,7 +112,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     }
     if study.rounds - study.discard < 2 {
         return Err(UsageError::new(format!(
-            "compare needs 2 kept runs per target or more for Welch's t-test, not {}: give e.g. --runs {}",
+            "compare needs 2 kept runs per target or more for a paired interval, not {}: give e.g. --runs {}",
             study.rounds - study.discard,
             study.discard + DEFAULT_RUNS
         )));
@@ -88,10 +127,12 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
             ))
         })?,
     };
+    study.shuffle(args.seed.unwrap_or_else(clock_seed));
     Ok(Prepared {
         run,
         study,
         baseline,
+        precision,
     })
 }
 
@@ -103,21 +144,49 @@ pub fn collect(
     p: Prepared,
     on_run: &mut dyn FnMut(&Comparison),
 ) -> (Comparison, Option<anyhow::Error>) {
-    let baseline = p.baseline;
-    let (sweep, failed) = super::sweep::measure_all(&p.run, p.study, &mut |s| {
-        on_run(&judge(s.clone(), baseline));
+    let (baseline, precision, discard) = (p.baseline, p.precision, p.study.discard);
+    let max_runs = p.study.rounds;
+    let (sweep, failed) = super::sweep::measure_until(
+        &p.run,
+        p.study,
+        &mut |s| on_run(&judge(s.clone(), baseline)),
+        &mut |s| {
+            // After each whole round: with --runs auto, enough once every interval is narrow.
+            let Some(precision) = precision else {
+                return false;
+            };
+            let kept = s.points.last().map_or(0, |p| p.run.saturating_sub(discard));
+            auto_runs::enough(&judge(s.clone(), baseline).verdicts, kept, precision)
+        },
+    );
+    let mut comparison = judge(sweep, baseline);
+    comparison.auto = precision.map(|p| {
+        let rounds = comparison.sweep.runs;
+        auto_runs::conclude(&comparison.verdicts, p, max_runs, rounds)
     });
-    (judge(sweep, baseline), failed)
+    (comparison, failed)
 }
 
-/// Judges each target of a measured `sweep` against the target at `baseline`.
+/// A seed when none is given: the clock's nanoseconds, below 2³² so that it is short to
+/// type back and exact in any JSON reader.
+fn clock_seed() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    now.map_or(0, |d| d.as_nanos() as u64 & 0xFFFF_FFFF)
+}
+
+/// Judges each target of a measured `sweep` against the target at `baseline` (the
+/// percentiles' bootstrap drawn from the sweep's seed, 0 without one).
 pub fn judge(sweep: crate::summary::sweep::Sweep, baseline: usize) -> Comparison {
     let points = labelled_points(&sweep);
+    let seed = sweep.seed.unwrap_or(0);
     Comparison {
         schema: SCHEMA,
         method: METHOD,
         baseline: sweep.targets[baseline].name.clone(),
-        verdicts: compare::verdicts(&sweep, baseline, &points),
+        seed: sweep.seed,
+        order: compare::order(&sweep, &points),
+        verdicts: compare::verdicts(&sweep, baseline, &points, seed),
+        auto: None,
         shapes: compare::shapes(&sweep, &points),
         sweep,
     }

@@ -1,13 +1,15 @@
-//! `wirebench diff OLD NEW`: two stored results, metric by metric ([`crate::summary::diff`]);
-//! exit 3 when one regressed beyond `--max-regression`.
+//! `wirebench diff OLD NEW`: two stored results, metric by metric, or two stored documents of
+//! repeated runs (sweep, compare, study), point by point ([`crate::summary::diff`]); exit 3 when
+//! one regressed beyond `--max-regression`.
 
 use super::keep;
 use crate::cli::DiffArgs;
 use crate::error::UsageError;
-use crate::store::Store;
-use crate::summary::diff::{self, Diff, METHOD, SCHEMA};
+use crate::store::{Kind, Store};
+use crate::summary::diff::{self, Diff, RunsAt, METHOD, METHOD_RUNS, ONE_RUN, SCHEMA};
 use crate::summary::Summary;
 use crate::units::format_us;
+use serde_json::Value;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -15,17 +17,55 @@ use std::process::ExitCode;
 pub fn main(a: &DiffArgs) -> anyhow::Result<ExitCode> {
     let bound = percent(&a.max_regression)?;
     let store = keep::open_for_reading(a.db.db.as_deref())?;
-    let (old_id, old) = result(&store, &a.old)?;
-    let (new_id, new) = result(&store, &a.new)?;
-    let changes = diff::changes(&old, &new, bound);
-    let d = Diff {
-        schema: SCHEMA,
-        method: METHOD,
-        regressed: changes.iter().any(|c| c.regressed),
-        old: old_id,
-        new: new_id,
-        max_regression_percent: bound,
-        changes,
+    let (old_id, old) = stored(&store, &a.old)?;
+    let (new_id, new) = stored(&store, &a.new)?;
+    let d = match (old, new) {
+        (Stored::Result(old), Stored::Result(new)) => {
+            let changes = diff::changes(&old, &new, bound);
+            Diff {
+                schema: SCHEMA,
+                method: METHOD,
+                samples: "results",
+                note: Some(ONE_RUN),
+                regressed: changes.iter().any(|c| c.regressed),
+                old: old_id,
+                new: new_id,
+                max_regression_percent: bound,
+                changes,
+                points: Vec::new(),
+                unmatched: Vec::new(),
+            }
+        }
+        (Stored::Runs(old), Stored::Runs(new)) => {
+            let (points, unmatched) = diff::point_changes(&old, &new, bound);
+            if points.is_empty() {
+                return Err(UsageError::new(format!(
+                    "{} and {} share no point (target and swept values): diff compares the same targets and points; see them with `wirebench show`",
+                    a.old, a.new
+                ))
+                .into());
+            }
+            Diff {
+                schema: SCHEMA,
+                method: METHOD_RUNS,
+                samples: "runs",
+                note: None,
+                regressed: points.iter().flat_map(|p| &p.changes).any(|c| c.regressed),
+                old: old_id,
+                new: new_id,
+                max_regression_percent: bound,
+                changes: Vec::new(),
+                points,
+                unmatched,
+            }
+        }
+        _ => {
+            return Err(UsageError::new(format!(
+                "{} and {} are not alike: diff compares two results, or two documents of runs (sweep, compare, study); give two of a kind",
+                a.old, a.new
+            ))
+            .into())
+        }
     };
     let mut out = std::io::stdout().lock();
     if a.json {
@@ -51,53 +91,98 @@ fn percent(text: &str) -> Result<f64, UsageError> {
     }
 }
 
-/// The stored result `reference` names, read back; another kind of document is bad input.
-fn result(store: &Store, reference: &str) -> anyhow::Result<(String, Summary)> {
-    let (row, text) = store.get(reference).map_err(keep::usage_of)?;
-    if row.kind != "result" {
-        return Err(UsageError::new(format!(
-            "{reference} is a stored {} ({}): diff compares two single results (wirebench.result/1); export its runs with `wirebench export {} --format csv`",
-            row.kind,
-            row.schema,
-            crate::store::short(&row.id)
-        ))
-        .into());
-    }
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| UsageError::new(format!("stored result {reference} is not JSON ({e})")))?;
-    super::report::checked(&format!("stored result {reference}"), &doc)?;
-    let summary = crate::app::show::summary(text)?;
-    Ok((crate::store::short(&row.id).to_string(), summary))
+/// A stored document as diff reads it.
+enum Stored {
+    /// One run.
+    Result(Box<Summary>),
+    /// Runs at points: a sweep, a compare, or a study holding one.
+    Runs(Vec<RunsAt>),
 }
 
-/// The diff as a table: metric, old, new, change, verdict.
+/// The stored document `reference` names, read back and checked; a peak is bad input.
+fn stored(store: &Store, reference: &str) -> anyhow::Result<(String, Stored)> {
+    let (row, text) = store.get(reference).map_err(keep::usage_of)?;
+    let id = crate::store::short(&row.id).to_string();
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| UsageError::new(format!("stored {reference} is not JSON ({e})")))?;
+    super::report::checked(&format!("stored {} {reference}", row.kind), &doc)?;
+    let kind = Kind::of_name(&row.kind).unwrap_or(Kind::Result);
+    let (kind, inner) = crate::store::headline::inner(kind, &doc);
+    let sweep = match kind {
+        Kind::Result => {
+            return Ok((id, Stored::Result(Box::new(crate::app::show::summary(text)?))))
+        }
+        Kind::Sweep | Kind::Study => inner,
+        Kind::Compare => &inner["sweep"],
+        Kind::Peak => {
+            return Err(UsageError::new(format!(
+                "{reference} is a stored peak search: diff compares results or documents of runs; compare two peaks with `wirebench show` on each"
+            ))
+            .into())
+        }
+    };
+    Ok((id, Stored::Runs(runs_at(sweep)?)))
+}
+
+/// The kept runs of a sweep document, grouped by target and swept values, in order of first run.
+fn runs_at(sweep: &Value) -> anyhow::Result<Vec<RunsAt>> {
+    let mut out: Vec<RunsAt> = Vec::new();
+    for p in sweep["points"].as_array().into_iter().flatten() {
+        if p["discarded"].as_bool().unwrap_or(false) {
+            continue;
+        }
+        let target = p["target"].as_str().unwrap_or_default().to_string();
+        let at = p["values"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default();
+        let result = crate::app::show::summary(p["result"].to_string())?;
+        match out.iter_mut().find(|r| r.target == target && r.at == at) {
+            Some(r) => r.runs.push(result),
+            None => out.push(RunsAt {
+                target,
+                at,
+                runs: vec![result],
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// The diff as tables: metric, old, new, change, verdict (one table per point for runs).
 fn write(d: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         "wirebench diff {} → {} (regression bound {}%)",
         d.old, d.new, d.max_regression_percent
     )?;
-    writeln!(out, "  method: {}\n", d.method)?;
-    writeln!(
-        out,
-        "  {:<10} {:>12} {:>12} {:>9}  verdict",
-        "metric", "old", "new", "change"
-    )?;
-    for c in &d.changes {
-        let show = |v: f64| match c.metric {
-            "ops_per_s" => format!("{v:.0}/s"),
-            _ => format_us(v),
+    writeln!(out, "  method: {}", d.method)?;
+    if let Some(note) = d.note {
+        writeln!(out, "  note: {note}")?;
+    }
+    if d.points.is_empty() {
+        writeln!(out)?;
+        table(&d.changes, out)?;
+    }
+    for p in &d.points {
+        let at = match p.at.is_empty() {
+            true => String::new(),
+            false => format!(" at {}", p.at),
         };
-        let mark = if c.regressed { "REGRESSED: " } else { "" };
         writeln!(
             out,
-            "  {:<10} {:>12} {:>12} {:>+8.1}%  {mark}{}",
-            c.metric,
-            show(c.old),
-            show(c.new),
-            c.change_percent,
-            c.text
+            "\n  {}{at}: {} runs old, {} new",
+            p.target, p.runs[0], p.runs[1]
         )?;
+        table(&p.changes, out)?;
+    }
+    for line in &d.unmatched {
+        writeln!(out, "\n  {line} (not compared)")?;
     }
     let verdict = if d.regressed {
         "regressed"
@@ -105,4 +190,37 @@ fn write(d: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
         "no regression beyond the bound"
     };
     writeln!(out, "\n  {verdict}")
+}
+
+/// One set of metrics as a table.
+fn table(changes: &[diff::Change], out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "  {:<10} {:>12} {:>12} {:>9}  verdict",
+        "metric", "old", "new", "change"
+    )?;
+    for c in changes {
+        let show = |v: f64| match c.metric {
+            "ops_per_s" => format!("{v:.0}/s"),
+            _ => format_us(v),
+        };
+        let mark = if c.regressed { "REGRESSED: " } else { "" };
+        let worth = match c.effective_samples {
+            Some([o, n]) if c.welch.is_some() => format!(
+                " ({}/{} s, worth {o:.1}/{n:.1} independent)",
+                c.samples[0], c.samples[1]
+            ),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "  {:<10} {:>12} {:>12} {:>+8.1}%  {mark}{}{worth}",
+            c.metric,
+            show(c.old),
+            show(c.new),
+            c.change_percent,
+            c.text
+        )?;
+    }
+    Ok(())
 }

@@ -196,7 +196,8 @@ pub fn step_args(run: &RunArgs, rate: f64, step: Duration) -> RunArgs {
 }
 
 /// Runs one step at `rate`, judges it, and saves the steps with it. A target that could not
-/// be reached is a step too (one failed operation): its reason is returned beside it.
+/// be reached is a step too (one failed operation), and so is one that answered nothing: why
+/// the search ends there is returned beside it.
 fn run_step(
     args: &PeakArgs,
     setup: &Setup,
@@ -204,7 +205,7 @@ fn run_step(
     steps: &[Step],
     why: Option<Why>,
     live: &Live,
-) -> anyhow::Result<(Step, Option<String>)> {
+) -> anyhow::Result<(Step, Option<Gone>)> {
     let plan = Plan::try_from(&step_args(&args.run, rate, setup.step))?;
     let confirm = why == Some(Why::Confirm);
     let what = match why {
@@ -217,21 +218,48 @@ fn run_step(
     let first = steps.first().map(|b| &b.result);
     let mut step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
     step.retry = why.map(Why::name);
-    if lost.is_none() && rejects_everything(&step) && steps.iter().any(|s| s.result.ok > 0) {
+    if lost.is_none() && step.rejects_everything() && steps.iter().any(|s| s.result.ok > 0) {
         // It answered before and now fails every request without a timeout (it was killed
         // as the step connected, or turned to refusing): gone, as an unreachable target is.
-        lost = stopped_answering(&step);
+        lost = stopped_answering(&step, "stopped answering");
+    }
+    let silent = lost.is_none() && step.answered_nothing();
+    if silent {
+        // Not one byte came back: the target is frozen, gone or never reads. A lower rate
+        // will not wake it, so the search stops here rather than bisecting down to the floor.
+        let before = steps.iter().any(|s| s.result.ok > 0);
+        let did = if before {
+            "stopped answering"
+        } else {
+            "never answered"
+        };
+        lost = stopped_answering(&step, did);
     }
     live.bar.done();
     live.bar
         .println(&crate::report::peak::step_line(&step), live.lines);
-    if lost.is_none() || !steps.is_empty() {
+    if lost.is_none() || silent || !steps.is_empty() {
         (live.save)(&[steps, std::slice::from_ref(&step)].concat());
     }
     if lost.is_none() {
         std::thread::sleep(setup.rest);
     }
-    Ok((step, lost))
+    Ok((
+        step,
+        lost.map(|why| Gone {
+            why,
+            measured: silent,
+        }),
+    ))
+}
+
+/// Why a step ended the search: the target could not be reached, or answered nothing.
+struct Gone {
+    /// The reason, in words.
+    why: String,
+    /// Whether the step ran (a silent target's timeouts), so it is a result even as the
+    /// first step; else the target could not be reached at all.
+    measured: bool,
 }
 
 /// Of the steps that passed, the one served fastest (the lowest mean service time): how fast
@@ -290,9 +318,11 @@ fn bracket(
             return Ok(found(best_pass(&outcomes), false, false));
         }
         let (mut step, mut gone) = run_step(args, setup, rate, steps, why, live)?;
-        if let (Some(why), true) = (&gone, steps.is_empty()) {
-            // Nothing measured yet: the search fails as a single run does.
-            anyhow::bail!("{why}");
+        if let (Some(g), true) = (&gone, steps.is_empty()) {
+            if !g.measured {
+                // Nothing measured yet: the search fails as a single run does.
+                anyhow::bail!("{}", g.why);
+            }
         }
         if step.generator_limited && gone.is_none() {
             // Once more: a moment's stall of a shared load machine looks the same as a
@@ -302,11 +332,11 @@ fn bracket(
         }
         tried.push((rate, step.passed, steps.len()));
         let limited = step.generator_limited;
-        let refused = rejects_everything(&step);
+        let refused = step.rejects_everything();
         steps.push(step);
-        if gone.is_some() {
+        if let Some(g) = gone {
             // The target is gone: no lower rate will bring it back.
-            *lost = gone;
+            *lost = Some(g.why);
             return Ok(found(None, false, false));
         }
         if crate::engine::stop::requested() {
@@ -491,18 +521,11 @@ fn limited_conclusion(steps: &[Step], best: Option<f64>, objective: &str) -> Str
     format!("no peak claimed: {why}. The target sustained at least {best:.0}/s within {objective}")
 }
 
-/// Whether the target answered none of a step's requests, and not for lack of time (no
-/// timeouts): it rejects the workload itself (a wrong URL, a refused port), whatever the rate.
-fn rejects_everything(step: &Step) -> bool {
-    let r = &step.result;
-    r.ok == 0 && r.errors.total > 0 && r.errors.by_kind.iter().all(|e| e.kind != "timeout")
-}
-
-/// Why a target that answered earlier steps is taken for gone: the step's first error.
-fn stopped_answering(step: &Step) -> Option<String> {
+/// Why a target is taken for gone (it `did` so): the step's first error.
+fn stopped_answering(step: &Step, did: &str) -> Option<String> {
     let e = step.result.errors.by_kind.first()?;
     Some(format!(
-        "the target stopped answering: every request of the step at {:.0}/s failed ({} {}: {})",
+        "the target {did}: every request of the step at {:.0}/s failed ({} {}: {})",
         step.offered_per_s, e.count, e.kind, e.sample
     ))
 }

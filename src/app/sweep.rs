@@ -69,6 +69,8 @@ pub struct Study {
     pub discard: usize,
     /// One plan per (round, point, target), in the order they run.
     pub runs: Vec<Run>,
+    /// The seed of [`Study::shuffle`], once the targets' order was randomized.
+    pub seed: Option<u64>,
 }
 
 /// One run of a study.
@@ -142,7 +144,21 @@ impl Study {
             rounds,
             discard,
             runs,
+            seed: None,
         })
+    }
+
+    /// Puts the targets in a random order within each round and point, drawn from `seed`
+    /// (randomized multiple interleaved trials: Abedi & Brecht, ICPE 2017). A fixed order
+    /// lets anything periodic, or the first run of a round after a pause, always hit the
+    /// same target; a random one spreads it, and the seed repeats the order.
+    pub fn shuffle(&mut self, seed: u64) {
+        let mut rng = crate::summary::paired::SplitMix64(seed);
+        let same = |a: &Run, b: &Run| (a.round, a.point) == (b.round, b.point);
+        for group in self.runs.chunk_by_mut(same) {
+            rng.shuffle(group);
+        }
+        self.seed = Some(seed);
     }
 
     /// Studies of one target each (their own flags) as one study, run interleaved as the
@@ -274,7 +290,15 @@ fn repeats(a: &RunArgs) -> Result<(usize, usize), UsageError> {
         (true, _) => 1,
         (false, k) => k.unwrap_or(0),
     };
-    let runs = a.runs.unwrap_or(1);
+    let runs = match a.runs {
+        None => 1,
+        Some(crate::cli::Runs::Count(n)) => n,
+        Some(crate::cli::Runs::Auto) => {
+            return Err(UsageError::new(
+                "--runs auto repeats rounds until a comparison's intervals are narrow enough, so it is for compare: give a count here, e.g. --runs 5",
+            ))
+        }
+    };
     if runs == 0 {
         return Err(UsageError::new(
             "--runs 0 measures nothing: give at least one run, e.g. --runs 5",
@@ -472,6 +496,17 @@ pub fn measure_all(
     study: Study,
     on_point: &mut dyn FnMut(&Sweep),
 ) -> (Sweep, Option<anyhow::Error>) {
+    measure_until(args, study, on_point, &mut |_| false)
+}
+
+/// [`measure_all`], ending early after a whole round once `done` says the sweep so far is
+/// enough (`compare --runs auto`); the sweep's `runs` is then the rounds measured.
+pub fn measure_until(
+    args: &RunArgs,
+    study: Study,
+    on_point: &mut dyn FnMut(&Sweep),
+    done: &mut dyn FnMut(&Sweep) -> bool,
+) -> (Sweep, Option<anyhow::Error>) {
     let live = !args.quiet && !args.json && Progress::should_show();
     let total = study.runs.len();
     let bar = Points::new(Some(total), live);
@@ -485,8 +520,10 @@ pub fn measure_all(
         points: Vec::with_capacity(study.runs.len()),
         stopped: None,
         units: args.units,
+        seed: study.seed,
     };
-    for run in study.runs {
+    let mut runs = study.runs.into_iter().peekable();
+    while let Some(run) = runs.next() {
         let at = study.points[run.point].clone();
         let values = sweep
             .axes
@@ -536,6 +573,11 @@ pub fn measure_all(
         ));
         on_point(&sweep);
         sweep.stopped = None;
+        let ends_round = runs.peek().is_none_or(|next| next.round != run.round);
+        if ends_round && done(&sweep) {
+            sweep.runs = run.round + 1;
+            break;
+        }
     }
     (sweep, None)
 }

@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use steps::{pass_gate, stop_run};
+use steps::{pass_gate, silent_target, stop_run};
 use tokio::time::timeout_at;
 use transfer::transfer;
 
@@ -203,8 +203,12 @@ async fn open_early<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> Opt
             took
         }
         Err(e) => {
-            if first || e.fatal {
+            if e.fatal || (first && !silent_target(&e)) {
                 stop_run(ctx, e).await;
+            }
+            if first {
+                // A target that took the connection and never answered is measured.
+                ctx.gate.open();
             }
             None
         }

@@ -1,6 +1,9 @@
 //! The first connection is the run's reachability check: the others wait for it, so a target
 //! that is not there, or that refuses what the user asked for, ends the run at once with one
 //! line, and a target is only ever sent what the run itself sends (no hidden probe connection).
+//! A target that takes the first connection and then never answers its handshake (HTTP/2
+//! SETTINGS, a DICOM association, TLS) is there: the gate opens, and the run counts its
+//! timeouts as it does a tcp target's that never replies (`conn::steps::silent_target`).
 //!
 //! The gate is also how a fatal error ([`crate::record::OpError::fatal`]) seen by any connection
 //! on any worker stops every other one: the first reason given wins and is what the run reports.

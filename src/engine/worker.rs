@@ -318,6 +318,11 @@ impl WorkerRec {
         self.slot(now, now).peer.stream(bytes);
     }
 
+    /// A stream connection failed (its error is recorded apart): no receiver's count for it.
+    pub fn receiver_failed(&mut self, now: Instant) {
+        self.slot(now, now).peer.stream_failed();
+    }
+
     /// Payload bytes read at `now` (bulk download).
     #[inline]
     pub fn received(&mut self, now: Instant, bytes: usize) {

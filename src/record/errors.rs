@@ -86,6 +86,10 @@ pub struct OpError {
     /// the client's mode, a certificate the client does not trust, a server that does not speak
     /// HTTP/2. Not a result to count: the run stops at once and names it (exit 2).
     pub fatal: bool,
+    /// The target accepted the TCP connection and this failed after it (a handshake the
+    /// target never answered): the target is there, so a run's first connection failing so is
+    /// a result of the run (counted, like a request that timed out), not an unreachable target.
+    pub reached: bool,
 }
 
 impl OpError {
@@ -95,6 +99,15 @@ impl OpError {
             kind,
             message: message.into(),
             fatal: false,
+            reached: false,
+        }
+    }
+
+    /// The same error, marked as met after the target accepted the connection.
+    pub fn reached(self) -> OpError {
+        OpError {
+            reached: true,
+            ..self
         }
     }
 

@@ -259,6 +259,8 @@ pub struct PeerCounts {
     pub stream_bytes: u64,
     /// Stream connections that ended without the receiver's count (a failure, no answer).
     pub stream_unreported: u64,
+    /// Of those, the ones that failed (an error of its own kind was counted for each).
+    pub stream_failed: u64,
 }
 
 impl PeerCounts {
@@ -283,6 +285,12 @@ impl PeerCounts {
         }
     }
 
+    /// One stream connection failed (its error counted apart): its receiver's count is missing.
+    pub fn stream_failed(&mut self) {
+        self.stream_unreported += 1;
+        self.stream_failed += 1;
+    }
+
     /// Datagrams sent that never arrived: sent minus distinct arrivals.
     pub fn lost(&self) -> u64 {
         self.sent
@@ -301,6 +309,7 @@ impl std::ops::AddAssign<&PeerCounts> for PeerCounts {
         self.stream_reports += o.stream_reports;
         self.stream_bytes += o.stream_bytes;
         self.stream_unreported += o.stream_unreported;
+        self.stream_failed += o.stream_failed;
     }
 }
 

@@ -1,5 +1,6 @@
-//! A comparison's report: the verdicts (each target against the baseline, per metric, with the
-//! method named), then the Flash study's table (../shared/seeds/002): throughput, median, mean
+//! A comparison's report: the verdicts (each target against the baseline, per metric, paired
+//! by round, with the method named and any outlier round with the verdict without it), the
+//! order the targets ran in, then the Flash study's table (../shared/seeds/002): throughput, median, mean
 //! and p95 per target, flagged where the mean exceeds p95.
 
 use crate::summary::compare::{Comparison, Shape};
@@ -9,10 +10,10 @@ use std::io::{self, Write};
 
 /// Writes the verdicts and the shape table.
 pub fn write(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let seed = c.seed.map_or(String::new(), |s| format!(", seed {s}"));
     writeln!(
         out,
-        "\nAgainst the baseline '{}' (method: {}; ± is the 95% CI of the ratio of the means, over \
-         the kept runs, by the delta method: both means' uncertainty counted):\n",
+        "\nAgainst the baseline '{}' (method: {}{seed}):\n",
         c.baseline, c.method
     )?;
     let mut at = None;
@@ -22,7 +23,14 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
             at = Some(&v.at);
         }
         writeln!(out, "  {}", v.text)?;
+        if let Some(w) = &v.without_outliers {
+            writeln!(out, "    ! {}", w.text)?;
+        }
     }
+    if let Some(a) = &c.auto {
+        writeln!(out, "\n{}", crate::summary::auto_runs::words(a))?;
+    }
+    write_order(c, out)?;
     writeln!(
         out,
         "\nThroughput and latency per target (means over the kept runs; * where the mean exceeds \
@@ -30,6 +38,26 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(out, "{}", shapes(&c.shapes))?;
     out.flush()
+}
+
+/// The order the targets ran in, a round per line (`run 1: b, a`), when it was drawn at
+/// random, so that the comparison can be checked and repeated.
+fn write_order(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let Some(seed) = c.seed else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "\nOrder within each round (random, seed {seed}; --seed {seed} repeats it):"
+    )?;
+    for r in &c.order {
+        let at = match r.at.is_empty() {
+            true => String::new(),
+            false => format!(" at {}", r.at),
+        };
+        writeln!(out, "  run {}{at}: {}", r.run, r.targets.join(", "))?;
+    }
+    Ok(())
 }
 
 /// The Flash view: a row per target (and point).

@@ -168,7 +168,8 @@ fn verdicts(c: &Comparison) -> (String, String) {
         "mean",
         "ratio",
         "difference_percent",
-        "ci95_percent",
+        "low_pct",
+        "high_pct",
         "significant",
         "verdict",
     ]
@@ -184,8 +185,9 @@ fn verdicts(c: &Comparison) -> (String, String) {
             number(Some(v.mean)),
             number(Some(v.ratio)),
             number(Some(v.difference_percent)),
-            number(Some(v.ci95_percent)),
-            v.welch.significant.to_string(),
+            number(Some(v.low_pct)),
+            number(Some(v.high_pct)),
+            v.significant.to_string(),
             v.text.clone(),
         ]);
     }

@@ -2,7 +2,7 @@
 //! metric (ops/s, kB/s or MB/s, p50, p99, errors), one row per target, one column per value of
 //! the first swept flag; a second swept flag makes one table per value of it.
 
-use crate::summary::sweep::{Metric, Sweep, METRICS};
+use crate::summary::sweep::{self, Metric, Sweep, METRICS};
 use crate::units::format_us;
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
 use std::io::{self, Write};
@@ -17,15 +17,27 @@ pub fn write(sweep: &Sweep, out: &mut dyn Write) -> io::Result<()> {
 /// nothing is swept, where the sweep tables would repeat their means).
 pub fn write_as(sweep: &Sweep, command: &str, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}\n", method(sweep, command))?;
+    let short = |p: &sweep::Point| sweep::whole_seconds(&p.result) < 3;
+    if sweep.runs == 1 && sweep.points.iter().any(short) {
+        writeln!(
+            out,
+            "  note: one run per point, too short (under 3 whole seconds) to show its own \
+             spread: a figure that stands out may be noise; repeat the points (--runs 3) to \
+             see run-to-run variance\n"
+        )?;
+    }
     if sweep.runs == 1 || !sweep.axes.is_empty() {
         let groups = groups(sweep);
         for metric in METRICS {
             for group in &groups {
-                let Some(table) = table(sweep, metric, group) else {
+                let Some((table, noisy)) = table(sweep, metric, group) else {
                     continue;
                 };
                 writeln!(out, "{}:\n", title(sweep, metric, group))?;
                 writeln!(out, "{table}\n")?;
+                if noisy {
+                    writeln!(out, "{}\n", noisy_note(metric))?;
+                }
             }
         }
     }
@@ -58,9 +70,15 @@ fn method(sweep: &Sweep, command: &str) -> String {
         Some(_) => "each after its own warm-up",
         None => "no warm-up",
     };
+    let order = match sweep.seed {
+        None => "interleaved across targets (A p1, B p1, A p2 …)".to_string(),
+        Some(seed) => format!(
+            "with the targets in a random order within each (seed {seed}; --seed {seed} repeats it)"
+        ),
+    };
     format!(
         "wirebench {command}: {} target(s) × {swept}{runs}{each}; {} runs in all, in rounds \
-         interleaved across targets (A p1, B p1, A p2 …) so that drift hits all alike, {warmup}.",
+         {order} so that drift hits all alike, {warmup}.",
         sweep.targets.len(),
         sweep.points.len()
     )
@@ -178,15 +196,27 @@ pub(crate) fn direction(sweep: &Sweep) -> &'static str {
     }
 }
 
-/// One table: a row per target, a column per value of the first axis; None when no run has
-/// this metric (latency in bulk modes).
-fn table(sweep: &Sweep, metric: Metric, group: &[usize]) -> Option<Table> {
+/// The line under a table with a noisy cell.
+fn noisy_note(metric: Metric) -> String {
+    let bound = sweep::noisy_above(metric).unwrap_or_default() * 100.0;
+    format!(
+        "  * noisy: the run's per-second figures spread by more than {bound:.0}% (standard \
+         deviation over mean), so one run cannot tell this point from noise; repeat the points \
+         (--runs 3) to see run-to-run variance"
+    )
+}
+
+/// One table: a row per target, a column per value of the first axis, and whether a cell is
+/// marked noisy (one run only, [`sweep::noisy`]); None when no run has this metric (latency in
+/// bulk modes).
+fn table(sweep: &Sweep, metric: Metric, group: &[usize]) -> Option<(Table, bool)> {
     let columns: Vec<String> = match sweep.axes.first() {
         Some(a) => a.values.clone(),
         None => vec!["result".to_string()],
     };
     let scale = bytes_unit(sweep).0;
     let mut any = false;
+    let mut noisy = false;
     let mut t = Table::new();
     t.load_preset(ASCII_MARKDOWN);
     let mut header = vec![String::new()];
@@ -201,11 +231,17 @@ fn table(sweep: &Sweep, metric: Metric, group: &[usize]) -> Option<Table> {
             };
             let v = sweep.mean(metric, ti, &at);
             any |= v.is_some();
-            row.push(v.map_or("—".to_string(), |v| cell(metric, v, scale)));
+            let runs = sweep.runs_of(ti, &at);
+            let mark = match runs.as_slice() {
+                [one] if sweep.runs == 1 && sweep::noisy(metric, &one.result) => " *",
+                _ => "",
+            };
+            noisy |= !mark.is_empty();
+            row.push(v.map_or("—".to_string(), |v| cell(metric, v, scale) + mark));
         }
         t.add_row(row);
     }
-    any.then_some(t)
+    any.then_some((t, noisy))
 }
 
 /// One figure as the table shows it.

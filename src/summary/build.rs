@@ -81,7 +81,7 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         let sessions = plan.connections as u64;
         super::udp_stream::apply(&mut s, &c.total, measured, unit, sessions);
     } else if plan.workload.mode == ClientMode::Stream && plan.workload.preamble().is_some() {
-        missing_count(&mut s);
+        missing_count(&mut s, c.total.peer.stream_failed);
     }
     s.throughput.link = link(plan, &s.throughput, &c.total, bulk.is_some());
     s.notes = super::diagnose::notes(&s);
@@ -94,8 +94,10 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
 /// A TCP stream to a wirebench sink that asked for the sink's count: a connection whose count
 /// never came (the sink frozen, or dead) is an error of the run, as for a UDP stream; else a
 /// frozen sink's run ended with exit 0 and the bytes the kernel buffered taken as delivered.
-fn missing_count(s: &mut Summary) {
-    let missing = s.throughput.receiver_unreported;
+/// The `failed` connections are not counted again: each has its failure (timeout, reset …)
+/// counted already, the kind that says what happened; one failed connection is one error.
+fn missing_count(s: &mut Summary, failed: u64) {
+    let missing = s.throughput.receiver_unreported.saturating_sub(failed);
     if missing == 0 {
         return;
     }

@@ -1,15 +1,21 @@
-//! Comparison of targets over repeated runs: each target's difference from the baseline per
-//! metric, by Welch's t-test on the per-run figures (B. L. Welch, "The generalization of
-//! 'Student's' problem when several different population variances are involved",
-//! Biometrika 34, 1947), and the Flash study's view of each target's latency shape
-//! (../shared/seeds/002: throughput, median, mean, p95; the mean above p95 flagged).
+//! Comparison of targets over repeated rounds: each target's change from the baseline per
+//! metric, paired by round (each round's target figure over the baseline's, [`super::paired`]:
+//! one interval decides the verdict), and the Flash study's view of each target's latency
+//! shape (../shared/seeds/002: throughput, median, mean, p95; the mean above p95 flagged).
 
-use super::stats::{self, t975};
+use super::paired::{self, Interval, Method};
+use super::stats;
 use super::sweep::{Metric, Sweep};
 use serde::Serialize;
 
 /// The metrics a comparison gives a verdict on.
-pub const METRICS: [Metric; 4] = [Metric::Rate, Metric::Mean, Metric::P50, Metric::P99];
+pub const METRICS: [Metric; 5] = [
+    Metric::Rate,
+    Metric::Mean,
+    Metric::P50,
+    Metric::P95,
+    Metric::P99,
+];
 
 /// The schema identifier of `wirebench compare --json`.
 pub const SCHEMA: &str = "wirebench.compare/1";
@@ -23,8 +29,16 @@ pub struct Comparison {
     pub method: &'static str,
     /// The baseline target's name.
     pub baseline: String,
+    /// The seed of the targets' order and the percentiles' bootstrap (`--seed` repeats it);
+    /// None for a comparison judged from runs in the order given.
+    pub seed: Option<u64>,
+    /// The order the targets ran in, per round and point.
+    pub order: Vec<Round>,
     /// Each other target against it, per metric and point.
     pub verdicts: Vec<Verdict>,
+    /// With `--runs auto`: the precision asked for, the rounds run, and whether it was met.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto: Option<super::auto_runs::AutoRuns>,
     /// Each target's latency shape, per point.
     pub shapes: Vec<Shape>,
     /// Every run (schema `wirebench.sweep/1`).
@@ -32,107 +46,72 @@ pub struct Comparison {
 }
 
 /// The name `report` and JSON give the method.
-pub const METHOD: &str =
-    "Welch's unequal-variances t-test on the per-run figures (Welch 1947), two-sided, 95%";
+pub const METHOD: &str = "paired by round: each round's target figure over the baseline's; the \
+     change is the geometric mean of those ratios with a 95% CI of the mean log-ratio (Kalibera & \
+     Jones, ISMM 2013): Student's t for throughput and the mean, a seeded bootstrap over rounds \
+     for p50, p95 and p99; significant iff the CI excludes 0; targets in a random order within \
+     each round (Abedi & Brecht, ICPE 2017)";
 
-/// Welch's test of two samples' means.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Welch {
-    /// mean(a) − mean(b).
-    pub difference: f64,
-    /// Half the width of the difference's 95% confidence interval, t(0.975, df) · se.
-    pub ci95: f64,
-    /// The Welch–Satterthwaite degrees of freedom.
-    pub df: f64,
-    /// The t statistic, difference / se.
-    pub t: f64,
-    /// Whether the interval excludes 0 (p < 0.05, two-sided).
-    pub significant: bool,
-}
-
-/// Welch's t-test of `a` against `b`; None unless each has two values or more.
-pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
-    let (sa, sb) = (stats::of(a)?, stats::of(b)?);
-    welch_of((sa.n, sa.mean, sa.stddev), (sb.n, sb.mean, sb.stddev))
-}
-
-/// Welch's t-test from each sample's (count, mean, sample standard deviation), as a
-/// histogram gives them; None unless each has two values or more.
-pub fn welch_of(a: (usize, f64, f64), b: (usize, f64, f64)) -> Option<Welch> {
-    let ((na, ma, sda), (nb, mb, sdb)) = (a, b);
-    if na < 2 || nb < 2 {
-        return None;
-    }
-    let (va, vb) = (sda.powi(2) / na as f64, sdb.powi(2) / nb as f64);
-    let se = (va + vb).sqrt();
-    let difference = ma - mb;
-    if se == 0.0 {
-        // No spread at all: any difference is certain, none is none.
-        return Some(Welch {
-            difference,
-            ci95: 0.0,
-            df: f64::INFINITY,
-            t: 0.0,
-            significant: difference != 0.0,
-        });
-    }
-    // Welch–Satterthwaite: df = (va + vb)² / (va²/(na−1) + vb²/(nb−1)).
-    let df = (va + vb).powi(2) / (va.powi(2) / (na - 1) as f64 + vb.powi(2) / (nb - 1) as f64);
-    let ci95 = t975(df) * se;
-    Some(Welch {
-        difference,
-        ci95,
-        df,
-        t: difference / se,
-        significant: difference.abs() > ci95,
-    })
-}
-
-/// Half the width of the 95% confidence interval of mean(a) / mean(b), by the delta method
-/// (the ratio's relative variance is the sum of the means' relative variances, var(ā)/ā² +
-/// var(b̄)/b̄²; Satterthwaite's degrees of freedom on those two terms). Dividing Welch's
-/// interval by the baseline mean would take that mean as exact and understate the spread when
-/// the baseline itself is noisy. Valid while the baseline mean's own CV is small, as it is for
-/// repeated benchmark runs; Fieller's theorem would be the exact interval. None unless both
-/// have two values or more and nonzero means.
-pub fn ratio_ci95(a: &[f64], b: &[f64]) -> Option<f64> {
-    let (sa, sb) = (stats::of(a)?, stats::of(b)?);
-    if sa.n < 2 || sb.n < 2 || sa.mean == 0.0 || sb.mean == 0.0 {
-        return None;
-    }
-    let rel = |s: &stats::Stats| s.stddev.powi(2) / s.n as f64 / s.mean.powi(2);
-    let (ua, ub) = (rel(&sa), rel(&sb));
-    let ratio = sa.mean / sb.mean;
-    if ua + ub == 0.0 {
-        return Some(0.0);
-    }
-    let df = (ua + ub).powi(2) / (ua.powi(2) / (sa.n - 1) as f64 + ub.powi(2) / (sb.n - 1) as f64);
-    Some(t975(df) * ratio.abs() * (ua + ub).sqrt())
-}
-
-/// One target against the baseline on one metric at one point.
+/// One target against the baseline on one metric at one point, paired by round.
 #[derive(Clone, Debug, Serialize)]
 pub struct Verdict {
     /// The target's name.
     pub target: String,
     /// The swept values of the point (empty without a sweep).
     pub at: String,
-    /// `ops_per_s`, `mean_us`, `p50_us`, `p99_us`.
+    /// `ops_per_s`, `mean_us`, `p50_us`, `p95_us`, `p99_us`.
     pub metric: &'static str,
     /// The baseline's mean over its kept runs.
     pub baseline_mean: f64,
     /// The target's mean over its kept runs.
     pub mean: f64,
-    /// mean / baseline_mean.
+    /// The change as a ratio: the geometric mean of the per-round ratios (target / baseline).
     pub ratio: f64,
-    /// The difference in % of the baseline mean.
+    /// The change in %, (ratio − 1)·100.
     pub difference_percent: f64,
-    /// Half the width of the 95% CI of the difference in % ([`ratio_ci95`]: both means'
-    /// uncertainty counted, the baseline's too).
-    pub ci95_percent: f64,
-    /// Welch's test itself.
-    pub welch: Welch,
+    /// The 95% interval's low end, in %.
+    pub low_pct: f64,
+    /// The 95% interval's high end, in %.
+    pub high_pct: f64,
+    /// Whether the interval excludes 0 (one computation: they cannot disagree).
+    pub significant: bool,
+    /// How the interval was computed: `t` (Student's t of the mean log-ratio) or `bootstrap`
+    /// (over rounds, for percentiles).
+    pub interval: Method,
+    /// Each round's ratio, by run number, outliers flagged.
+    pub rounds: Vec<RoundRatio>,
+    /// The verdict without the outlier rounds, when there are some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub without_outliers: Option<Without>,
     /// The verdict in words.
+    pub text: String,
+}
+
+/// One round's ratio, the target's figure over the baseline's in that round.
+#[derive(Clone, Debug, Serialize)]
+pub struct RoundRatio {
+    /// The run number, from 1 (the tables' Run N).
+    pub run: usize,
+    /// target / baseline.
+    pub ratio: f64,
+    /// Whether this round is an outlier ([`paired::outliers`]).
+    pub outlier: bool,
+}
+
+/// A verdict recomputed without its outlier rounds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Without {
+    /// The change in %, without them.
+    pub difference_percent: f64,
+    /// The 95% interval's low end, in %.
+    pub low_pct: f64,
+    /// The 95% interval's high end, in %.
+    pub high_pct: f64,
+    /// Whether that interval excludes 0.
+    pub significant: bool,
+    /// Whether this differs from the verdict over every round: the outliers decided it.
+    pub changes_verdict: bool,
+    /// In words.
     pub text: String,
 }
 
@@ -149,20 +128,35 @@ fn words(m: Metric) -> (&'static str, &'static str) {
     }
 }
 
-/// Every target but the baseline, on every metric, at every point of `sweep`.
-pub fn verdicts(sweep: &Sweep, baseline: usize, points: &[(Vec<usize>, String)]) -> Vec<Verdict> {
+/// The interval a metric gets: a percentile's per-round ratios are lumpy and skewed, so a
+/// bootstrap; a rate or a mean, Student's t.
+fn method_of(m: Metric) -> Method {
+    match m {
+        Metric::P50 | Metric::P95 | Metric::P99 => Method::Bootstrap,
+        _ => Method::T,
+    }
+}
+
+/// Every target but the baseline, on every metric, at every point of `sweep`; the
+/// percentiles' bootstraps drawn from `seed`.
+pub fn verdicts(
+    sweep: &Sweep,
+    baseline: usize,
+    points: &[(Vec<usize>, String)],
+    seed: u64,
+) -> Vec<Verdict> {
     let mut out = Vec::new();
-    for (at, label) in points {
-        for m in METRICS {
-            let base = sweep.kept(m, baseline, at);
-            for (ti, t) in sweep
-                .targets
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != baseline)
-            {
-                let mine = sweep.kept(m, ti, at);
-                if let Some(v) = verdict(m, &t.name, label, &mine, &base) {
+    for (pi, (at, label)) in points.iter().enumerate() {
+        for (mi, m) in METRICS.into_iter().enumerate() {
+            let base = sweep.kept_by_run(m, baseline, at);
+            for (ti, t) in sweep.targets.iter().enumerate() {
+                if ti == baseline {
+                    continue;
+                }
+                let mine = sweep.kept_by_run(m, ti, at);
+                let place = ((pi * METRICS.len() + mi) * sweep.targets.len() + ti) as u64;
+                let seed = paired::derive(seed, place);
+                if let Some(v) = verdict(m, &t.name, label, (&mine, &base), seed) {
                     out.push(v);
                 }
             }
@@ -171,37 +165,143 @@ pub fn verdicts(sweep: &Sweep, baseline: usize, points: &[(Vec<usize>, String)])
     out
 }
 
-/// One verdict, when both sides have two kept runs or more and a baseline mean to divide by.
-fn verdict(m: Metric, name: &str, at: &str, mine: &[f64], base: &[f64]) -> Option<Verdict> {
-    let w = welch(mine, base)?;
-    let (bm, mm) = (stats::of(base)?.mean, stats::of(mine)?.mean);
-    if bm == 0.0 {
-        return None;
+/// A run's number (from 1) and its figure.
+type RunValue = (usize, f64);
+
+/// One verdict from each side's (run, value) of the kept runs, when two rounds or more have
+/// both sides positive.
+fn verdict(
+    m: Metric,
+    name: &str,
+    at: &str,
+    (mine, base): (&[RunValue], &[RunValue]),
+    seed: u64,
+) -> Option<Verdict> {
+    let mut rounds = Vec::new();
+    let mut logs = Vec::new();
+    for &(run, b) in base {
+        let Some(&(_, t)) = mine.iter().find(|(r, _)| *r == run) else {
+            continue;
+        };
+        if let Some(l) = paired::log_ratio(b, t) {
+            logs.push(l);
+            rounds.push(RoundRatio {
+                run,
+                ratio: t / b,
+                outlier: false,
+            });
+        }
     }
+    let method = method_of(m);
+    let p = paired::analyse(&logs, method, seed)?;
+    for &i in &p.outliers {
+        rounds[i].outlier = true;
+    }
+    let mean = |xs: &[(usize, f64)]| xs.iter().map(|x| x.1).sum::<f64>() / xs.len() as f64;
     let (key, what) = words(m);
-    let pct = 100.0 * w.difference / bm;
-    let ci = 100.0 * ratio_ci95(mine, base)?;
-    let verb = if pct >= 0.0 { "adds" } else { "takes" };
-    let prep = if pct >= 0.0 { "to" } else { "from" };
-    let text = match w.significant {
-        true => format!(
-            "{name} {verb} {:.1}% ± {ci:.1}% {prep} {what}; significant",
-            pct.abs()
-        ),
-        false => format!("{name}: no significant difference in {what} ({pct:+.1}% ± {ci:.1}%)"),
-    };
+    let all = p.all;
+    let without = p.without.map(|w| Without {
+        difference_percent: w.difference_pct,
+        low_pct: w.low_pct,
+        high_pct: w.high_pct,
+        significant: w.significant,
+        changes_verdict: w.significant != all.significant,
+        text: without_text(&rounds, &w, w.significant != all.significant),
+    });
     Some(Verdict {
         target: name.to_string(),
         at: at.to_string(),
         metric: key,
-        baseline_mean: bm,
-        mean: mm,
-        ratio: mm / bm,
-        difference_percent: pct,
-        ci95_percent: ci,
-        welch: w,
-        text,
+        baseline_mean: mean(base),
+        mean: mean(mine),
+        ratio: 1.0 + all.difference_pct / 100.0,
+        difference_percent: all.difference_pct,
+        low_pct: all.low_pct,
+        high_pct: all.high_pct,
+        significant: all.significant,
+        interval: method,
+        rounds,
+        without_outliers: without,
+        text: verdict_text(name, what, &all),
     })
+}
+
+/// `(95% CI −1.2% to +3.4%)`.
+fn ci(i: &Interval) -> String {
+    format!("95% CI {:+.1}% to {:+.1}%", i.low_pct, i.high_pct)
+}
+
+/// `b adds 12.0% (95% CI +8.1% to +16.0%) to the median latency; significant`, or `b: no
+/// significant difference in the median latency (+0.4%, 95% CI −1.2% to +2.0%)`.
+fn verdict_text(name: &str, what: &str, i: &Interval) -> String {
+    let pct = i.difference_pct;
+    let (verb, prep) = match pct >= 0.0 {
+        true => ("adds", "to"),
+        false => ("takes", "from"),
+    };
+    match i.significant {
+        true => format!(
+            "{name} {verb} {:.1}% ({}) {prep} {what}; significant",
+            pct.abs(),
+            ci(i)
+        ),
+        false => format!(
+            "{name}: no significant difference in {what} ({pct:+.1}%, {})",
+            ci(i)
+        ),
+    }
+}
+
+/// `run 4 is an outlier (ratio 0.001): without it +0.3% (95% CI …), not significant: the
+/// same verdict`.
+fn without_text(rounds: &[RoundRatio], w: &Interval, changes: bool) -> String {
+    let odd: Vec<&RoundRatio> = rounds.iter().filter(|r| r.outlier).collect();
+    let runs: Vec<String> = odd.iter().map(|r| r.run.to_string()).collect();
+    let ratios: Vec<String> = odd.iter().map(|r| format!("{:.3}", r.ratio)).collect();
+    let (which, it) = match odd.len() {
+        1 => (format!("run {} is an outlier", runs[0]), "it"),
+        _ => (format!("runs {} are outliers", runs.join(", ")), "them"),
+    };
+    let outcome = match (w.significant, changes) {
+        (true, true) => "significant: the outlier decides the verdict",
+        (false, true) => "not significant: the outlier decides the verdict",
+        (true, false) => "significant: the same verdict",
+        (false, false) => "not significant: the same verdict",
+    };
+    format!(
+        "{which} (ratio {}; beyond 3 scaled MADs of the runs' median): without {it} {:+.1}% ({}), {outcome}",
+        ratios.join(", "),
+        w.difference_pct,
+        ci(w)
+    )
+}
+
+/// The order the targets ran in, per round and point.
+#[derive(Clone, Debug, Serialize)]
+pub struct Round {
+    /// The run number, from 1.
+    pub run: usize,
+    /// The swept values of the point; empty without a sweep.
+    pub at: String,
+    /// The targets' names, in the order they ran.
+    pub targets: Vec<String>,
+}
+
+/// The order of every round of `sweep` (discarded ones too), as it ran.
+pub fn order(sweep: &Sweep, points: &[(Vec<usize>, String)]) -> Vec<Round> {
+    let mut out: Vec<Round> = Vec::new();
+    for p in &sweep.points {
+        let at = (points.iter().find(|(a, _)| *a == p.at)).map_or(String::new(), |x| x.1.clone());
+        match out.last_mut() {
+            Some(r) if r.run == p.run && r.at == at => r.targets.push(p.target.clone()),
+            _ => out.push(Round {
+                run: p.run,
+                at,
+                targets: vec![p.target.clone()],
+            }),
+        }
+    }
+    out
 }
 
 /// The Flash study's view of one target at one point: means over the kept runs.
@@ -248,68 +348,105 @@ pub fn shapes(sweep: &Sweep, points: &[(Vec<usize>, String)]) -> Vec<Shape> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn welch_on_known_samples() {
-        // Worked by hand: a = [19, 20, 21] (s² = 1), b = [10, 12, 14] (s² = 4);
-        // va = 1/3, vb = 4/3, se = √(5/3) = 1.29099; df = (5/3)² / ((1/3)²/2 + (4/3)²/2) = 2.9412.
-        let w = welch(&[19.0, 20.0, 21.0], &[10.0, 12.0, 14.0]).unwrap();
-        assert_eq!(w.difference, 8.0);
-        assert!((w.df - 2.941_176).abs() < 1e-5, "{w:?}");
-        assert!((w.t - 8.0 / 1.290_994).abs() < 1e-5, "{w:?}");
-        assert!(w.significant);
-        let same = welch(&[10.0, 11.0, 12.0], &[10.5, 11.5, 11.0]).unwrap();
-        assert!(!same.significant, "{same:?}");
-        assert!(welch(&[1.0], &[1.0, 2.0]).is_none());
-        let flat = welch(&[5.0, 5.0], &[5.0, 5.0]).unwrap();
-        assert!(!flat.significant);
+    /// (run, value) pairs for runs 1, 2, …
+    fn runs(xs: &[f64]) -> Vec<(usize, f64)> {
+        xs.iter().enumerate().map(|(i, x)| (i + 1, *x)).collect()
     }
 
-    #[test]
-    fn the_ratio_interval_counts_the_baseline_spread_too() {
-        // a = [19, 20, 21]: ā = 20, var(ā) = 1/3; b = [10, 12, 14]: b̄ = 12, var(b̄) = 4/3.
-        // ua = (1/3)/400, ub = (4/3)/144; ratio 5/3; df = (ua+ub)²/(ua²/2 + ub²/2).
-        let (ua, ub) = (1.0 / 3.0 / 400.0, 4.0 / 3.0 / 144.0);
-        let df = (ua + ub) * (ua + ub) / (ua * ua / 2.0 + ub * ub / 2.0);
-        let want = t975(df) * 5.0 / 3.0 * (ua + ub).sqrt();
-        let got = ratio_ci95(&[19.0, 20.0, 21.0], &[10.0, 12.0, 14.0]).unwrap();
-        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
-        // Wider than Welch's interval divided by the baseline mean, which ignores b̄'s spread
-        // in the denominator.
-        let w = welch(&[19.0, 20.0, 21.0], &[10.0, 12.0, 14.0]).unwrap();
-        assert!(got > w.ci95 / 12.0, "{got} vs {}", w.ci95 / 12.0);
-        assert_eq!(ratio_ci95(&[5.0, 5.0], &[4.0, 4.0]), Some(0.0));
-        assert!(ratio_ci95(&[1.0, 2.0], &[0.0, 0.0]).is_none());
+    fn judge(m: Metric, mine: &[f64], base: &[f64]) -> Verdict {
+        verdict(m, "b", "", (&runs(mine), &runs(base)), 1).unwrap()
     }
 
     #[test]
     fn verdicts_in_words() {
-        let v = verdict(
-            Metric::Mean,
-            "b",
-            "",
-            &[104.0, 104.2, 103.8],
-            &[100.0, 100.2, 99.8],
-        )
-        .unwrap();
-        assert!(v.text.starts_with("b adds 4.0% ± "), "{}", v.text);
+        let v = judge(Metric::Mean, &[104.0, 104.2, 103.8], &[100.0, 100.2, 99.8]);
+        assert!(v.text.starts_with("b adds 4.0% (95% CI +"), "{}", v.text);
         assert!(
             v.text.ends_with("to the mean latency; significant"),
             "{}",
             v.text
         );
-        let v = verdict(
-            Metric::Rate,
-            "b",
-            "",
-            &[99.0, 101.0, 100.0],
-            &[100.0, 99.0, 101.0],
-        )
-        .unwrap();
+        assert!(v.significant && v.low_pct > 0.0 && v.interval == Method::T);
+        let v = judge(Metric::Rate, &[99.0, 101.0, 100.0], &[100.0, 99.0, 101.0]);
         assert!(
             v.text
-                .starts_with("b: no significant difference in the throughput"),
+                .starts_with("b: no significant difference in the throughput (-0.0%, 95% CI -"),
             "{}",
             v.text
         );
+        assert!(!v.significant && v.low_pct < 0.0 && v.high_pct > 0.0);
+        assert_eq!(
+            judge(Metric::P99, &[1.0, 2.0], &[1.0, 2.0]).interval,
+            Method::Bootstrap
+        );
+    }
+
+    #[test]
+    fn pairing_removes_drift_shared_by_both_targets() {
+        // Both targets drift by ±20% from round to round; b is 5% above a in every round.
+        // Unpaired, the drift swamps the 5% (Welch's test misses it); paired, it cancels.
+        let a = [100.0, 120.0, 85.0, 110.0, 95.0];
+        let b: Vec<f64> = a.iter().map(|x| x * 1.05).collect();
+        assert!(!super::super::welch::welch(&b, &a).unwrap().significant);
+        let v = judge(Metric::Mean, &b, &a);
+        assert!(
+            v.significant && (v.difference_percent - 5.0).abs() < 1e-9,
+            "{v:?}"
+        );
+        assert!(v.low_pct > 4.9 && v.high_pct < 5.1, "{v:?}");
+    }
+
+    #[test]
+    fn a_stalled_baseline_run_is_flagged_and_never_contradicts_the_interval() {
+        // Run 3 of the baseline stalled: its median is 0.75 s instead of 100 µs. The old
+        // delta-method interval printed "-100.0% ± 0.1%" beside "no significant difference".
+        let base = [100.0, 101.0, 750_000.0, 99.0, 100.0];
+        let mine = [100.5, 100.0, 101.0, 99.5, 100.0];
+        let v = judge(Metric::P50, &mine, &base);
+        assert!(
+            !v.significant && v.low_pct <= 0.0 && v.high_pct >= 0.0,
+            "{v:?}"
+        );
+        let flagged: Vec<usize> = v
+            .rounds
+            .iter()
+            .filter(|r| r.outlier)
+            .map(|r| r.run)
+            .collect();
+        assert_eq!(flagged, vec![3]);
+        let w = v.without_outliers.as_ref().unwrap();
+        assert!(!w.significant && !w.changes_verdict, "{w:?}");
+        assert!(
+            w.text.starts_with("run 3 is an outlier (ratio 0.000;"),
+            "{}",
+            w.text
+        );
+        assert!(
+            w.text.ends_with("not significant: the same verdict"),
+            "{}",
+            w.text
+        );
+        // Where the stalled run hides a real change, the verdict says that it decided it.
+        let mine = [130.0, 131.0, 129.0, 130.5, 130.0];
+        let v = judge(Metric::Mean, &mine, &base);
+        let w = v.without_outliers.unwrap();
+        assert!(
+            !v.significant && w.significant && w.changes_verdict,
+            "{w:?}"
+        );
+        assert!(w
+            .text
+            .ends_with("significant: the outlier decides the verdict"));
+    }
+
+    #[test]
+    fn rounds_are_paired_by_run_number_and_zero_rates_left_out() {
+        // Run 2 of b is missing (a partial comparison); run 4 of a did nothing.
+        let base = vec![(1, 100.0), (2, 100.0), (3, 100.0), (4, 0.0)];
+        let mine = vec![(1, 110.0), (3, 111.0), (4, 50.0)];
+        let v = verdict(Metric::Rate, "b", "", (&mine, &base), 1).unwrap();
+        let paired: Vec<usize> = v.rounds.iter().map(|r| r.run).collect();
+        assert_eq!(paired, vec![1, 3]);
+        assert!(verdict(Metric::Rate, "b", "", (&mine[..1], &base), 1).is_none());
     }
 }

@@ -1,30 +1,54 @@
-//! Two stored results compared for a regression check (`wirebench diff OLD NEW`), by the test
-//! `compare` uses, Welch's t-test (two-sided, 95%). `compare` has several runs per target and
-//! tests the per-run figures; a stored result is one run, so the samples are taken inside it:
+//! Two stored documents compared for a regression check (`wirebench diff OLD NEW`), by Welch's
+//! t-test (two-sided, 95%; [`super::welch`]). (`compare` pairs its runs by round instead.)
 //!
-//! - throughput, median and p99 latency: the run's per-second figures (each whole second is a
-//!   sample; a last second shorter than half a second is left out), so a change must stand out
-//!   from the run's own second-to-second spread to count;
+//! **Two results** (one run each): the samples are taken inside each run, its per-second
+//! figures (each whole second is a sample; a last second shorter than half a second is left
+//! out), tested by Welch's test with each side counted by its effective sample size, which
+//! allows for the serial correlation of seconds ([`super::serial`]):
+//!
+//! - throughput, median and p99 latency: judged on the per-second figures, so a change must
+//!   stand out from the run's own second-to-second spread to count;
 //! - mean latency: shown, not judged. The series keeps no per-second mean, and a test over
-//!   every request (the histogram's count, mean and deviation) would take requests for
-//!   independent samples, which they are not (latencies come in bursts): it calls a 2 % change
-//!   on an unchanged server significant.
+//!   every request would take requests for independent samples, which they are not.
+//!
+//! One run a side cannot show run-to-run variance (what a restart, another placement of
+//! memory or another machine state moves), which is often larger than second-to-second
+//! spread; the report says so and names the way to measure it.
+//!
+//! **Two documents of repeated runs** (sweeps, compares, studies with `--runs`): each point
+//! (target and swept values) of NEW against the same point of OLD, by Welch's test over the
+//! kept runs' figures — independent samples, so the mean latency is judged too. A point with
+//! one run a side falls back to the per-second test of those runs.
 //!
 //! A metric regressed when it got worse by more than the bound and the difference is
-//! significant. A run too short for two per-second samples cannot be tested: its change
-//! beyond the bound counts, and the verdict says it was not tested.
+//! significant. Too few samples to test: a change beyond the bound counts, and the verdict
+//! says it was not tested.
 
-use super::compare::{welch, Welch};
+use super::serial;
+use super::sweep::Metric;
+use super::welch::{welch, Welch};
 use super::Summary;
 use serde::Serialize;
 
 /// The schema identifier of `wirebench diff --json`.
 pub const SCHEMA: &str = "wirebench.diff/1";
 
-/// The method, in words, for the report and the JSON.
-pub const METHOD: &str =
-    "Welch's unequal-variances t-test (Welch 1947), two-sided, 95%: throughput, p50 and p99 \
-over each run's per-second figures; the mean latency shown, not judged";
+/// The method for two results, in words, for the report and the JSON.
+pub const METHOD: &str = "Welch's unequal-variances t-test (Welch 1947), two-sided, 95%: \
+throughput, p50 and p99 over each run's per-second figures, each side counted by its effective \
+sample size for serial correlation (Zwiers & von Storch 1995; lags to the first non-positive \
+autocorrelation, Geyer 1992); the mean latency shown, not judged";
+
+/// The method for two documents of repeated runs.
+pub const METHOD_RUNS: &str = "Welch's unequal-variances t-test (Welch 1947), two-sided, 95%, \
+per point over the kept runs' figures (throughput, mean, p50, p99); a point with one run a \
+side: its runs' per-second figures, corrected for serial correlation";
+
+/// What two single runs cannot show.
+pub const ONE_RUN: &str = "one run a side: the test sees each run's second-to-second spread, \
+not run-to-run variance (a restart, another machine state), which is often larger; to \
+measure that, repeat the runs (`wirebench compare A B --runs 5`, or `--runs 5` on both sweeps) \
+and diff those documents";
 
 /// One metric, old against new.
 #[derive(Clone, Debug, Serialize)]
@@ -41,8 +65,13 @@ pub struct Change {
     pub higher_is_worse: bool,
     /// Welch's test of the samples (new against old); None when a side has under two samples.
     pub welch: Option<Welch>,
-    /// Samples on each side: seconds (requests for the mean, which is not judged).
+    /// Samples on each side, old and new: seconds, or runs (requests for a result's mean,
+    /// which is not judged).
     pub samples: [u64; 2],
+    /// What the seconds are worth as independent samples, old and new (their effective
+    /// sample size, [`serial::effective_n`]); None where the samples are runs (independent)
+    /// or not tested.
+    pub effective_samples: Option<[f64; 2]>,
     /// Worse by more than the bound, and significant (or untestable).
     pub regressed: bool,
     /// The verdict in words.
@@ -60,12 +89,117 @@ pub struct Diff {
     pub old: String,
     /// The new run's id.
     pub new: String,
+    /// `results` (one run a side) or `runs` (documents of repeated runs, point by point).
+    pub samples: &'static str,
+    /// What the test cannot see ([`ONE_RUN`] for two results); None for repeated runs.
+    pub note: Option<&'static str>,
     /// The bound, percent.
     pub max_regression_percent: f64,
-    /// Each metric.
+    /// Each metric of two results (empty for documents of runs: see `points`).
     pub changes: Vec<Change>,
+    /// Each point found in both documents of runs, with its metrics.
+    pub points: Vec<PointChanges>,
+    /// Points found in only one of the documents, e.g. `only in old: web c=10`.
+    pub unmatched: Vec<String>,
     /// Whether any metric regressed.
     pub regressed: bool,
+}
+
+/// One point (target and swept values) of two documents of runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointChanges {
+    /// The target's name.
+    pub target: String,
+    /// The swept values, `flag=value` separated by spaces (empty without a sweep).
+    pub at: String,
+    /// Kept runs, old and new.
+    pub runs: [u64; 2],
+    /// Each metric.
+    pub changes: Vec<Change>,
+}
+
+/// The kept runs of one point of a document of runs.
+#[derive(Clone, Debug)]
+pub struct RunsAt {
+    /// The target's name.
+    pub target: String,
+    /// The swept values, as [`PointChanges::at`].
+    pub at: String,
+    /// The runs' results, in the order they ran.
+    pub runs: Vec<Summary>,
+}
+
+/// Every point of `new` against the same point of `old`: the matched points and a line per
+/// point only one side has.
+pub fn point_changes(
+    old: &[RunsAt],
+    new: &[RunsAt],
+    bound: f64,
+) -> (Vec<PointChanges>, Vec<String>) {
+    let name = |p: &RunsAt| match p.at.is_empty() {
+        true => p.target.clone(),
+        false => format!("{} {}", p.target, p.at),
+    };
+    let find = |side: &[RunsAt], p: &RunsAt| -> Option<usize> {
+        side.iter()
+            .position(|q| q.target == p.target && q.at == p.at)
+    };
+    let mut matched = Vec::new();
+    let mut unmatched = Vec::new();
+    for o in old {
+        match find(new, o) {
+            Some(i) => matched.push(point(o, &new[i], bound)),
+            None => unmatched.push(format!("only in old: {}", name(o))),
+        }
+    }
+    for n in new.iter().filter(|n| find(old, n).is_none()) {
+        unmatched.push(format!("only in new: {}", name(n)));
+    }
+    (matched, unmatched)
+}
+
+/// One point's metrics over its runs (or, with one run a side, over those runs' seconds).
+fn point(old: &RunsAt, new: &RunsAt, bound: f64) -> PointChanges {
+    let runs = [old.runs.len() as u64, new.runs.len() as u64];
+    let changes = match (old.runs.as_slice(), new.runs.as_slice()) {
+        ([o], [n]) => changes(o, n, bound),
+        _ => {
+            let metrics = [
+                ("ops_per_s", Metric::Rate, false),
+                ("mean_us", Metric::Mean, true),
+                ("p50_us", Metric::P50, true),
+                ("p99_us", Metric::P99, true),
+            ];
+            metrics
+                .into_iter()
+                .filter_map(|(name, metric, higher_is_worse)| {
+                    let of = |runs: &[Summary]| -> Vec<f64> {
+                        runs.iter().filter_map(|s| metric.of(s)).collect()
+                    };
+                    let (so, sn) = (of(&old.runs), of(&new.runs));
+                    let (mo, mn) = (super::stats::of(&so)?.mean, super::stats::of(&sn)?.mean);
+                    let samples = [so.len() as u64, sn.len() as u64];
+                    let test = welch(&sn, &so);
+                    Some(judge(
+                        name,
+                        higher_is_worse,
+                        mo,
+                        mn,
+                        test,
+                        samples,
+                        None,
+                        bound,
+                    ))
+                })
+                .collect()
+        }
+    };
+    PointChanges {
+        target: old.target.clone(),
+        at: old.at.clone(),
+        runs,
+        changes,
+    }
 }
 
 /// Per-second samples of a run: rate, p50, p99 (whole seconds, or the last one if ≥ 0.5 s).
@@ -105,6 +239,7 @@ pub fn changes(old: &Summary, new: &Summary, bound: f64) -> Vec<Change> {
             higher_is_worse: true,
             welch: None,
             samples: [lo.count, ln.count],
+            effective_samples: None,
             regressed: false,
             text: format!(
                 "mean_us {pct:+.1}%: shown, not judged (requests are not independent samples)"
@@ -130,19 +265,25 @@ fn change(
     sn: &[f64],
     bound: f64,
 ) -> Change {
-    let test = welch(sn, so);
+    let tested = serial::welch(sn, so);
     judge(
         metric,
         higher_is_worse,
         old,
         new,
-        test,
+        tested.map(|(w, _)| w),
         [so.len() as u64, sn.len() as u64],
+        // serial::welch gives (new, old); the document says old, new.
+        tested.map(|(_, [n, o])| [o, n]),
         bound,
     )
 }
 
 /// The verdict on one metric.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one verdict's eight facts, each named"
+)]
 fn judge(
     metric: &'static str,
     higher_is_worse: bool,
@@ -150,6 +291,7 @@ fn judge(
     new: f64,
     test: Option<Welch>,
     samples: [u64; 2],
+    effective_samples: Option<[f64; 2]>,
     bound: f64,
 ) -> Change {
     let change_percent = if old == 0.0 {
@@ -185,6 +327,7 @@ fn judge(
         higher_is_worse,
         welch: test,
         samples,
+        effective_samples,
         regressed,
         text,
     }

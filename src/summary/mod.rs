@@ -3,6 +3,7 @@
 //! Field names here are the JSON schema (`schema/result.v1.json`); change them only with the
 //! schema version.
 
+pub mod auto_runs;
 mod build;
 pub mod check;
 pub mod compare;
@@ -10,13 +11,16 @@ pub mod diagnose;
 pub mod diagnosis;
 pub mod diff;
 pub mod merge;
+pub mod paired;
 pub mod peak;
+pub mod serial;
 pub mod slo;
 pub mod stats;
 pub mod study;
 pub mod sweep;
 pub mod threshold;
 mod udp_stream;
+pub mod welch;
 pub mod wire;
 
 pub use build::of;

@@ -202,6 +202,23 @@ fn backlog(o: &super::OpenLoop, s: &Summary) -> bool {
 }
 
 impl Step {
+    /// Whether the target answered none of the step's requests, and not for lack of time (no
+    /// timeouts): it rejects the workload itself (a wrong URL, a refused port), whatever the
+    /// rate.
+    pub fn rejects_everything(&self) -> bool {
+        let r = &self.result;
+        r.ok == 0 && r.errors.total > 0 && r.errors.by_kind.iter().all(|e| e.kind != "timeout")
+    }
+
+    /// Whether the step got nothing back at all: not one reply, not one byte, not one late
+    /// datagram, while its requests failed (a target frozen, gone or not reading). A step with
+    /// some replies that misses its objective is not silent: the search bisects below it.
+    pub fn answered_nothing(&self) -> bool {
+        let r = &self.result;
+        let late = r.datagrams.as_ref().map_or(0, |d| d.late);
+        r.ok == 0 && r.errors.total > 0 && r.throughput.received_bytes == 0 && late == 0
+    }
+
     /// Judges a step's summary against the objectives. A failed step was held back by the
     /// generator when its threads were [`GENERATOR_BUSY_PERCENT`] busy, or when it sent less
     /// than offered while the target had time to spare (see `target_idle`; `baseline` is the

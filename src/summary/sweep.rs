@@ -34,6 +34,10 @@ pub struct Sweep {
     /// largest figure. How the tables print, not a measurement, so not in the JSON.
     #[serde(skip)]
     pub units: Option<crate::units::ByteUnit>,
+    /// The seed that put the targets in a random order within each round (`compare`); None:
+    /// in the order given. A comparison's JSON carries it (`seed`), not the sweep's.
+    #[serde(skip)]
+    pub seed: Option<u64>,
 }
 
 /// A target and the name its row carries.
@@ -110,6 +114,55 @@ impl Metric {
     }
 }
 
+/// The coefficient of variation above which a run's per-second figures are too spread for one
+/// run to stand for its point: 10% for rates, bytes and the median, 25% for p99, whose
+/// per-second values move more by nature (a few slow requests make a second's tail).
+pub fn noisy_above(metric: Metric) -> Option<f64> {
+    match metric {
+        Metric::Rate | Metric::Bytes | Metric::P50 => Some(0.10),
+        Metric::P99 => Some(0.25),
+        Metric::Mean | Metric::P95 | Metric::Errors => None,
+    }
+}
+
+/// The spread of `metric` over a run's whole seconds (each at least half a second): their
+/// coefficient of variation, standard deviation over mean; None for a metric the series does
+/// not keep (mean, p95, errors) or a run of under three seconds.
+pub fn per_second_spread(metric: Metric, s: &Summary) -> Option<f64> {
+    if whole_seconds(s) < 3 {
+        return None;
+    }
+    let seconds = s.series.iter().filter(|p| p.duration_s >= 0.5);
+    let values: Vec<f64> = match metric {
+        Metric::Rate => seconds.map(|p| p.ok as f64 / p.duration_s).collect(),
+        Metric::Bytes => seconds
+            .map(|p| (p.sent_bytes + p.received_bytes) as f64 / p.duration_s)
+            .collect(),
+        Metric::P50 => seconds.filter_map(|p| p.p50_us).collect(),
+        Metric::P99 => seconds.filter_map(|p| p.p99_us).collect(),
+        Metric::Mean | Metric::P95 | Metric::Errors => return None,
+    };
+    if values.len() < 3 {
+        return None;
+    }
+    let st = super::stats::of(&values)?;
+    (st.mean > 0.0).then(|| st.stddev / st.mean)
+}
+
+/// The seconds of a run's series that count as samples of it: whole ones, and a last one of
+/// at least half a second.
+pub fn whole_seconds(s: &Summary) -> usize {
+    s.series.iter().filter(|p| p.duration_s >= 0.5).count()
+}
+
+/// Whether one run's `metric` is too spread second to second to stand for its point alone.
+pub fn noisy(metric: Metric, s: &Summary) -> bool {
+    match (noisy_above(metric), per_second_spread(metric, s)) {
+        (Some(bound), Some(cov)) => cov > bound,
+        _ => false,
+    }
+}
+
 impl Sweep {
     /// Every run of target `target` at the point whose axis indices are `at`, by run number.
     pub fn runs_of(&self, target: usize, at: &[usize]) -> Vec<&Point> {
@@ -128,6 +181,16 @@ impl Sweep {
             .into_iter()
             .filter(|p| !p.discarded)
             .filter_map(|p| metric.of(&p.result))
+            .collect()
+    }
+
+    /// `metric` of each kept run of `target` at `at`, with its run number (from 1), so that
+    /// runs of the same round can be paired.
+    pub fn kept_by_run(&self, metric: Metric, target: usize, at: &[usize]) -> Vec<(usize, f64)> {
+        self.runs_of(target, at)
+            .into_iter()
+            .filter(|p| !p.discarded)
+            .filter_map(|p| Some((p.run, metric.of(&p.result)?)))
             .collect()
     }
 

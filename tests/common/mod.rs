@@ -86,17 +86,34 @@ pub fn run_bounded(args: &[&str], limit: Duration) -> (Output, Duration) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start wirebench");
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
+    // Read both pipes while it runs: a document over the pipe's 64 KiB would otherwise block
+    // its writer until the limit (a 6-run comparison's JSON is that big).
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut all = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = std::io::Read::read_to_end(&mut p, &mut all);
+            }
+            all
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
         }
         if started.elapsed() > limit {
             let _ = child.kill();
             panic!("wirebench {args:?} ran longer than {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("collect output");
+    };
+    let out = Output {
+        status,
+        stdout: stdout.join().expect("stdout"),
+        stderr: stderr.join().expect("stderr"),
+    };
     (out, started.elapsed())
 }
 

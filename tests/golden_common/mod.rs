@@ -237,6 +237,7 @@ pub fn sweep_of(
         points,
         stopped: None,
         units: None,
+        seed: None,
     }
 }
 

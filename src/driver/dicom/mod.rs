@@ -149,13 +149,14 @@ impl Driver for DicomDriver {
         let began = Instant::now();
         let (mut stream, _) =
             connect_stream(self.addr, self.socket, timeout, self.blocking).await?;
+        // The target is there: what fails now is its answer.
         let accepted = match tokio::time::timeout(timeout, self.associate(&mut stream)).await {
-            Ok(r) => r?,
+            Ok(r) => r.map_err(OpError::reached)?,
             Err(_) => {
                 return Err(OpError::new(
                     ErrorKind::Timeout,
                     format!("no answer to the association request within {timeout:?}: is {} a DICOM server?", self.addr),
-                ))
+                ).reached())
             }
         };
         self.check_contexts(&accepted)?;

@@ -131,14 +131,16 @@ impl Driver for H2Driver {
     async fn connect(&self, timeout: Duration) -> Result<(H2Session, Option<Duration>), OpError> {
         let started = Instant::now();
         let (mut stream, _) = connect_stream(self.addr, self.socket, timeout, false).await?;
+        // From here on the target is there: what fails now is its answer.
         if let Some(tls) = &self.tls {
-            stream = stream.tls(tls, timeout).await?;
+            stream = stream.tls(tls, timeout).await.map_err(OpError::reached)?;
         }
         let (fd, opened) = (stream.fd(), Instant::now());
         let counts = Rc::new(Counts::default());
         let io = Io::new(stream, counts.clone())?;
-        let (send, conn) =
-            handshake(&self.builder, io, &counts, self.tls.is_none(), timeout).await?;
+        let (send, conn) = handshake(&self.builder, io, &counts, self.tls.is_none(), timeout)
+            .await
+            .map_err(OpError::reached)?;
         let took = started.elapsed();
         let session = H2Session {
             conn,

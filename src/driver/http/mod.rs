@@ -84,7 +84,8 @@ impl Driver for HttpDriver {
         let blocking = self.blocking && self.tls.is_none();
         let (mut stream, _) = connect_stream(self.addr, self.socket, timeout, blocking).await?;
         if let Some(tls) = &self.tls {
-            stream = stream.tls(tls, timeout).await?;
+            // The target is there: what fails now is its answer.
+            stream = stream.tls(tls, timeout).await.map_err(OpError::reached)?;
         }
         // Connect time includes the TLS handshake: both are paid before the first request.
         let took = started.elapsed();

@@ -98,11 +98,16 @@ pub(in crate::engine) async fn ensure_session<D: Driver>(
             }
             Ok(())
         }
-        Err(e) if first || e.fatal => {
+        Err(e) if e.fatal || (first && !silent_target(&e)) => {
             stop_run(ctx, e).await;
             Err(())
         }
         Err(e) => {
+            if first {
+                // The target took the connection and never answered its handshake: it is
+                // reached, so this is a result, as a tcp request that times out is.
+                ctx.gate.open();
+            }
             let now = Instant::now();
             // Requests waiting to be sent again were counted as issued already.
             let (sent, n) = match slot.retry.first() {
@@ -121,6 +126,14 @@ pub(in crate::engine) async fn ensure_session<D: Driver>(
             Err(())
         }
     }
+}
+
+/// Whether a failed connection reached a target that then never answered its handshake (HTTP/2
+/// SETTINGS, a DICOM association, TLS): a target frozen or not reading, which the run measures
+/// (timeouts counted, the run saved) rather than ending at once as for one that is not there.
+/// Any other answer (a rejection, bytes of another protocol) still stops the run at once.
+pub(in crate::engine) fn silent_target(e: &OpError) -> bool {
+    e.reached && e.kind == ErrorKind::Timeout
 }
 
 /// Waits before the next connection attempt, doubling the wait up to [`MAX_BACKOFF`], so a dead

@@ -48,8 +48,9 @@ async fn start<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
         return true;
     };
     if plan.workload.mode == ClientMode::Stream {
-        // This connection's bytes will never be counted by the receiver.
-        ctx.rec.borrow_mut().receiver(began, None);
+        // This connection's bytes will never be counted by the receiver; its failure is the
+        // error counted for it.
+        ctx.rec.borrow_mut().receiver_failed(began);
     }
     fail_all(ctx, slot, e, began);
     false
@@ -92,7 +93,7 @@ async fn pump<D: Driver>(
             Err(_) if over => {}
             Err(e) => {
                 if upload {
-                    ctx.rec.borrow_mut().receiver(now, None);
+                    ctx.rec.borrow_mut().receiver_failed(now);
                 }
                 record_error(ctx, now, now, e, 1);
                 close_session(ctx, slot);

@@ -1,6 +1,6 @@
-//! A comparison (`wirebench.compare/1`): the verdicts against the baseline (Welch's t-test),
-//! drawn as bars of the difference in % of the baseline with their 95% CI, the Flash study's
-//! latency-shape table, then the runs it holds as a sweep.
+//! A comparison (`wirebench.compare/1`): the verdicts against the baseline (paired by round;
+//! older documents: Welch's t-test), drawn as bars of the difference in % of the baseline with
+//! their 95% CI, the Flash study's latency-shape table, then the runs it holds as a sweep.
 
 use super::fields::{num, text};
 use super::page::{table, Page};
@@ -10,19 +10,43 @@ use super::{sweep, RenderError};
 use serde_json::Value;
 
 /// The metrics a verdict may be about, in the order the terminal prints them.
-const METRICS: [(&str, &str); 4] = [
+const METRICS: [(&str, &str); 5] = [
     ("ops_per_s", "throughput"),
     ("mean_us", "mean latency"),
     ("p50_us", "median latency"),
+    ("p95_us", "p95 latency"),
     ("p99_us", "p99 latency"),
 ];
+
+/// A verdict's 95% interval as distances below and above its difference, in points of %:
+/// the bounds where the document has them (`low_pct`, `high_pct`), else an older document's
+/// symmetric `ci95_percent`.
+fn interval(v: &Value) -> Option<(f64, f64)> {
+    let d = num(&v["difference_percent"])?;
+    match (num(&v["low_pct"]), num(&v["high_pct"])) {
+        (Some(lo), Some(hi)) => Some(((d - lo).max(0.0), (hi - d).max(0.0))),
+        _ => num(&v["ci95_percent"]).map(|e| (e, e)),
+    }
+}
+
+/// `+4.0% (+2.1% to +6.0%)`, or an older document's `+4.0% ± 1.9%`.
+fn difference(v: &Value) -> String {
+    let d = num(&v["difference_percent"]).unwrap_or(f64::NAN);
+    match (num(&v["low_pct"]), num(&v["high_pct"])) {
+        (Some(lo), Some(hi)) => format!("{d:+.1}% ({lo:+.1}% to {hi:+.1}%)"),
+        _ => format!(
+            "{d:+.1}% ± {:.1}%",
+            num(&v["ci95_percent"]).unwrap_or(f64::NAN)
+        ),
+    }
+}
 
 /// Writes the sections of a comparison document.
 pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     let verdicts: Vec<&Value> = doc["verdicts"].as_array().into_iter().flatten().collect();
     page.heading(2, "Verdicts");
     page.para(&format!(
-        "Against the baseline '{}' (method: {}); ± is the 95% CI of the difference in % of the baseline's mean, over the kept runs.",
+        "Against the baseline '{}' (method: {}); the interval is the 95% CI of the difference in % of the baseline.",
         text(&doc["baseline"]),
         text(&doc["method"])
     ));
@@ -77,18 +101,17 @@ fn verdict_table(verdicts: &[&Value]) -> String {
                 metric_name(key).to_string(),
                 f(&v["baseline_mean"]),
                 f(&v["mean"]),
-                format!(
-                    "{:+.1}% ± {:.1}%",
-                    num(&v["difference_percent"]).unwrap_or(f64::NAN),
-                    num(&v["ci95_percent"]).unwrap_or(f64::NAN)
-                ),
-                match v["welch"]["significant"].as_bool() {
+                difference(v),
+                match (v["significant"].as_bool()).or(v["welch"]["significant"].as_bool()) {
                     Some(true) => "yes",
                     Some(false) => "no",
                     None => "-",
                 }
                 .to_string(),
-                text(&v["text"]),
+                match v["without_outliers"]["text"].as_str() {
+                    Some(w) => format!("{}; {w}", text(&v["text"])),
+                    None => text(&v["text"]),
+                },
             ]
         })
         .collect();
@@ -122,7 +145,7 @@ fn difference_chart(verdicts: &[&Value]) -> Option<String> {
                             && (text(&v["target"]) == *name
                                 || format!("{} at {}", text(&v["target"]), text(&v["at"])) == *name)
                     })?;
-                    Some((num(&v["difference_percent"])?, num(&v["ci95_percent"])))
+                    Some((num(&v["difference_percent"])?, interval(v)))
                 })
                 .collect(),
         })

@@ -212,6 +212,12 @@ fn close(kind: &str, series: usize, y: &Axis, title: &str, inner: &str, height: 
 impl LineChart {
     /// The chart as an inline `<svg>` element.
     pub fn svg(&self, title: &str) -> String {
+        self.svg_banded(title, &[])
+    }
+
+    /// The chart with a band under each series: `bands[i]` holds series i's (x, low, high),
+    /// e.g. the 95% confidence interval of a mean over runs; an empty one draws no band.
+    pub fn svg_banded(&self, title: &str, bands: &[Vec<(f64, f64, f64)>]) -> String {
         let f = Frame::new(&self.y.0, BOTTOM);
         let mut entries: Vec<(String, String, bool)> = Vec::new();
         let mut s = String::new();
@@ -221,6 +227,9 @@ impl LineChart {
             let c = if i == 0 { "#333" } else { "#888" };
             self.reference(&mut s, &f, r, c);
             entries.push((r.name.clone(), c.to_string(), true));
+        }
+        for (i, band) in bands.iter().enumerate() {
+            self.band(&mut s, &f, band, &colour(i));
         }
         for (i, series) in self.series.iter().enumerate() {
             self.line(&mut s, &f, series, &colour(i));
@@ -256,6 +265,27 @@ impl LineChart {
         }
     }
 
+    /// A translucent band from each point's low to its high (nothing with under two points).
+    fn band(&self, s: &mut String, f: &Frame, band: &[(f64, f64, f64)], colour: &str) {
+        let (x, y) = (&self.x.0, &self.y.0);
+        let shown: Vec<&(f64, f64, f64)> = band.iter().filter(|(a, ..)| x.shows(*a)).collect();
+        if shown.len() < 2 {
+            return;
+        }
+        let py = |v: f64| f.py(y, v.clamp(y.min, y.max));
+        let upper = shown.iter().map(|&&(a, _, hi)| (f.px(x, a), py(hi)));
+        let lower = shown.iter().rev().map(|&&(a, lo, _)| (f.px(x, a), py(lo)));
+        let text: Vec<String> = upper
+            .chain(lower)
+            .map(|(a, b)| format!("{a:.1},{b:.1}"))
+            .collect();
+        let _ = write!(
+            s,
+            r#"<polygon class="band" fill="{colour}" fill-opacity="0.18" stroke="none" points="{}"/>"#,
+            text.join(" ")
+        );
+    }
+
     /// A dashed reference line.
     fn reference(&self, s: &mut String, f: &Frame, r: &Reference, colour: &str) {
         let (x, y) = (&self.x.0, &self.y.0);
@@ -273,13 +303,17 @@ impl LineChart {
     }
 }
 
-/// One set of bars of a bar chart: a value (and optional error half-width) per category.
+/// One set of bars of a bar chart: a value (and optional error bar) per category.
 pub struct BarSeries {
     /// Its name in the legend.
     pub name: String,
-    /// Per category: the bar's value and the half-width of its error bar.
-    pub values: Vec<Option<(f64, Option<f64>)>>,
+    /// Per category: the bar's value and how far its error bar reaches below and above it
+    /// (a ratio's interval is not symmetric).
+    pub values: Vec<Option<(f64, Option<Spread>)>>,
 }
+
+/// How far an error bar reaches below and above its bar's value.
+pub type Spread = (f64, f64);
 
 /// Grouped bars: a group per category, a bar per series, error bars where known.
 pub struct BarChart {
@@ -306,8 +340,8 @@ impl BarChart {
         let floor = self.floor;
         let ends = self.series.iter().flat_map(|s| s.values.iter().flatten());
         let ends = ends.flat_map(|&(v, e)| {
-            let e = e.unwrap_or(0.0);
-            [(v - e).max(floor), v + e, v]
+            let (below, above) = e.unwrap_or((0.0, 0.0));
+            [(v - below).max(floor), v + above, v]
         });
         match self.scale {
             Scale::Log => Axis::fit(Scale::Log, self.y.0, ends, false),
@@ -402,7 +436,7 @@ fn bar_with_error(
     y: &Axis,
     floor: f64,
     at: &Bar,
-    (v, err): (f64, Option<f64>),
+    (v, err): (f64, Option<(f64, f64)>),
 ) {
     let (x, width) = (at.x, at.width);
     let base = match y.scale {
@@ -422,11 +456,11 @@ fn bar_with_error(
         esc(&text)
     );
     let mut above = top.min(zero);
-    if let Some(e) = err {
-        let lo_v = (v - e).max(floor).max(y.min);
+    if let Some((down, up)) = err {
+        let lo_v = (v - down).max(floor).max(y.min);
         let (cx, hi, lo) = (
             x + width / 2.0 - 1.0,
-            f.py(y, (v + e).min(y.max)),
+            f.py(y, (v + up).min(y.max)),
             f.py(y, lo_v),
         );
         above = above.min(hi);

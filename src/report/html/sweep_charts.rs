@@ -94,14 +94,22 @@ fn by_value_charts(sweep: &Sweep) -> Vec<(String, String)> {
     let mut charts = Vec::new();
     for metric in [METRICS[0], METRICS[1], METRICS[3]] {
         let mut series = Vec::new();
+        let mut bands: Vec<Vec<(f64, f64, f64)>> = Vec::new();
         for group in sweep.combinations(1) {
             for t in &sweep.targets {
-                let points: Vec<(f64, f64)> = (values.iter().zip(&xs))
+                let figures: Vec<(f64, stats::Stats)> = (values.iter().zip(&xs))
                     .filter_map(|(v, x)| {
                         let at = [vec![v.clone()], group.clone()].concat();
-                        Some((*x, stats::of(&sweep.values(t, &at, metric))?.mean))
+                        Some((*x, stats::of(&sweep.values(t, &at, metric))?))
                     })
                     .collect();
+                let points = figures.iter().map(|(x, st)| (*x, st.mean)).collect();
+                // With --runs: the 95% CI of the mean over the kept runs, as a band.
+                bands.push(
+                    (figures.iter())
+                        .filter_map(|(x, st)| Some((*x, st.mean - st.ci95?, st.mean + st.ci95?)))
+                        .collect(),
+                );
                 let g = sweep.label(&group, 1);
                 let name = if g.is_empty() {
                     t.clone()
@@ -111,7 +119,9 @@ fn by_value_charts(sweep: &Sweep) -> Vec<(String, String)> {
                 series.push(Series { name, points });
             }
         }
-        let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+        let band_ys = bands.iter().flatten().flat_map(|&(_, lo, hi)| [lo, hi]);
+        let ys = (series.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
+            .chain(band_ys.filter(|y| *y > 0.0));
         let yscale = if metric.unit == Unit::Micros {
             Scale::Log
         } else {
@@ -130,8 +140,14 @@ fn by_value_charts(sweep: &Sweep) -> Vec<(String, String)> {
             series,
             references: Vec::new(),
         };
-        let caption = format!("{} by {flag}", metric.name);
-        charts.push((caption.clone(), chart.svg(&caption)));
+        let caption = match bands.iter().any(|b| b.len() > 1) {
+            true => format!(
+                "{} by {flag} (mean of the runs, 95% CI shaded)",
+                metric.name
+            ),
+            false => format!("{} by {flag}", metric.name),
+        };
+        charts.push((caption.clone(), chart.svg_banded(&caption, &bands)));
     }
     charts
 }
@@ -160,7 +176,8 @@ fn bar_charts(sweep: &Sweep) -> Vec<(String, String)> {
                     name: t.clone(),
                     values: (points.iter())
                         .map(|at| {
-                            stats::of(&sweep.values(t, at, *metric)).map(|s| (s.mean, s.ci95))
+                            stats::of(&sweep.values(t, at, *metric))
+                                .map(|s| (s.mean, s.ci95.map(|e| (e, e))))
                         })
                         .collect(),
                 })
@@ -219,7 +236,9 @@ pub fn lead(sweep: &Sweep) -> Option<(String, String)> {
         x_name: String::new(),
         series: vec![BarSeries {
             name: name.clone(),
-            values: stats.iter().map(|s| s.map(|s| (s.mean, s.ci95))).collect(),
+            values: (stats.iter())
+                .map(|s| s.map(|s| (s.mean, s.ci95.map(|e| (e, e)))))
+                .collect(),
         }],
         y: (metric.unit, name),
         scale,

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// How often a blocked read or write looks whether the server is stopping.
@@ -22,22 +22,46 @@ const STOP_CHECK: Duration = Duration::from_millis(200);
 pub(crate) struct BlockingStream {
     socket: std::net::TcpStream,
     shutdown: Shutdown,
+    /// A read or write that makes no progress for this long fails (TimedOut), so the
+    /// connection ends: the idle timeout of the event loop's connections, here too.
+    idle: Option<Duration>,
 }
 
 impl BlockingStream {
-    /// Takes a connection out of the event loop and makes its calls block.
-    pub(crate) fn new(stream: tokio::net::TcpStream, shutdown: Shutdown) -> io::Result<Self> {
+    /// Takes a connection out of the event loop and makes its calls block, each for `idle` at
+    /// most (none: as long as it takes).
+    pub(crate) fn new(
+        stream: tokio::net::TcpStream,
+        shutdown: Shutdown,
+        idle: Option<Duration>,
+    ) -> io::Result<Self> {
         let socket = stream.into_std()?;
         socket.set_nonblocking(false)?;
-        socket.set_read_timeout(Some(STOP_CHECK))?;
-        socket.set_write_timeout(Some(STOP_CHECK))?;
-        Ok(BlockingStream { socket, shutdown })
+        // Wake often enough to see a stop, and an idle timeout shorter than that.
+        let check = idle.map_or(STOP_CHECK, |d| d.min(STOP_CHECK));
+        socket.set_read_timeout(Some(check))?;
+        socket.set_write_timeout(Some(check))?;
+        Ok(BlockingStream {
+            socket,
+            shutdown,
+            idle,
+        })
     }
 
-    /// Retries `op` while it times out and the server is not stopping.
+    /// Retries `op` while it times out, the server is not stopping and the idle timeout has
+    /// not passed.
     fn retry<T>(&self, mut op: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+        let began = Instant::now();
         loop {
             match op() {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) && self.idle.is_some_and(|d| began.elapsed() >= d) =>
+                {
+                    return Err(io::ErrorKind::TimedOut.into())
+                }
                 Err(e)
                     if matches!(
                         e.kind(),

@@ -5,7 +5,7 @@ use super::blocking::BlockingStream;
 use super::filler::Filler;
 use super::framer::Framer;
 use super::stats::Tally;
-use super::transfer::{echo, read_within, sink, source, Reply, Stop, Wire};
+use super::transfer::{echo, sink, source, within, Reply, Stop, Wire};
 use super::Shared;
 use crate::serve::{Mode, Shutdown};
 use crate::wire::framing::{self, Detect, Preamble, ERROR_PREFIX, MAX_PREAMBLE};
@@ -51,7 +51,7 @@ pub(crate) async fn serve(
         Err(_) => Err(Stop::Io),
         Ok(hello) if shared.options.blocking && mode != Mode::Source => {
             // Mismatches were refused above, so only a bad frame can end this early.
-            if let Ok(mut blocking) = BlockingStream::new(stream, shutdown.clone()) {
+            if let Ok(mut blocking) = BlockingStream::new(stream, shutdown.clone(), idle) {
                 if let Err(Stop::Bad) = converse(&mut blocking, hello, buf, shared, tally).await {
                     tally.bad_frame();
                 }
@@ -128,7 +128,7 @@ async fn handshake(
                 Err(_) => return Ok(Hello::Plain),
             }
         } else {
-            read_within(idle, stream.read_buf(buf)).await?
+            within(idle, stream.read_buf(buf)).await?
         };
         match framing::detect(buf) {
             Detect::Plain => return Ok(Hello::Plain),
@@ -204,7 +204,8 @@ async fn wirebench<S: Wire>(
         }
         (Preamble::Source { message }, Mode::Source) => {
             let filler = Filler::plain(message as usize);
-            source(stream, buf.len(), &filler, delay, tally).await
+            let idle = shared.options.idle_timeout;
+            source(stream, buf.len(), &filler, delay, tally, idle).await
         }
         (_, mode) => Err(Stop::Refuse(mismatch(mode))),
     }
@@ -254,7 +255,10 @@ async fn plain<S: Wire>(
         )
         .await
         .map(|_| ()),
-        Mode::Source => source(stream, buf.len(), &shared.plain_source, delay, tally).await,
+        Mode::Source => {
+            let (filler, idle) = (&shared.plain_source, shared.options.idle_timeout);
+            source(stream, buf.len(), filler, delay, tally, idle).await
+        }
     }
 }
 

@@ -78,9 +78,9 @@ pub struct TcpServerOptions {
     pub socket: SocketOptions,
     /// Connections beyond this many open at a time are accepted and closed at once.
     pub max_connections: Option<usize>,
-    /// A connection whose client sends nothing for this long is closed (none: never). Reads
-    /// only: a source connection, which the server writes to, is not idle. With `blocking`,
-    /// only the first bytes are waited for this long.
+    /// A connection whose client sends nothing for this long is closed (none: never); in
+    /// source mode, one whose client takes nothing (a write that makes no progress) for this
+    /// long. With `blocking`, a read or a write of the connection's thread likewise.
     pub idle_timeout: Option<Duration>,
     /// Server threads, each with its own runtime (at least 1).
     pub threads: usize,

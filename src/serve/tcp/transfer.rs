@@ -151,17 +151,18 @@ async fn read<S: Wire>(
     buf.clear();
     debug_assert!(buf.capacity() >= BUF);
     // `read_buf` fills the spare capacity without zeroing it first.
-    Ok(read_within(idle, stream.read_buf(buf)).await? > 0)
+    Ok(within(idle, stream.read_buf(buf)).await? > 0)
 }
 
-/// `read`, given up after `idle` (none: waits as long as it takes) with a TimedOut error.
-pub(crate) async fn read_within<F>(idle: Option<Duration>, read: F) -> io::Result<usize>
+/// A read (or write) `io`, given up after `idle` (none: waits as long as it takes) with a
+/// TimedOut error.
+pub(crate) async fn within<F>(idle: Option<Duration>, io: F) -> io::Result<usize>
 where
     F: std::future::Future<Output = io::Result<usize>>,
 {
     match idle {
-        None => read.await,
-        Some(idle) => tokio::time::timeout(idle, read)
+        None => io.await,
+        Some(idle) => tokio::time::timeout(idle, io)
             .await
             .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into())),
     }
@@ -259,7 +260,8 @@ pub(crate) async fn sink<S: Wire>(
 }
 
 /// Source loop: push messages as fast as the client takes them, until a write fails because the
-/// client closed. Each message goes out in its own write, as a publisher sends each update (the
+/// client closed, or the client takes nothing for `idle` (a write that makes no progress so
+/// long ends the connection: a client that stopped reading would hold it forever). Each message goes out in its own write, as a publisher sends each update (the
 /// DIM study's server), so messages/s measures the per-message cost; the kernel may still
 /// coalesce small messages into one segment. `pending` bytes the client sent are counted; anything it sends later is left
 /// unread, since reading would add a syscall per write for nothing. Counters follow each write
@@ -270,6 +272,7 @@ pub(crate) async fn source<S: Wire>(
     filler: &Filler,
     service: &Service,
     tally: &Tally,
+    idle: Option<Duration>,
 ) -> Result<(), Stop> {
     tally.read(pending);
     let size = filler.size();
@@ -283,7 +286,7 @@ pub(crate) async fn source<S: Wire>(
         }
         let slice = filler.slice_from(off);
         let slice = &slice[..slice.len().min(size - off)];
-        let n = stream.write(slice).await?;
+        let n = within(idle, stream.write(slice)).await?;
         if n == 0 {
             return Err(Stop::Io);
         }

@@ -31,7 +31,8 @@ pub enum Command {
     /// baseline with its 95% CI and a verdict (Welch's t-test), and latency shape per target.
     Compare(CompareArgs),
     /// Find the highest rate a target sustains within a latency objective: open-loop steps,
-    /// doubling then bisecting to 2 %, then a confirmation run (mutilate --search; RFC 2544).
+    /// doubling then bisecting to 2 % (mutilate --search; RFC 2544), rates whose trials disagree
+    /// measured again until a majority decides, the peak confirmed by best of three (MLRsearch).
     // Ten connections by default (wrk2's): one cannot keep an open-loop timetable for long.
     #[command(mut_arg("connections", |a| a.default_value(PEAK_CONNECTIONS)))]
     Peak(PeakArgs),
@@ -704,7 +705,7 @@ pub const PEAK_CONNECTIONS: &str = "10";
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  wirebench peak http://127.0.0.1:8080/ --slo 'p99<=50ms' -c 8 --step 5s\n\
-Exit codes: 0 a peak was found and its confirmation passed, 1 no peak confirmed, 2 bad input, \
+Exit codes: 0 a peak was found and confirmed (a majority of 3 trials passed), 1 no peak confirmed, 2 bad input, \
 3 a --fail-if threshold failed, 130 stopped by Ctrl-C.",
     mut_arg("urls", one_target),
     mut_args(|a| hide(a, &["duration", "requests", "rate", "stages", "bandwidth", "think",
@@ -778,7 +779,7 @@ pub struct KeepArgs {
     /// Fail (exit 3) if this holds (repeatable; all are checked and each printed pass or fail),
     /// as k6's thresholds: 'p99>20ms' (p50 p90 p95 p99 p999 mean max: a latency), 'errors>0.1%'
     /// (or a count, 'errors>0'), 'ops<5000' (ok operations per second); > >= < <=. With several
-    /// runs (sweeps, compare, study) every kept run must pass; peak checks its confirmation run.
+    /// runs (sweeps, compare, study) every kept run must pass; peak checks its confirmation runs.
     #[arg(
         long = "fail-if",
         value_name = "CONDITION",

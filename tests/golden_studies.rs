@@ -13,7 +13,7 @@ mod golden_common;
 use golden_common::*;
 use std::time::Duration;
 use wirebench::app::peak::{conclusion, Setup};
-use wirebench::load::search::{Next, Search};
+use wirebench::load::search::{Next, Search, Why};
 use wirebench::summary::diagnosis::{
     self as dx, Change, Diagnosis, Evidence, Figures, TcpEvidence, Variant,
 };
@@ -110,8 +110,9 @@ const CAPACITY: f64 = 10_500.0;
 
 /// One open-loop step at `rate` against a target of [`CAPACITY`]: below it, every request is
 /// answered in 40-100 µs (90-390 µs near it); above it, a queue grows for the whole step, so
-/// each answer waits longer than the one before.
-fn step_run(rate: f64) -> Summary {
+/// each answer waits longer than the one before. `stalled`: the machine stalled in the step,
+/// and one request in 50 waited 300 ms more.
+fn step_run(rate: f64, stalled: bool) -> Summary {
     let kept_up = rate <= CAPACITY;
     let near = rate > 0.9 * CAPACITY;
     let (total, mut series) = seconds(|second, length, rec| {
@@ -128,10 +129,13 @@ fn step_run(rate: f64) -> Summary {
                 true => latency(i, 90_000, 300_000),
                 false => latency(i, 40_000, 60_000),
             };
-            let waited = match kept_up {
+            let mut waited = match kept_up {
                 true => service,
                 false => service + Duration::from_secs_f64(queue_s * done),
             };
+            if stalled && i % 50 == 0 {
+                waited += Duration::from_millis(300);
+            }
             rec.ok(waited);
             record_service(rec, service);
         }
@@ -153,7 +157,9 @@ fn step_run(rate: f64) -> Summary {
 }
 
 /// `wirebench peak tcp://… --slo 'p99<=1ms' --step 2.5s`: the rates `load::search` picks
-/// against a target of [`CAPACITY`], each step judged by `Step::judge`, then the confirmation;
+/// against a target of [`CAPACITY`], each step judged by `Step::judge` (the seventh in a stall
+/// of the machine, so its rate is measured again and named as a contradiction), the failure
+/// bounding the peak measured twice, then the confirmation by three trials;
 /// the step lines (stderr) followed by the report (stdout), as a terminal shows them.
 fn peak() -> String {
     let setup = Setup {
@@ -169,24 +175,34 @@ fn peak() -> String {
     };
     let (mut steps, mut tried): (Vec<Step>, Vec<(f64, bool)>) = (Vec::new(), Vec::new());
     // No step falls behind its timetable, so the calm step (app::peak) is never read: None.
-    let judge = |rate: f64, steps: &[Step], confirm: bool| {
+    let judge = |rate: f64, steps: &[Step], why: Option<Why>| {
         let first = steps.first().map(|s| &s.result);
-        Step::judge(step_run(rate), &setup.slos, first, None, confirm)
+        let confirm = why == Some(Why::Confirm);
+        // The seventh step meets a stall of the machine: it fails a rate the target sustains.
+        let stalled = steps.len() == 6;
+        let mut step = Step::judge(step_run(rate, stalled), &setup.slos, first, None, confirm);
+        step.retry = why.map(Why::name);
+        step
     };
     let found = loop {
-        match setup.search.next(&tried) {
+        let (rate, why) = match setup.search.next(&tried) {
             Next::Done(found) => break found.expect("a rate passed"),
-            Next::Try(r) => {
-                let rate = (r * 100.0).round() / 100.0;
-                let step = judge(rate, &steps, false);
-                tried.push((rate, step.passed));
-                steps.push(step);
-            }
-        }
+            Next::Try(r) => ((r * 100.0).round() / 100.0, None),
+            Next::Retry(r, why) => (r, Some(why)),
+        };
+        let step = judge(rate, &steps, why);
+        tried.push((rate, step.passed));
+        steps.push(step);
     };
-    let confirmation = judge(found, &steps, true);
-    let peak = Some(Peak::of(&confirmation));
-    steps.push(confirmation);
+    let at: Vec<&Step> = (tried.iter().zip(&steps))
+        .filter(|(t, _)| t.0 == found)
+        .map(|(_, s)| s)
+        .collect();
+    let peak = Peak::of(&at, true);
+    let outcomes: Vec<(f64, bool, usize)> = (tried.iter().enumerate())
+        .map(|(i, t)| (t.0, t.1, i))
+        .collect();
+    let contradictions = wirebench::app::peak::contradictions(&outcomes);
     let study = PeakStudy {
         schema: PEAK_SCHEMA,
         wirebench_version: "0.1.0",
@@ -199,6 +215,7 @@ fn peak() -> String {
         peak,
         steps,
         stopped: None,
+        contradictions,
     };
     let lines: String = study
         .steps

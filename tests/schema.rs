@@ -245,6 +245,8 @@ fn open_loop_result_with_send_lag_validates() {
         max_lag_us: rec.max_lag_ns as f64 / 1000.0,
         send_lag: Distribution::of(&rec.send_lag),
         kept_up: true,
+        replies_after_window: 0,
+        owed_at_end: 0,
     };
     summary.open_loop = Some(open.clone());
     let doc = render(&summary);

@@ -6,11 +6,11 @@
 use super::keep::Keep;
 use crate::cli::{PeakArgs, RunArgs};
 use crate::error::{usage, UsageError};
-use crate::load::search::{Next, Search};
+use crate::load::search::{Next, Search, Why};
 use crate::plan::{duration_flag, Plan};
 use crate::report::progress::{Points, Progress};
 use crate::store::Kind;
-use crate::summary::peak::{Limit, Peak, PeakStudy, Step, PEAK_SCHEMA};
+use crate::summary::peak::{Contradiction, Limit, Peak, PeakStudy, Step, PEAK_SCHEMA};
 use crate::summary::slo::Slo;
 use std::cell::RefCell;
 use std::io::Write;
@@ -23,8 +23,6 @@ const TOLERANCE: f64 = 0.02;
 const FLOOR: f64 = 1.0;
 /// A search never runs more steps than this (doubling from 1/s to 10M/s is 24, bisection ~6).
 pub const MAX_STEPS: usize = 48;
-/// Confirmation runs at most: each failed one moves the search below its rate.
-pub const MAX_CONFIRMATIONS: usize = 3;
 
 /// What the search needs besides the run: validated once.
 pub struct Setup {
@@ -110,10 +108,12 @@ fn document(
         conclusion,
         steps,
         stopped,
+        contradictions: Vec::new(),
     }
 }
 
-/// What thresholds read of a search: the measurement at the peak, its passed confirmation run.
+/// What thresholds read of a search: the measurements at the peak, its passed confirmation
+/// runs.
 pub fn at_peak(study: &PeakStudy) -> Vec<&crate::summary::Summary> {
     study
         .steps
@@ -203,15 +203,21 @@ fn run_step(
     setup: &Setup,
     rate: f64,
     steps: &[Step],
-    confirm: bool,
+    why: Option<Why>,
     live: &Live,
 ) -> anyhow::Result<(Step, Option<Gone>)> {
     let plan = Plan::try_from(&step_args(&args.run, rate, setup.step))?;
-    let what = if confirm { "confirming" } else { "offering" };
+    let confirm = why == Some(Why::Confirm);
+    let what = match why {
+        Some(Why::Confirm) => "confirming",
+        Some(_) => "measuring again",
+        None => "offering",
+    };
     let progress = live.bar.start(&format!("{what} {rate} requests/s"));
     let (summary, mut lost) = super::run::measure_point(&plan, progress)?;
     let first = steps.first().map(|b| &b.result);
-    let step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
+    let mut step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
+    step.retry = why.map(Why::name);
     if lost.is_none() && step.rejects_everything() && steps.iter().any(|s| s.result.ok > 0) {
         // It answered before and now fails every request without a timeout (it was killed
         // as the step connected, or turned to refusing): gone, as an unreachable target is.
@@ -273,26 +279,45 @@ fn calm(steps: &[Step]) -> Option<&crate::summary::Summary> {
         .map(|s| &s.result)
 }
 
-/// Doubles or bisects until the search is done; returns the highest rate passed (None when
-/// none did, or the generator was the limit: then `true`).
+/// One trial of the search: the rate asked for, whether it passed, and its step's index.
+pub type Trial = (f64, bool, usize);
+
+/// What the trial loop ended with: the rate found (confirmed when the search ended by
+/// itself), and whether the generator was the limit.
+struct Found {
+    rate: Option<f64>,
+    confirmed: bool,
+    limited: bool,
+}
+
+/// Runs the trials [`Search::next`] asks for (new rates, and rates measured again) until the
+/// search is done, its step budget is spent, or a step ends it early.
 fn bracket(
     args: &PeakArgs,
     setup: &Setup,
     live: &Live,
     steps: &mut Vec<Step>,
-    tried: &mut Vec<(f64, bool)>,
+    tried: &mut Vec<Trial>,
     lost: &mut Option<String>,
-) -> anyhow::Result<(Option<f64>, bool)> {
+) -> anyhow::Result<Found> {
+    let found = |rate, confirmed, limited| Found {
+        rate,
+        confirmed,
+        limited,
+    };
     loop {
-        let rate = match setup.search.next(tried) {
-            Next::Done(found) => return Ok((found, false)),
-            Next::Try(r) => (r * 100.0).round() / 100.0,
+        let outcomes: Vec<(f64, bool)> = tried.iter().map(|t| (t.0, t.1)).collect();
+        let (rate, why) = match setup.search.next(&outcomes) {
+            Next::Done(rate) => return Ok(found(rate, rate.is_some(), false)),
+            Next::Try(r) => ((r * 100.0).round() / 100.0, None),
+            Next::Retry(r, why) => (r, Some(why)),
         };
-        if tried.iter().any(|t| t.0 == rate) || steps.len() >= MAX_STEPS {
-            let best = tried.iter().filter(|t| t.1).map(|t| t.0).reduce(f64::max);
-            return Ok((best, false));
+        let repeated = why.is_none() && tried.iter().any(|t| t.0 == rate);
+        if repeated || steps.len() >= MAX_STEPS {
+            // Rates closer than a hundredth, or the budget spent: the best so far, unconfirmed.
+            return Ok(found(best_pass(&outcomes), false, false));
         }
-        let (mut step, mut gone) = run_step(args, setup, rate, steps, false, live)?;
+        let (mut step, mut gone) = run_step(args, setup, rate, steps, why, live)?;
         if let (Some(g), true) = (&gone, steps.is_empty()) {
             if !g.measured {
                 // Nothing measured yet: the search fails as a single run does.
@@ -303,35 +328,44 @@ fn bracket(
             // Once more: a moment's stall of a shared load machine looks the same as a
             // generator too slow for the rate; only a limit seen twice ends the search.
             steps.push(step);
-            (step, gone) = run_step(args, setup, rate, steps, false, live)?;
+            (step, gone) = run_step(args, setup, rate, steps, why, live)?;
         }
-        tried.push((rate, step.passed));
+        tried.push((rate, step.passed, steps.len()));
         let limited = step.generator_limited;
         let refused = step.rejects_everything();
         steps.push(step);
         if let Some(g) = gone {
             // The target is gone: no lower rate will bring it back.
             *lost = Some(g.why);
-            return Ok((None, false));
+            return Ok(found(None, false, false));
         }
         if crate::engine::stop::requested() {
             // Ctrl-C: the steps so far are the result; no peak is claimed from them.
-            return Ok((None, false));
+            return Ok(found(None, false, false));
         }
         if limited {
-            return Ok((None, true));
+            return Ok(found(None, false, true));
         }
         if refused {
             // A lower rate will not turn a 404 or a refused connection into an answer.
-            return Ok((None, false));
+            return Ok(found(None, false, false));
         }
     }
 }
 
-/// Doubles, bisects, confirms; stops early when the generator is the limit, and when the
-/// target could not be reached (that step recorded). `save` is shown the steps after each.
-/// Returns the search, and the error that stopped it early if a step could not run (the
-/// search then holds the steps before it).
+/// The highest rate whose trials passed by majority, if any.
+fn best_pass(outcomes: &[(f64, bool)]) -> Option<f64> {
+    crate::load::search::tally(outcomes)
+        .iter()
+        .filter(|t| t.verdict() == crate::load::search::Verdict::Pass)
+        .map(|t| t.rate)
+        .reduce(f64::max)
+}
+
+/// Doubles, bisects, measures again where trials disagree, confirms; stops early when the
+/// generator is the limit, and when the target could not be reached (that step recorded).
+/// `save` is shown the steps after each. Returns the search, and the error that stopped it
+/// early if a step could not run (the search then holds the steps before it).
 pub fn search(
     args: &PeakArgs,
     setup: &Setup,
@@ -344,10 +378,11 @@ pub fn search(
         save,
     };
     let mut steps: Vec<Step> = Vec::new();
+    let mut tried: Vec<Trial> = Vec::new();
     let mut lost = None;
-    let found = steps_of(args, setup, &live, &mut steps, &mut lost);
+    let found = bracket(args, setup, &live, &mut steps, &mut tried, &mut lost);
     let (peak, limited, failed) = match found {
-        Ok((peak, limited)) => (peak, limited, None),
+        Ok(f) => (peak_of(&steps, &tried, &f), f.limited, None),
         Err(e) => (None, false, Some(e)),
     };
     let interrupted = crate::engine::stop::requested();
@@ -361,49 +396,34 @@ pub fn search(
         Some(why) if !interrupted => lost_conclusion(&steps, setup, why),
         _ => conclusion(peak.as_ref(), limited, &steps, setup),
     };
-    let study = document(args, setup, steps, peak, limited, conclusion, stopped);
+    let mut study = document(args, setup, steps, peak, limited, conclusion, stopped);
+    study.contradictions = contradictions(&tried);
     (study, failed)
 }
 
-/// The steps of the search, into `steps`: the peak and whether the generator was the limit.
-fn steps_of(
-    args: &PeakArgs,
-    setup: &Setup,
-    live: &Live,
-    steps: &mut Vec<Step>,
-    lost: &mut Option<String>,
-) -> anyhow::Result<(Option<Peak>, bool)> {
-    let mut tried: Vec<(f64, bool)> = Vec::new();
-    let mut limited = false;
-    let mut peak = None;
-    for _ in 0..MAX_CONFIRMATIONS {
-        let found;
-        (found, limited) = bracket(args, setup, live, steps, &mut tried, lost)?;
-        let Some(rate) = found else {
-            peak = None;
-            break;
-        };
-        let (step, gone) = run_step(args, setup, rate, steps, true, live)?;
-        let confirmed = step.passed;
-        peak = Some(Peak::of(&step));
-        steps.push(step);
-        if gone.is_some() || crate::engine::stop::requested() {
-            // A confirmation cut short, or of a target gone, confirms nothing.
-            *lost = gone.map(|g| g.why);
-            peak = None;
-            break;
-        }
-        if confirmed {
-            break;
-        }
-        // The bisection ends at the edge of what passes, where one run can pass by luck (a
-        // target at exactly its capacity is a queue that never drains): a failed confirmation
-        // counts as a failure at that rate, and the search goes on below it.
-        for t in tried.iter_mut().filter(|t| t.0 == rate) {
-            t.1 = false;
-        }
-    }
-    Ok((peak, limited))
+/// The peak at the rate found, from every trial at it (None when none was found).
+fn peak_of(steps: &[Step], tried: &[Trial], found: &Found) -> Option<Peak> {
+    let rate = found.rate?;
+    let at: Vec<&Step> = tried
+        .iter()
+        .filter(|t| t.0 == rate)
+        .filter_map(|t| steps.get(t.2))
+        .collect();
+    Peak::of(&at, found.confirmed)
+}
+
+/// The contradictions among the trials, as the report names them.
+pub fn contradictions(tried: &[Trial]) -> Vec<Contradiction> {
+    let outcomes: Vec<(f64, bool)> = tried.iter().map(|t| (t.0, t.1)).collect();
+    crate::load::search::contradictions(&outcomes)
+        .into_iter()
+        .map(|c| Contradiction {
+            rate_per_s: c.rate,
+            passed: c.passed,
+            failed: c.failed,
+            decided: c.decided,
+        })
+        .collect()
 }
 
 /// The objective as written (`p99<=50ms, errors<=1%`) and the highest rate a step sustained
@@ -447,12 +467,17 @@ pub fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Se
     match (peak, limited) {
         (_, true) => limited_conclusion(steps, best, &objective),
         (Some(p), false) if p.confirmed => format!(
-            "peak {:.0} ops/s sustained within {objective} (offered {:.0}/s, confirmed)",
-            p.ops_per_s, p.offered_per_s
+            "peak {:.0} ops/s sustained within {objective} (offered {:.0}/s, confirmed: {} of {} trials passed, {:.0}–{:.0} ops/s)",
+            p.ops_per_s,
+            p.offered_per_s,
+            p.passed_trials,
+            p.trials,
+            p.ops_per_s_range[0],
+            p.ops_per_s_range[1]
         ),
         (Some(p), false) => format!(
-            "peak {:.0}/s found within {objective}, but the confirmation run did not meet it: the target is not steady at this rate",
-            p.offered_per_s
+            "peak {:.0}/s found within {objective}, but not confirmed ({} of {} trials passed; the search ended before a majority of three): the target is not steady at this rate",
+            p.offered_per_s, p.passed_trials, p.trials
         ),
         (None, false) => match every_request_failed(steps) {
             Some(why) => format!(

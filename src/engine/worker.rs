@@ -81,6 +81,11 @@ pub struct WorkerRec {
     spares: Arc<Spares>,
     /// The span of the measured work so far.
     active: Option<Active>,
+    /// How long the measured window lasts (a run by time): what completes after it closes
+    /// is counted apart, as drained rather than achieved.
+    window: Option<Duration>,
+    /// When the measured window closes, once its start is known.
+    window_end: Option<Instant>,
 }
 
 impl WorkerRec {
@@ -100,10 +105,13 @@ impl WorkerRec {
             open_loop,
             spares: spec.spares.clone(),
             active: None,
+            window: timeline.duration,
+            window_end: None,
         };
         if let Some(start) = timeline.measure_start() {
             rec.start = Some(start);
             rec.next_boundary = Some(start + Duration::from_secs(1));
+            rec.window_end = rec.window.map(|d| start + d);
         }
         rec
     }
@@ -116,6 +124,7 @@ impl WorkerRec {
         self.cpu_at_start = Some(thread_cpu());
         self.start = Some(start);
         self.next_boundary = Some(start + Duration::from_secs(1));
+        self.window_end = self.window.map(|d| start + d);
         if !self.warm.is_empty() {
             let warm = std::mem::replace(&mut self.warm, self.spares.take());
             self.ship(0, Phase::Warmup, warm);
@@ -174,6 +183,12 @@ impl WorkerRec {
         }
     }
 
+    /// Whether an operation completing at `now` does so after the measured window closed.
+    #[inline]
+    fn after_window(&self, now: Instant) -> bool {
+        self.window_end.is_some_and(|end| now > end)
+    }
+
     /// The recorder for an event at `at` (measured if at or after the start).
     fn slot(&mut self, at: Instant, now: Instant) -> &mut Recorder {
         match self.start {
@@ -191,8 +206,10 @@ impl WorkerRec {
     pub fn ok(&mut self, sent: Sent, now: Instant) {
         let open = self.open_loop;
         self.span(sent.intended, sent.at, now);
+        let after = self.after_window(now);
         let slot = self.slot(sent.intended, now);
         slot.ok(now - sent.intended);
+        slot.ok_after_window += after as u64;
         if open {
             crate::record::record_duration(&mut slot.service, now - sent.at);
         }
@@ -270,7 +287,11 @@ impl WorkerRec {
     /// `n` operations failed with `err`, the oldest sent at `sent`.
     pub fn error(&mut self, sent: Instant, now: Instant, err: OpError, n: usize) {
         self.span(sent, sent.min(now), now);
+        let after = self.after_window(now);
         let slot = self.slot(sent, now);
+        if after {
+            slot.failed_after_window += n as u64;
+        }
         let kind = err.kind;
         slot.error(err);
         for _ in 1..n {

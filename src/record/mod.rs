@@ -233,6 +233,11 @@ pub struct Recorder {
     pub thinks: u64,
     /// Their summed length as waited, ns: the achieved think time is `think_ns / thinks`.
     pub think_ns: u64,
+    /// Ok replies that arrived after the measured window of a run by time had closed (drained
+    /// from queues): counted in `ok`, but not achieved within the window.
+    pub ok_after_window: u64,
+    /// Operations that failed after the window had closed (counted in `errors`).
+    pub failed_after_window: u64,
 }
 
 /// The receiving server's counters of the client's datagrams, added over sessions (flows).
@@ -380,6 +385,8 @@ impl Recorder {
             resent: 0,
             thinks: 0,
             think_ns: 0,
+            ok_after_window: 0,
+            failed_after_window: 0,
         }
     }
 
@@ -414,6 +421,8 @@ impl Recorder {
             resent,
             thinks,
             think_ns,
+            ok_after_window,
+            failed_after_window,
         } = self;
         for n in [
             ok,
@@ -433,6 +442,8 @@ impl Recorder {
             resent,
             thinks,
             think_ns,
+            ok_after_window,
+            failed_after_window,
         ] {
             *n = 0;
         }
@@ -510,6 +521,8 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.resent += other.resent;
         self.thinks += other.thinks;
         self.think_ns += other.think_ns;
+        self.ok_after_window += other.ok_after_window;
+        self.failed_after_window += other.failed_after_window;
         self.peer += &other.peer;
         self.segment = Segment::merge(self.segment, other.segment);
         // Same bounds everywhere, so adding cannot fail.

@@ -27,9 +27,17 @@ pub fn write(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
         study.tolerance * 100.0
     )?;
     writeln!(out, "  {}\n", study.conclusion)?;
+    contradictions(study, out)?;
     if let Some(p) = &study.peak {
         let mut t = new_table(
-            &["peak ops/s", "mean latency", "p50", "p99", "confirmed"],
+            &[
+                "peak ops/s",
+                "mean latency",
+                "p50",
+                "p99",
+                "confirmed",
+                "trials: ops/s, p99",
+            ],
             width,
         );
         t.add_row(vec![
@@ -37,7 +45,13 @@ pub fn write(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
             format_us(p.mean_us),
             format_us(p.p50_us),
             format_us(p.p99_us),
-            if p.confirmed { "yes" } else { "no" }.to_string(),
+            format!(
+                "{} ({} of {} passed)",
+                if p.confirmed { "yes" } else { "no" },
+                p.passed_trials,
+                p.trials
+            ),
+            spread(p),
         ]);
         print_table(out, &mut t, 0..4)?;
         writeln!(out)?;
@@ -64,6 +78,40 @@ pub fn write(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
     out.flush()
 }
 
+/// Every rate that both passed and failed, with its trials and what decided: a search on a
+/// noisy machine says where the noise was instead of hiding it.
+fn contradictions(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
+    if study.contradictions.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  contradictions (trials that disagreed):")?;
+    for c in &study.contradictions {
+        writeln!(
+            out,
+            "  - {}/s: passed {}, failed {} of {} trial(s): {}",
+            rate(c.rate_per_s),
+            c.passed,
+            c.failed,
+            c.passed + c.failed,
+            c.decided
+        )?;
+    }
+    writeln!(out)
+}
+
+/// The spread of the peak's trials: ok ops/s and p99, lowest to highest.
+fn spread(p: &crate::summary::peak::Peak) -> String {
+    let [lo, hi] = p.ops_per_s_range;
+    let [p99_lo, p99_hi] = p.p99_us_range;
+    format!(
+        "{}–{}, {}–{}",
+        rate(lo),
+        rate(hi),
+        format_us(p99_lo),
+        format_us(p99_hi)
+    )
+}
+
 /// One step's figures: offered, achieved, p50, p99, errors, result.
 fn cells(s: &Step) -> Vec<String> {
     let us = |v: Option<f64>| v.map_or("-".to_string(), format_us);
@@ -85,17 +133,22 @@ fn result(s: &Step) -> String {
         .filter(|v| !v.held)
         .map(|v| format!("{} missed", v.slo))
         .collect();
-    if !s.kept_up {
+    if s.backlog {
+        why.push(format!(
+            "backlog: {} owed at the end ({} late)",
+            s.owed_at_end, s.late_replies
+        ));
+    } else if !s.kept_up {
         why.push("fell behind".into());
     }
     if s.generator_limited {
         why.push("generator-limited".into());
     }
-    let verdict = match (s.passed, s.confirmation) {
-        (true, true) => "pass (confirmation)".to_string(),
-        (true, false) => "pass".to_string(),
-        (false, true) => "fail (confirmation)".to_string(),
-        (false, false) => "fail".to_string(),
+    let verdict = match (s.passed, s.retry) {
+        (true, Some(again)) => format!("pass ({})", again.replace('_', " ")),
+        (true, None) => "pass".to_string(),
+        (false, Some(again)) => format!("fail ({})", again.replace('_', " ")),
+        (false, None) => "fail".to_string(),
     };
     if why.is_empty() {
         verdict

@@ -198,6 +198,8 @@ fn open_loop(parts: &[Summary], ok: u64, secs: f64) -> Result<Option<super::Open
         max_lag_us: all.iter().map(|o| o.max_lag_us).fold(0.0, f64::max),
         send_lag: add(all.iter().map(|o| o.send_lag.as_ref()))?,
         kept_up: achieved >= 0.99 * offered as f64 / secs,
+        replies_after_window: all.iter().map(|o| o.replies_after_window).sum(),
+        owed_at_end: all.iter().map(|o| o.owed_at_end).sum(),
     }))
 }
 

@@ -277,6 +277,14 @@ pub struct OpenLoop {
     pub send_lag: Option<Distribution>,
     /// Whether ok replies reached 99 % of the offered rate.
     pub kept_up: bool,
+    /// Ok replies that arrived after the measured window closed (drained from queues once
+    /// sending stopped): in `achieved_per_s`, but not achieved within the window.
+    #[serde(default)]
+    pub replies_after_window: u64,
+    /// Requests the window offered that were not answered (nor failed) when it closed: the
+    /// queue the run left behind, plus the requests in flight.
+    #[serde(default)]
+    pub owed_at_end: u64,
 }
 
 impl OpenLoop {
@@ -299,8 +307,20 @@ impl OpenLoop {
             max_lag_us: total.max_lag_ns as f64 / 1000.0,
             send_lag: Distribution::of(&total.send_lag),
             kept_up,
+            replies_after_window: total.ok_after_window,
+            owed_at_end: owed_at_end(offered, total),
         }
     }
+}
+
+/// The requests of `offered` not completed (ok or failed) by the window's end.
+fn owed_at_end(offered: u64, total: &Recorder) -> u64 {
+    let ok = total.ok.saturating_sub(total.ok_after_window);
+    let failed = total
+        .errors
+        .total()
+        .saturating_sub(total.failed_after_window);
+    offered.saturating_sub(ok + failed)
 }
 
 /// An HTTP run's own figures.

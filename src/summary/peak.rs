@@ -32,16 +32,32 @@ pub struct PeakStudy {
     pub generator_limited: bool,
     /// One sentence: what was found.
     pub conclusion: String,
-    /// Every step in the order run; the last is the confirmation when there is a peak.
+    /// Every step in the order run; the trials at the peak rate are its confirmation.
     pub steps: Vec<Step>,
+    /// Every rate whose trials disagreed (it both passed and failed), or that passed above a
+    /// rate whose failure held, and what decided.
+    pub contradictions: Vec<Contradiction>,
     /// Why the search ended before its conclusion (its target could not be reached; wirebench
     /// was stopped while it ran): a partial search, holding the steps finished. None: complete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
 }
 
-/// The peak: the confirmation run's figures (Handle.Net's table: throughput, and the mean,
-/// median and p99 latency at it).
+/// A rate the search saw both pass and fail (or pass above a failure), and what decided.
+#[derive(Clone, Debug, Serialize)]
+pub struct Contradiction {
+    /// The rate, requests/s.
+    pub rate_per_s: f64,
+    /// Its trials that passed.
+    pub passed: usize,
+    /// Its trials that failed.
+    pub failed: usize,
+    /// What decided, in words ("passed by majority (2 of 3)").
+    pub decided: String,
+}
+
+/// The peak: the figures of its last passed trial (Handle.Net's table: throughput, and the
+/// mean, median and p99 latency at it), and the spread over all its trials.
 #[derive(Clone, Debug, Serialize)]
 pub struct Peak {
     /// The offered rate, requests/s.
@@ -54,8 +70,16 @@ pub struct Peak {
     pub p50_us: f64,
     /// 99th percentile latency at the peak, µs.
     pub p99_us: f64,
-    /// Whether the confirmation run met the objectives too.
+    /// Whether a majority of at least three trials at this rate met the objectives.
     pub confirmed: bool,
+    /// Trials run at this rate.
+    pub trials: usize,
+    /// Those that met the objectives.
+    pub passed_trials: usize,
+    /// The lowest and highest ok operations per second of the trials (within each window).
+    pub ops_per_s_range: [f64; 2],
+    /// The lowest and highest p99 latency of the trials, µs.
+    pub p99_us_range: [f64; 2],
 }
 
 /// One step: a constant-rate run and how it fared.
@@ -63,15 +87,22 @@ pub struct Peak {
 pub struct Step {
     /// Offered rate, requests/s.
     pub offered_per_s: f64,
-    /// Ok replies per second.
+    /// Ok replies per second that arrived within the step's window (those after it are late).
     pub achieved_per_s: f64,
+    /// Ok replies that arrived after the window closed (drained from queues): not achieved.
+    pub late_replies: u64,
+    /// Requests the step offered that were still owed (not answered) when its window closed.
+    pub owed_at_end: u64,
+    /// The owed requests were more than the step's latency keeps in flight (Little's law)
+    /// plus 1 % of those offered: a queue grew, the target did not keep up.
+    pub backlog: bool,
     /// Median latency (from the intended send time), µs; None when nothing completed.
     pub p50_us: Option<f64>,
     /// 99th percentile latency, µs.
     pub p99_us: Option<f64>,
     /// Failed operations, % of all.
     pub error_percent: f64,
-    /// Ok replies reached 99 % of the offered rate.
+    /// Ok replies reached 99 % of the offered rate, and no backlog was left at the end.
     pub kept_up: bool,
     /// Every objective held and the target kept up.
     pub passed: bool,
@@ -82,6 +113,10 @@ pub struct Step {
     pub limit: Option<Limit>,
     /// This step re-ran the found peak.
     pub confirmation: bool,
+    /// Why this rate was measured again, if it was: `contradiction`, `below_pass`,
+    /// `recheck` or `confirmation` (see `load::search::Why`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<&'static str>,
     /// Each objective's verdict.
     pub objectives: Vec<Verdict>,
     /// The step's whole result (schema `wirebench.result/1`).
@@ -152,6 +187,20 @@ fn window_limited(s: &Summary, calm: Option<&Summary>, achieved: f64) -> bool {
     full && svc.mean_us <= 2.0 * base.mean_us + 500.0
 }
 
+/// Whether a step left a queue behind: more requests owed when its window closed than its
+/// mean latency keeps in flight in a steady state (Little's law: the rate answered within the
+/// window × the mean latency), with 1 % of the offered requests (the 99 % a step must achieve)
+/// and two requests of slack. A queue that grew all step long holds twice what its mean
+/// latency explains at the rate it was served, whatever the overload, so a target overloaded by
+/// more than ~2 % fails the step however short, where its replies, drained after the window,
+/// would have made "achieved" equal "offered".
+fn backlog(o: &super::OpenLoop, s: &Summary) -> bool {
+    let mean_s = s.latency.as_ref().map_or(0.0, |d| d.mean_us / 1e6);
+    let served = s.ok.saturating_sub(o.replies_after_window) as f64 / s.duration_s.max(1e-9);
+    let steady = served * mean_s;
+    o.owed_at_end as f64 > 0.01 * o.offered as f64 + steady + 2.0
+}
+
 impl Step {
     /// Whether the target answered none of the step's requests, and not for lack of time (no
     /// timeouts): it rejects the workload itself (a wrong URL, a refused port), whatever the
@@ -184,7 +233,8 @@ impl Step {
     ) -> Step {
         let objectives: Vec<Verdict> = slos.iter().map(|o| o.check(&s)).collect();
         let open = s.open_loop.as_ref();
-        let kept_up = open.is_some_and(|o| o.kept_up);
+        let backlog = open.is_some_and(|o| backlog(o, &s));
+        let kept_up = open.is_some_and(|o| o.kept_up) && !backlog;
         let passed = kept_up && objectives.iter().all(|v| v.held);
         let busy = s.generator.cpu_percent_of_threads >= GENERATOR_BUSY_PERCENT;
         let achieved = open.map_or(s.throughput.ops_per_s, |o| o.achieved_per_s);
@@ -201,9 +251,14 @@ impl Step {
         } else {
             None
         };
+        let late = open.map_or(0, |o| o.replies_after_window);
+        let secs = s.duration_s.max(1e-9);
         Step {
             offered_per_s: open.map_or(0.0, |o| o.offered_per_s),
-            achieved_per_s: achieved,
+            achieved_per_s: open.map_or(achieved, |_| s.ok.saturating_sub(late) as f64 / secs),
+            late_replies: late,
+            owed_at_end: open.map_or(0, |o| o.owed_at_end),
+            backlog,
             p50_us: s.latency.as_ref().map(|d| d.p50_us),
             p99_us: s.latency.as_ref().map(|d| d.p99_us),
             error_percent: if all == 0 {
@@ -216,6 +271,7 @@ impl Step {
             generator_limited: limit.is_some(),
             limit,
             confirmation,
+            retry: None,
             objectives,
             result: s,
         }
@@ -223,16 +279,31 @@ impl Step {
 }
 
 impl Peak {
-    /// The peak's figures from its confirmation step.
-    pub fn of(step: &Step) -> Peak {
+    /// The peak from its trials (`at`, in the order run): the last passed trial's figures and
+    /// the spread of all; None without a trial.
+    pub fn of(at: &[&Step], confirmed: bool) -> Option<Peak> {
+        let step = at.iter().rev().find(|s| s.passed).or(at.last())?;
         let l = step.result.latency.as_ref();
-        Peak {
+        let range = |v: &dyn Fn(&Step) -> Option<f64>| {
+            let vs = at.iter().filter_map(|s| v(s));
+            let lo = vs.clone().fold(f64::INFINITY, f64::min);
+            let hi = vs.fold(f64::NEG_INFINITY, f64::max);
+            match lo <= hi {
+                true => [lo, hi],
+                false => [0.0, 0.0],
+            }
+        };
+        Some(Peak {
             offered_per_s: step.offered_per_s,
             ops_per_s: step.achieved_per_s,
             mean_us: l.map_or(0.0, |d| d.mean_us),
             p50_us: l.map_or(0.0, |d| d.p50_us),
             p99_us: l.map_or(0.0, |d| d.p99_us),
-            confirmed: step.passed,
-        }
+            confirmed,
+            trials: at.len(),
+            passed_trials: at.iter().filter(|s| s.passed).count(),
+            ops_per_s_range: range(&|s| Some(s.achieved_per_s)),
+            p99_us_range: range(&|s| s.p99_us),
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! `wirebench study FILE --dry-run`: what a plan would run and how long it would take; nothing
 //! is sent.
 
-use super::super::peak::{step_args, Setup, MAX_CONFIRMATIONS, MAX_STEPS};
+use super::super::peak::{step_args, Setup, MAX_STEPS};
 use super::super::sweep::Study;
 use super::load::Loaded;
 use crate::cli::PeakArgs;
@@ -99,7 +99,7 @@ fn time(plan: &Plan) -> Option<Duration> {
 /// A peak search: its steps are chosen as it goes, so the count is an upper bound.
 fn steps(title: &str, args: &PeakArgs, setup: &Setup, out: &mut dyn Write) -> Result<()> {
     let s = &setup.search;
-    let most = s.steps_at_most() + 1;
+    let most = s.steps_at_most();
     let slos: Vec<&str> = setup.slos.iter().map(|s| s.text.as_str()).collect();
     writeln!(out, "{title}: peak search of {}", args.run.urls[0])?;
     writeln!(out, "  objectives: {}", slos.join(", "))?;
@@ -113,7 +113,7 @@ fn steps(title: &str, args: &PeakArgs, setup: &Setup, out: &mut dyn Write) -> Re
     };
     writeln!(
         out,
-        "  steps of {:?} each{warmup}, {:?} apart: doubling from {}/s (at most {}/s), halving if the first fails, then bisecting to {:.0}%, then one confirmation run",
+        "  steps of {:?} each{warmup}, {:?} apart: doubling from {}/s (at most {}/s), halving if the first fails, then bisecting to {:.0}%, the bounding failure measured twice, the peak confirmed by 3 trials",
         setup.step,
         setup.rest,
         s.start,
@@ -123,13 +123,13 @@ fn steps(title: &str, args: &PeakArgs, setup: &Setup, out: &mut dyn Write) -> Re
     let upper = (each + warm) * most as u32;
     writeln!(
         out,
-        "estimated time: at most {:.1} s: an upper bound of {most} steps (doubling or halving, bisecting, one confirmation) x (step + rest{}); a failed confirmation or a generator limit adds steps, never more than {} in all; --dry-run ran nothing",
+        "estimated time: at most {:.1} s: an upper bound of {most} steps (doubling or halving, bisecting, recheck, confirmation) x (step + rest{}) when no trial contradicts another; contradictions (re-measured until a majority decides) or a generator limit add steps, never more than {} in all; --dry-run ran nothing",
         upper.as_secs_f64(),
         match warm.is_zero() {
             true => "",
             false => " + warm-up",
         },
-        MAX_STEPS + MAX_CONFIRMATIONS
+        MAX_STEPS
     )
 }
 

@@ -17,6 +17,10 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     page.heading(2, "Peak");
     page.para(&text(&doc["conclusion"]));
     page.raw(&kv("peak", &peak(doc)));
+    if let Some(rows) = contradictions(doc) {
+        page.heading(3, "Contradictions: rates whose trials disagreed");
+        page.raw(&rows);
+    }
     // The curves that answer a peak search lead: where achieved leaves offered, and where
     // latency crosses the objective.
     page.figures(curves(doc, &steps));
@@ -45,7 +49,7 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
             "Tolerance".to_string(),
             num(&doc["tolerance"]).map_or(text(&doc["tolerance"]), |t| format!("{}%", t * 100.0)),
         ),
-        ("Method".to_string(), "open-loop steps at rates doubled until one fails, then bisected; the peak confirmed by one more run (mutilate --search; RFC 2544)".to_string()),
+        ("Method".to_string(), "open-loop steps at rates doubled until one fails, then bisected (mutilate --search; RFC 2544); a step fails when replies drained after its window leave a backlog; a rate whose trials disagree, or that failed below a pass, is measured again until a majority decides, and the peak is confirmed by a majority of three trials (draft-ietf-bmwg-mlrsearch)".to_string()),
     ];
     if let Some(first) = steps.first() {
         pairs.extend(fields::methodology(&first["result"]).into_iter().map(
@@ -62,10 +66,10 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
 
 /// A step's name in a legend: its offered rate.
 fn step_name(step: &Value) -> String {
-    let c = if step["confirmation"] == true {
-        " (confirmation)"
-    } else {
-        ""
+    let c = match step["retry"].as_str() {
+        Some(why) => format!(" ({})", why.replace('_', " ")),
+        None if step["confirmation"] == true => " (confirmation)".to_string(),
+        None => String::new(),
     };
     format!(
         "{}/s{c}",
@@ -97,12 +101,47 @@ fn peak(doc: &Value) -> Vec<(String, String)> {
                 fields::us(&p["p99_us"])
             ),
         ),
-        ("confirmed".to_string(), text(&p["confirmed"])),
+        ("confirmed".to_string(), confirmed(p)),
         (
             "generator limited".to_string(),
             text(&doc["generator_limited"]),
         ),
     ]
+}
+
+/// Whether the peak was confirmed, by how many of its trials, and their spread.
+fn confirmed(p: &Value) -> String {
+    let (Some(n), Some(passed)) = (p["trials"].as_u64(), p["passed_trials"].as_u64()) else {
+        return text(&p["confirmed"]); // a document from before trials were counted
+    };
+    let range = |key: &str, show: &dyn Fn(&Value) -> String| match p[key].as_array() {
+        Some(r) if r.len() == 2 => format!("{}–{}", show(&r[0]), show(&r[1])),
+        _ => "-".to_string(),
+    };
+    format!(
+        "{} ({passed} of {n} trials passed; ops/s {}, p99 {})",
+        text(&p["confirmed"]),
+        range("ops_per_s_range", &|v| fields::rate(num(v))),
+        range("p99_us_range", &|v| fields::us(v))
+    )
+}
+
+/// The contradictions table, when the search met any.
+fn contradictions(doc: &Value) -> Option<String> {
+    let list = doc["contradictions"].as_array().filter(|l| !l.is_empty())?;
+    let head = ["rate/s", "passed", "failed", "decided"].map(String::from);
+    let rows: Vec<Vec<String>> = list
+        .iter()
+        .map(|c| {
+            vec![
+                fields::rate(num(&c["rate_per_s"])),
+                text(&c["passed"]),
+                text(&c["failed"]),
+                text(&c["decided"]),
+            ]
+        })
+        .collect();
+    Some(table("contradictions", &head, &rows))
 }
 
 /// The steps: offered, achieved, p50, p99, errors, kept up, each objective, verdict.
@@ -141,6 +180,7 @@ fn steps_table(steps: &[&Value]) -> String {
                 match (s["passed"] == true, s["generator_limited"] == true) {
                     (true, _) => "pass",
                     (false, true) => "generator-limited",
+                    (false, false) if s["backlog"] == true => "FAIL (backlog)",
                     (false, false) => "FAIL",
                 }
                 .to_string(),
@@ -151,12 +191,13 @@ fn steps_table(steps: &[&Value]) -> String {
     table("steps", &head, &rows)
 }
 
-/// The search steps in order of offered rate (the confirmation left out: it repeats one).
+/// The search steps in order of offered rate (the rates measured again left out: they repeat
+/// one).
 fn by_offered<'a>(steps: &[&'a Value]) -> Vec<&'a Value> {
     let mut s: Vec<&Value> = steps
         .iter()
         .copied()
-        .filter(|s| s["confirmation"] != true)
+        .filter(|s| s["confirmation"] != true && s["retry"].is_null())
         .collect();
     s.sort_by(|a, b| {
         num(&a["offered_per_s"])
@@ -272,4 +313,37 @@ fn curves(doc: &Value, steps: &[&Value]) -> Vec<(String, String)> {
         (rates.to_string(), c.rates().svg(rates)),
         (latency.to_string(), c.latency(doc).svg(latency)),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_contradictions_and_the_peaks_trials_are_shown() {
+        let doc = json!({
+            "peak": { "confirmed": true, "trials": 3, "passed_trials": 2,
+                      "ops_per_s_range": [962.0, 991.0], "p99_us_range": [900.0, 301000.0] },
+            "contradictions": [
+                { "rate_per_s": 1012.5, "passed": 2, "failed": 1,
+                  "decided": "passed by majority (2 of 3)" }
+            ]
+        });
+        let rows = contradictions(&doc).expect("a table");
+        assert!(rows.contains("class=\"contradictions\""), "{rows}");
+        assert!(rows.contains("passed by majority (2 of 3)"), "{rows}");
+        let shown = confirmed(&doc["peak"]);
+        assert!(shown.starts_with("true (2 of 3 trials passed"), "{shown}");
+        assert!(shown.contains("962") && shown.contains("991"), "{shown}");
+    }
+
+    /// A document from before issue 17: no contradictions, no trial counts.
+    #[test]
+    fn an_older_document_shows_what_it_has() {
+        let doc = json!({ "peak": { "confirmed": true } });
+        assert!(contradictions(&doc).is_none());
+        assert_eq!(confirmed(&doc["peak"]), "true");
+        assert!(contradictions(&json!({ "contradictions": [] })).is_none());
+    }
 }

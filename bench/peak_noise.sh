@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Does `wirebench peak` survive one noisy step? Against `wirebench serve tcp|udp --max-rate 1000
+# -t 1` (a server whose true peak is 1000 requests/s), SEARCHES searches per protocol and step
+# length (1 s and 4 s steps, 100 ms apart, from 600/s, objectives p99<=50ms and errors<=0.1%,
+# -c 16 -t 1), each with the server stopped for 300 ms (SIGSTOP, then SIGCONT, by its PID) in
+# the middle of the search's third step (by time: the step at 900/s, which the server sustains).
+# Counts the searches whose peak lands within 5% of 1000/s, for the binary BEFORE (default: the
+# main worktree's release build) and this tree's (AFTER), which take turns search by search.
+# A fresh server for each search; nothing is saved to the history (--no-save); each search's
+# document is kept in target/bench-peak-noise/WHO-PROTO-STEP-N.json.
+#
+# Usage: bench/peak_noise.sh [--quick]      (from the repository root, or from anywhere)
+#   --quick   2 searches, 1 s steps only (~2 min): a smoke check, not a result
+#   (full: 10 searches at 1 s and 4 s steps, ~40 min)
+# Environment: SEARCHES=N, STEPS="1 4" (seconds), BEFORE=PATH (a wirebench binary; "" skips it).
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_args "$@"
+
+if ((QUICK)); then
+    SEARCHES=${SEARCHES:-2}
+    STEPS=${STEPS:-1}
+else
+    SEARCHES=${SEARCHES:-10}
+    STEPS=${STEPS:-1 4}
+fi
+BEFORE=${BEFORE-/work/main/target/release/wirebench}
+CAP=1000
+REST=0.1
+
+bench_setup target/bench-peak-noise
+OUT=$RAW/results.txt
+: >"$OUT"
+
+# One search by binary $1 over protocol $2 at $3-second steps: prints its peak (0 when none)
+# and exit code. The stall lands mid third step: two steps and their rests, half the third,
+# and ~150 ms for the first step's connections.
+search() {
+    local bin=$1 proto=$2 step=$3 doc=$RAW/$4.json log url srv peak code at
+    # A log of its own: read before the new server truncated a shared one, the URL would be
+    # the last search's server's, gone by now.
+    log=$RAW/$4.serve.txt
+    rm -f "$log"
+    "$WB" serve "$proto" --max-rate "$CAP" -t 1 >"$log" 2>&1 &
+    srv=$!
+    PIDS+=("$srv")
+    url=$(wait_url "$log" "$srv")
+    at=$(python3 -c "print(2 * ($step + $REST) + $step / 2 + 0.15)")
+    (sleep "$at" && kill -STOP "$srv" && sleep 0.3 && kill -CONT "$srv") &
+    local staller=$!
+    code=0
+    nice -n 10 "$bin" peak "$url" --slo 'p99<=50ms' --slo 'errors<=0.1%' --step "${step}s" \
+        --rest 100ms --start-rate 600 -c 16 -t 1 --json -q --no-save >"$doc" || code=$?
+    wait "$staller" 2>/dev/null || true
+    stop_pid "$srv"
+    peak=$(jq -r '.peak.offered_per_s // 0' "$doc" 2>/dev/null || echo 0)
+    echo "$peak $code"
+}
+
+echo "== $SEARCHES searches per binary, protocol and step; stall of 300 ms mid third step" | tee -a "$OUT"
+for step in $STEPS; do
+    for proto in tcp udp; do
+        declare -A within=() peaks=()
+        for ((i = 1; i <= SEARCHES; i++)); do
+            for who in before after; do
+                bin=$WB
+                if [[ $who == before ]]; then
+                    [[ -n $BEFORE ]] || continue
+                    bin=$BEFORE
+                fi
+                read -r peak code < <(search "$bin" "$proto" "$step" "$who-$proto-${step}s-$i")
+                peaks[$who]+="$(printf '%.0f' "$peak")(${code}) "
+                if python3 -c "import sys; sys.exit(0 if 0.95*$CAP <= $peak <= 1.05*$CAP else 1)"; then
+                    within[$who]=$((${within[$who]:-0} + 1))
+                fi
+            done
+        done
+        for who in before after; do
+            [[ -n ${peaks[$who]:-} ]] || continue
+            printf '%-6s %s --step %ss: %d of %d within 5%% of %d/s; peaks (exit code): %s\n' \
+                "$who" "$proto" "$step" "${within[$who]:-0}" "$SEARCHES" "$CAP" "${peaks[$who]}" | tee -a "$OUT"
+        done
+        unset within peaks
+    done
+done
+echo "before: $BEFORE; after: this tree's build (snapshot $WB)" | tee -a "$OUT"

@@ -248,35 +248,31 @@ fn stream_over_a_100_mbit_link_fills_it() {
 
 /// Starts `wirebench serve KIND --mode sink` in `ns` on `addr`, once it has said where it is.
 fn sink_in(ns: &str, kind: &str, addr: &str) -> Killed {
-    let mut server = Killed(
-        Link::exec(ns, &["serve", kind, "--mode", "sink", "-l", addr])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the sink"),
-    );
-    let mut first = String::new();
-    BufReader::new(server.0.stdout.as_mut().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(first.starts_with(&format!("{kind}://{addr}")), "{first}");
-    server
+    serve_in(ns, &[kind, "--mode", "sink"], kind, addr)
 }
 
 /// Starts `wirebench serve http` in `ns` on `addr`, once it has said where it is.
 fn http_in(ns: &str, addr: &str) -> Killed {
+    serve_in(ns, &["http"], "http", addr)
+}
+
+/// Starts `wirebench serve ARGS -l addr` in `ns` and waits for its first line, `scheme://addr…`.
+fn serve_in(ns: &str, args: &[&str], scheme: &str, addr: &str) -> Killed {
+    let mut all = vec!["serve"];
+    all.extend_from_slice(args);
+    all.extend(["-l", addr]);
     let mut server = Killed(
-        Link::exec(ns, &["serve", "http", "-l", addr])
+        Link::exec(ns, &all)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start the HTTP server"),
+            .expect("start the server"),
     );
     let mut first = String::new();
     BufReader::new(server.0.stdout.as_mut().unwrap())
         .read_line(&mut first)
         .unwrap();
-    assert!(first.starts_with(&format!("http://{addr}")), "{first}");
+    assert!(first.starts_with(&format!("{scheme}://{addr}")), "{first}");
     server
 }
 

@@ -205,7 +205,7 @@ fn point(old: &RunsAt, new: &RunsAt, bound: f64) -> PointChanges {
 /// Per-second samples of a run: rate, p50, p99 (whole seconds, or the last one if ≥ 0.5 s).
 fn per_second(s: &Summary) -> [Vec<f64>; 3] {
     let mut out = [Vec::new(), Vec::new(), Vec::new()];
-    for p in s.series.iter().filter(|p| p.duration_s >= 0.5) {
+    for p in super::sweep::samples(s) {
         out[0].push(p.ok as f64 / p.duration_s);
         out[1].extend(p.p50_us);
         out[2].extend(p.p99_us);

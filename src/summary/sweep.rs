@@ -132,7 +132,7 @@ pub fn per_second_spread(metric: Metric, s: &Summary) -> Option<f64> {
     if whole_seconds(s) < 3 {
         return None;
     }
-    let seconds = s.series.iter().filter(|p| p.duration_s >= 0.5);
+    let seconds = samples(s);
     let values: Vec<f64> = match metric {
         Metric::Rate => seconds.map(|p| p.ok as f64 / p.duration_s).collect(),
         Metric::Bytes => seconds
@@ -152,7 +152,12 @@ pub fn per_second_spread(metric: Metric, s: &Summary) -> Option<f64> {
 /// The seconds of a run's series that count as samples of it: whole ones, and a last one of
 /// at least half a second.
 pub fn whole_seconds(s: &Summary) -> usize {
-    s.series.iter().filter(|p| p.duration_s >= 0.5).count()
+    samples(s).count()
+}
+
+/// The seconds of a run's series that [`whole_seconds`] counts, in order.
+pub fn samples(s: &Summary) -> impl Iterator<Item = &crate::record::SeriesPoint> {
+    s.series.iter().filter(|p| p.duration_s >= 0.5)
 }
 
 /// Whether one run's `metric` is too spread second to second to stand for its point alone.

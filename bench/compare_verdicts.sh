@@ -39,7 +39,8 @@ for tool in ["before", "after"]:
                 s = v["significant"] if "significant" in v else v["welch"]["significant"]
                 if "low_pct" in v: lo, hi = v["low_pct"], v["high_pct"]
                 else: lo, hi = v["difference_percent"] - v["ci95_percent"], v["difference_percent"] + v["ci95_percent"]
-                if s == (lo <= 0 <= hi): bad += 1
+                thr = v.get("threshold_pct", 0.0)
+                if s != (lo > thr or hi < -thr): bad += 1
                 up = (v["difference_percent"] > 0) == (m != "ops_per_s")
                 if s and (case == "same" or up): sig[m] += 1
         cells = [f"{sig[m]}/{seen[m]}" if seen[m] else "-" for m in metrics]

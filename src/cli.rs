@@ -27,8 +27,9 @@ pub enum Command {
     Serve(ServeCommand),
     /// The built-in study: message rate and kB/s by size, request/response vs server push, on loopback.
     Demo(DemoArgs),
-    /// Compare targets side by side: repeated interleaved runs, each target's difference from the
-    /// baseline with its 95% CI and a verdict (Welch's t-test), and latency shape per target.
+    /// Compare targets side by side: rounds of runs in a random order, each target's change from
+    /// the baseline paired by round with its 95% CI and a verdict beyond a noise threshold, and
+    /// latency shape per target.
     Compare(CompareArgs),
     /// Find the highest rate a target sustains within a latency objective: open-loop steps,
     /// doubling then bisecting to 2 % (mutilate --search; RFC 2544), rates whose trials disagree
@@ -172,6 +173,16 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", help_heading = "Repeated runs")]
     pub max_runs: Option<usize>,
 
+    /// The noise threshold of throughput, the mean and p50: a change is called significant
+    /// only when its whole 95% CI lies beyond ±this (two instances of one server differ by a
+    /// few % for good on a busy machine); 0 calls every change the CI shows [default: 3%]
+    #[arg(long, value_name = "PCT", help_heading = "Repeated runs")]
+    pub threshold: Option<String>,
+
+    /// The noise threshold of p95 and p99, as --threshold [default: 10%]
+    #[arg(long, value_name = "PCT", help_heading = "Repeated runs")]
+    pub tail_threshold: Option<String>,
+
     /// The targets and the load, as for `wirebench run`.
     #[command(flatten)]
     pub run: RunArgs,
@@ -268,8 +279,10 @@ pub struct RunArgs {
     #[arg(short = 'n', long, value_name = "N")]
     pub requests: Option<u64>,
 
-    /// Warm up first, measured but kept out of the statistics: a duration (2s) or a request count (1000).
-    #[arg(long, value_name = "DURATION|COUNT")]
+    /// Warm up first, measured but kept out of the statistics: a duration (2s), a request count
+    /// (1000), or auto: until the last 3 seconds' ops/s (open loop: mean latency) vary by at
+    /// most 5% (CoV), for at most 30 s (auto:60s sets the cap).
+    #[arg(long, value_name = "DURATION|COUNT|auto")]
     pub warmup: Option<String>,
 
     /// Give up on a request (or a connect) after this long; it counts as a timeout error.

@@ -45,7 +45,9 @@ fn json_verdict<'a>(doc: &'a Value, metric: &str) -> &'a Value {
     );
     let d = v["difference_percent"].as_f64().unwrap();
     assert!(lo <= d && d <= hi, "the estimate lies in its interval: {v}");
-    assert_eq!(v["significant"], !(lo <= 0.0 && 0.0 <= hi), "{v}");
+    // Significant iff the whole interval lies beyond the metric's noise threshold.
+    let thr = v["threshold_pct"].as_f64().unwrap();
+    assert_eq!(v["significant"], lo > thr || hi < -thr, "{v}");
     v
 }
 
@@ -217,6 +219,7 @@ fn the_json_document_validates() {
             "low_pct",
             "high_pct",
             "significant",
+            "threshold_pct",
             "interval",
             "rounds",
             "without_outliers",

@@ -47,6 +47,7 @@ fn tcp_rr() -> Summary {
         ok: 38_211,
         errors: 0,
         p50_us: Some(24.6),
+        steady: None,
     });
     finish(s)
 }

@@ -97,7 +97,7 @@ fn compare() -> String {
     let mut sweep = sweep_of(&["base", "fast", "tail"], &[], 5, 0, points);
     // As `compare --seed 17` would have run them (the fixture's order is the one given).
     sweep.seed = Some(17);
-    let comparison = wirebench::app::compare::judge(sweep, 0);
+    let comparison = wirebench::app::compare::judge(sweep, 0, Default::default());
     // As `wirebench compare` renders it (app::compare::main).
     text(|out| {
         wirebench::report::sweep::write_as(&comparison.sweep, "compare", out)?;

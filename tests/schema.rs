@@ -126,6 +126,13 @@ fn rr_summary() -> (Summary, Recorder) {
             ok: warm.ok,
             errors: 0,
             p50_us: Some(warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
+            steady: Some(wirebench::summary::Steady {
+                steady: true,
+                cov_pct: Some(1.5),
+                judged: "ops/s".into(),
+                window_s: 3,
+                bound_pct: 5.0,
+            }),
         }),
         series,
         generator: generator(),

@@ -9,7 +9,7 @@ use crate::cli::{CompareArgs, RunArgs, Runs};
 use crate::error::UsageError;
 use crate::store::Kind;
 use crate::summary::auto_runs;
-use crate::summary::compare::{self, Comparison, METHOD, SCHEMA};
+use crate::summary::compare::{self, Comparison, Thresholds, METHOD, SCHEMA};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -28,6 +28,8 @@ pub struct Prepared {
     /// With `--runs auto`: the precision, ± % of each ratio (the rounds' budget is the
     /// study's rounds).
     pub precision: Option<f64>,
+    /// The changes too small to call (`--threshold`, `--tail-threshold`).
+    pub thresholds: Thresholds,
 }
 
 /// `--runs auto`'s budget unless `--max-runs` says otherwise.
@@ -61,6 +63,26 @@ fn rounds(args: &CompareArgs) -> Result<(usize, Option<f64>), UsageError> {
             }
         }
     }
+}
+
+/// `--threshold` and `--tail-threshold` checked, defaults filled in.
+fn thresholds(args: &CompareArgs) -> Result<Thresholds, UsageError> {
+    let pct = |flag: &str, text: &Option<String>, default: f64| {
+        match text {
+        None => Ok(default),
+        Some(t) => match t.trim().trim_end_matches('%').trim().parse::<f64>() {
+            Ok(p) if (0.0..100.0).contains(&p) => Ok(p),
+            _ => Err(UsageError::new(format!(
+                "{flag} {t} is not a percentage from 0 to 100: give e.g. {flag} 3% (0 calls every change the CI shows)"
+            ))),
+        },
+    }
+    };
+    let d = Thresholds::default();
+    Ok(Thresholds {
+        center_pct: pct("--threshold", &args.threshold, d.center_pct)?,
+        tail_pct: pct("--tail-threshold", &args.tail_threshold, d.tail_pct)?,
+    })
 }
 
 /// `wirebench compare`.
@@ -102,6 +124,7 @@ fn total_runs(c: &Comparison) -> usize {
 /// Checks the comparison's flags and expands its runs; nothing is measured.
 pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     let (runs, precision) = rounds(args)?;
+    let thresholds = thresholds(args)?;
     let mut run = args.run.clone();
     run.runs = Some(Runs::Count(runs));
     let mut study = Study::of(&run)?;
@@ -133,6 +156,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
         study,
         baseline,
         precision,
+        thresholds,
     })
 }
 
@@ -145,21 +169,23 @@ pub fn collect(
     on_run: &mut dyn FnMut(&Comparison),
 ) -> (Comparison, Option<anyhow::Error>) {
     let (baseline, precision, discard) = (p.baseline, p.precision, p.study.discard);
+    let thresholds = p.thresholds;
+    let judge = |s: crate::summary::sweep::Sweep| judge(s, baseline, thresholds);
     let max_runs = p.study.rounds;
     let (sweep, failed) = super::sweep::measure_until(
         &p.run,
         p.study,
-        &mut |s| on_run(&judge(s.clone(), baseline)),
+        &mut |s| on_run(&judge(s.clone())),
         &mut |s| {
             // After each whole round: with --runs auto, enough once every interval is narrow.
             let Some(precision) = precision else {
                 return false;
             };
             let kept = s.points.last().map_or(0, |p| p.run.saturating_sub(discard));
-            auto_runs::enough(&judge(s.clone(), baseline).verdicts, kept, precision)
+            auto_runs::enough(&judge(s.clone()).verdicts, kept, precision)
         },
     );
-    let mut comparison = judge(sweep, baseline);
+    let mut comparison = judge(sweep);
     comparison.auto = precision.map(|p| {
         let rounds = comparison.sweep.runs;
         auto_runs::conclude(&comparison.verdicts, p, max_runs, rounds)
@@ -175,8 +201,13 @@ fn clock_seed() -> u64 {
 }
 
 /// Judges each target of a measured `sweep` against the target at `baseline` (the
-/// percentiles' bootstrap drawn from the sweep's seed, 0 without one).
-pub fn judge(sweep: crate::summary::sweep::Sweep, baseline: usize) -> Comparison {
+/// percentiles' bootstrap drawn from the sweep's seed, 0 without one), calling changes beyond
+/// `thresholds`.
+pub fn judge(
+    sweep: crate::summary::sweep::Sweep,
+    baseline: usize,
+    thresholds: Thresholds,
+) -> Comparison {
     let points = labelled_points(&sweep);
     let seed = sweep.seed.unwrap_or(0);
     Comparison {
@@ -185,7 +216,7 @@ pub fn judge(sweep: crate::summary::sweep::Sweep, baseline: usize) -> Comparison
         baseline: sweep.targets[baseline].name.clone(),
         seed: sweep.seed,
         order: compare::order(&sweep, &points),
-        verdicts: compare::verdicts(&sweep, baseline, &points, seed),
+        verdicts: compare::verdicts(&sweep, baseline, &points, seed, thresholds),
         auto: None,
         shapes: compare::shapes(&sweep, &points),
         sweep,

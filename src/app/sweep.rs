@@ -221,13 +221,15 @@ fn check_descriptors(plans: &[(usize, usize, Plan)]) -> Result<(), UsageError> {
 }
 
 /// The study's time as far as it is known: the durations and warm-ups of the runs bounded by
-/// time, and how many others stop (or warm up) at a request count, whose time the target
+/// time (a warm-up until steady counts at its cap), and how many others stop (or warm up) at a request count, whose time the target
 /// decides.
 pub fn estimate(study: &Study) -> (Duration, usize) {
     let (mut known, mut unknown) = (Duration::ZERO, 0);
     for run in &study.runs {
         match (run.plan.stop.duration, run.plan.warmup) {
-            (Some(d), Some(crate::plan::Warmup::Duration(w))) => known += d + w,
+            (Some(d), Some(crate::plan::Warmup::Duration(w) | crate::plan::Warmup::Auto(w))) => {
+                known += d + w
+            }
             (Some(d), None) => known += d,
             _ => unknown += 1,
         }

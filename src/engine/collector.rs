@@ -3,8 +3,10 @@
 //! closed second to the caller's watcher (the live progress line). Memory stays bounded: only
 //! seconds still open are held.
 
+use super::steady::Judge;
+use super::timeline::Timeline;
 use super::worker::{Active, Msg};
-use crate::record::{Phase, Recorder, RunRecord, SeriesPoint, Snapshot};
+use crate::record::{Phase, Recorder, RunRecord, SeriesPoint, Settled, Snapshot};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -138,15 +140,75 @@ impl Collector<'_> {
     }
 }
 
+/// `--warmup auto`: the judge of the warm-up's seconds, until measuring starts.
+struct Warming {
+    judge: Judge,
+    cap: Duration,
+    /// When the second being counted ends, and when it began.
+    next: Instant,
+    last: Instant,
+}
+
+impl Warming {
+    /// Judges each second that has ended; starts measuring once the run is steady, at the
+    /// cap, or when the run is being stopped. Returns how long to wait for the next second.
+    fn tick(&mut self, timeline: &Timeline, c: &mut Collector) -> Option<Duration> {
+        let (_, tally) = timeline.auto.as_ref().filter(|_| timeline.warming())?;
+        let now = Instant::now();
+        let mut settled = None;
+        if now >= self.next {
+            let secs = (now - self.last).as_secs_f64();
+            let (totals, before) = (tally.read(), self.judge.replies());
+            settled = self.judge.second(totals, secs);
+            let ok = totals.0;
+            self.last = now;
+            // The progress line: the warm-up's replies so far and its rate this second.
+            (c.watch)(&Snapshot {
+                elapsed: now - timeline.t0,
+                warmup: true,
+                ok,
+                ops_per_s: (ok - before) as f64 / secs.max(1e-3),
+                p99_us: None,
+                errors: 0,
+                bytes: 0,
+                bytes_per_s: 0.0,
+            });
+            self.next = (self.next + Duration::from_secs(1)).max(now + Duration::from_millis(500));
+        }
+        let over = now >= timeline.t0 + self.cap || super::stop::requested() || timeline.expired();
+        if settled.is_none() && !over {
+            return Some(self.next.saturating_duration_since(now));
+        }
+        c.out.settled = settled.or_else(|| self.judge.verdict()).or(Some(Settled {
+            steady: false,
+            cov: None,
+            judged: self.judge.judged(),
+            window: super::steady::WINDOW,
+            bound: super::steady::BOUND,
+        }));
+        timeline.begin();
+        None
+    }
+}
+
 /// Receives from `workers` workers until they have all finished, and returns the totals (the
 /// record's timings are the caller's to fill); recorders it has merged go back to `spares`.
+/// With `--warmup auto` it also judges the warm-up and starts the measured part on `timeline`.
 pub fn collect(
     rx: Receiver<Msg>,
     workers: usize,
     watch: &mut dyn FnMut(&Snapshot),
-    t0: Instant,
+    timeline: &Timeline,
+    open_loop: bool,
     spares: Arc<Spares>,
 ) -> RunRecord {
+    let t0 = timeline.t0;
+    let mut warming = timeline.auto.as_ref().map(|(cap, _)| Warming {
+        judge: Judge::new(open_loop),
+        cap: *cap,
+        next: t0 + Duration::from_secs(1),
+        last: t0,
+    });
     let mut c = Collector {
         shipped: vec![None; workers],
         finished: vec![false; workers],
@@ -157,7 +219,14 @@ pub fn collect(
         spares,
     };
     loop {
-        match rx.recv_timeout(Duration::from_millis(500)) {
+        let mut wait = Duration::from_millis(500);
+        if let Some(w) = warming.as_mut() {
+            match w.tick(timeline, &mut c) {
+                Some(next) => wait = wait.min(next),
+                None => warming = None,
+            }
+        }
+        match rx.recv_timeout(wait) {
             Ok(msg) => c.handle(msg),
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,

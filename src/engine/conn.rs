@@ -21,7 +21,7 @@ use crate::driver::{Driver, Session};
 use crate::load::{share, Schedule, Stage};
 use crate::plan::{Plan, Warmup};
 use crate::record::Phase;
-use closed_loop::closed_loop;
+use closed_loop::{closed_loop, Until};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -123,10 +123,11 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
                     start,
                     limit: plan.stop.requests,
                     end: deadline,
+                    steady: None,
                 };
                 open_loop::paced(ctx, &mut slot, Phase::Measure, timetable).await
             }
-            None => closed_loop(ctx, &mut slot, quota, deadline).await,
+            None => closed_loop(ctx, &mut slot, quota, Until::Measured(deadline)).await,
         }
     };
     match deadline {
@@ -189,6 +190,9 @@ async fn before_start<D: Driver>(
             ctx.timeline.arrive();
         }
         Some(Warmup::Duration(w)) if !bulk => warm_up(ctx, slot, None, Some(w)).await,
+        // Until the collector finds the run steady (the warm-up's requests in flight then
+        // finish as warm-up ones).
+        Some(Warmup::Auto(_)) => warm_up(ctx, slot, None, None).await,
         _ if ctx.timeline.gated() => ctx.timeline.connected(),
         _ => {}
     }
@@ -238,7 +242,7 @@ async fn warm_up<D: Driver>(
     let Some(schedule) = ctx.plan.load.schedule() else {
         let until = time.map(|w| ctx.timeline.t0 + w);
         let mine = count.map(|n| share(n, ctx.plan.connections, ctx.index));
-        return closed_loop(ctx, slot, mine, until).await;
+        return closed_loop(ctx, slot, mine, Until::Warm(until)).await;
     };
     let rate = schedule.rate_at(Duration::ZERO);
     let timetable = || Timetable {
@@ -249,6 +253,7 @@ async fn warm_up<D: Driver>(
         start: ctx.timeline.t0,
         limit: count,
         end: None,
+        steady: ctx.timeline.auto.is_some().then(|| ctx.timeline.clone()),
     };
     open_loop::paced(ctx, slot, Phase::Warmup, timetable).await;
 }

@@ -13,6 +13,7 @@ mod collector;
 mod conn;
 pub mod gate;
 mod pacer;
+mod steady;
 pub mod stop;
 mod timeline;
 mod timer;
@@ -102,7 +103,8 @@ impl Run<'_> {
             );
         }
         drop(tx);
-        let record = collector::collect(rx, plan.threads, self.watch, timeline.t0, spares);
+        let open_loop = plan.load.schedule().is_some();
+        let record = collector::collect(rx, plan.threads, self.watch, &timeline, open_loop, spares);
         for h in handles {
             h.join()
                 .map_err(|_| anyhow::anyhow!("a worker thread panicked"))??;

@@ -9,12 +9,14 @@
 //! of a worker's connections, one connection wakes per due request rather than all of them,
 //! and a due request waits only when every connection of the worker is full.
 
+use super::timeline::Timeline;
 use super::timer::PreciseTimer;
 use crate::load::{Lanes, Schedule};
 use crate::record::Phase;
 use std::cell::{Cell, OnceCell};
 use std::io;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{Mutex, MutexGuard};
 
@@ -30,6 +32,8 @@ pub struct Pacer {
     limit: Option<u64>,
     /// Nothing goes out at or after this instant (the deadline).
     end: Option<Instant>,
+    /// `--warmup auto`: nothing more goes out once this timeline's measured part has begun.
+    steady: Option<Arc<Timeline>>,
     /// How many of this worker's requests have been taken.
     taken: Cell<u64>,
     turn: Mutex<()>,
@@ -46,6 +50,7 @@ impl Pacer {
             lanes,
             limit: timetable.limit,
             end: timetable.end,
+            steady: timetable.steady,
             taken: Cell::new(0),
             turn: Mutex::new(()),
             timer: PreciseTimer::new()?,
@@ -57,7 +62,8 @@ impl Pacer {
     /// `None` (every condition only grows).
     pub fn next_due(&self, now: Instant) -> Option<Instant> {
         let i = self.lanes.nth(self.taken.get());
-        if self.limit.is_some_and(|l| i >= l) {
+        if self.limit.is_some_and(|l| i >= l) || self.steady.as_ref().is_some_and(|t| !t.warming())
+        {
             return None;
         }
         let at = self.start + self.schedule.time_of(i)?;
@@ -108,6 +114,8 @@ pub struct Timetable {
     pub limit: Option<u64>,
     /// Nothing goes out at or after this instant.
     pub end: Option<Instant>,
+    /// `--warmup auto`'s warm-up: nothing goes out once this timeline's measured part began.
+    pub steady: Option<Arc<Timeline>>,
 }
 
 impl Pacing {
@@ -163,6 +171,7 @@ mod tests {
                 start,
                 limit,
                 end,
+                steady: None,
             };
             // Lanes 1 and 3 of 4: requests 1, 3, 5, 7, 9, ... at 1 ms apart.
             Pacer::new(timetable, Lanes::new(4, &[3, 1])).unwrap()

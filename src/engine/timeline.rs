@@ -5,6 +5,9 @@
 //! connection has done its share: connections that finish early wait at a gate, so the measured
 //! part starts at one instant for every worker and the per-second series lines up.
 //!
+//! A warm-up until steady state (`--warmup auto`) ends when the collector judges it so
+//! ([`super::steady`]), or at its cap.
+//!
 //! An open loop with no warm-up starts its timetable once every connection is open, a moment
 //! ([`START_LEAD`]) after the last one: started at once, its first requests would wait for the
 //! worker threads and their connections and go out tens of milliseconds late (send lag that
@@ -35,6 +38,8 @@ pub struct Timeline {
     /// Whether the measured part starts once every connection is open (open loop, no warm-up).
     gated: bool,
     start: watch::Sender<Option<Instant>>,
+    /// `--warmup auto`: its cap, and the replies of the warm-up so far.
+    pub auto: Option<(Duration, super::steady::WarmTally)>,
 }
 
 impl Timeline {
@@ -46,7 +51,11 @@ impl Timeline {
             None if gated => None,
             None => Some(t0),
             Some(Warmup::Duration(w)) => Some(t0 + w),
-            Some(Warmup::Count(_)) => None,
+            Some(Warmup::Count(_) | Warmup::Auto(_)) => None,
+        };
+        let auto = match plan.warmup {
+            Some(Warmup::Auto(cap)) => Some((cap, super::steady::WarmTally::default())),
+            _ => None,
         };
         Timeline {
             t0,
@@ -56,6 +65,7 @@ impl Timeline {
             remaining: AtomicUsize::new(plan.connections),
             gated,
             start: watch::channel(start).0,
+            auto,
         }
     }
 
@@ -77,6 +87,23 @@ impl Timeline {
         if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.start.send_replace(Some(Instant::now()));
         }
+    }
+
+    /// The warm-up is steady (or over for another reason): measuring starts now, unless it
+    /// has started already.
+    pub fn begin(&self) {
+        self.start.send_if_modified(|s| {
+            let unset = s.is_none();
+            if unset {
+                *s = Some(Instant::now());
+            }
+            unset
+        });
+    }
+
+    /// Whether a warm-up until steady state is still going on: it issues nothing more once over.
+    pub fn warming(&self) -> bool {
+        self.measure_start().is_none()
     }
 
     /// Whether each connection must report [`Timeline::connected`] before measuring starts.

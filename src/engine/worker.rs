@@ -86,6 +86,8 @@ pub struct WorkerRec {
     window: Option<Duration>,
     /// When the measured window closes, once its start is known.
     window_end: Option<Instant>,
+    /// `--warmup auto`: the timeline whose tally the warm-up's replies go to.
+    auto: Option<Arc<Timeline>>,
 }
 
 impl WorkerRec {
@@ -107,6 +109,7 @@ impl WorkerRec {
             active: None,
             window: timeline.duration,
             window_end: None,
+            auto: timeline.auto.is_some().then(|| timeline.clone()),
         };
         if let Some(start) = timeline.measure_start() {
             rec.start = Some(start);
@@ -207,6 +210,11 @@ impl WorkerRec {
         let open = self.open_loop;
         self.span(sent.intended, sent.at, now);
         let after = self.after_window(now);
+        if let Some((_, tally)) = self.auto.as_ref().and_then(|t| t.auto.as_ref()) {
+            if self.start.is_none_or(|s| sent.intended < s) {
+                tally.add(now - sent.intended);
+            }
+        }
         let slot = self.slot(sent.intended, now);
         slot.ok(now - sent.intended);
         slot.ok_after_window += after as u64;

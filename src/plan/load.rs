@@ -57,7 +57,29 @@ pub fn model(
     Ok((LoadModel::Open { schedule, window }, schedule_text(a)))
 }
 
+/// How long `--warmup auto` may last before measuring starts anyway.
+pub const AUTO_WARMUP_CAP: Duration = Duration::from_secs(30);
+
 fn warmup(text: &str) -> Result<Warmup, UsageError> {
+    if let Some(rest) = text.strip_prefix("auto") {
+        let cap = match rest.strip_prefix(':') {
+            None if rest.is_empty() => AUTO_WARMUP_CAP,
+            Some(cap) => parse_duration(cap)
+                .ok()
+                .filter(|d| *d >= Duration::from_secs(1))
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "--warmup '{text}': the cap after auto: must be a duration of at least 1s, such as auto:60s"
+                    ))
+                })?,
+            None => {
+                return usage(
+                    "--warmup auto takes an optional cap after a colon, such as auto:60s",
+                )
+            }
+        };
+        return Ok(Warmup::Auto(cap));
+    }
     if let Ok(n) = text.parse::<u64>() {
         if n == 0 {
             return usage("--warmup 0 warms up nothing: leave it out, or give a count or a duration such as 2s");
@@ -66,7 +88,7 @@ fn warmup(text: &str) -> Result<Warmup, UsageError> {
     }
     parse_duration(text).map(Warmup::Duration).map_err(|_| {
         UsageError(format!(
-            "--warmup '{text}' is neither a request count (1000) nor a duration (2s)"
+            "--warmup '{text}' is neither a request count (1000), a duration (2s) nor auto"
         ))
     })
 }
@@ -90,6 +112,11 @@ pub fn warmup_of(a: &RunArgs, mode: ClientMode) -> Result<Option<Warmup>, UsageE
     if matches!(warmup, Some(Warmup::Count(_))) && mode.bulk() {
         return usage(
             "--warmup by count needs request/response: give a duration such as --warmup 1s",
+        );
+    }
+    if matches!(warmup, Some(Warmup::Auto(_))) && mode.bulk() {
+        return usage(
+            "--warmup auto judges request/response rates: for a bulk transfer give a duration such as --warmup 2s",
         );
     }
     Ok(warmup)

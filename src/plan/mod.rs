@@ -72,6 +72,8 @@ pub enum Warmup {
     Duration(Duration),
     /// For this many requests in all.
     Count(u64),
+    /// Until the run is in steady state (`--warmup auto`), for at most this long.
+    Auto(Duration),
 }
 
 impl TryFrom<&SocketArgs> for SocketOptions {

@@ -12,7 +12,7 @@ pub mod series;
 pub mod status;
 
 pub use errors::{ErrorCounts, ErrorKind, OpError};
-pub use run::RunRecord;
+pub use run::{RunRecord, Settled};
 pub use series::{SeriesPoint, Snapshot};
 pub use status::{reason, StatusCounts};
 

@@ -28,4 +28,21 @@ pub struct RunRecord {
     /// The run's overall deadline (`--deadline`) passed before it finished: the deadline, and
     /// the requests still owed then (never sent, or in flight), counted as errors.
     pub deadline_passed: Option<(Duration, u64)>,
+    /// `--warmup auto`: how its warm-up ended.
+    pub settled: Option<Settled>,
+}
+
+/// How a warm-up until steady state (`--warmup auto`) ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settled {
+    /// Whether its last seconds were steady (false: its cap, or a stop, ended it).
+    pub steady: bool,
+    /// Their coefficient of variation (None: too few seconds, or one without a reply).
+    pub cov: Option<f64>,
+    /// The figure judged: `ops/s` (closed loop) or `mean latency` (open loop).
+    pub judged: &'static str,
+    /// The seconds judged together.
+    pub window: usize,
+    /// The CoV at or below which they are steady.
+    pub bound: f64,
 }

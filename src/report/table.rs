@@ -62,8 +62,28 @@ fn header(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
             secs(w.duration_s),
             p50.unwrap_or_default(),
         )?;
+        if let Some(st) = &w.steady {
+            writeln!(out, "{INDENT}{}", steady_line(st))?;
+        }
     }
     Ok(())
+}
+
+/// How `--warmup auto` ended: `warm-up steady: ops/s varied 1.2% (CoV) over its last 3 s (≤ 5%)`.
+fn steady_line(st: &crate::summary::Steady) -> String {
+    let cov = st.cov_pct.map_or("not measurable".to_string(), |c| {
+        format!("varied {c:.1}% (CoV)")
+    });
+    match st.steady {
+        true => format!(
+            "warm-up steady: {} {cov} over its last {} s (≤ {:.0}%)",
+            st.judged, st.window_s, st.bound_pct
+        ),
+        false => format!(
+            "warm-up NOT steady when it ended: {} {cov} over its last {} s (bound {:.0}%); the figures may still move: lengthen the cap (--warmup auto:60s)",
+            st.judged, st.window_s, st.bound_pct
+        ),
+    }
 }
 
 /// `10.00 s measured, 4 connections on 2 threads, 64 B requests / 64 B replies, pipeline 1`.
@@ -321,6 +341,7 @@ mod tests {
                 ok: 1_234,
                 errors: 0,
                 p50_us: Some(7.42),
+                steady: None,
             }),
             series: (0..3).map(|i| SeriesPoint::of(i, rec)).collect(),
             generator: Generator {

@@ -127,6 +127,7 @@ mod tests {
             low_pct,
             high_pct,
             significant: low_pct > 0.0 || high_pct < 0.0,
+            threshold_pct: 0.0,
             interval: Method::T,
             rounds: Vec::new(),
             without_outliers: None,

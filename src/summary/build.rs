@@ -58,6 +58,13 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
             errors: c.warm.errors.total(),
             p50_us: (!c.warm.latency.is_empty())
                 .then(|| c.warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
+            steady: c.settled.map(|s| super::Steady {
+                steady: s.steady,
+                cov_pct: s.cov.map(|c| c * 100.0),
+                judged: s.judged.to_string(),
+                window_s: s.window as u32,
+                bound_pct: s.bound * 100.0,
+            }),
         }),
         series: with_messages(plan, with_offered(plan, c.series, measured)),
         generator: super::Generator {

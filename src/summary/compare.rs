@@ -49,8 +49,49 @@ pub struct Comparison {
 pub const METHOD: &str = "paired by round: each round's target figure over the baseline's; the \
      change is the geometric mean of those ratios with a 95% CI of the mean log-ratio (Kalibera & \
      Jones, ISMM 2013): Student's t for throughput and the mean, a seeded bootstrap over rounds \
-     for p50, p95 and p99; significant iff the CI excludes 0; targets in a random order within \
-     each round (Abedi & Brecht, ICPE 2017)";
+     for p50, p95 and p99; significant iff the whole CI lies beyond the metric's noise threshold \
+     (±threshold_pct; 0: iff it excludes 0), as criterion.rs's noise threshold; targets in a \
+     random order within each round (Abedi & Brecht, ICPE 2017)";
+
+/// Changes too small to call, per metric, in % of the baseline (`--threshold`,
+/// `--tail-threshold`). Two instances of one server differ by a little for good: on a machine
+/// with a CPU hog beside them, identical `serve tcp --delay 1ms` processes differed by
+/// 1-3% in throughput and the mean, and by 10-40% in p95 and p99, persistently over a
+/// comparison's rounds (tests/compare_noise.rs). Such a difference is real but says nothing
+/// about the targets, so a verdict calls a change only when its whole 95% CI lies beyond the
+/// threshold (criterion.rs does the same with its 1% noise threshold).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    /// Throughput, the mean and the median, %.
+    pub center_pct: f64,
+    /// p95 and p99, %.
+    pub tail_pct: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            center_pct: 3.0,
+            tail_pct: 10.0,
+        }
+    }
+}
+
+impl Thresholds {
+    /// None: every change the CI shows is called (the CI excluding 0 suffices).
+    pub const NONE: Thresholds = Thresholds {
+        center_pct: 0.0,
+        tail_pct: 0.0,
+    };
+
+    /// The threshold of metric `m`, %.
+    pub fn of(&self, m: Metric) -> f64 {
+        match m {
+            Metric::P95 | Metric::P99 => self.tail_pct,
+            _ => self.center_pct,
+        }
+    }
+}
 
 /// One target against the baseline on one metric at one point, paired by round.
 #[derive(Clone, Debug, Serialize)]
@@ -73,8 +114,11 @@ pub struct Verdict {
     pub low_pct: f64,
     /// The 95% interval's high end, in %.
     pub high_pct: f64,
-    /// Whether the interval excludes 0 (one computation: they cannot disagree).
+    /// Whether the whole interval lies beyond ±`threshold_pct` (one computation: they cannot
+    /// disagree; with a threshold of 0, whether it excludes 0).
     pub significant: bool,
+    /// The noise threshold of this metric, % ([`Thresholds`]).
+    pub threshold_pct: f64,
     /// How the interval was computed: `t` (Student's t of the mean log-ratio) or `bootstrap`
     /// (over rounds, for percentiles).
     pub interval: Method,
@@ -107,7 +151,7 @@ pub struct Without {
     pub low_pct: f64,
     /// The 95% interval's high end, in %.
     pub high_pct: f64,
-    /// Whether that interval excludes 0.
+    /// Whether that interval lies beyond the threshold.
     pub significant: bool,
     /// Whether this differs from the verdict over every round: the outliers decided it.
     pub changes_verdict: bool,
@@ -144,6 +188,7 @@ pub fn verdicts(
     baseline: usize,
     points: &[(Vec<usize>, String)],
     seed: u64,
+    thresholds: Thresholds,
 ) -> Vec<Verdict> {
     let mut out = Vec::new();
     for (pi, (at, label)) in points.iter().enumerate() {
@@ -156,7 +201,14 @@ pub fn verdicts(
                 let mine = sweep.kept_by_run(m, ti, at);
                 let place = ((pi * METRICS.len() + mi) * sweep.targets.len() + ti) as u64;
                 let seed = paired::derive(seed, place);
-                if let Some(v) = verdict(m, &t.name, label, (&mine, &base), seed) {
+                let judged = Judged {
+                    m,
+                    name: &t.name,
+                    at: label,
+                    seed,
+                    threshold: thresholds.of(m),
+                };
+                if let Some(v) = verdict(&judged, (&mine, &base)) {
                     out.push(v);
                 }
             }
@@ -168,15 +220,20 @@ pub fn verdicts(
 /// A run's number (from 1) and its figure.
 type RunValue = (usize, f64);
 
+/// What one verdict is about: a metric of a target at a point, its bootstrap's seed and its
+/// noise threshold (%).
+struct Judged<'a> {
+    m: Metric,
+    name: &'a str,
+    at: &'a str,
+    seed: u64,
+    threshold: f64,
+}
+
 /// One verdict from each side's (run, value) of the kept runs, when two rounds or more have
 /// both sides positive.
-fn verdict(
-    m: Metric,
-    name: &str,
-    at: &str,
-    (mine, base): (&[RunValue], &[RunValue]),
-    seed: u64,
-) -> Option<Verdict> {
+fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdict> {
+    let (m, name, at, seed, threshold) = (j.m, j.name, j.at, j.seed, j.threshold);
     let mut rounds = Vec::new();
     let mut logs = Vec::new();
     for &(run, b) in base {
@@ -200,13 +257,17 @@ fn verdict(
     let mean = |xs: &[(usize, f64)]| xs.iter().map(|x| x.1).sum::<f64>() / xs.len() as f64;
     let (key, what) = words(m);
     let all = p.all;
-    let without = p.without.map(|w| Without {
-        difference_percent: w.difference_pct,
-        low_pct: w.low_pct,
-        high_pct: w.high_pct,
-        significant: w.significant,
-        changes_verdict: w.significant != all.significant,
-        text: without_text(&rounds, &w, w.significant != all.significant),
+    let called = all.beyond(threshold);
+    let without = p.without.map(|w| {
+        let sig = w.beyond(threshold);
+        Without {
+            difference_percent: w.difference_pct,
+            low_pct: w.low_pct,
+            high_pct: w.high_pct,
+            significant: sig,
+            changes_verdict: sig != called,
+            text: without_text(&rounds, &w, (sig, sig != called)),
+        }
     });
     Some(Verdict {
         target: name.to_string(),
@@ -218,11 +279,12 @@ fn verdict(
         difference_percent: all.difference_pct,
         low_pct: all.low_pct,
         high_pct: all.high_pct,
-        significant: all.significant,
+        significant: called,
+        threshold_pct: threshold,
         interval: method,
         rounds,
         without_outliers: without,
-        text: verdict_text(name, what, &all),
+        text: verdict_text(name, what, &all, threshold),
     })
 }
 
@@ -231,22 +293,30 @@ fn ci(i: &Interval) -> String {
     format!("95% CI {:+.1}% to {:+.1}%", i.low_pct, i.high_pct)
 }
 
-/// `b adds 12.0% (95% CI +8.1% to +16.0%) to the median latency; significant`, or `b: no
-/// significant difference in the median latency (+0.4%, 95% CI −1.2% to +2.0%)`.
-fn verdict_text(name: &str, what: &str, i: &Interval) -> String {
+/// `b adds 12.0% (95% CI +8.1% to +16.0%) to the median latency; significant`, `b: no
+/// significant difference in the median latency (+0.4%, 95% CI −1.2% to +2.0%)`, or, for an
+/// interval that excludes 0 but not the noise threshold, `b: no difference beyond the ±3%
+/// noise threshold in the mean latency (-2.6%, 95% CI -4.0% to -1.3%)`.
+fn verdict_text(name: &str, what: &str, i: &Interval, threshold: f64) -> String {
     let pct = i.difference_pct;
     let (verb, prep) = match pct >= 0.0 {
         true => ("adds", "to"),
         false => ("takes", "from"),
     };
-    match i.significant {
-        true => format!(
+    if i.beyond(threshold) {
+        return format!(
             "{name} {verb} {:.1}% ({}) {prep} {what}; significant",
             pct.abs(),
             ci(i)
+        );
+    }
+    match i.contains_zero() {
+        true => format!(
+            "{name}: no significant difference in {what} ({pct:+.1}%, {})",
+            ci(i)
         ),
         false => format!(
-            "{name}: no significant difference in {what} ({pct:+.1}%, {})",
+            "{name}: no difference beyond the ±{threshold}% noise threshold in {what} ({pct:+.1}%, {})",
             ci(i)
         ),
     }
@@ -254,7 +324,7 @@ fn verdict_text(name: &str, what: &str, i: &Interval) -> String {
 
 /// `run 4 is an outlier (ratio 0.001): without it +0.3% (95% CI …), not significant: the
 /// same verdict`.
-fn without_text(rounds: &[RoundRatio], w: &Interval, changes: bool) -> String {
+fn without_text(rounds: &[RoundRatio], w: &Interval, (sig, changes): (bool, bool)) -> String {
     let odd: Vec<&RoundRatio> = rounds.iter().filter(|r| r.outlier).collect();
     let runs: Vec<String> = odd.iter().map(|r| r.run.to_string()).collect();
     let ratios: Vec<String> = odd.iter().map(|r| format!("{:.3}", r.ratio)).collect();
@@ -262,7 +332,7 @@ fn without_text(rounds: &[RoundRatio], w: &Interval, changes: bool) -> String {
         1 => (format!("run {} is an outlier", runs[0]), "it"),
         _ => (format!("runs {} are outliers", runs.join(", ")), "them"),
     };
-    let outcome = match (w.significant, changes) {
+    let outcome = match (sig, changes) {
         (true, true) => "significant: the outlier decides the verdict",
         (false, true) => "not significant: the outlier decides the verdict",
         (true, false) => "significant: the same verdict",
@@ -354,7 +424,53 @@ mod tests {
     }
 
     fn judge(m: Metric, mine: &[f64], base: &[f64]) -> Verdict {
-        verdict(m, "b", "", (&runs(mine), &runs(base)), 1).unwrap()
+        judge_at(m, mine, base, 0.0)
+    }
+
+    fn judge_at(m: Metric, mine: &[f64], base: &[f64], threshold: f64) -> Verdict {
+        let j = Judged {
+            m,
+            name: "b",
+            at: "",
+            seed: 1,
+            threshold,
+        };
+        verdict(&j, (&runs(mine), &runs(base))).unwrap()
+    }
+
+    fn judge_runs(mine: &[(usize, f64)], base: &[(usize, f64)]) -> Option<Verdict> {
+        let j = Judged {
+            m: Metric::Rate,
+            name: "b",
+            at: "",
+            seed: 1,
+            threshold: 0.0,
+        };
+        verdict(&j, (mine, base))
+    }
+
+    #[test]
+    fn a_change_within_the_noise_threshold_is_not_called() {
+        // b is 2% above a in every round: real, but within a 3% threshold.
+        let a = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let b: Vec<f64> = a.iter().map(|x| x * 1.02).collect();
+        let v = judge_at(Metric::Mean, &b, &a, 3.0);
+        assert!(
+            !v.significant && v.low_pct > 0.0 && v.threshold_pct == 3.0,
+            "{v:?}"
+        );
+        assert!(
+            v.text.starts_with("b: no difference beyond the ±3% noise threshold in the mean latency (+2.0%, 95% CI +"),
+            "{}",
+            v.text
+        );
+        assert!(judge_at(Metric::Mean, &b, &a, 0.0).significant);
+        // 5% clears it; the thresholds by metric: 3% at the centre, 10% in the tail.
+        let b: Vec<f64> = a.iter().map(|x| x * 1.05).collect();
+        assert!(judge_at(Metric::Mean, &b, &a, 3.0).significant);
+        let t = Thresholds::default();
+        assert_eq!((t.of(Metric::P50), t.of(Metric::P99)), (3.0, 10.0));
+        assert_eq!(Thresholds::NONE.of(Metric::P95), 0.0);
     }
 
     #[test]
@@ -444,9 +560,9 @@ mod tests {
         // Run 2 of b is missing (a partial comparison); run 4 of a did nothing.
         let base = vec![(1, 100.0), (2, 100.0), (3, 100.0), (4, 0.0)];
         let mine = vec![(1, 110.0), (3, 111.0), (4, 50.0)];
-        let v = verdict(Metric::Rate, "b", "", (&mine, &base), 1).unwrap();
+        let v = judge_runs(&mine, &base).unwrap();
         let paired: Vec<usize> = v.rounds.iter().map(|r| r.run).collect();
         assert_eq!(paired, vec![1, 3]);
-        assert!(verdict(Metric::Rate, "b", "", (&mine[..1], &base), 1).is_none());
+        assert!(judge_runs(&mine[..1], &base).is_none());
     }
 }

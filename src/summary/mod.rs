@@ -426,6 +426,25 @@ pub struct Warmup {
     pub errors: u64,
     /// Median latency during warm-up, µs.
     pub p50_us: Option<f64>,
+    /// `--warmup auto`: how it ended (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
+}
+
+/// How a warm-up until steady state (`--warmup auto`) ended (Georges et al., OOPSLA 2007: the
+/// CoV of the last k measurements under a bound).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Steady {
+    /// Whether its last `window_s` seconds were steady (false: its cap or a stop ended it).
+    pub steady: bool,
+    /// Their coefficient of variation, percent (None: too few seconds, or a silent one).
+    pub cov_pct: Option<f64>,
+    /// The figure judged: `ops/s` (closed loop) or `mean latency` (open loop).
+    pub judged: String,
+    /// The seconds judged together.
+    pub window_s: u32,
+    /// The CoV at or below which they are steady, percent.
+    pub bound_pct: f64,
 }
 
 /// The generator's own resource use, to tell whether it, not the target, was the bottleneck.

@@ -72,6 +72,12 @@ impl Interval {
     pub fn contains_zero(&self) -> bool {
         self.low_pct <= 0.0 && 0.0 <= self.high_pct
     }
+
+    /// Whether the whole interval lies beyond ±`threshold_pct`: a change larger than the
+    /// noise threshold (0: any change, the interval excluding 0). The bounds printed decide.
+    pub fn beyond(&self, threshold_pct: f64) -> bool {
+        self.low_pct > threshold_pct || self.high_pct < -threshold_pct
+    }
 }
 
 /// ln(target / base) of one round; None unless both are positive and finite (a run with no

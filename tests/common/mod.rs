@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: the built binary, servers on 127.0.0.1:0, bounded waits.
 #![allow(dead_code)] // each test file uses a different part of this module
 
+pub mod noise;
 pub mod study;
 
 use std::io::{BufRead, BufReader};
@@ -43,7 +44,13 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `wirebench serve tcp ARGS` and reads the URL it prints first.
     pub fn start(args: &[&str]) -> ServerProcess {
-        let mut child = bin()
+        ServerProcess::start_with(bin(), args)
+    }
+
+    /// Starts `wirebench serve tcp ARGS` from `command` (the binary, or a wrapper of it such
+    /// as `taskset -c 1 wirebench`) and reads the URL it prints first.
+    pub fn start_with(mut command: Command, args: &[&str]) -> ServerProcess {
+        let mut child = command
             .args(["serve", "tcp"])
             .args(args)
             .stdout(Stdio::piped())
@@ -79,8 +86,18 @@ impl Drop for ServerProcess {
 
 /// Runs `wirebench ARGS` to completion, failing the test if it takes longer than `limit`.
 pub fn run_bounded(args: &[&str], limit: Duration) -> (Output, Duration) {
+    run_bounded_with(bin(), args, limit)
+}
+
+/// Runs `command ARGS` (the binary, or a wrapper of it) to completion, failing the test if it
+/// takes longer than `limit`.
+pub fn run_bounded_with(
+    mut command: Command,
+    args: &[&str],
+    limit: Duration,
+) -> (Output, Duration) {
     let started = Instant::now();
-    let mut child = bin()
+    let mut child = command
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

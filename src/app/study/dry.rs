@@ -87,10 +87,11 @@ fn estimate(total: Duration, unknown: usize, runs: usize) -> String {
     }
 }
 
-/// A run's duration and warm-up; None when either is a request count.
+/// A run's duration and warm-up (a warm-up until steady: its cap); None when either is a
+/// request count.
 fn time(plan: &Plan) -> Option<Duration> {
     match (plan.stop.duration, plan.warmup) {
-        (Some(d), Some(Warmup::Duration(w))) => Some(d + w),
+        (Some(d), Some(Warmup::Duration(w) | Warmup::Auto(w))) => Some(d + w),
         (Some(d), None) => Some(d),
         _ => None,
     }
@@ -109,6 +110,10 @@ fn steps(title: &str, args: &PeakArgs, setup: &Setup, out: &mut dyn Write) -> Re
     let (warm, warmup) = match first.and_then(|p| p.warmup) {
         Some(Warmup::Duration(w)) => (w, format!(" after a warm-up of {w:?}")),
         Some(Warmup::Count(n)) => (Duration::ZERO, format!(" after a warm-up of {n} requests")),
+        Some(Warmup::Auto(cap)) => (
+            cap,
+            format!(" after a warm-up until steady (at most {cap:?})"),
+        ),
         None => (Duration::ZERO, String::new()),
     };
     writeln!(

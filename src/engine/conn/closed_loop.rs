@@ -11,20 +11,35 @@ use crate::driver::{Driver, Sent, Session};
 use std::time::Instant;
 use tokio::time::sleep_until;
 
-/// Closed loop: issues requests until `limit` have been issued or `issue_until` passes, then
+/// Until when a closed loop issues requests.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::engine) enum Until {
+    /// The warm-up: until this instant (None: until its count is done, or with `--warmup
+    /// auto` until the collector finds the run steady).
+    Warm(Option<Instant>),
+    /// The measured part: until its deadline (None: until its count is done).
+    Measured(Option<Instant>),
+}
+
+/// Closed loop: issues requests until `limit` have been issued or `until` passes, then
 /// waits for the replies still in flight.
 pub(in crate::engine) async fn closed_loop<D: Driver>(
     ctx: &Ctx<D>,
     slot: &mut Slot<D::Session>,
     limit: Option<u64>,
-    issue_until: Option<Instant>,
+    until: Until,
 ) {
     let pipeline = ctx.plan.load.in_flight();
     let per_request = ctx.plan.workload.mode == ClientMode::Crr;
     let mut issued = 0u64;
+    let (issue_until, until_steady) = match until {
+        Until::Warm(at) => (at, ctx.timeline.auto.is_some()),
+        Until::Measured(at) => (at, false),
+    };
     let may_issue = |issued: u64, now: Instant| {
         limit.is_none_or(|l| issued < l)
             && issue_until.is_none_or(|u| now < u)
+            && (!until_steady || ctx.timeline.warming())
             && !crate::engine::stop::requested()
     };
     let mut expiry = ExpiryTimer::new(ctx.plan.timeout);

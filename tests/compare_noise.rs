@@ -1,0 +1,132 @@
+//! `wirebench compare` on a noisy machine (issue 17): two `serve tcp --delay` servers pinned to
+//! one CPU beside a CPU hog (tests/common/noise.rs), the client on the other CPU.
+//! - identical servers (1 ms each): every significant verdict is a false positive;
+//! - a 20 % longer service time (1 ms against 1.2 ms): a verdict that misses it on the median
+//!   or the mean is a miss.
+//!
+//! In CI a few comparisons each, with generous bounds; `WIREBENCH_NOISE=full` runs 40 and 10
+//! and holds the issue's figures (false positives ≤ 5 %, detection ≥ 9 of 10), which
+//! bench/noise_verdicts.sh records.
+
+mod common;
+
+use common::noise::{self, Hog};
+use serde_json::Value;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// The metrics every comparison judges.
+const METRICS: [&str; 5] = ["ops_per_s", "mean_us", "p50_us", "p95_us", "p99_us"];
+
+/// One comparison of `serve tcp --delay A` with `serve tcp --delay B`, both beside the hog,
+/// in 5 rounds of 1 s runs (at 300 ms, a run's mean moves ±10 % with the stalls the hog
+/// causes, and 5 rounds cannot tell +20 % from that): its JSON document.
+fn compare(a: &str, b: &str, seed: usize) -> Value {
+    let (sa, sb) = (
+        noise::server(&["--delay", a]),
+        noise::server(&["--delay", b]),
+    );
+    let seed = seed.to_string();
+    let args = [
+        "compare",
+        &format!("a={}", sa.url),
+        &format!("b={}", sb.url),
+        "-d",
+        "1s",
+        "--runs",
+        "5",
+        "--seed",
+        &seed,
+        "--json",
+        "-q",
+        "--no-save",
+    ];
+    let out = noise::client(&args, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "compare printed no JSON ({e}): {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// `metric`'s verdict in `doc`: (significant, difference %, low %, high %).
+fn verdict(doc: &Value, metric: &str) -> (bool, f64, f64, f64) {
+    let v = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["metric"] == metric)
+        .unwrap_or_else(|| panic!("no verdict on {metric}: {doc}"));
+    let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let sig = v["significant"] == true;
+    // One computation gives the interval and the verdict: they never disagree (significant iff
+    // the whole interval lies beyond the metric's noise threshold).
+    let (lo, hi, thr) = (f("low_pct"), f("high_pct"), f("threshold_pct"));
+    assert_eq!(sig, lo > thr || hi < -thr, "{v}");
+    (sig, f("difference_percent"), lo, hi)
+}
+
+/// Runs `n` comparisons of A against B and counts, per metric, the verdicts `counts` says to
+/// count; prints each comparison and the tally (shown with --nocapture).
+fn tally(
+    what: &str,
+    a: &str,
+    b: &str,
+    n: usize,
+    counts: impl Fn(&str, bool, f64) -> bool,
+) -> [usize; 5] {
+    // One at a time: two hogs at once would be another noise than the one measured.
+    let _turn = noise::one_at_a_time();
+    let _hog = Hog::beside_the_servers();
+    let mut hits = [0; 5];
+    for i in 0..n {
+        let doc = compare(a, b, 17 + i);
+        let mut line = format!("{what} {}/{n}:", i + 1);
+        for (m, metric) in METRICS.iter().enumerate() {
+            let (sig, d, lo, hi) = verdict(&doc, metric);
+            hits[m] += counts(metric, sig, d) as usize;
+            line += &format!(
+                " {metric} {}{d:+.1}% [{lo:+.1}, {hi:+.1}]",
+                if sig { "S" } else { "-" }
+            );
+        }
+        eprintln!("{line}");
+    }
+    let shown: Vec<String> = (METRICS.iter().zip(hits))
+        .map(|(m, h)| format!("{m} {h}/{n}"))
+        .collect();
+    eprintln!("{what}: {}", shown.join(", "));
+    hits
+}
+
+#[test]
+fn identical_servers_beside_a_cpu_hog_are_rarely_called_different() {
+    let n = noise::trials(4, 40);
+    let hits = tally("identical", "1ms", "1ms", n, |_, sig, _| sig);
+    // Full: at most 5 % per metric (2 of 40). CI: at most 2 of the 20 verdicts of 4
+    // comparisons (the nominal rate is 5 % per verdict).
+    if noise::full() {
+        for (m, h) in METRICS.iter().zip(hits) {
+            assert!(h * 20 <= n, "{m}: {h} false positives of {n}");
+        }
+    } else {
+        let all: usize = hits.iter().sum();
+        assert!(all <= 2, "{all} false positives of {}: {hits:?}", 5 * n);
+    }
+}
+
+#[test]
+fn a_twenty_percent_longer_service_time_is_detected_beside_a_cpu_hog() {
+    let n = noise::trials(3, 10);
+    // Detected: significant, and in the right direction (latency up, ops/s down).
+    let hits = tally("slower", "1ms", "1200us", n, |metric, sig, d| {
+        sig && (d > 0.0) == (metric != "ops_per_s")
+    });
+    let (mean, p50) = (hits[1], hits[2]);
+    let need = if noise::full() { 9 * n / 10 } else { n - 1 };
+    assert!(p50 >= need, "the median: {p50} of {n} detected");
+    assert!(mean >= need, "the mean: {mean} of {n} detected");
+}

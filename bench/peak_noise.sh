@@ -12,7 +12,11 @@
 # Usage: bench/peak_noise.sh [--quick]      (from the repository root, or from anywhere)
 #   --quick   2 searches, 1 s steps only (~2 min): a smoke check, not a result
 #   (full: 10 searches at 1 s and 4 s steps, ~40 min)
-# Environment: SEARCHES=N, STEPS="1 4" (seconds), BEFORE=PATH (a wirebench binary; "" skips it).
+# Environment: SEARCHES=N, STEPS="1 4" (seconds), BEFORE=PATH (a wirebench binary; "" skips it),
+#   HOG=1: a CPU hog (`sh -c 'while :; do :; done'`) pinned beside the server: the server and the
+#   hog on CPU 1 (`taskset -c 1`), the search on CPU 0, all three at nice -5 (other work on the
+#   machine at nice 10 stays out of the way); the hog is started and stopped here by its PID.
+#   BEFORE_SEARCHES=N: fewer searches for BEFORE than for this tree (default: SEARCHES).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -26,12 +30,23 @@ else
     STEPS=${STEPS:-1 4}
 fi
 BEFORE=${BEFORE-/work/main/target/release/wirebench}
+BEFORE_SEARCHES=${BEFORE_SEARCHES:-$SEARCHES}
+HOG=${HOG:-0}
+SERVER_PIN=() CLIENT_PIN=(nice -n 10)
+if ((HOG)); then
+    SERVER_PIN=(nice -n -5 taskset -c 1)
+    CLIENT_PIN=(nice -n -5 taskset -c 0)
+fi
 CAP=1000
 REST=0.1
 
 bench_setup target/bench-peak-noise
 OUT=$RAW/results.txt
 : >"$OUT"
+if ((HOG)); then
+    nice -n -5 taskset -c 1 sh -c 'while :; do :; done' &
+    PIDS+=("$!")
+fi
 
 # One search by binary $1 over protocol $2 at $3-second steps: prints its peak (0 when none)
 # and exit code. The stall lands mid third step: two steps and their rests, half the third,
@@ -42,7 +57,7 @@ search() {
     # the last search's server's, gone by now.
     log=$RAW/$4.serve.txt
     rm -f "$log"
-    "$WB" serve "$proto" --max-rate "$CAP" -t 1 >"$log" 2>&1 &
+    "${SERVER_PIN[@]}" "$WB" serve "$proto" --max-rate "$CAP" -t 1 >"$log" 2>&1 &
     srv=$!
     PIDS+=("$srv")
     url=$(wait_url "$log" "$srv")
@@ -50,7 +65,7 @@ search() {
     (sleep "$at" && kill -STOP "$srv" && sleep 0.3 && kill -CONT "$srv") &
     local staller=$!
     code=0
-    nice -n 10 "$bin" peak "$url" --slo 'p99<=50ms' --slo 'errors<=0.1%' --step "${step}s" \
+    "${CLIENT_PIN[@]}" "$bin" peak "$url" --slo 'p99<=50ms' --slo 'errors<=0.1%' --step "${step}s" \
         --rest 100ms --start-rate 600 -c 16 -t 1 --json -q --no-save >"$doc" || code=$?
     wait "$staller" 2>/dev/null || true
     stop_pid "$srv"
@@ -58,7 +73,7 @@ search() {
     echo "$peak $code"
 }
 
-echo "== $SEARCHES searches per binary, protocol and step; stall of 300 ms mid third step" | tee -a "$OUT"
+echo "== $SEARCHES searches per protocol and step ($BEFORE_SEARCHES before); stall of 300 ms mid third step; hog beside the server: $HOG" | tee -a "$OUT"
 for step in $STEPS; do
     for proto in tcp udp; do
         declare -A within=() peaks=()
@@ -66,7 +81,7 @@ for step in $STEPS; do
             for who in before after; do
                 bin=$WB
                 if [[ $who == before ]]; then
-                    [[ -n $BEFORE ]] || continue
+                    [[ -n $BEFORE ]] && ((i <= BEFORE_SEARCHES)) || continue
                     bin=$BEFORE
                 fi
                 read -r peak code < <(search "$bin" "$proto" "$step" "$who-$proto-${step}s-$i")
@@ -78,8 +93,10 @@ for step in $STEPS; do
         done
         for who in before after; do
             [[ -n ${peaks[$who]:-} ]] || continue
+            n=$SEARCHES
+            [[ $who == before ]] && n=$BEFORE_SEARCHES
             printf '%-6s %s --step %ss: %d of %d within 5%% of %d/s; peaks (exit code): %s\n' \
-                "$who" "$proto" "$step" "${within[$who]:-0}" "$SEARCHES" "$CAP" "${peaks[$who]}" | tee -a "$OUT"
+                "$who" "$proto" "$step" "${within[$who]:-0}" "$n" "$CAP" "${peaks[$who]}" | tee -a "$OUT"
         done
         unset within peaks
     done

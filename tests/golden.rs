@@ -392,6 +392,22 @@ fn a_single_run_too_spread_second_to_second_is_marked_noisy() {
     );
     // The steady sweep has no mark at all.
     assert!(!sweep().contains("noisy"), "{}", sweep());
+    // The HTML report marks the same cell and says why under its table.
+    let runs = vec![(0, vec![0], tcp_rr()), (0, vec![1], tcp_rr_with_a_dip())];
+    let points = runs.into_iter().map(|(t, at, s)| (t, at, 1, s)).collect();
+    let doc = serde_json::to_value(sweep_of(&["a"], &[("--size", &["64", "1k"])], 1, 0, points))
+        .expect("a sweep document");
+    let mut html = Vec::new();
+    wirebench::report::html::render(&doc, &mut html).expect("rendering to memory");
+    let html = String::from_utf8(html).expect("UTF-8");
+    let ops = html.split("sweep ops").nth(1).expect("the rate table");
+    let ops = ops.split("</table>").next().unwrap();
+    assert_eq!(ops.matches(" *</td>").count(), 1, "{ops}");
+    let note = "s per-second figures spread by more than 10% (standard deviation over mean)";
+    assert!(
+        html.contains("<p>* noisy: the run") && html.contains(note),
+        "{html}"
+    );
 }
 
 /// What the golden files hold, checked apart from their exact bytes, so that rewriting them

@@ -196,8 +196,8 @@ pub(crate) fn direction(sweep: &Sweep) -> &'static str {
     }
 }
 
-/// The line under a table with a noisy cell.
-fn noisy_note(metric: Metric) -> String {
+/// The line under a table with a noisy cell (the HTML report's too).
+pub fn noisy_note(metric: Metric) -> String {
     let bound = sweep::noisy_above(metric).unwrap_or_default() * 100.0;
     format!(
         "  * noisy: the run's per-second figures spread by more than {bound:.0}% (standard \

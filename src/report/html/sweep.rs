@@ -128,6 +128,20 @@ impl<'a> Sweep<'a> {
             .collect()
     }
 
+    /// Whether the point is a single run whose `metric` is too spread second to second to
+    /// stand for it alone (the terminal's `*`, [`crate::summary::sweep::noisy`]).
+    pub fn one_noisy_run(&self, target: &str, at: &[String], metric: Metric) -> bool {
+        let Some(m) = summary_metric(metric).filter(|_| self.runs == 1) else {
+            return false;
+        };
+        let mut runs = (self.points.iter()).filter(|p| p.target == target && p.at == at);
+        match (runs.next(), runs.next()) {
+            (Some(p), None) => serde_json::from_value::<crate::summary::Summary>(p.result.clone())
+                .is_ok_and(|s| crate::summary::sweep::noisy(m, &s)),
+            _ => false,
+        }
+    }
+
     /// Every combination of axis values, the first axis varying fastest; one empty point
     /// when nothing is swept.
     pub fn combinations(&self, skip: usize) -> Vec<Vec<String>> {
@@ -237,6 +251,7 @@ fn tables_by_value(page: &mut Page, sweep: &Sweep, metric: Metric, group: &[Stri
             .first()
             .map_or(vec!["all".to_string()], |a| a.1.clone()),
     );
+    let mut noisy = false;
     let rows: Vec<Vec<String>> = (sweep.targets.iter())
         .map(|t| {
             let mut row = vec![t.clone()];
@@ -246,7 +261,12 @@ fn tables_by_value(page: &mut Page, sweep: &Sweep, metric: Metric, group: &[Stri
                     false => [vec![c.clone()], group.to_vec()].concat(),
                 };
                 let mean = stats::of(&sweep.values(t, &at, metric)).map(|s| s.mean);
-                row.push(mean.map_or("-".to_string(), |m| cell(metric.unit, m)));
+                let mark = match sweep.one_noisy_run(t, &at, metric) {
+                    true => " *",
+                    false => "",
+                };
+                noisy |= !mark.is_empty();
+                row.push(mean.map_or("-".to_string(), |m| cell(metric.unit, m) + mark));
             }
             row
         })
@@ -268,6 +288,21 @@ fn tables_by_value(page: &mut Page, sweep: &Sweep, metric: Metric, group: &[Stri
     };
     page.heading(3, &format!("{}{by}{at}{mean}", metric.name));
     page.raw(&table(&format!("sweep {}", metric.kind), &head, &rows));
+    if let Some(m) = noisy.then(|| summary_metric(metric)).flatten() {
+        page.para(crate::report::sweep::noisy_note(m).trim());
+    }
+}
+
+/// The summary's metric that `metric` shows (the one the noise marks are judged on).
+fn summary_metric(metric: Metric) -> Option<crate::summary::sweep::Metric> {
+    use crate::summary::sweep::Metric as M;
+    match metric.kind {
+        "ops" => Some(M::Rate),
+        "bytes" => Some(M::Bytes),
+        "p50" => Some(M::P50),
+        "p99" => Some(M::P99),
+        _ => None,
+    }
 }
 
 /// The MINT table of `metric`: a row per target and point, Run 1 … Run N and the statistics.

@@ -405,6 +405,24 @@ fn bad_comparisons_exit_2() {
             &[
                 "a=tcp://127.0.0.1:9",
                 "b=tcp://127.0.0.1:9",
+                "--threshold",
+                "three",
+            ],
+            "--threshold three is not a percentage",
+        ),
+        (
+            &[
+                "a=tcp://127.0.0.1:9",
+                "b=tcp://127.0.0.1:9",
+                "--tail-threshold",
+                "150%",
+            ],
+            "--tail-threshold 150% is not a percentage",
+        ),
+        (
+            &[
+                "a=tcp://127.0.0.1:9",
+                "b=tcp://127.0.0.1:9",
                 "--runs",
                 "auto",
                 "--precision",

@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# Instructions per request: wirebench's client and each peer's, counted by valgrind's callgrind,
+# which counts the same for the same binary and inputs whatever else the machine does (CPU time
+# and wall time here swing 2× with the VM's state; a 5% regression hides in that noise).
+# Only the client runs under callgrind (pinned to CPU 1); the server runs normally on CPU 0.
+#   http1      GET /small.bin (100 B) from nginx, 50 connections on keep-alive: wrk, h2load --h1, ab
+#   h2-m1/10/100  the same over h2c (prior knowledge), 10 connections, 1/10/100 streams each: h2load -m
+#   tcp-pp     64 B ping-pong on one connection: wirebench's echo server vs sockperf's, sockperf
+# A count is the whole client process (start-up, every thread, wind-down) ÷ its successful
+# requests. wirebench, h2load and ab stop after N requests; wrk and sockperf only stop after a
+# duration, so theirs is what they did in DUR_S seconds under callgrind. The gate (--check) counts
+# wirebench's worker threads alone: the whole process also does work once a second (closing an
+# interval of its time series), which grows with the run's time under callgrind, so with the
+# machine's load (+13% for http1 on a busy machine); the worker threads' count, less the hand-over
+# of a fresh recorder each second (Spares::take), does not: h2-m10 34,517 and 34,628 per request
+# (0.3%) in runs of 38 s and 129 s under callgrind.
+#
+# Usage: bench/cost.sh [--check] [--only NAME[,NAME...]] [--update]
+#   (none)    measure and print the table; written to bench/results/cost.txt (also with --update)
+#   --check   measure wirebench only and fail (exit 1) when a comparison's instructions per
+#             request in its worker threads grew > 5% over bench/cost-baseline.txt (the gate)
+#   --update  measure and rewrite bench/cost-baseline.txt from this run
+#   --only    just these comparisons (http1, h2-m1, h2-m10, h2-m100, tcp-pp)
+# Environment: N=requests per wirebench/h2load/ab run (default 20000), DUR_S=seconds for wrk and
+# sockperf (default 4), TOLERANCE=percent for --check (default 5).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+MODE=table
+ONLY=""
+while (($#)); do
+    case "$1" in
+        --check) MODE=check ;;
+        --update) MODE=update ;;
+        --only)
+            ONLY=${2:?--only needs a list of names, e.g. --only h2-m10,http1}
+            shift
+            ;;
+        -h | --help)
+            awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
+            exit 0
+            ;;
+        *)
+            echo "$BENCH: unknown argument '$1' (--check, --update, --only NAMES, --help)" >&2
+            exit 2
+            ;;
+    esac
+    shift
+done
+N=${N:-20000}
+DUR_S=${DUR_S:-4}
+TOLERANCE=${TOLERANCE:-5}
+SERVER_CPU=0
+CLIENT_CPU=1
+BASELINE=$ROOT/bench/cost-baseline.txt
+ALL=(http1 h2-m1 h2-m10 h2-m100 tcp-pp)
+want() { [[ -z $ONLY || ,$ONLY, == *,$1,* ]]; }
+
+NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
+need_pkgs=()
+command -v valgrind >/dev/null 2>&1 || need_pkgs+=(valgrind)
+[[ -x $NGINX ]] || need_pkgs+=(nginx-light)
+if [[ $MODE != check ]]; then
+    command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
+    command -v h2load >/dev/null 2>&1 || need_pkgs+=(nghttp2-client)
+    command -v ab >/dev/null 2>&1 || need_pkgs+=(apache2-utils)
+    command -v sockperf >/dev/null 2>&1 || need_pkgs+=(sockperf)
+fi
+install_pkgs "${need_pkgs[@]}"
+NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
+require_cmds python3 taskset timeout valgrind "$NGINX"
+if [[ $(nproc) -lt 2 ]]; then
+    echo "$BENCH: needs 2 CPUs (server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU)" >&2
+    exit 1
+fi
+if [[ $MODE == check && ! -f $BASELINE ]]; then
+    echo "$BENCH: no baseline $BASELINE; make one with bench/cost.sh --update" >&2
+    exit 2
+fi
+
+bench_setup "$ROOT/bench/results/raw/cost"
+COUNTS=$RAW/counts.tsv # comparison, tool, instructions, requests
+COMMANDS=$RAW/commands.txt # every client command as run (without the timeout wrapper)
+: >"$COUNTS"
+: >"$COMMANDS"
+
+# ---------------------------------------------------------------------------------------------
+# Servers: one nginx (HTTP/1.1 and h2c ports), a wirebench echo server and a sockperf server.
+# ---------------------------------------------------------------------------------------------
+NGX_DIR=""
+cleanup() {
+    stop_all
+    if [[ -n $NGX_DIR && $NGX_DIR == */wirebench-cost.* ]]; then rm -rf "$NGX_DIR"; fi
+}
+NGX_DIR=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-cost.XXXXXX")
+chmod 755 "$NGX_DIR"
+mkdir -p "$NGX_DIR/www" "$NGX_DIR/tmp" "$NGX_DIR/logs"
+head -c 100 /dev/zero | tr '\0' 'x' >"$NGX_DIR/www/small.bin"
+chmod 755 "$NGX_DIR/www"
+chmod 644 "$NGX_DIR/www/small.bin"
+PORT=$(free_port)
+H2_PORT=$(free_port)
+cat >"$NGX_DIR/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $NGX_DIR/nginx.pid;
+error_log $NGX_DIR/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    http2_max_concurrent_streams 128;
+    client_body_temp_path $NGX_DIR/tmp/body;
+    proxy_temp_path $NGX_DIR/tmp/proxy;
+    fastcgi_temp_path $NGX_DIR/tmp/fastcgi;
+    uwsgi_temp_path $NGX_DIR/tmp/uwsgi;
+    scgi_temp_path $NGX_DIR/tmp/scgi;
+    # sendfile off: a body goes in one write with its head (see bench/http.sh on h2c and Nagle).
+    sendfile off;
+    server { listen 127.0.0.1:$PORT; root $NGX_DIR/www; }
+    server { listen 127.0.0.1:$H2_PORT http2; root $NGX_DIR/www; }
+}
+EOF
+taskset -c "$SERVER_CPU" "$NGINX" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR" -e "$NGX_DIR/logs/error.log" \
+    </dev/null >"$RAW/nginx.out" 2>&1 &
+PIDS+=($!)
+wait_bound tcp "$PORT" "$!"
+wait_bound tcp "$H2_PORT" "${PIDS[-1]}"
+URL=http://127.0.0.1:$PORT/small.bin
+H2_URL=http://127.0.0.1:$H2_PORT/small.bin
+
+if want tcp-pp; then
+    taskset -c "$SERVER_CPU" "$WB" serve tcp --threads 1 --blocking >"$RAW/echo.txt" 2>&1 &
+    PIDS+=($!)
+    ECHO_URL=$(wait_url "$RAW/echo.txt" "$!")
+    if [[ $MODE != check ]]; then
+        SP_PORT=$(free_port)
+        taskset -c "$SERVER_CPU" sockperf server --tcp -i 127.0.0.1 -p "$SP_PORT" >"$RAW/sockperf-server.txt" 2>&1 &
+        PIDS+=($!)
+        wait_bound tcp "$SP_PORT" "$!"
+    fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+# One client under callgrind: COMPARISON TOOL cmd... -> a line in $COUNTS
+# ---------------------------------------------------------------------------------------------
+count() {
+    local cmp=$1 tool=$2 tag out cg rc=0 ir ok
+    shift 2
+    tag=$cmp-$tool
+    out=$RAW/$tag.out
+    cg=$RAW/$tag.callgrind
+    logcmd taskset -c "$CLIENT_CPU" valgrind --tool=callgrind "$@"
+    bounded 600 taskset -c "$CLIENT_CPU" valgrind --tool=callgrind --callgrind-out-file="$cg" \
+        "$@" >"$out" 2>"$RAW/$tag.err" || rc=$?
+    ir=$(awk '/^(summary|totals):/ { print $2; exit }' "$cg" 2>/dev/null || true)
+    ok=$(ok_of "$tool" "$out")
+    # wirebench's worker threads alone (the gate): without start-up, the summary and the
+    # collector's once-a-second work, which grows with how long the run takes under callgrind.
+    local work=-
+    if [[ $tool == wirebench ]]; then
+        # Less Spares::take: a fresh recorder for the next second when the collector has not
+        # handed one back yet, which under callgrind (threads run in turn) depends on scheduling.
+        work=$(callgrind_annotate --inclusive=yes "$cg" 2>/dev/null | awk '
+            /wirebench::engine::worker::run \[/ { gsub(",", "", $1); w = $1 }
+            /wirebench::engine::collector::Spares::take \[/ { gsub(",", "", $1); t = $1 }
+            END { if (w) print w - t }')
+        [[ -n $work ]] || { echo "$BENCH: no wirebench::engine::worker::run in $cg" >&2; exit 1; }
+    fi
+    if ((rc != 0)) || [[ -z $ir || -z $ok || $ok == 0 ]]; then
+        echo "$BENCH: $tool ($cmp) failed (exit $rc) or counted nothing; see $out and $RAW/$tag.err" >&2
+        tail -n 5 "$out" "$RAW/$tag.err" >&2
+        exit 1
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$cmp" "$tool" "$ir" "$ok" "$work" >>"$COUNTS"
+    printf '   %-7s %-9s %14s instructions / %7s requests = %8.0f per request%s\n' \
+        "$cmp" "$tool" "$ir" "$ok" "$(awk -v a="$ir" -v b="$ok" 'BEGIN { print a / b }')" \
+        "$([[ $work == - ]] || awk -v a="$work" -v b="$ok" 'BEGIN { printf " (worker threads %.0f)", a / b }')"
+}
+
+ok_of() { # TOOL OUTFILE -> successful requests as the tool reports them
+    case "$1" in
+        wirebench) json_get "$2" 'j["ok"]' ;;
+        wrk) sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$2" ;;
+        h2load) sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$2" ;;
+        ab) awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } END { print c - f }' "$2" ;;
+        # sockperf: "[Total Run] RunTime=... SentMessages=N ReceivedMessages=M"
+        sockperf) sed -n 's/.*ReceivedMessages=\([0-9]*\).*/\1/p' "$2" | tail -n 1 ;;
+    esac
+}
+
+# --timeout: callgrind slows the client ~50×; a reply is not late when the client is slow.
+WBRUN=("$WB" run --threads 1 -n "$N" --timeout 60s --json -q --no-save)
+echo "== callgrind, client on CPU $CLIENT_CPU, servers on CPU $SERVER_CPU; $N requests (wrk, sockperf: $DUR_S s)"
+if want http1; then
+    count http1 wirebench "${WBRUN[@]}" "$URL" -c 50
+    if [[ $MODE != check ]]; then
+        count http1 wrk wrk -t1 -c50 -d"${DUR_S}s" "$URL"
+        count http1 h2load h2load --h1 -c50 -t1 -n "$N" "$URL"
+        count http1 ab ab -k -c 50 -n "$N" "$URL"
+    fi
+fi
+for m in 1 10 100; do
+    want "h2-m$m" || continue
+    count "h2-m$m" wirebench "${WBRUN[@]}" --http2 "$H2_URL" -c 10 --pipeline "$m"
+    [[ $MODE == check ]] || count "h2-m$m" h2load h2load -c10 -m"$m" -t1 -n "$N" "$H2_URL"
+done
+if want tcp-pp; then
+    count tcp-pp wirebench "${WBRUN[@]}" "$ECHO_URL" --size 64 -c 1
+    [[ $MODE == check ]] || count tcp-pp sockperf sockperf ping-pong --tcp -i 127.0.0.1 -p "$SP_PORT" \
+        -m 64 --mps=max -t "$DUR_S"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Summary: the table, the baseline update, or the check
+# ---------------------------------------------------------------------------------------------
+python3 - "$MODE" "$COUNTS" "$BASELINE" "$TOLERANCE" "$ROOT/bench/results/cost.txt" "$N" "$DUR_S" \
+    "$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+')" <<'EOF'
+import sys, time
+mode, counts, baseline, tol, table, n, dur, rev = sys.argv[1:]
+rows = [l.split("\t") for l in open(counts).read().splitlines()]
+ipr = {(c, t): int(ir) / int(ok) for c, t, ir, ok, _ in rows}
+work = {c: int(w) / int(ok) for c, t, _, ok, w in rows if t == "wirebench"}
+cmps = list(dict.fromkeys(r[0] for r in rows))
+if mode == "check":
+    base = {}
+    for line in open(baseline):
+        f = line.split()
+        if f and not line.startswith("#"):
+            base[f[0]] = float(f[1])
+    bad = 0
+    for c in cmps:
+        now = work[c]
+        if c not in base:
+            print(f"   {c:<7} wirebench's workers {now:8.0f} per request; not in the baseline (skipped)")
+            continue
+        grow = (now / base[c] - 1) * 100
+        ok = grow <= float(tol)
+        bad += not ok
+        print(f"   {c:<7} wirebench's workers {now:8.0f} per request, baseline {base[c]:8.0f}: {grow:+.1f}% "
+              f"({'ok' if ok else f'FAIL: grew more than {tol}%'})")
+    sys.exit(1 if bad else 0)
+lines = [f"wirebench bench/cost.sh   {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}   wirebench {rev}",
+         f"instructions per successful request (valgrind --tool=callgrind, the whole client process), "
+         f"{n} requests (wrk, sockperf: {dur} s under callgrind)",
+         "wirebench: the whole process, and its worker threads alone (without start-up, summary and the",
+         "once-a-second work of its time series, which weighs ~50x more under callgrind than in a real run)",
+         f"{'':9}{'wirebench':>11} {'workers':>9}  {'peer':<9}{'peer':>9}  peer/wirebench: whole, workers (> 1: wirebench does less work)"]
+for c in cmps:
+    wb = ipr.get((c, "wirebench"))
+    for (cc, t), v in ipr.items():
+        if cc == c and t != "wirebench":
+            lines.append(f"{c:<9}{wb:>11,.0f} {work[c]:>9,.0f}  {t:<9}{v:>9,.0f}  {v / wb:.2f}  {v / work[c]:.2f}")
+print("\n".join(lines))
+if mode == "update":
+    with open(baseline, "w") as f:
+        f.write("# bench/cost.sh --update: instructions per request of wirebench's worker threads per "
+                f"comparison (callgrind, {n} requests), wirebench {rev}; --check fails on > {tol}% growth\n")
+        for c in cmps:
+            f.write(f"{c} {work[c]:.0f}\n")
+    print(f"   baseline written: {baseline}")
+open(table, "w").write("\n".join(lines) + "\n")
+EOF

@@ -6,6 +6,7 @@
 //! so percentiles of the merged total are right; percentiles are never averaged. Nothing is kept
 //! per request, so memory does not grow with the length of a run.
 
+pub mod compact;
 pub mod errors;
 pub mod run;
 pub mod series;

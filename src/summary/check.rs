@@ -89,6 +89,15 @@ fn nested(v: &Value, path: &str, root: bool) -> Result<(), String> {
             if map.get("encoding").and_then(Value::as_str) == Some(HISTOGRAM) {
                 histogram(map.get("data"), path)?;
             }
+            // A series point's histogram is a string: the compressed form.
+            if let Some(text) = map.get("histogram").and_then(Value::as_str) {
+                crate::record::compact::decode(text).map_err(|e| {
+                    format!(
+                        "{}: not a histogram wirebench wrote: {e}",
+                        join(path, "histogram")
+                    )
+                })?;
+            }
             for (k, x) in map {
                 let at = join(path, k);
                 if let Some(us) = x.as_f64().filter(|_| k.ends_with("_us")) {

@@ -1,5 +1,7 @@
 //! `wirebench merge ID|FILE.json …`: result documents, stored or in files, added into one
-//! `wirebench.result/1` document ([`crate::summary::merge`]), printed as JSON.
+//! `wirebench.result/1` document ([`crate::summary::merge`]), printed as JSON. Shards of one
+//! load (`run --shard`) are checked to be every rank once, of one plan
+//! ([`crate::summary::shard`]), and the merge gets a `shards` section.
 
 use super::keep;
 use crate::cli::MergeArgs;
@@ -28,7 +30,18 @@ pub fn main(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         };
         parts.push(result(input, text)?);
     }
-    let merged = crate::summary::merge::merge(&parts, a.sequential).map_err(UsageError)?;
+    let sharded = parts.iter().any(|p| p.shard.is_some());
+    let merged = match sharded {
+        true if a.sequential => {
+            return Err(UsageError::new(
+                "shards of one load ran at the same time: drop --sequential",
+            )
+            .into())
+        }
+        true => crate::summary::shard::merge(&parts, &a.inputs),
+        false => crate::summary::merge::merge(&parts, a.sequential),
+    }
+    .map_err(UsageError)?;
     let mut out = std::io::stdout().lock();
     crate::report::json::write(&merged, &mut out)?;
     out.flush()?;

@@ -331,6 +331,8 @@ mod tests {
                 peak_rss_kib: 12_000,
             },
             notes: vec!["the target's CPU was busy".into(), "second note".into()],
+            shard: None,
+            shards: None,
         }
     }
 

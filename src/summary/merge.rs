@@ -408,4 +408,41 @@ mod tests {
         assert_eq!(merged.count, 5);
         assert_eq!(merged.p50_us, Distribution::of(&both).unwrap().p50_us);
     }
+
+    proptest::proptest! {
+        /// Issue 19: the percentiles of a merge are those of one histogram holding every
+        /// sample, through the documents' own encodings (a part's whole histogram, and a
+        /// second's compressed one), whatever the samples and however they are cut.
+        #[test]
+        fn a_merge_is_one_histogram_of_all_samples(
+            parts in proptest::collection::vec(
+                proptest::collection::vec(1u64..crate::record::HIST_HIGHEST_NS, 0..200), 1..8)
+        ) {
+            let mut all = new_histogram();
+            let mut dists = Vec::new();
+            let mut second = new_histogram();
+            for samples in &parts {
+                let mut h = new_histogram();
+                for &v in samples {
+                    h.record(v).unwrap();
+                    all.record(v).unwrap();
+                }
+                dists.push(Distribution::of(&h));
+                let text = crate::record::compact::encode(&h);
+                second.add(crate::record::compact::decode(&text).unwrap()).unwrap();
+            }
+            let merged = add(dists.iter().map(Option::as_ref)).unwrap();
+            let one = Distribution::of(&all);
+            proptest::prop_assert_eq!(merged.is_some(), one.is_some());
+            if let (Some(m), Some(o)) = (merged, one) {
+                proptest::prop_assert_eq!(m.count, o.count);
+                let figures = |d: &Distribution| [d.min_us, d.p50_us, d.p90_us, d.p95_us, d.p99_us, d.p999_us, d.max_us];
+                proptest::prop_assert_eq!(figures(&m), figures(&o));
+            }
+            let (mut merged_point, mut one_point) = (SeriesPoint::of(0, &crate::record::Recorder::new()), SeriesPoint::of(0, &crate::record::Recorder::new()));
+            merged_point.set_latency(&second);
+            one_point.set_latency(&all);
+            proptest::prop_assert_eq!((merged_point.p50_us, merged_point.p99_us, merged_point.max_us), (one_point.p50_us, one_point.p99_us, one_point.max_us));
+        }
+    }
 }

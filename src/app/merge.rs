@@ -61,7 +61,12 @@ fn result(input: &str, text: String) -> Result<Summary, UsageError> {
             "{input} holds '{schema}', not {SCHEMA}: merge adds single results (a run's --json, or a stored result)"
         )));
     }
-    super::report::checked(input, &doc)?;
+    // The seconds' histograms are checked as merge adds them (one pass, not two).
+    crate::summary::check::document_adding_seconds(&doc).map_err(|e| {
+        UsageError(format!(
+            "{input} is damaged: {e}; give a document as wirebench wrote it"
+        ))
+    })?;
     crate::app::show::summary(text).map_err(|e| {
         UsageError::new(format!(
             "{input}: {e}; give a result written by this wirebench"

@@ -277,7 +277,7 @@ fn http(parts: &[Summary], secs: f64) -> Result<Option<super::Http>, String> {
 fn series(parts: &[Summary], sequential: bool) -> Result<Vec<SeriesPoint>, String> {
     let earliest = parts.iter().map(|p| p.started_unix_ms).min().unwrap_or(0);
     let mut out: Vec<SeriesPoint> = Vec::new();
-    let mut hists: Vec<Option<hdrhistogram::Histogram<u64>>> = Vec::new();
+    let mut hists: Vec<Option<crate::record::compact::Sum>> = Vec::new();
     let mut next = 0;
     for (n, part) in parts.iter().enumerate() {
         let at = match sequential {
@@ -290,40 +290,28 @@ fn series(parts: &[Summary], sequential: bool) -> Result<Vec<SeriesPoint>, Strin
             let i = at + p.second as usize;
             while out.len() <= i {
                 out.push(blank(p, out.len() as u64));
-                hists.push(Some(crate::record::new_histogram()));
+                hists.push(Some(crate::record::compact::Sum::default()));
             }
             add_point(&mut out[i], p);
-            hists[i] = match (hists[i].take(), second_latency(p)) {
-                (Some(mut total), Ok(Some(h))) => {
-                    total
-                        .add(&h)
-                        .map_err(|e| format!("histograms do not add: {e:?}"))?;
-                    Some(total)
-                }
-                (total, Ok(None)) if p.p50_us.is_none() => total,
-                (_, Ok(None)) => None,
-                (_, Err(e)) => return Err(format!("result {}, series[{k}].histogram: {e}", n + 1)),
-                (None, Ok(Some(_))) => None,
-            };
+            // A second some part kept no histogram of has no p50/p99 (None from then on).
+            match (&mut hists[i], p.histogram.as_deref()) {
+                (Some(total), Some(text)) => total
+                    .add(text)
+                    .map_err(|e| format!("result {}, series[{k}].histogram: {e}", n + 1))?,
+                (slot, None) if p.p50_us.is_some() => *slot = None,
+                _ => {}
+            }
         }
     }
     for (o, h) in out.iter_mut().zip(hists) {
         let max = o.max_us;
         match h {
-            Some(h) => o.set_latency(&h),
+            Some(h) => o.set_latency(&h.into_histogram()?),
             None => (o.p50_us, o.p99_us, o.histogram) = (None, None, None),
         }
         o.max_us = o.max_us.or(max);
     }
     Ok(out)
-}
-
-/// The latency histogram a point carries, if any.
-fn second_latency(p: &SeriesPoint) -> Result<Option<hdrhistogram::Histogram<u64>>, String> {
-    p.histogram
-        .as_deref()
-        .map(crate::record::compact::decode)
-        .transpose()
 }
 
 /// An empty point for `second`, shaped like `like` (an open loop's offered count starts at 0).

@@ -462,6 +462,49 @@ pub struct RunArgs {
     /// Where the result is saved, its tags and its thresholds.
     #[command(flatten)]
     pub keep: KeepArgs,
+
+    /// One shard of a load run from many machines.
+    #[command(flatten)]
+    pub shard: ShardArgs,
+}
+
+/// The shard contract (issue 19): one load from N generators, merged by `wirebench merge`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ShardArgs {
+    /// Run as rank R of N shards of one load: R/N, or `auto` (SLURM_PROCID/SLURM_NTASKS,
+    /// OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE, or JOB_COMPLETION_INDEX
+    /// with --world N). -c, --rate, -n and a warm-up count stay the load's totals: each shard
+    /// takes its share, remainders to the lowest ranks.
+    #[arg(long, value_name = "R/N|auto", help_heading = "Shards (many machines)")]
+    pub shard: Option<String>,
+
+    /// The number of shards, where the engine gives the rank only (a Kubernetes Indexed Job's
+    /// completions).
+    #[arg(long, value_name = "N", help_heading = "Shards (many machines)")]
+    pub world: Option<u64>,
+
+    /// Start the run at this time: unix milliseconds, or +DURATION after $WIREBENCH_T0 (unix
+    /// ms, fixed by the launcher; without it, after now), e.g. +5s.
+    #[arg(
+        long,
+        value_name = "UNIX_MS|+DURATION",
+        allow_hyphen_values = true,
+        help_heading = "Shards (many machines)"
+    )]
+    pub start_at: Option<String>,
+
+    /// A shard that begins later than this after --start-at marks itself late.
+    #[arg(
+        long,
+        default_value = "10ms",
+        value_name = "DURATION",
+        help_heading = "Shards (many machines)"
+    )]
+    pub max_skew: String,
+
+    /// Also write the result document (JSON, whole histograms) to FILE; %r is the rank.
+    #[arg(long, value_name = "FILE", help_heading = "Shards (many machines)")]
+    pub out: Option<String>,
 }
 
 /// `wirebench serve tcp`: the reference TCP server.

@@ -64,6 +64,10 @@
 //!   `show`, `diff` ([`summary::diff`]: Welch's t on per-second figures), `export` and
 //!   `merge` ([`summary::merge`]: histograms added exactly) read it. Ctrl-C stops a run
 //!   through [`engine::stop`].
+//! - Many machines: [`plan::shard`] (rank and world from `--shard` or the engine's environment,
+//!   the totals split, `--start-at`), [`app::shard`] (`run --shard`: its share, its start skew,
+//!   `--out`), [`summary::shard`] (a shard's section; `merge` checks every rank once, one plan);
+//!   each second of a result carries its histogram ([`record::compact`]), so merges stay exact.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram

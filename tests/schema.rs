@@ -137,6 +137,8 @@ fn rr_summary() -> (Summary, Recorder) {
         series,
         generator: generator(),
         notes: vec!["a note".into()],
+        shard: None,
+        shards: None,
     };
     (summary, total)
 }
@@ -172,6 +174,8 @@ fn bulk_summary() -> Summary {
         series: vec![SeriesPoint::of(0, &rec)],
         generator: generator(),
         notes: Vec::new(),
+        shard: None,
+        shards: None,
     }
 }
 

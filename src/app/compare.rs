@@ -95,6 +95,7 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// when a target could not be reached, the runs so far are judged, printed and saved as
 /// partial, and the command fails (exit 1).
 pub fn main_as(args: &CompareArgs, command: &str) -> anyhow::Result<ExitCode> {
+    super::shard::refuse(&args.run.shard, command)?;
     let prepared = prepare(args)?;
     super::sweep::confirm(&prepared.study, args.run.yes)?;
     let (json, quiet) = (prepared.run.json, prepared.run.quiet);

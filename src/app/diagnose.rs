@@ -32,6 +32,7 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 /// Ctrl-C or SIGTERM stops the step in progress and starts no other: the diagnosis of the
 /// steps measured is printed, and the exit code is the signal's (130, 143).
 pub fn main(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
+    super::shard::refuse(&args.run.shard, "diagnose")?;
     let show = !args.run.quiet && !args.run.json;
     // Checked before the handler is in place, as every command checks before it measures.
     check(&args.run)?;

@@ -1,5 +1,7 @@
 //! `wirebench merge ID|FILE.json …`: result documents, stored or in files, added into one
-//! `wirebench.result/1` document ([`crate::summary::merge`]), printed as JSON.
+//! `wirebench.result/1` document ([`crate::summary::merge`]), printed as JSON. Shards of one
+//! load (`run --shard`) are checked to be every rank once, of one plan
+//! ([`crate::summary::shard`]), and the merge gets a `shards` section.
 
 use super::keep;
 use crate::cli::MergeArgs;
@@ -28,7 +30,18 @@ pub fn main(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         };
         parts.push(result(input, text)?);
     }
-    let merged = crate::summary::merge::merge(&parts, a.sequential).map_err(UsageError)?;
+    let sharded = parts.iter().any(|p| p.shard.is_some());
+    let merged = match sharded {
+        true if a.sequential => {
+            return Err(UsageError::new(
+                "shards of one load ran at the same time: drop --sequential",
+            )
+            .into())
+        }
+        true => crate::summary::shard::merge(&parts, &a.inputs),
+        false => crate::summary::merge::merge(&parts, a.sequential),
+    }
+    .map_err(UsageError)?;
     let mut out = std::io::stdout().lock();
     crate::report::json::write(&merged, &mut out)?;
     out.flush()?;
@@ -48,7 +61,12 @@ fn result(input: &str, text: String) -> Result<Summary, UsageError> {
             "{input} holds '{schema}', not {SCHEMA}: merge adds single results (a run's --json, or a stored result)"
         )));
     }
-    super::report::checked(input, &doc)?;
+    // The seconds' histograms are checked as merge adds them (one pass, not two).
+    crate::summary::check::document_adding_seconds(&doc).map_err(|e| {
+        UsageError(format!(
+            "{input} is damaged: {e}; give a document as wirebench wrote it"
+        ))
+    })?;
     crate::app::show::summary(text).map_err(|e| {
         UsageError::new(format!(
             "{input}: {e}; give a result written by this wirebench"

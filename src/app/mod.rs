@@ -11,6 +11,7 @@ mod pipe;
 pub mod report;
 pub mod run;
 mod serve;
+pub mod shard;
 pub mod study;
 pub mod sweep;
 // --- results history (issue 10, items 1-3) ---

@@ -48,6 +48,7 @@ struct Live<'a> {
 /// `wirebench peak`. The steps are saved after each one (a partial search until the end);
 /// a target that could not be reached ends the search with its step recorded.
 pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
+    super::shard::refuse(&args.run.shard, "peak")?;
     let setup = setup(args)?;
     let show = !args.run.quiet && !args.run.json;
     let keep = RefCell::new(Keep::prepare(&args.run.keep, Kind::Peak, args.run.quiet)?);

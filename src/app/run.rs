@@ -15,7 +15,15 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(file) = &args.save_example {
         return save_example(args, file);
     }
+    let sharded = super::shard::prepare(args)?;
+    let args = sharded.as_ref().map_or(args, |p| &p.args);
     let study = super::sweep::Study::of(args)?;
+    if !study.is_single() && (sharded.is_some() || args.shard.out.is_some()) {
+        return Err(crate::error::UsageError::new(
+            "--shard and --out take one run: one target, no swept flag (run each point as its own sharded run)",
+        )
+        .into());
+    }
     if !study.is_single() {
         super::sweep::confirm(&study, args.yes)?;
         return super::sweep::main(args, study);
@@ -27,10 +35,19 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let plan = first.plan;
     let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
     stop_on_ctrl_c()?;
-    let summary = measure(&plan, progress)?;
+    let skew =
+        super::shard::wait_for_start(sharded.as_ref().and_then(|p| p.section.start_at_unix_ms));
+    let mut summary = measure(&plan, progress)?;
+    if let Some(p) = &sharded {
+        super::shard::finish(&mut summary, p.section.clone(), skew);
+    }
     let interrupted = crate::engine::stop::requested();
     let checks = keep.check(&[&summary]);
     let document = Keep::document(&summary, &checks)?;
+    if let Some(out) = &args.shard.out {
+        let rank = summary.shard.as_ref().map_or(0, |s| s.rank);
+        super::shard::write_out(out, rank, &document)?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         out.write_all(document.as_bytes())?;

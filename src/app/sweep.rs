@@ -336,6 +336,7 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
 /// Runs every point of `study`, then prints the tables (or the JSON document). When a point
 /// cannot run (the target went away), the points already measured are printed and saved.
 pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
+    super::shard::refuse(&args.shard, "a sweep")?;
     let keep = Keep::prepare(&args.keep, crate::store::Kind::Sweep, args.quiet)?;
     finish(args, study, keep)
 }

@@ -6,6 +6,7 @@
 //! so percentiles of the merged total are right; percentiles are never averaged. Nothing is kept
 //! per request, so memory does not grow with the length of a run.
 
+pub mod compact;
 pub mod errors;
 pub mod run;
 pub mod series;
@@ -81,6 +82,15 @@ pub const HIST_SIGFIG: u8 = 3;
 /// them: a crafted document could otherwise make it allocate what its header claims (up to
 /// 4 GiB, or a histogram of any range) or negate i64::MIN in a run of zeros (found by fuzzing).
 pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    let (_, payload) = check_v2(bytes)?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut &bytes[..40 + payload.len()])
+        .map_err(|e| format!("does not decode ({e:?})"))
+}
+
+/// Checks an uncompressed V2 serialization as [`decode_histogram`] does, without building the
+/// histogram; returns its significant digits and lowest value, and its counts' bytes.
+pub fn check_v2(bytes: &[u8]) -> Result<((u64, u64), &[u8]), String> {
     const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
     const HEADER: usize = 40;
     let be = |at: usize, n: usize| -> u64 {
@@ -107,10 +117,9 @@ pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
             "bounds {low}..{high} ns at {digits} digits, beyond wirebench's ({HIST_LOWEST_NS}..{HIST_HIGHEST_NS} ns, {HIST_SIGFIG} digits)"
         ));
     }
-    check_counts(&bytes[HEADER..HEADER + payload])?;
-    hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut &bytes[..HEADER + payload])
-        .map_err(|e| format!("does not decode ({e:?})"))
+    let counts = &bytes[HEADER..HEADER + payload];
+    check_counts(counts)?;
+    Ok(((digits, low), counts))
 }
 
 /// The most samples a histogram read back may hold: 2^48, far beyond any run (a million a

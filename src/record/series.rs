@@ -39,6 +39,11 @@ pub struct SeriesPoint {
     pub p99_us: Option<f64>,
     /// Largest latency of this second, µs.
     pub max_us: Option<f64>,
+    /// This second's latency histogram ([`super::compact`]: compressed V2, base64), so that
+    /// seconds of several results add exactly; None when nothing completed, and in results
+    /// written before it was kept.
+    #[serde(default)]
+    pub histogram: Option<String>,
 }
 
 impl SeriesPoint {
@@ -61,7 +66,19 @@ impl SeriesPoint {
             p50_us: pick(&|h| h.value_at_quantile(0.5)),
             p99_us: pick(&|h| h.value_at_quantile(0.99)),
             max_us: pick(&|h| h.max()),
+            histogram: (!rec.latency.is_empty()).then(|| super::compact::encode(&rec.latency)),
         }
+    }
+
+    /// Sets p50, p99 and max (read as [`SeriesPoint::of`] reads them) and the histogram from
+    /// `h`, this second's latency (a merge's sum of seconds).
+    pub fn set_latency(&mut self, h: &Histogram<u64>) {
+        let empty = h.is_empty();
+        let pick = |v: u64| (!empty).then(|| us(v));
+        self.p50_us = pick(h.value_at_quantile(0.5));
+        self.p99_us = pick(h.value_at_quantile(0.99));
+        self.max_us = pick(h.max());
+        self.histogram = (!empty).then(|| super::compact::encode(h));
     }
 
     /// Gives every point its true length in a measured part of `measured`: the last second of a

@@ -352,6 +352,8 @@ mod tests {
                 peak_rss_kib: 12_000,
             },
             notes: vec!["the target's CPU was busy".into(), "second note".into()],
+            shard: None,
+            shards: None,
         }
     }
 

@@ -76,6 +76,8 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
             peak_rss_kib: c.peak_rss_kib,
         },
         notes: Vec::new(),
+        shard: None,
+        shards: None,
     };
     if plan.workload.mode == ClientMode::Source {
         // A download's receiver is this client: the bytes it read within the window.

@@ -4,10 +4,11 @@
 //! (HdrHistogram addition: every percentile of the merged result is exact, never an average of
 //! percentiles), and the rates are the added counts over the longest measured time.
 //!
-//! What cannot be added exactly is left out rather than guessed: the per-second p50 and p99
-//! (the series keeps no per-second histograms; the per-second max is kept, as it adds
-//! exactly), the `--link` section, the warm-up's median and the diagnosis notes (a note
-//! says the result is merged).
+//! Each second of the series carries its latency histogram, so seconds add exactly too (the
+//! per-second p50/p99 of the merge are those of all samples of that second). What cannot be
+//! added exactly is left out rather than guessed: the per-second p50/p99 of results written
+//! before seconds kept histograms, the `--link` section, the warm-up's median and the
+//! diagnosis notes (a note says the result is merged).
 
 use super::{Distribution, ErrorEntry, Summary, Throughput};
 use crate::record::SeriesPoint;
@@ -91,15 +92,23 @@ pub fn merge(parts: &[Summary], sequential: bool) -> Result<Summary, String> {
         w.p50_us = None;
         w
     });
-    m.series = series(parts, sequential);
+    m.series = series(parts, sequential)?;
+    let kept = m
+        .series
+        .iter()
+        .all(|p| p.p50_us.is_some() || p.max_us.is_none());
     m.generator = generator(parts, duration);
     let over = match sequential {
         true => "run one after another: rates over their summed measured time",
         false => "rates over the longest measured time",
     };
     m.notes = vec![format!(
-        "merged from {} results: counts and histograms added exactly; {over} ({duration:.2} s); per-second p50/p99 not kept",
-        parts.len()
+        "merged from {} results: counts and histograms added exactly; {over} ({duration:.2} s); {}",
+        parts.len(),
+        match kept {
+            true => "per-second p50/p99 from the seconds' histograms added",
+            false => "per-second p50/p99 not kept (a result without per-second histograms)",
+        }
     )];
     Ok(m)
 }
@@ -260,56 +269,89 @@ fn http(parts: &[Summary], secs: f64) -> Result<Option<super::Http>, String> {
     Ok(Some(h))
 }
 
-/// Second by second: counts added, the largest max kept, p50/p99 unknown. Sequential parts
-/// follow one another: each one's seconds start where the previous one's ended.
-fn series(parts: &[Summary], sequential: bool) -> Vec<SeriesPoint> {
+/// Second by second: counts and histograms added (each second's p50/p99 exact), the largest
+/// max kept. Concurrent parts are aligned on wall-clock time (a part that began k seconds
+/// after the earliest adds into second k on); sequential parts follow one another: each one's
+/// seconds start where the previous one's ended. A second some part kept no histogram of
+/// (a result written before they were kept) has no p50/p99.
+fn series(parts: &[Summary], sequential: bool) -> Result<Vec<SeriesPoint>, String> {
+    let earliest = parts.iter().map(|p| p.started_unix_ms).min().unwrap_or(0);
     let mut out: Vec<SeriesPoint> = Vec::new();
-    let mut offsets = Vec::with_capacity(parts.len());
+    let mut hists: Vec<Option<crate::record::compact::Sum>> = Vec::new();
     let mut next = 0;
-    for s in parts {
-        offsets.push(if sequential { next } else { 0 });
-        next += s.series.len();
-    }
-    let points = parts
-        .iter()
-        .zip(offsets)
-        .flat_map(|(s, at)| s.series.iter().map(move |p| (p, at)));
-    for (p, at) in points {
-        let i = at + p.second as usize;
-        while out.len() <= i {
-            let mut blank = p.clone();
-            (
-                blank.second,
-                blank.ok,
-                blank.errors,
-                blank.sent_bytes,
-                blank.received_bytes,
-                blank.sent,
-            ) = (out.len() as u64, 0, 0, 0, 0, 0);
-            (blank.wire_sent_bytes, blank.wire_received_bytes) = (0, 0);
-            (blank.offered, blank.p50_us, blank.p99_us, blank.max_us) =
-                (p.offered.map(|_| 0), None, None, None);
-            out.push(blank);
+    for (n, part) in parts.iter().enumerate() {
+        let at = match sequential {
+            true => next,
+            // Rounded to the nearest second: shards of one start differ by milliseconds.
+            false => ((part.started_unix_ms - earliest) as f64 / 1000.0).round() as usize,
+        };
+        next += part.series.len();
+        for (k, p) in part.series.iter().enumerate() {
+            let i = at + p.second as usize;
+            while out.len() <= i {
+                out.push(blank(p, out.len() as u64));
+                hists.push(Some(crate::record::compact::Sum::default()));
+            }
+            add_point(&mut out[i], p);
+            // A second some part kept no histogram of has no p50/p99 (None from then on).
+            match (&mut hists[i], p.histogram.as_deref()) {
+                (Some(total), Some(text)) => total
+                    .add(text)
+                    .map_err(|e| format!("result {}, series[{k}].histogram: {e}", n + 1))?,
+                (slot, None) if p.p50_us.is_some() => *slot = None,
+                _ => {}
+            }
         }
-        let o = &mut out[i];
-        o.duration_s = o.duration_s.max(p.duration_s);
-        o.ok += p.ok;
-        o.errors += p.errors;
-        o.sent_bytes += p.sent_bytes;
-        o.received_bytes += p.received_bytes;
-        o.wire_sent_bytes += p.wire_sent_bytes;
-        o.wire_received_bytes += p.wire_received_bytes;
-        o.sent += p.sent;
-        o.offered = match (o.offered, p.offered) {
-            (Some(a), Some(b)) => Some(a + b),
-            (a, b) => a.or(b),
-        };
-        o.max_us = match (o.max_us, p.max_us) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
     }
-    out
+    for (o, h) in out.iter_mut().zip(hists) {
+        let max = o.max_us;
+        match h {
+            Some(h) => o.set_latency(&h.into_histogram()?),
+            None => (o.p50_us, o.p99_us, o.histogram) = (None, None, None),
+        }
+        o.max_us = o.max_us.or(max);
+    }
+    Ok(out)
+}
+
+/// An empty point for `second`, shaped like `like` (an open loop's offered count starts at 0).
+fn blank(like: &SeriesPoint, second: u64) -> SeriesPoint {
+    SeriesPoint {
+        second,
+        duration_s: like.duration_s,
+        ok: 0,
+        errors: 0,
+        sent_bytes: 0,
+        received_bytes: 0,
+        wire_sent_bytes: 0,
+        wire_received_bytes: 0,
+        sent: 0,
+        offered: like.offered.map(|_| 0),
+        p50_us: None,
+        p99_us: None,
+        max_us: None,
+        histogram: None,
+    }
+}
+
+/// `p`'s counts added into `o`; the larger max and length kept.
+fn add_point(o: &mut SeriesPoint, p: &SeriesPoint) {
+    o.duration_s = o.duration_s.max(p.duration_s);
+    o.ok += p.ok;
+    o.errors += p.errors;
+    o.sent_bytes += p.sent_bytes;
+    o.received_bytes += p.received_bytes;
+    o.wire_sent_bytes += p.wire_sent_bytes;
+    o.wire_received_bytes += p.wire_received_bytes;
+    o.sent += p.sent;
+    o.offered = match (o.offered, p.offered) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
+    o.max_us = match (o.max_us, p.max_us) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
 }
 
 /// The generators' use added.
@@ -353,5 +395,42 @@ mod tests {
         assert_eq!(merged.histogram.decode().unwrap(), both);
         assert_eq!(merged.count, 5);
         assert_eq!(merged.p50_us, Distribution::of(&both).unwrap().p50_us);
+    }
+
+    proptest::proptest! {
+        /// Issue 19: the percentiles of a merge are those of one histogram holding every
+        /// sample, through the documents' own encodings (a part's whole histogram, and a
+        /// second's compressed one), whatever the samples and however they are cut.
+        #[test]
+        fn a_merge_is_one_histogram_of_all_samples(
+            parts in proptest::collection::vec(
+                proptest::collection::vec(1u64..crate::record::HIST_HIGHEST_NS, 0..200), 1..8)
+        ) {
+            let mut all = new_histogram();
+            let mut dists = Vec::new();
+            let mut second = new_histogram();
+            for samples in &parts {
+                let mut h = new_histogram();
+                for &v in samples {
+                    h.record(v).unwrap();
+                    all.record(v).unwrap();
+                }
+                dists.push(Distribution::of(&h));
+                let text = crate::record::compact::encode(&h);
+                second.add(crate::record::compact::decode(&text).unwrap()).unwrap();
+            }
+            let merged = add(dists.iter().map(Option::as_ref)).unwrap();
+            let one = Distribution::of(&all);
+            proptest::prop_assert_eq!(merged.is_some(), one.is_some());
+            if let (Some(m), Some(o)) = (merged, one) {
+                proptest::prop_assert_eq!(m.count, o.count);
+                let figures = |d: &Distribution| [d.min_us, d.p50_us, d.p90_us, d.p95_us, d.p99_us, d.p999_us, d.max_us];
+                proptest::prop_assert_eq!(figures(&m), figures(&o));
+            }
+            let (mut merged_point, mut one_point) = (SeriesPoint::of(0, &crate::record::Recorder::new()), SeriesPoint::of(0, &crate::record::Recorder::new()));
+            merged_point.set_latency(&second);
+            one_point.set_latency(&all);
+            proptest::prop_assert_eq!((merged_point.p50_us, merged_point.p99_us, merged_point.max_us), (one_point.p50_us, one_point.p99_us, one_point.max_us));
+        }
     }
 }

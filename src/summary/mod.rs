@@ -14,6 +14,7 @@ pub mod merge;
 pub mod paired;
 pub mod peak;
 pub mod serial;
+pub mod shard;
 pub mod slo;
 pub mod stats;
 pub mod study;
@@ -87,6 +88,13 @@ pub struct Summary {
     pub generator: Generator,
     /// Diagnoses and caveats, in plain words.
     pub notes: Vec<String>,
+    /// A shard's part of a load (`run --shard`): its rank, share, plan hash and start skew;
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<shard::ShardSection>,
+    /// A merge of shards (`wirebench merge`): each rank's figures and skew; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<shard::Shards>,
 }
 
 /// The run's settings, echoed into the result so it can be read alone.

@@ -119,6 +119,8 @@ pub fn summary(
             peak_rss_kib: 11_500,
         },
         notes: Vec::new(),
+        shard: None,
+        shards: None,
     }
 }
 

@@ -1,0 +1,250 @@
+//! The per-second histogram's text form: HdrHistogram's compressed V2 serialization
+//! (V2 + zlib deflate), base64-encoded, as HdrHistogram's own interval logs write it
+//! (`HISTFAAA…`). Each point of a result's series carries one, so a merge of several results
+//! (shards of one load) adds seconds exactly and keeps each second's p50/p99 exact.
+//!
+//! The compressed form costs a fraction of the uncompressed one on the sparse histograms of
+//! one second; `bench/series_cost.sh` measures it per second of result.
+
+use super::{check_v2, decode_histogram, HIST_LOWEST_NS, HIST_SIGFIG};
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use std::io::Read as _;
+
+/// The compressed V2 cookie (`0x1c849304 | 0x10`), as the HdrHistogram spec fixes it.
+const COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+
+/// The largest uncompressed serialization inflating may produce: a histogram of wirebench's
+/// bounds (1 ns .. 1 h, 3 digits) has about 33 k buckets of at most 9 bytes each, so anything
+/// larger is not one wirebench wrote, and a crafted "zip bomb" stops here.
+const MAX_INFLATED: u64 = 1 << 20;
+
+/// `h` as base64 of its compressed V2 serialization.
+#[allow(
+    clippy::expect_used,
+    reason = "serializing into a Vec cannot fail: no I/O, and every value is in range"
+)]
+pub fn encode(h: &Histogram<u64>) -> String {
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .expect("serializing to memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(buf)
+}
+
+/// The histogram `text` holds, checked as [`decode_histogram`] checks an uncompressed one:
+/// inflated here within [`MAX_INFLATED`] bytes, never by a length the input claims.
+pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
+    decode_histogram(&inflate(text)?)
+}
+
+/// Checks that `text` holds a histogram wirebench wrote, without building it (a document's
+/// check reads thousands: a histogram of wirebench's bounds is 270 KB of counts).
+pub fn check(text: &str) -> Result<(), String> {
+    check_v2(&inflate(text)?).map(|_| ())
+}
+
+/// Adds the histogram `text` holds into `total`.
+pub fn add_into(total: &mut Histogram<u64>, text: &str) -> Result<(), String> {
+    let mut sum = Sum::default();
+    sum.add(text)?;
+    total
+        .add(sum.into_histogram()?)
+        .map_err(|e| format!("does not add ({e:?})"))
+}
+
+/// A sum of many histograms' texts, kept as plain counts by bucket (the layout of
+/// wirebench's bounds): a merge of thousands of seconds adds each one's counts in one pass,
+/// without building a 270 KB histogram for each. Another layout is decoded and added apart.
+#[derive(Debug, Default)]
+pub struct Sum {
+    counts: Vec<u64>,
+    other: Option<Histogram<u64>>,
+}
+
+impl Sum {
+    /// Adds the histogram `text` holds, checked as [`decode`] checks it.
+    pub fn add(&mut self, text: &str) -> Result<(), String> {
+        let bytes = inflate(text)?;
+        let ((digits, low), mut counts) = check_v2(&bytes)?;
+        if digits != u64::from(HIST_SIGFIG) || low != HIST_LOWEST_NS {
+            let h = decode_histogram(&bytes)?;
+            let other = self.other.get_or_insert_with(super::new_histogram);
+            return other.add(h).map_err(|e| format!("does not add ({e:?})"));
+        }
+        let mut index = 0usize;
+        while !counts.is_empty() {
+            let (value, used) = varint(counts);
+            counts = &counts[used..];
+            let count = ((value >> 1) as i64) ^ -((value & 1) as i64);
+            // check_v2 bounds a run of zeros to 2^32 buckets, and the highest value to an
+            // hour, so no index here is out of reach; one beyond the hour's is refused below.
+            if count < 0 {
+                index += count.unsigned_abs() as usize;
+                continue;
+            }
+            if count > 0 {
+                if index >= MAX_BUCKETS {
+                    return Err(format!("bucket {index} is beyond wirebench's bounds"));
+                }
+                if self.counts.len() <= index {
+                    self.counts.resize(index + 1, 0);
+                }
+                self.counts[index] = self.counts[index].saturating_add(count as u64);
+            }
+            index += 1;
+        }
+        Ok(())
+    }
+
+    /// The histogram of everything added.
+    pub fn into_histogram(self) -> Result<Histogram<u64>, String> {
+        let mut h = self.other.unwrap_or_else(super::new_histogram);
+        for (index, &count) in self.counts.iter().enumerate() {
+            if count > 0 {
+                h.record_n(value_at(index as u64), count)
+                    .map_err(|e| format!("bucket {index} is beyond wirebench's bounds ({e:?})"))?;
+            }
+        }
+        Ok(h)
+    }
+}
+
+/// Buckets of a histogram of wirebench's bounds (1 ns .. 1 h at 3 digits: 2048 sub-buckets,
+/// then 1024 more per doubling up to 2^42 ns), with room for the top one's rounding.
+const MAX_BUCKETS: usize = 2048 + 1024 * 32;
+
+/// One LEB128 varint as the V2 format writes it (at most 9 bytes, the 9th whole); its value
+/// and the bytes it took. [`check_v2`] has checked that none ends inside a number.
+fn varint(bytes: &[u8]) -> (u64, usize) {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().take(9).enumerate() {
+        if i == 8 {
+            return (value | u64::from(b) << 56, 9);
+        }
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return (value, i + 1);
+        }
+    }
+    (value, bytes.len().min(9))
+}
+
+/// The lowest value of bucket `index` in a histogram of wirebench's bounds (lowest 1 ns, so
+/// unit magnitude 0; 3 digits, so 2048 sub-buckets), as HdrHistogram's `value_for` computes it.
+fn value_at(index: u64) -> u64 {
+    const HALF_MAGNITUDE: u32 = 10;
+    const HALF: u64 = 1 << HALF_MAGNITUDE;
+    let bucket = (index >> HALF_MAGNITUDE) as i64 - 1;
+    let sub = (index & (HALF - 1)) + HALF;
+    match bucket {
+        b if b < 0 => sub - HALF,
+        b => sub.checked_shl(b as u32).unwrap_or(u64::MAX),
+    }
+}
+
+/// The uncompressed V2 serialization `text` holds, inflated within [`MAX_INFLATED`] bytes.
+fn inflate(text: &str) -> Result<Vec<u8>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("not base64 ({e})"))?;
+    if bytes.len() < 8 {
+        return Err(format!("{} bytes, shorter than a header", bytes.len()));
+    }
+    let word =
+        |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    if word(0) != COMPRESSED_COOKIE {
+        return Err("not a compressed HdrHistogram V2 serialization".into());
+    }
+    let claimed = word(4) as usize;
+    let body = &bytes[8..];
+    if claimed != body.len() {
+        return Err(format!(
+            "claims {claimed} compressed bytes, holds {}",
+            body.len()
+        ));
+    }
+    let mut inflated = Vec::new();
+    flate2::read::ZlibDecoder::new(body)
+        .take(MAX_INFLATED + 1)
+        .read_to_end(&mut inflated)
+        .map_err(|e| format!("does not inflate ({e})"))?;
+    if inflated.len() as u64 > MAX_INFLATED {
+        return Err(format!("inflates beyond {MAX_INFLATED} bytes"));
+    }
+    Ok(inflated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::new_histogram;
+
+    #[test]
+    fn round_trips_and_reads_as_hdrhistogram_logs_write_it() {
+        let mut h = new_histogram();
+        for v in [1_000u64, 7_400, 95_000, 40_000_000, 40_000_000] {
+            h.record(v).unwrap();
+        }
+        let text = encode(&h);
+        // The interval logs' histograms start so: the compressed cookie in base64.
+        assert!(text.starts_with("HISTF"), "{text}");
+        assert_eq!(decode(&text).unwrap(), h);
+        assert_eq!(decode(&encode(&new_histogram())).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn adding_in_place_equals_decoding_and_adding() {
+        let mut h = new_histogram();
+        let mut x = 1u64;
+        for _ in 0..5_000 {
+            // A spread over every magnitude, 1 ns .. 1 h.
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            h.record((x >> 20) % crate::record::HIST_HIGHEST_NS + 1)
+                .unwrap();
+        }
+        h.record(crate::record::HIST_HIGHEST_NS).unwrap();
+        let text = encode(&h);
+        let mut total = new_histogram();
+        total.record(77).unwrap();
+        let mut expected = total.clone();
+        add_into(&mut total, &text).unwrap();
+        expected.add(decode(&text).unwrap()).unwrap();
+        assert_eq!(total, expected);
+        check(&text).unwrap();
+    }
+
+    #[test]
+    fn corrupt_text_is_an_error_not_a_panic() {
+        let good = encode(&new_histogram());
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(&good)
+            .unwrap();
+        let mut cut = raw.clone();
+        cut.truncate(raw.len() - 3);
+        let mut flipped = raw.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 0xff;
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        for bad in ["", "!!", "AAAAAAAAAAAA", &b64(&cut), &b64(&flipped)] {
+            assert!(decode(bad).is_err(), "{bad:?} decoded");
+            assert!(check(bad).is_err(), "{bad:?} checked");
+            assert!(
+                add_into(&mut new_histogram(), bad).is_err(),
+                "{bad:?} added"
+            );
+        }
+        // A zip bomb: a valid stream inflating to more than any histogram wirebench writes.
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut z, &vec![0u8; 4 << 20]).unwrap();
+        let body = z.finish().unwrap();
+        let mut bomb = COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        bomb.extend((body.len() as u32).to_be_bytes());
+        bomb.extend(body);
+        let e = decode(&b64(&bomb)).unwrap_err();
+        assert!(e.contains("inflates beyond"), "{e}");
+    }
+}

@@ -1,0 +1,248 @@
+//! Shards in result documents (issue 19): a shard's own `shard` section (its rank, its share
+//! of the study's totals, the plan's hash, its start skew), and the `shards` section of their
+//! merge: every rank 0..N-1 once, of one plan, each rank's figures and skew beside the total.
+
+use super::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One shard's part of a load (`--shard`): written into its own result.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShardSection {
+    /// This shard's rank, 0..world.
+    pub rank: u64,
+    /// How many shards ran the load.
+    pub world: u64,
+    /// Where rank and world came from (`--shard`, `SLURM_PROCID`, …).
+    pub source: String,
+    /// The machine it ran on.
+    pub host: String,
+    /// Its share of the study's totals.
+    pub share: Share,
+    /// A hash of the plan (the study's totals and every setting, not the shard's own flags),
+    /// the same on every shard of one load: 16 hex digits.
+    pub plan_hash: String,
+    /// The plan the hash is of, flag by flag, so a merge can name what differs.
+    pub plan: BTreeMap<String, String>,
+    /// The agreed start (`--start-at`), ms since the Unix epoch; None without one.
+    pub start_at_unix_ms: Option<u64>,
+    /// How late this shard began its run after the agreed start, ms (its own clock).
+    pub skew_ms: Option<f64>,
+    /// The skew beyond which a shard is late (`--max-skew`), ms.
+    pub max_skew_ms: f64,
+    /// Whether it began later than `max_skew_ms` after the agreed start.
+    pub late: bool,
+}
+
+/// A shard's share of the totals: connections, and the open-loop rate and request counts when
+/// given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Share {
+    /// Connections of this shard.
+    pub connections: u64,
+    /// Its open-loop rate, requests/s.
+    pub rate: Option<f64>,
+    /// Its requests (`-n`).
+    pub requests: Option<u64>,
+    /// Its warm-up requests (a warm-up by count).
+    pub warmup_requests: Option<u64>,
+}
+
+/// The merged shards: who ran what, with what start skew.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Shards {
+    /// How many shards (all present: merge refuses a missing rank).
+    pub world: u64,
+    /// The plan hash they share.
+    pub plan_hash: String,
+    /// Latest minus earliest start of the measured parts, ms (wall clocks of the hosts).
+    pub start_spread_ms: f64,
+    /// Ranks that began later than their `--max-skew`.
+    pub late: Vec<u64>,
+    /// One row per rank, in rank order.
+    pub ranks: Vec<ShardRow>,
+}
+
+/// One rank's own figures in a merge.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShardRow {
+    /// Rank.
+    pub rank: u64,
+    /// The machine it ran on.
+    pub host: String,
+    /// Its share of the totals.
+    pub share: Share,
+    /// When its measured part began, ms since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// Its ok operations.
+    pub ok: u64,
+    /// Its failed operations.
+    pub errors: u64,
+    /// Its ok operations per second.
+    pub ops_per_s: f64,
+    /// Its median latency, µs.
+    pub p50_us: Option<f64>,
+    /// Its 99th percentile, µs.
+    pub p99_us: Option<f64>,
+    /// Its start skew, ms.
+    pub skew_ms: Option<f64>,
+    /// Whether it started late.
+    pub late: bool,
+}
+
+/// Checks that `parts` (named by `names`) are the shards of one load, every rank once, and
+/// returns their section (rows in rank order). `Err` is one line naming the problem.
+pub fn check(parts: &[Summary], names: &[String]) -> Result<Shards, String> {
+    let mut sections = Vec::with_capacity(parts.len());
+    for (p, name) in parts.iter().zip(names) {
+        let s = p.shard.as_ref().ok_or_else(|| {
+            format!("{name} is not a shard's result (no `shard` section) while others are: merge shards of one load, written by `run --shard`")
+        })?;
+        sections.push((s, name, p));
+    }
+    let (first, first_name, _) = sections[0];
+    for &(s, name, _) in &sections {
+        if s.world != first.world {
+            return Err(format!(
+                "the world size disagrees: {first_name} is rank {} of {}, {name} rank {} of {}: merge the shards of one launch",
+                first.rank, first.world, s.rank, s.world
+            ));
+        }
+        if s.plan_hash != first.plan_hash {
+            return Err(format!(
+                "{first_name} and {name} ran different plans ({}): merge shards of one load",
+                differences(&first.plan, &s.plan)
+            ));
+        }
+    }
+    let mut by_rank: BTreeMap<u64, &String> = BTreeMap::new();
+    for &(s, name, _) in &sections {
+        if let Some(other) = by_rank.insert(s.rank, name) {
+            return Err(format!(
+                "rank {} is there twice ({other} and {name}): give each rank's result once",
+                s.rank
+            ));
+        }
+    }
+    let missing: Vec<String> = (0..first.world)
+        .filter(|r| !by_rank.contains_key(r))
+        .map(|r| r.to_string())
+        .collect();
+    if !missing.is_empty() {
+        let shown = match missing.len() {
+            n if n > 10 => format!("{} … ({n} ranks)", missing[..10].join(", ")),
+            _ => missing.join(", "),
+        };
+        return Err(format!(
+            "rank {shown} of {} missing: a merge of shards needs every rank 0..{}; give their files (a failed shard: run it again)",
+            first.world,
+            first.world - 1
+        ));
+    }
+    sections.sort_by_key(|(s, _, _)| s.rank);
+    let starts = || sections.iter().map(|(_, _, p)| p.started_unix_ms);
+    let spread = starts().max().unwrap_or(0) - starts().min().unwrap_or(0);
+    Ok(Shards {
+        world: first.world,
+        plan_hash: first.plan_hash.clone(),
+        start_spread_ms: spread as f64,
+        late: sections
+            .iter()
+            .filter(|(s, _, _)| s.late)
+            .map(|(s, _, _)| s.rank)
+            .collect(),
+        ranks: sections.iter().map(|&(s, _, p)| row(s, p)).collect(),
+    })
+}
+
+/// One rank's row.
+fn row(s: &ShardSection, p: &Summary) -> ShardRow {
+    ShardRow {
+        rank: s.rank,
+        host: s.host.clone(),
+        share: s.share.clone(),
+        started_unix_ms: p.started_unix_ms,
+        ok: p.ok,
+        errors: p.errors.total,
+        ops_per_s: p.throughput.ops_per_s,
+        p50_us: p.latency.as_ref().map(|d| d.p50_us),
+        p99_us: p.latency.as_ref().map(|d| d.p99_us),
+        skew_ms: s.skew_ms,
+        late: s.late,
+    }
+}
+
+/// The flags two plans set differently, as `--rate 1000 vs 2000`.
+fn differences(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> String {
+    let none = String::from("(unset)");
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let diffs: Vec<String> = keys
+        .into_iter()
+        .filter_map(|k| {
+            let (x, y) = (a.get(k).unwrap_or(&none), b.get(k).unwrap_or(&none));
+            (x != y).then(|| format!("{k} {x} vs {y}"))
+        })
+        .collect();
+    match diffs.is_empty() {
+        true => "plan hashes differ: another wirebench version?".into(),
+        false => diffs.join("; "),
+    }
+}
+
+/// Shards' results added into one (see [`super::merge`]): checked by [`check`] first, then
+/// the ordinary merge of results run at the same time, with a `shards` section.
+pub fn merge(parts: &[Summary], names: &[String]) -> Result<Summary, String> {
+    let shards = check(parts, names)?;
+    let mut m = super::merge::merge(parts, false)?;
+    m.shard = None;
+    m.config.requests = parts.iter().map(|p| p.config.requests).sum();
+    if !shards.late.is_empty() {
+        let late: Vec<String> = shards.late.iter().map(u64::to_string).collect();
+        m.notes.push(format!(
+            "rank {} began later than --max-skew after --start-at: their load did not overlap the others' from the start (see shards.ranks[].skew_ms)",
+            late.join(", ")
+        ));
+    }
+    m.notes.push(format!(
+        "{} shards of one plan ({}); measured parts began within {:.0} ms of each other",
+        shards.world, shards.plan_hash, shards.start_spread_ms
+    ));
+    m.shards = Some(shards);
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(rank: u64, world: u64, rate: &str) -> ShardSection {
+        ShardSection {
+            rank,
+            world,
+            source: "--shard".into(),
+            host: format!("h{rank}"),
+            share: Share {
+                connections: 1,
+                rate: None,
+                requests: None,
+                warmup_requests: None,
+            },
+            plan_hash: crate::plan::shard::fnv1a(rate).to_string(),
+            plan: [("--rate".to_string(), rate.to_string())].into(),
+            start_at_unix_ms: None,
+            skew_ms: None,
+            max_skew_ms: 10.0,
+            late: false,
+        }
+    }
+
+    #[test]
+    fn differences_are_named_flag_by_flag() {
+        let (a, b) = (section(0, 2, "1000"), section(1, 2, "2000"));
+        assert_eq!(differences(&a.plan, &b.plan), "--rate 1000 vs 2000");
+        assert_eq!(
+            differences(&a.plan, &a.plan),
+            "plan hashes differ: another wirebench version?"
+        );
+    }
+}

@@ -47,7 +47,7 @@
 //!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t),
 //!   [`summary::compare`] the verdicts of a comparison and the latency shape per
 //!   target, [`summary::paired`] their statistics (per-round ratios, one interval for
-//!   interval and verdict, outlier rounds, the seeded order); [`summary::wire`] sets the rates against `--link` (RFC 6349's per-packet
+//!   interval and verdict, outlier rounds, the seeded order); [`summary::link`] sets the rates against `--link` (RFC 6349's per-packet
 //!   overhead); [`summary::slo`] checks objectives and [`summary::peak`] judges a peak
 //!   search's steps; [`summary::study`] is a plan file's whole outcome (study.json);
 //!   [`summary::diagnosis`] turns a baseline, the kernel's evidence and the variants into
@@ -72,7 +72,8 @@
 //!   limits, the outgoing interface's speed and a TCP socket's MSS; the host's kernel, CPU and
 //!   date for a study's methodology ([`sys::host`]); a diagnosis's evidence: the kernel's TCP
 //!   counters ([`sys::netstat`]), `TCP_INFO` of this process's connections ([`sys::tcpinfo`]),
-//!   CPU pressure and thread schedstat ([`sys::pressure`]).
+//!   CPU pressure and thread schedstat ([`sys::pressure`]); CPU affinity ([`sys::pin`], the
+//!   demo pins its client and server together).
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 // Outside tests a panic on bad data is a bug: invariants that cannot fail say why with an
 // #[allow] and its reason (issue 16).

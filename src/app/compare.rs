@@ -4,7 +4,7 @@
 //! the Flash study's latency-shape table.
 
 use super::keep::Keep;
-use super::sweep::Study;
+use super::sweep::Batch;
 use crate::cli::{CompareArgs, RunArgs, Runs};
 use crate::error::UsageError;
 use crate::store::Kind;
@@ -22,11 +22,11 @@ pub struct Prepared {
     /// The run flags, `--runs` defaulted.
     pub run: RunArgs,
     /// Every run, validated.
-    pub study: Study,
+    pub batch: Batch,
     /// Index of the baseline target.
     pub baseline: usize,
     /// With `--runs auto`: the precision, ± % of each ratio (the rounds' budget is the
-    /// study's rounds).
+    /// batch's rounds).
     pub precision: Option<f64>,
 }
 
@@ -74,7 +74,7 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// partial, and the command fails (exit 1).
 pub fn main_as(args: &CompareArgs, command: &str) -> anyhow::Result<ExitCode> {
     let prepared = prepare(args)?;
-    super::sweep::confirm(&prepared.study, args.run.yes)?;
+    super::sweep::confirm(&prepared.batch, args.run.yes)?;
     let (json, quiet) = (prepared.run.json, prepared.run.quiet);
     let mut keep = Keep::prepare(&prepared.run.keep, Kind::Compare, quiet)?;
     super::run::stop_on_ctrl_c()?;
@@ -104,20 +104,20 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     let (runs, precision) = rounds(args)?;
     let mut run = args.run.clone();
     run.runs = Some(Runs::Count(runs));
-    let mut study = Study::of(&run)?;
-    if study.targets.len() < 2 {
+    let mut batch = Batch::of(&run)?;
+    if batch.targets.len() < 2 {
         return Err(UsageError::new(
             "compare needs two targets or more: wirebench compare a=tcp://HOST:PORT b=tcp://HOST:PORT",
         ));
     }
-    if study.rounds - study.discard < 2 {
+    if batch.rounds - batch.discard < 2 {
         return Err(UsageError::new(format!(
             "compare needs 2 kept runs per target or more for a paired interval, not {}: give e.g. --runs {}",
-            study.rounds - study.discard,
-            study.discard + DEFAULT_RUNS
+            batch.rounds - batch.discard,
+            batch.discard + DEFAULT_RUNS
         )));
     }
-    let names: Vec<&str> = study.targets.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = batch.targets.iter().map(|t| t.name.as_str()).collect();
     let baseline = match &args.baseline {
         None => 0,
         Some(b) => names.iter().position(|n| n == b).ok_or_else(|| {
@@ -127,10 +127,10 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
             ))
         })?,
     };
-    study.shuffle(args.seed.unwrap_or_else(clock_seed));
+    batch.shuffle(args.seed.unwrap_or_else(clock_seed));
     Ok(Prepared {
         run,
-        study,
+        batch,
         baseline,
         precision,
     })
@@ -144,11 +144,11 @@ pub fn collect(
     p: Prepared,
     on_run: &mut dyn FnMut(&Comparison),
 ) -> (Comparison, Option<anyhow::Error>) {
-    let (baseline, precision, discard) = (p.baseline, p.precision, p.study.discard);
-    let max_runs = p.study.rounds;
+    let (baseline, precision, discard) = (p.baseline, p.precision, p.batch.discard);
+    let max_runs = p.batch.rounds;
     let (sweep, failed) = super::sweep::measure_until(
         &p.run,
-        p.study,
+        p.batch,
         &mut |s| on_run(&judge(s.clone(), baseline)),
         &mut |s| {
             // After each whole round: with --runs auto, enough once every interval is narrow.

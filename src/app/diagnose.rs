@@ -119,7 +119,7 @@ fn baseline_args(run: &RunArgs) -> Result<RunArgs, UsageError> {
     if run.runs.is_some() || run.discard.is_some() || run.discard_first {
         return usage("diagnose runs each step once: leave out --runs and --discard");
     }
-    if !super::sweep::Study::of(run)?.is_single() {
+    if !super::sweep::Batch::of(run)?.is_single() {
         return usage(
             "diagnose sweeps what it needs itself: give single values (e.g. -c 4, not -c 1,4)",
         );

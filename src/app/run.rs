@@ -15,13 +15,13 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(file) = &args.save_example {
         return save_example(args, file);
     }
-    let study = super::sweep::Study::of(args)?;
-    if !study.is_single() {
-        super::sweep::confirm(&study, args.yes)?;
-        return super::sweep::main(args, study);
+    let batch = super::sweep::Batch::of(args)?;
+    if !batch.is_single() {
+        super::sweep::confirm(&batch, args.yes)?;
+        return super::sweep::main(args, batch);
     }
     let mut keep = Keep::prepare(&args.keep, Kind::Result, args.quiet)?;
-    let Some(first) = study.runs.into_iter().next() else {
+    let Some(first) = batch.runs.into_iter().next() else {
         anyhow::bail!("a single run's study holds no run: a bug, please report it");
     };
     let plan = first.plan;

@@ -55,8 +55,9 @@ fn set(a: &mut RunArgs, flag: &str, value: String) {
     }
 }
 
-/// The runs a command line asks for, every one validated.
-pub struct Study {
+/// The runs a command line asks for (targets × swept points × rounds), every one validated;
+/// a batch, not a study: a study is what a plan file (`wirebench study`) runs.
+pub struct Batch {
     /// The targets, named.
     pub targets: Vec<NamedTarget>,
     /// The swept flags.
@@ -69,11 +70,11 @@ pub struct Study {
     pub discard: usize,
     /// One plan per (round, point, target), in the order they run.
     pub runs: Vec<Run>,
-    /// The seed of [`Study::shuffle`], once the targets' order was randomized.
+    /// The seed of [`Batch::shuffle`], once the targets' order was randomized.
     pub seed: Option<u64>,
 }
 
-/// One run of a study.
+/// One run of a batch.
 pub struct Run {
     /// Which round, from 0.
     pub round: usize,
@@ -85,10 +86,10 @@ pub struct Run {
     pub plan: Plan,
 }
 
-impl Study {
+impl Batch {
     /// Expands `a` into its runs and validates each: bad input is a usage error before
     /// anything is measured.
-    pub fn of(a: &RunArgs) -> Result<Study, UsageError> {
+    pub fn of(a: &RunArgs) -> Result<Batch, UsageError> {
         let targets = targets(a)?;
         let (rounds, discard) = repeats(a)?;
         let mut axes = Vec::new();
@@ -137,7 +138,7 @@ impl Study {
                 })
             })
             .collect();
-        Ok(Study {
+        Ok(Batch {
             targets,
             axes,
             points,
@@ -161,10 +162,10 @@ impl Study {
         self.seed = Some(seed);
     }
 
-    /// Studies of one target each (their own flags) as one study, run interleaved as the
+    /// Batches of one target each (their own flags) as one batch, run interleaved as the
     /// targets of one command line are; they must sweep the same values the same number of
     /// times, so their tables share columns.
-    pub fn merge(parts: Vec<Study>) -> Result<Study, UsageError> {
+    pub fn merge(parts: Vec<Batch>) -> Result<Batch, UsageError> {
         let mut parts = parts.into_iter();
         let Some(mut all) = parts.next() else {
             return Err(UsageError("no target to run: give a target URL".into()));
@@ -191,14 +192,14 @@ impl Study {
     }
 }
 
-/// The most runs one study may hold: each is a plan kept in memory until it runs
+/// The most runs one batch may hold: each is a plan kept in memory until it runs
 /// (`--runs 100000000` would fill it before the first).
 const MAX_RUNS: usize = 100_000;
 
-/// A study of more runs than this asks for `--yes`.
+/// A batch of more runs than this asks for `--yes`.
 pub const CONFIRM_RUNS: usize = 1_000;
 
-/// A study whose durations and warm-ups add up to more than this asks for `--yes` (the
+/// A batch whose durations and warm-ups add up to more than this asks for `--yes` (the
 /// examples' largest, DIM, takes 225 s).
 pub const CONFIRM_TIME: Duration = Duration::from_secs(30 * 60);
 
@@ -220,12 +221,12 @@ fn check_descriptors(plans: &[(usize, usize, Plan)]) -> Result<(), UsageError> {
     })
 }
 
-/// The study's time as far as it is known: the durations and warm-ups of the runs bounded by
+/// The batch's time as far as it is known: the durations and warm-ups of the runs bounded by
 /// time, and how many others stop (or warm up) at a request count, whose time the target
 /// decides.
-pub fn estimate(study: &Study) -> (Duration, usize) {
+pub fn estimate(batch: &Batch) -> (Duration, usize) {
     let (mut known, mut unknown) = (Duration::ZERO, 0);
-    for run in &study.runs {
+    for run in &batch.runs {
         match (run.plan.stop.duration, run.plan.warmup) {
             (Some(d), Some(crate::plan::Warmup::Duration(w))) => known += d + w,
             (Some(d), None) => known += d,
@@ -235,12 +236,12 @@ pub fn estimate(study: &Study) -> (Duration, usize) {
     (known, unknown)
 }
 
-/// A big study (more than [`CONFIRM_RUNS`] runs, or [`CONFIRM_TIME`]) runs only with `yes`
+/// A big batch (more than [`CONFIRM_RUNS`] runs, or [`CONFIRM_TIME`]) runs only with `yes`
 /// or, on a terminal, once the user says so; in a script it is refused, naming `--yes`, before
 /// anything is measured.
-pub fn confirm(study: &Study, yes: bool) -> Result<(), UsageError> {
-    let (known, unknown) = estimate(study);
-    if yes || (study.runs.len() <= CONFIRM_RUNS && known <= CONFIRM_TIME) {
+pub fn confirm(batch: &Batch, yes: bool) -> Result<(), UsageError> {
+    let (known, unknown) = estimate(batch);
+    if yes || (batch.runs.len() <= CONFIRM_RUNS && known <= CONFIRM_TIME) {
         return Ok(());
     }
     let counted = match unknown {
@@ -249,10 +250,10 @@ pub fn confirm(study: &Study, yes: bool) -> Result<(), UsageError> {
     };
     let what = format!(
         "this study is {} runs ({} targets x {} points x {} runs), estimated {}{counted}",
-        thousands(study.runs.len() as u64),
-        study.targets.len(),
-        thousands(study.points.len() as u64),
-        study.rounds,
+        thousands(batch.runs.len() as u64),
+        batch.targets.len(),
+        thousands(batch.points.len() as u64),
+        batch.rounds,
         long_time(known)
     );
     use std::io::{BufRead, IsTerminal};
@@ -272,7 +273,7 @@ pub fn confirm(study: &Study, yes: bool) -> Result<(), UsageError> {
     }
 }
 
-/// A study's length in the unit its size calls for: `57 min`, `3.2 h`, `1,157 days`.
+/// A batch's length in the unit its size calls for: `57 min`, `3.2 h`, `1,157 days`.
 fn long_time(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s < 3600.0 {
@@ -331,23 +332,23 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
     Ok(out)
 }
 
-/// Runs every point of `study`, then prints the tables (or the JSON document). When a point
+/// Runs every point of `batch`, then prints the tables (or the JSON document). When a point
 /// cannot run (the target went away), the points already measured are printed and saved.
-pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
+pub fn main(args: &RunArgs, batch: Batch) -> anyhow::Result<ExitCode> {
     let keep = Keep::prepare(&args.keep, crate::store::Kind::Sweep, args.quiet)?;
-    finish(args, study, keep)
+    finish(args, batch, keep)
 }
 
-/// Runs every point of `study`, saving the sweep with `keep` after each (a partial document
+/// Runs every point of `batch`, saving the sweep with `keep` after each (a partial document
 /// until the last), then prints the tables (or the JSON document), checks the thresholds and
 /// saves it whole. When a point's target could not be reached, or a point could not run, the
 /// sweep ends there: the runs so far (the unreachable one with its error) are printed, saved
 /// as partial, and the command fails (exit 1).
-pub fn finish(args: &RunArgs, study: Study, mut keep: Keep) -> anyhow::Result<ExitCode> {
-    let total = study.runs.len();
+pub fn finish(args: &RunArgs, batch: Batch, mut keep: Keep) -> anyhow::Result<ExitCode> {
+    let total = batch.runs.len();
     let command = keep.command();
     super::run::stop_on_ctrl_c()?;
-    let (sweep, failed) = measure_all(args, study, &mut |s| keep.progress(s));
+    let (sweep, failed) = measure_all(args, batch, &mut |s| keep.progress(s));
     let (sweep, failed) = measured_or(sweep, failed)?;
     let interrupted = crate::engine::stop::requested();
     keep.mark_partial(sweep.stopped.is_some() && !interrupted);
@@ -486,45 +487,45 @@ pub fn exit_code(sweep: &Sweep) -> ExitCode {
     }
 }
 
-/// Runs every point of `study` in order (a bar over the points on a terminal), showing the
+/// Runs every point of `batch` in order (a bar over the points on a terminal), showing the
 /// sweep so far to `on_point` after each, until one cannot run: the sweep of the points
 /// measured, and the error that stopped it, if any. A target that could not be reached is not
 /// such an error: its point is recorded (one failed operation), and is the sweep's last, the
 /// reason in [`Sweep::stopped`].
 pub fn measure_all(
     args: &RunArgs,
-    study: Study,
+    batch: Batch,
     on_point: &mut dyn FnMut(&Sweep),
 ) -> (Sweep, Option<anyhow::Error>) {
-    measure_until(args, study, on_point, &mut |_| false)
+    measure_until(args, batch, on_point, &mut |_| false)
 }
 
 /// [`measure_all`], ending early after a whole round once `done` says the sweep so far is
 /// enough (`compare --runs auto`); the sweep's `runs` is then the rounds measured.
 pub fn measure_until(
     args: &RunArgs,
-    study: Study,
+    batch: Batch,
     on_point: &mut dyn FnMut(&Sweep),
     done: &mut dyn FnMut(&Sweep) -> bool,
 ) -> (Sweep, Option<anyhow::Error>) {
     let live = !args.quiet && !args.json && Progress::should_show();
-    let total = study.runs.len();
+    let total = batch.runs.len();
     let bar = Points::new(Some(total), live);
     let mut sweep = Sweep {
         schema: SCHEMA,
         wirebench_version: env!("CARGO_PKG_VERSION"),
-        targets: study.targets,
-        axes: study.axes,
-        runs: study.rounds,
-        discard: study.discard,
-        points: Vec::with_capacity(study.runs.len()),
+        targets: batch.targets,
+        axes: batch.axes,
+        runs: batch.rounds,
+        discard: batch.discard,
+        points: Vec::with_capacity(batch.runs.len()),
         stopped: None,
         units: args.units,
-        seed: study.seed,
+        seed: batch.seed,
     };
-    let mut runs = study.runs.into_iter().peekable();
+    let mut runs = batch.runs.into_iter().peekable();
     while let Some(run) = runs.next() {
-        let at = study.points[run.point].clone();
+        let at = batch.points[run.point].clone();
         let values = sweep
             .axes
             .iter()
@@ -532,7 +533,7 @@ pub fn measure_until(
             .map(|(x, &v)| (x.flag, x.values[v].clone()))
             .collect();
         let name = sweep.targets[run.target].name.clone();
-        let round = match study.rounds {
+        let round = match batch.rounds {
             1 => String::new(),
             n => format!(" run {}/{n}", run.round + 1),
         };
@@ -548,7 +549,7 @@ pub fn measure_until(
         }
         sweep.points.push(Point {
             run: run.round + 1,
-            discarded: run.round < study.discard,
+            discarded: run.round < batch.discard,
             target: name,
             values,
             result,

@@ -41,7 +41,7 @@ pub const DEFAULT_PRECISION: f64 = 5.0;
 fn rounds(args: &CompareArgs) -> Result<(usize, Option<f64>), UsageError> {
     let auto = args.run.runs == Some(Runs::Auto);
     if !auto && (args.precision.is_some() || args.max_runs.is_some()) {
-        return Err(UsageError::new(
+        return Err(UsageError::flags(&["--precision", "--max-runs", "--runs"], 
             "--precision and --max-runs go with --runs auto: give e.g. --runs auto --precision 5% --max-runs 20",
         ));
     }
@@ -55,9 +55,12 @@ fn rounds(args: &CompareArgs) -> Result<(usize, Option<f64>), UsageError> {
                 Ok(p) if p > 0.0 && p.is_finite() => {
                     Ok((args.max_runs.unwrap_or(DEFAULT_MAX_RUNS), Some(p)))
                 }
-                _ => Err(UsageError::new(format!(
-                    "--precision {text} is not a percentage above 0: give e.g. --precision 5%"
-                ))),
+                _ => Err(UsageError::flags(
+                    &["--precision"],
+                    format!(
+                        "--precision {text} is not a percentage above 0: give e.g. --precision 5%"
+                    ),
+                )),
             }
         }
     }
@@ -111,7 +114,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
         ));
     }
     if batch.rounds - batch.discard < 2 {
-        return Err(UsageError::new(format!(
+        return Err(UsageError::flags(&["--runs"], format!(
             "compare needs 2 kept runs per target or more for a paired interval, not {}: give e.g. --runs {}",
             batch.rounds - batch.discard,
             batch.discard + DEFAULT_RUNS
@@ -121,10 +124,13 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     let baseline = match &args.baseline {
         None => 0,
         Some(b) => names.iter().position(|n| n == b).ok_or_else(|| {
-            UsageError::new(format!(
-                "--baseline {b} names no target: give one of {}",
-                names.join(", ")
-            ))
+            UsageError::flags(
+                &["--baseline"],
+                format!(
+                    "--baseline {b} names no target: give one of {}",
+                    names.join(", ")
+                ),
+            )
         })?,
     };
     batch.shuffle(args.seed.unwrap_or_else(clock_seed));

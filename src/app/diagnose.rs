@@ -106,7 +106,7 @@ pub fn check(run: &RunArgs) -> Result<(), UsageError> {
     let a = baseline_args(run)?;
     Plan::try_from(&a)
         .map(|_| ())
-        .map_err(|e| UsageError(e.to_string()))
+        .map_err(|e| UsageError::new(e.to_string()))
 }
 
 /// The user's run, checked: one target, no sweep, no repeats; a few seconds unless told.

@@ -28,7 +28,7 @@ pub fn main(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         };
         parts.push(result(input, text)?);
     }
-    let merged = crate::summary::merge::merge(&parts, a.sequential).map_err(UsageError)?;
+    let merged = crate::summary::merge::merge(&parts, a.sequential).map_err(UsageError::new)?;
     let mut out = std::io::stdout().lock();
     crate::report::json::write(&merged, &mut out)?;
     out.flush()?;

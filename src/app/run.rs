@@ -155,14 +155,13 @@ pub fn exit_code(s: &Summary) -> ExitCode {
 /// `--save-example FILE`: one generated CT image (`--size` pixel bytes) as a Part 10 file.
 fn save_example(args: &RunArgs, file: &str) -> anyhow::Result<ExitCode> {
     let size = match &args.size {
-        Some(s) => {
-            crate::units::parse_message_size("--size", s).map_err(crate::error::UsageError)?
-        }
+        Some(s) => crate::units::parse_message_size("--size", s)
+            .map_err(|e| crate::error::UsageError::flag("--size", e))?,
         None => crate::driver::dicom::spec::DEFAULT_IMAGE,
     };
     let bytes = crate::driver::dicom::dataset::example_file(size);
     std::fs::write(file, bytes).map_err(|e| {
-        crate::error::UsageError(format!(
+        crate::error::UsageError::new(format!(
             "--save-example {file}: cannot write ({e}): check the path"
         ))
     })?;

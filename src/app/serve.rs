@@ -94,16 +94,16 @@ fn listen_addr(text: &str, example_port: u16) -> Result<SocketAddr, UsageError> 
         None => text.parse(),
     };
     parsed.map_err(|_| {
-        UsageError(format!(
+        UsageError::new(format!(
             "--listen '{text}' is not an address: give IP:PORT, e.g. 127.0.0.1:{example_port} (port 0 picks a free port)"
         ))
     })
 }
 
 /// Parses an optional size flag, e.g. `--reply-size 1k`.
-fn size_flag(flag: &str, text: &Option<String>) -> Result<Option<usize>, UsageError> {
+fn size_flag(flag: &'static str, text: &Option<String>) -> Result<Option<usize>, UsageError> {
     text.as_deref()
-        .map(|t| parse_message_size(flag, t).map_err(UsageError))
+        .map(|t| parse_message_size(flag, t).map_err(|e| UsageError::flag(flag, e)))
         .transpose()
 }
 

@@ -96,7 +96,7 @@ impl Batch {
         for (flag, kind) in SWEPT {
             match get(a, flag) {
                 Some(t) if sweep::is_sweep(kind, t) => {
-                    axes.push(sweep::expand(flag, kind, t).map_err(UsageError)?);
+                    axes.push(sweep::expand(flag, kind, t).map_err(|e| UsageError::flag(flag, e))?);
                 }
                 _ => {}
             }
@@ -108,7 +108,7 @@ impl Batch {
                 n.saturating_mul(l)
             });
         if all > MAX_RUNS {
-            return Err(UsageError(format!(
+            return Err(UsageError::flags(&["--runs"], format!(
                 "{} runs ({} targets x {} points x {rounds} runs) are more than one study may hold ({}): sweep fewer values, give fewer --runs, or split the study",
                 thousands(all as u64),
                 targets.len(),
@@ -124,7 +124,8 @@ impl Batch {
             for (axis, &i) in axes.iter().zip(&points[point]) {
                 set(&mut args, axis.flag, axis.values[i].clone());
             }
-            plans.push((point, target, Plan::try_from(&args)?));
+            let plan = Plan::try_from(&args).map_err(|e| e.in_target(&targets[target].name))?;
+            plans.push((point, target, plan));
         }
         check_descriptors(&plans)?;
         // Whole rounds, one after the other: A B A B …, never A A B B.
@@ -168,14 +169,16 @@ impl Batch {
     pub fn merge(parts: Vec<Batch>) -> Result<Batch, UsageError> {
         let mut parts = parts.into_iter();
         let Some(mut all) = parts.next() else {
-            return Err(UsageError("no target to run: give a target URL".into()));
+            return Err(UsageError::new("no target to run: give a target URL"));
         };
         for (ti, part) in parts.enumerate().map(|(i, p)| (i + 1, p)) {
             if part.axes != all.axes || part.rounds != all.rounds || part.discard != all.discard {
-                return Err(UsageError(format!(
+                let t = &part.targets[0];
+                return Err(UsageError::target(&t.url, format!(
                     "target '{}' sweeps other values or runs than the others: a target's own flags may not change the swept flags, runs or discards, so that its row shares the tables' columns",
-                    part.targets[0].name
-                )));
+                    t.name
+                ))
+                .in_target(&t.name));
             }
             all.targets.extend(part.targets);
             all.runs
@@ -214,10 +217,12 @@ fn check_descriptors(plans: &[(usize, usize, Plan)]) -> Result<(), UsageError> {
         return Ok(());
     };
     crate::sys::usage::ensure_fd_limit(crate::engine::descriptors(plan)).map_err(|e| {
-        UsageError(format!(
-            "the point with -c {} cannot run, so nothing was: {}",
-            plan.connections, e.0
-        ))
+        e.map(|why| {
+            format!(
+                "the point with -c {} cannot run, so nothing was: {why}",
+                plan.connections
+            )
+        })
     })
 }
 
@@ -258,18 +263,20 @@ pub fn confirm(batch: &Batch, yes: bool) -> Result<(), UsageError> {
     );
     use std::io::{BufRead, IsTerminal};
     if !std::io::stdin().is_terminal() {
-        return Err(UsageError(format!(
-            "{what}: give --yes to run a study this big, or sweep fewer values"
-        )));
+        return Err(UsageError::flags(
+            &["--yes"],
+            format!("{what}: give --yes to run a study this big, or sweep fewer values"),
+        ));
     }
     eprint!("{what}. Run it? [y/N] ");
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);
     match answer.trim().to_ascii_lowercase().as_str() {
         "y" | "yes" => Ok(()),
-        _ => Err(UsageError(format!(
-            "not run: {what}; give --yes to run it without asking"
-        ))),
+        _ => Err(UsageError::flags(
+            &["--yes"],
+            format!("not run: {what}; give --yes to run it without asking"),
+        )),
     }
 }
 
@@ -295,18 +302,19 @@ fn repeats(a: &RunArgs) -> Result<(usize, usize), UsageError> {
         None => 1,
         Some(crate::cli::Runs::Count(n)) => n,
         Some(crate::cli::Runs::Auto) => {
-            return Err(UsageError::new(
+            return Err(UsageError::flags(&["--runs"], 
                 "--runs auto repeats rounds until a comparison's intervals are narrow enough, so it is for compare: give a count here, e.g. --runs 5",
             ))
         }
     };
     if runs == 0 {
-        return Err(UsageError::new(
+        return Err(UsageError::flags(
+            &["--runs"],
             "--runs 0 measures nothing: give at least one run, e.g. --runs 5",
         ));
     }
     if discard >= runs {
-        return Err(UsageError::new(format!(
+        return Err(UsageError::flags(&["--discard", "--runs"], format!(
             "--discard {discard} with --runs {runs} keeps no run: discard fewer than --runs, e.g. --runs {} --discard {discard}",
             discard + 5
         )));
@@ -320,7 +328,7 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
     for text in &a.urls {
         let (name, url) = sweep::named(text);
         if out.iter().any(|t| t.name == name) {
-            return Err(UsageError(format!(
+            return Err(UsageError::new(format!(
                 "the target name '{name}' is given twice: name each target once, e.g. a=tcp://… b=tcp://…"
             )));
         }

@@ -44,7 +44,7 @@ pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> anyhow::Result<
         watch,
     };
     let job = run.job.clone();
-    driver::visit(&job, run).map_err(UsageError)?
+    driver::visit(&job, run).map_err(UsageError::new)?
 }
 
 /// A run about to start, waiting for its prepared protocol.
@@ -108,7 +108,7 @@ impl Run<'_> {
                 .map_err(|_| anyhow::anyhow!("a worker thread panicked"))??;
         }
         match gate.reason() {
-            Some(gate::Abort::Usage(why)) => return Err(UsageError(why).into()),
+            Some(gate::Abort::Usage(why)) => return Err(UsageError::new(why).into()),
             Some(gate::Abort::Unreachable(lost)) => return Err(lost.into()),
             None => {}
         }

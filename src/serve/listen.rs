@@ -64,7 +64,7 @@ pub(crate) fn bind_error(what: &str, e: &io::Error, otherwise: &str) -> UsageErr
         }
         _ => otherwise,
     };
-    UsageError(format!("cannot {what} ({e}): {fix}"))
+    UsageError::new(format!("cannot {what} ({e}): {fix}"))
 }
 
 /// A server accepting on `listener` with `threads` threads, ready to start: each thread accepts

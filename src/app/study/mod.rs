@@ -112,7 +112,7 @@ fn to_dir(
     // again (if still empty) when the runs fail, so a failure leaves nothing behind.
     let made = !Path::new(dir).exists();
     std::fs::create_dir_all(dir).map_err(|e| {
-        crate::error::UsageError(format!(
+        crate::error::UsageError::new(format!(
             "--out {dir}: cannot make the directory ({e}); give a writable path, e.g. --out results/dim"
         ))
     })?;

@@ -7,6 +7,7 @@ use super::super::compare::{self, Prepared};
 use super::super::peak::{self, Setup};
 use super::super::sweep::Batch;
 use crate::cli::{Cli, Command, CompareArgs, PeakArgs, RunArgs};
+use crate::error::UsageError;
 use crate::plan::file::{self, Flag, PlanFile, Pos, Target};
 use clap::Parser;
 
@@ -77,7 +78,7 @@ fn check(plan: &PlanFile, command: Command) -> Result<Checked, Located> {
         Command::Peak(a) => peak::setup(&a).map(|s| Checked::Peak(Box::new(a), Box::new(s))),
         _ => unreachable!("the argument list names run, compare or peak"),
     };
-    checked.map_err(|e| Located(blame(plan, &[], &e.0), e.0))
+    checked.map_err(|e| Located(blame(plan, &[], &e), e.0))
 }
 
 /// A run study whose targets have flags of their own: each target's command line parsed and
@@ -88,16 +89,10 @@ fn each_target(plan: &PlanFile) -> Result<Checked, Located> {
         let Command::Run(a) = parse(plan, "run", std::slice::from_ref(t), &t.flags)? else {
             unreachable!("the argument list names run")
         };
-        parts.push(Batch::of(&a).map_err(|e| Located(blame(plan, &t.flags, &e.0), e.0))?);
+        parts.push(Batch::of(&a).map_err(|e| Located(blame(plan, &t.flags, &e), e.0))?);
         first.get_or_insert(a);
     }
-    let batch = Batch::merge(parts).map_err(|e| {
-        let at = plan
-            .targets
-            .iter()
-            .find(|t| e.0.contains(&format!("'{}'", t.name)));
-        Located(at.map_or(plan.run_at, |t| t.at), e.0)
-    })?;
+    let batch = Batch::merge(parts).map_err(|e| Located(blame(plan, &[], &e), e.0))?;
     let Some(args) = first else {
         return Err(Located(plan.run_at, "the plan names no target".into()));
     };
@@ -182,28 +177,25 @@ fn parse(
     Err(Located(key.at, message))
 }
 
-/// Where a validation error belongs: the key whose flag it names (a target's own first), else
-/// the target whose URL it quotes, else `[run]`.
-fn blame(plan: &PlanFile, own: &[Flag], message: &str) -> Pos {
-    // Where the message first names `flag` as a whole word (`--run` is not in `--runs`).
-    let named_at = |flag: &str| {
-        message.match_indices(flag).map(|(i, _)| i).find(|&i| {
-            let next = message[i + flag.len()..].chars().next();
-            !matches!(next, Some(c) if c.is_alphanumeric() || c == '-')
-        })
-    };
-    // The flag the message names first is the one it is about.
-    if let Some(f) = own
+/// Where a validation error belongs: the key of the first flag it is about that the plan sets
+/// (a target's own keys first), else the target it is about, else `[run]`. The error says
+/// what it is about as typed values ([`crate::error::About`]); its message is not searched.
+fn blame(plan: &PlanFile, own: &[Flag], e: &UsageError) -> Pos {
+    let about = &e.1;
+    let key = about
+        .flags
         .iter()
-        .chain(&plan.flags)
-        .filter_map(|f| Some((named_at(&f.flag)?, f)))
-        .min_by_key(|(i, _)| *i)
-        .map(|(_, f)| f)
-    {
+        .find_map(|name| own.iter().chain(&plan.flags).find(|f| f.flag == *name));
+    if let Some(f) = key {
         return f.at;
     }
-    if let Some(t) = plan.targets.iter().find(|t| message.contains(&t.url)) {
-        return t.at;
-    }
-    plan.run_at
+    // By name first (two targets may share a URL; a peak's one target is named by its URL).
+    let named = |t: &&Target| about.name.as_ref().is_some_and(|n| t.name == *n);
+    let at_url = |t: &&Target| about.target.as_ref().is_some_and(|u| t.url == *u);
+    let target = plan
+        .targets
+        .iter()
+        .find(named)
+        .or_else(|| plan.targets.iter().find(at_url));
+    target.map_or(plan.run_at, |t| t.at)
 }

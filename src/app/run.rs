@@ -100,7 +100,19 @@ pub fn measure(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
     let mut progress = progress.towards(goal);
     let record = crate::engine::execute(plan, &mut |s| progress.show(s));
     progress.finish();
-    Ok(crate::summary::of(plan, record?))
+    Ok(crate::summary::of(plan, record.map_err(engine_error)?))
+}
+
+/// The engine's error as the commands handle it: a usage error exits 2 and an unreachable
+/// target becomes a result of a command of several runs, so each stays its own type.
+fn engine_error(e: crate::engine::Error) -> anyhow::Error {
+    use crate::engine::Error;
+    match e {
+        Error::Usage(u) => u.into(),
+        Error::Unreachable(lost) => lost.into(),
+        Error::Io(e) => e.into(),
+        e @ Error::Panicked => e.into(),
+    }
 }
 
 /// Runs `plan` as [`measure`] does, for a command of several runs (a sweep's point, a peak

@@ -10,7 +10,7 @@ pub(super) mod udp;
 use crate::cli::ServerMode;
 use crate::error::{usage, UsageError};
 use crate::plan::duration_flag;
-use crate::serve::listen::bind;
+use crate::serve::listen::{bind, ListenError};
 use crate::serve::{trigger_on_signal, Mode, Shutdown};
 use crate::sys::socket::SocketOptions;
 use crate::units::parse_message_size;
@@ -41,7 +41,10 @@ fn accept_until_signal<S: Display>(
 ) -> anyhow::Result<ExitCode> {
     // Ten thousand clients need more descriptors than the usual soft limit of 1,024.
     crate::sys::usage::raise_fd_limit();
-    let listener = bind(listen_addr(listen, example_port)?, socket)?;
+    let listener = bind(listen_addr(listen, example_port)?, socket).map_err(|e| match e {
+        ListenError::Usage(u) => anyhow::Error::from(u),
+        ListenError::Io(e) => e.into(),
+    })?;
     let addr = listener.local_addr()?;
     serve_until_signal(scheme, addr, description, |shutdown| {
         run(listener, shutdown)

@@ -6,11 +6,22 @@
 //!
 //! # Layout
 //!
-//! A run flows down this list; each room imports only rooms below it (and the shared [`wire`],
-//! [`sys`], [`units`] and [`error`]), never `cli` or `app` below the plan, and the reference
-//! servers stand alone:
+//! A run flows down this list:
 //!
-//! cli → app → plan → engine (load × driver) → record → summary → report
+//! cli → app → plan → engine (load × driver) → record → summary → report / store
+//!
+//! The imports do not follow the flow: a room reads the types of the rooms that made its input
+//! (the engine runs a [`plan::Plan`] with the drivers; a summary reads the plan, the driver's
+//! workload and the record; a report lays out a sweep's points in [`load::sweep`]'s order). What
+//! holds outside tests (`tests/layout.rs` checks it) is one order in which each room imports
+//! only rooms to its right, so no two rooms import each other:
+//!
+//! app → report → store → summary → engine → plan → cli → load → driver → record → wire → sys
+//! → units → error
+//!
+//! Only `app` and the plan read `cli`; nothing imports `app`; [`record`] knows no driver; the
+//! reference servers ([`serve`]) stand alone, importing only [`wire`], [`sys`], [`units`] and
+//! [`error`].
 //!
 //! - [`cli`]: clap definitions, raw arguments only.
 //! - [`app`]: the commands: [`app::run`], [`app::compare`] (both with [`app::sweep`]: several

@@ -6,11 +6,22 @@
 //!
 //! # Layout
 //!
-//! A run flows down this list; each room imports only rooms below it (and the shared [`wire`],
-//! [`sys`], [`units`] and [`error`]), never `cli` or `app` below the plan, and the reference
-//! servers stand alone:
+//! A run flows down this list:
 //!
-//! cli → app → plan → engine (load × driver) → record → summary → report
+//! cli → app → plan → engine (load × driver) → record → summary → report / store
+//!
+//! The imports do not follow the flow: a room reads the types of the rooms that made its input
+//! (the engine runs a [`plan::Plan`] with the drivers; a summary reads the plan, the driver's
+//! workload and the record; a report lays out a sweep's points in [`load::sweep`]'s order). What
+//! holds outside tests (`tests/layout.rs` checks it) is one order in which each room imports
+//! only rooms to its right, so no two rooms import each other:
+//!
+//! app → report → store → summary → engine → plan → cli → load → driver → record → wire → sys
+//! → units → error
+//!
+//! Only `app` and the plan read `cli`; nothing imports `app`; [`record`] knows no driver; the
+//! reference servers ([`serve`]) stand alone, importing only [`wire`], [`sys`], [`units`] and
+//! [`error`].
 //!
 //! - [`cli`]: clap definitions, raw arguments only.
 //! - [`app`]: the commands: [`app::run`], [`app::compare`] (both with [`app::sweep`]: several
@@ -47,7 +58,7 @@
 //!   sweep's summaries, [`summary::stats`] the statistics of repeated runs (Student t),
 //!   [`summary::compare`] the verdicts of a comparison and the latency shape per
 //!   target, [`summary::paired`] their statistics (per-round ratios, one interval for
-//!   interval and verdict, outlier rounds, the seeded order); [`summary::wire`] sets the rates against `--link` (RFC 6349's per-packet
+//!   interval and verdict, outlier rounds, the seeded order); [`summary::link`] sets the rates against `--link` (RFC 6349's per-packet
 //!   overhead); [`summary::slo`] checks objectives and [`summary::peak`] judges a peak
 //!   search's steps; [`summary::study`] is a plan file's whole outcome (study.json);
 //!   [`summary::diagnosis`] turns a baseline, the kernel's evidence and the variants into
@@ -76,7 +87,8 @@
 //!   limits, the outgoing interface's speed and a TCP socket's MSS; the host's kernel, CPU and
 //!   date for a study's methodology ([`sys::host`]); a diagnosis's evidence: the kernel's TCP
 //!   counters ([`sys::netstat`]), `TCP_INFO` of this process's connections ([`sys::tcpinfo`]),
-//!   CPU pressure and thread schedstat ([`sys::pressure`]).
+//!   CPU pressure and thread schedstat ([`sys::pressure`]); CPU affinity ([`sys::pin`], the
+//!   demo pins its client and server together).
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 // Outside tests a panic on bad data is a bug: invariants that cannot fail say why with an
 // #[allow] and its reason (issue 16).

@@ -246,6 +246,21 @@ fn plan_errors_point_at_the_key_or_target_they_are_about() {
             "[targets]\na = \"tcp://127.0.0.1:9\"\n[run]\nruns = 2\ndiscard = 2\n",
             ":5:1: --discard 2 with --runs 2",
         ),
+        // Errors whose message names the flag by its short name (-H, -X): the error says which
+        // flag it is about, so the key is found without reading the message.
+        (
+            "[targets]\na = \"http://127.0.0.1:9\"\n[run]\nduration = \"1s\"\nheader = [\"NoColon\"]\n",
+            ":5:1: -H 'NoColon' is not 'Name: value'",
+        ),
+        (
+            "[targets]\na = \"http://127.0.0.1:9\"\n[run]\nduration = \"1s\"\nmethod = \"G T\"\n",
+            ":5:1: -X 'G T' is not an HTTP method",
+        ),
+        // Two targets at one URL: the error of the second's own key is placed at that key.
+        (
+            "[targets]\na = \"tcp://127.0.0.1:9\"\nb = { url = \"tcp://127.0.0.1:9\", run = { mode = \"source\", payload = \"x\" } }\n",
+            ":3:42: --mode source reads what the server pushes",
+        ),
     ];
     for (text, says) in cases {
         let file = plan(&dir, text);

@@ -4,7 +4,7 @@
 //! the Flash study's latency-shape table.
 
 use super::keep::Keep;
-use super::sweep::Study;
+use super::sweep::Batch;
 use crate::cli::{CompareArgs, RunArgs, Runs};
 use crate::error::UsageError;
 use crate::store::Kind;
@@ -22,11 +22,11 @@ pub struct Prepared {
     /// The run flags, `--runs` defaulted.
     pub run: RunArgs,
     /// Every run, validated.
-    pub study: Study,
+    pub batch: Batch,
     /// Index of the baseline target.
     pub baseline: usize,
     /// With `--runs auto`: the precision, ± % of each ratio (the rounds' budget is the
-    /// study's rounds).
+    /// batch's rounds).
     pub precision: Option<f64>,
     /// The changes too small to call (`--threshold`, `--tail-threshold`).
     pub thresholds: Thresholds,
@@ -43,7 +43,7 @@ pub const DEFAULT_PRECISION: f64 = 5.0;
 fn rounds(args: &CompareArgs) -> Result<(usize, Option<f64>), UsageError> {
     let auto = args.run.runs == Some(Runs::Auto);
     if !auto && (args.precision.is_some() || args.max_runs.is_some()) {
-        return Err(UsageError::new(
+        return Err(UsageError::flags(&["--precision", "--max-runs", "--runs"], 
             "--precision and --max-runs go with --runs auto: give e.g. --runs auto --precision 5% --max-runs 20",
         ));
     }
@@ -57,9 +57,12 @@ fn rounds(args: &CompareArgs) -> Result<(usize, Option<f64>), UsageError> {
                 Ok(p) if p > 0.0 && p.is_finite() => {
                     Ok((args.max_runs.unwrap_or(DEFAULT_MAX_RUNS), Some(p)))
                 }
-                _ => Err(UsageError::new(format!(
-                    "--precision {text} is not a percentage above 0: give e.g. --precision 5%"
-                ))),
+                _ => Err(UsageError::flags(
+                    &["--precision"],
+                    format!(
+                        "--precision {text} is not a percentage above 0: give e.g. --precision 5%"
+                    ),
+                )),
             }
         }
     }
@@ -97,7 +100,7 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 pub fn main_as(args: &CompareArgs, command: &str) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.run.shard, command)?;
     let prepared = prepare(args)?;
-    super::sweep::confirm(&prepared.study, args.run.yes)?;
+    super::sweep::confirm(&prepared.batch, args.run.yes)?;
     let (json, quiet) = (prepared.run.json, prepared.run.quiet);
     let mut keep = Keep::prepare(&prepared.run.keep, Kind::Compare, quiet)?;
     super::run::stop_on_ctrl_c()?;
@@ -128,33 +131,36 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     let thresholds = thresholds(args)?;
     let mut run = args.run.clone();
     run.runs = Some(Runs::Count(runs));
-    let mut study = Study::of(&run)?;
-    if study.targets.len() < 2 {
+    let mut batch = Batch::of(&run)?;
+    if batch.targets.len() < 2 {
         return Err(UsageError::new(
             "compare needs two targets or more: wirebench compare a=tcp://HOST:PORT b=tcp://HOST:PORT",
         ));
     }
-    if study.rounds - study.discard < 2 {
-        return Err(UsageError::new(format!(
+    if batch.rounds - batch.discard < 2 {
+        return Err(UsageError::flags(&["--runs"], format!(
             "compare needs 2 kept runs per target or more for a paired interval, not {}: give e.g. --runs {}",
-            study.rounds - study.discard,
-            study.discard + DEFAULT_RUNS
+            batch.rounds - batch.discard,
+            batch.discard + DEFAULT_RUNS
         )));
     }
-    let names: Vec<&str> = study.targets.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = batch.targets.iter().map(|t| t.name.as_str()).collect();
     let baseline = match &args.baseline {
         None => 0,
         Some(b) => names.iter().position(|n| n == b).ok_or_else(|| {
-            UsageError::new(format!(
-                "--baseline {b} names no target: give one of {}",
-                names.join(", ")
-            ))
+            UsageError::flags(
+                &["--baseline"],
+                format!(
+                    "--baseline {b} names no target: give one of {}",
+                    names.join(", ")
+                ),
+            )
         })?,
     };
-    study.shuffle(args.seed.unwrap_or_else(clock_seed));
+    batch.shuffle(args.seed.unwrap_or_else(clock_seed));
     Ok(Prepared {
         run,
-        study,
+        batch,
         baseline,
         precision,
         thresholds,
@@ -169,13 +175,13 @@ pub fn collect(
     p: Prepared,
     on_run: &mut dyn FnMut(&Comparison),
 ) -> (Comparison, Option<anyhow::Error>) {
-    let (baseline, precision, discard) = (p.baseline, p.precision, p.study.discard);
+    let (baseline, precision, discard) = (p.baseline, p.precision, p.batch.discard);
     let thresholds = p.thresholds;
     let judge = |s: crate::summary::sweep::Sweep| judge(s, baseline, thresholds);
-    let max_runs = p.study.rounds;
+    let max_runs = p.batch.rounds;
     let (sweep, failed) = super::sweep::measure_until(
         &p.run,
-        p.study,
+        p.batch,
         &mut |s| on_run(&judge(s.clone())),
         &mut |s| {
             // After each whole round: with --runs auto, enough once every interval is narrow.

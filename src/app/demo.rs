@@ -13,13 +13,12 @@ use crate::report::progress::Progress;
 use crate::serve::tcp::{spawn, ServerHandle, TcpServerOptions};
 use crate::serve::Mode as ServerMode;
 use crate::summary::Summary;
+use crate::sys::pin;
 use clap::Parser;
 use std::io::Write;
 use std::net::TcpListener;
 use std::process::ExitCode;
 use std::time::Duration;
-
-mod pin;
 
 /// The message sizes of the DIM study, in bytes.
 pub const SIZES: [usize; 10] = [4, 128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536];

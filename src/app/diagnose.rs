@@ -107,7 +107,7 @@ pub fn check(run: &RunArgs) -> Result<(), UsageError> {
     let a = baseline_args(run)?;
     Plan::try_from(&a)
         .map(|_| ())
-        .map_err(|e| UsageError(e.to_string()))
+        .map_err(|e| UsageError::new(e.to_string()))
 }
 
 /// The user's run, checked: one target, no sweep, no repeats; a few seconds unless told.
@@ -120,7 +120,7 @@ fn baseline_args(run: &RunArgs) -> Result<RunArgs, UsageError> {
     if run.runs.is_some() || run.discard.is_some() || run.discard_first {
         return usage("diagnose runs each step once: leave out --runs and --discard");
     }
-    if !super::sweep::Study::of(run)?.is_single() {
+    if !super::sweep::Batch::of(run)?.is_single() {
         return usage(
             "diagnose sweeps what it needs itself: give single values (e.g. -c 4, not -c 1,4)",
         );

@@ -128,7 +128,7 @@ impl Keep {
         let thresholds = a
             .fail_if
             .iter()
-            .map(|t| Threshold::parse(t).map_err(UsageError))
+            .map(|t| Threshold::parse(t).map_err(|e| UsageError::flag("--fail-if", e)))
             .collect::<Result<Vec<_>, _>>()?;
         let tags = parse_tags(&a.tags)?;
         let store = match (a.no_save, &a.db) {

@@ -41,7 +41,7 @@ pub fn main(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         true => crate::summary::shard::merge(&parts, &a.inputs),
         false => crate::summary::merge::merge(&parts, a.sequential),
     }
-    .map_err(UsageError)?;
+    .map_err(UsageError::new)?;
     let mut out = std::io::stdout().lock();
     crate::report::json::write(&merged, &mut out)?;
     out.flush()?;
@@ -63,7 +63,7 @@ fn result(input: &str, text: String) -> Result<Summary, UsageError> {
     }
     // The seconds' histograms are checked as merge adds them (one pass, not two).
     crate::summary::check::document_adding_seconds(&doc).map_err(|e| {
-        UsageError(format!(
+        UsageError::new(format!(
             "{input} is damaged: {e}; give a document as wirebench wrote it"
         ))
     })?;

@@ -5,7 +5,7 @@
 
 use super::keep::Keep;
 use crate::cli::{PeakArgs, RunArgs};
-use crate::error::{usage, UsageError};
+use crate::error::{usage, usage_of, UsageError};
 use crate::load::search::{Next, Search, Why};
 use crate::plan::{duration_flag, Plan};
 use crate::report::progress::{Points, Progress};
@@ -141,33 +141,38 @@ pub fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
         );
     }
     if r.rate.is_some() || r.stages.is_some() || r.bandwidth.is_some() {
-        return usage("peak sets the rate of each step itself: leave out --rate, --stages and --bandwidth (use --start-rate)");
+        return usage_of(&["--rate", "--stages", "--bandwidth", "--start-rate"], "peak sets the rate of each step itself: leave out --rate, --stages and --bandwidth (use --start-rate)");
     }
     if r.think.is_some() {
         // Open-loop steps send on a timetable: a pause after each reply would change nothing
         // but the number of connections needed, so it is refused rather than ignored.
-        return usage("peak offers open-loop rates, where --think has no effect: leave it out, or find the knee of a thinking client population with a sweep, e.g. wirebench run URL -c 1,2,4..64 --think 10ms");
+        return usage_of(&["--think"], "peak offers open-loop rates, where --think has no effect: leave it out, or find the knee of a thinking client population with a sweep, e.g. wirebench run URL -c 1,2,4..64 --think 10ms");
     }
     if r.duration.is_some() || r.requests.is_some() {
-        return usage("each peak step lasts --step: leave out -d and -n, e.g. --step 5s");
+        return usage_of(
+            &["--step"],
+            "each peak step lasts --step: leave out -d and -n, e.g. --step 5s",
+        );
     }
     let slos = args
         .slo
         .iter()
-        .map(|t| Slo::parse(t).map_err(UsageError))
+        .map(|t| Slo::parse(t).map_err(|e| UsageError::flag("--slo", e)))
         .collect::<Result<Vec<_>, _>>()?;
     let step = duration_flag("--step", &args.step)?;
     if step < Duration::from_millis(100) {
-        return usage(
+        return usage_of(
+            &["--step"],
             "--step is shorter than 100ms: give each step time to show a queue, e.g. --step 5s",
         );
     }
     let rest = duration_flag("--rest", &args.rest)?;
-    let rate = |flag: &str, t: &str| match t.trim().trim_end_matches("/s").parse::<f64>() {
+    let rate = |flag: &'static str, t: &str| match t.trim().trim_end_matches("/s").parse::<f64>() {
         Ok(v) if v >= FLOOR && v.is_finite() => Ok(v),
-        _ => usage(format!(
-            "{flag} '{t}': give requests per second, at least 1, e.g. {flag} 1000"
-        )),
+        _ => usage_of(
+            &[flag],
+            format!("{flag} '{t}': give requests per second, at least 1, e.g. {flag} 1000"),
+        ),
     };
     let (start, ceiling) = (
         rate("--start-rate", &args.start_rate)?,

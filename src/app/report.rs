@@ -29,14 +29,14 @@ pub fn main(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         None => default,
     };
     if out == Path::new(&a.file) {
-        return Err(UsageError(format!(
+        return Err(UsageError::new(format!(
             "{} would be written over the document it renders; name another file with -o",
             out.display()
         ))
         .into());
     }
     write_page(&doc, &out).map_err(|e| match e.downcast::<UsageError>() {
-        Ok(u) => UsageError(format!("{}: {}", a.file, u.0)).into(),
+        Ok(u) => UsageError::new(format!("{}: {}", a.file, u.0)).into(),
         Err(e) => e,
     })?;
     println!("wrote {}", out.display());
@@ -53,15 +53,16 @@ fn looks_like_a_file(arg: &str) -> bool {
 pub fn read_document(path: &str) -> Result<Value, UsageError> {
     let hint = "give a document written by wirebench run, compare or peak with --json, or a study's study.json";
     let text = crate::sys::file::read_text(path, crate::sys::file::DOCUMENT_LIMIT)
-        .map_err(|e| UsageError(format!("{path}: {e}; {hint}")))?;
-    serde_json::from_str(&text).map_err(|e| UsageError(format!("{path} is not JSON ({e}); {hint}")))
+        .map_err(|e| UsageError::new(format!("{path}: {e}; {hint}")))?;
+    serde_json::from_str(&text)
+        .map_err(|e| UsageError::new(format!("{path} is not JSON ({e}); {hint}")))
 }
 
 /// `doc`, read from `name`, checked against its schema and ranges
 /// ([`crate::summary::check`]): a corrupt one is one line naming the file and the field.
 pub fn checked(name: &str, doc: &Value) -> Result<(), UsageError> {
     crate::summary::check::document(doc).map_err(|e| {
-        UsageError(format!(
+        UsageError::new(format!(
             "{name} is damaged: {e}; give a document as wirebench wrote it"
         ))
     })
@@ -72,7 +73,7 @@ pub fn checked(name: &str, doc: &Value) -> Result<(), UsageError> {
 /// call for any command that writes a report page (e.g. `study --out DIR` with
 /// `DIR/report.html`, or a document read from the history).
 pub fn write_page(doc: &Value, path: &Path) -> anyhow::Result<()> {
-    html::schema(doc).map_err(|e| UsageError(e.to_string()))?;
+    html::schema(doc).map_err(|e| UsageError::new(e.to_string()))?;
     let mut page = Vec::new();
     html::render(doc, &mut page)?;
     let name = path
@@ -82,7 +83,7 @@ pub fn write_page(doc: &Value, path: &Path) -> anyhow::Result<()> {
     let written = std::fs::write(&tmp, &page).and_then(|()| std::fs::rename(&tmp, path));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
-        return Err(UsageError(format!(
+        return Err(UsageError::new(format!(
             "cannot write {} ({e}); name a writable file with -o",
             path.display()
         ))

@@ -17,19 +17,19 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let sharded = super::shard::prepare(args)?;
     let args = sharded.as_ref().map_or(args, |p| &p.args);
-    let study = super::sweep::Study::of(args)?;
-    if !study.is_single() && (sharded.is_some() || args.shard.out.is_some()) {
+    let batch = super::sweep::Batch::of(args)?;
+    if !batch.is_single() && (sharded.is_some() || args.shard.out.is_some()) {
         return Err(crate::error::UsageError::new(
             "--shard and --out take one run: one target, no swept flag (run each point as its own sharded run)",
         )
         .into());
     }
-    if !study.is_single() {
-        super::sweep::confirm(&study, args.yes)?;
-        return super::sweep::main(args, study);
+    if !batch.is_single() {
+        super::sweep::confirm(&batch, args.yes)?;
+        return super::sweep::main(args, batch);
     }
     let mut keep = Keep::prepare(&args.keep, Kind::Result, args.quiet)?;
-    let Some(first) = study.runs.into_iter().next() else {
+    let Some(first) = batch.runs.into_iter().next() else {
         anyhow::bail!("a single run's study holds no run: a bug, please report it");
     };
     let plan = first.plan;
@@ -117,7 +117,19 @@ pub fn measure(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
     let mut progress = progress.towards(goal);
     let record = crate::engine::execute(plan, &mut |s| progress.show(s));
     progress.finish();
-    Ok(crate::summary::of(plan, record?))
+    Ok(crate::summary::of(plan, record.map_err(engine_error)?))
+}
+
+/// The engine's error as the commands handle it: a usage error exits 2 and an unreachable
+/// target becomes a result of a command of several runs, so each stays its own type.
+fn engine_error(e: crate::engine::Error) -> anyhow::Error {
+    use crate::engine::Error;
+    match e {
+        Error::Usage(u) => u.into(),
+        Error::Unreachable(lost) => lost.into(),
+        Error::Io(e) => e.into(),
+        e @ Error::Panicked => e.into(),
+    }
 }
 
 /// Runs `plan` as [`measure`] does, for a command of several runs (a sweep's point, a peak
@@ -172,14 +184,13 @@ pub fn exit_code(s: &Summary) -> ExitCode {
 /// `--save-example FILE`: one generated CT image (`--size` pixel bytes) as a Part 10 file.
 fn save_example(args: &RunArgs, file: &str) -> anyhow::Result<ExitCode> {
     let size = match &args.size {
-        Some(s) => {
-            crate::units::parse_message_size("--size", s).map_err(crate::error::UsageError)?
-        }
+        Some(s) => crate::units::parse_message_size("--size", s)
+            .map_err(|e| crate::error::UsageError::flag("--size", e))?,
         None => crate::driver::dicom::spec::DEFAULT_IMAGE,
     };
     let bytes = crate::driver::dicom::dataset::example_file(size);
     std::fs::write(file, bytes).map_err(|e| {
-        crate::error::UsageError(format!(
+        crate::error::UsageError::new(format!(
             "--save-example {file}: cannot write ({e}): check the path"
         ))
     })?;

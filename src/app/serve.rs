@@ -10,7 +10,7 @@ pub(super) mod udp;
 use crate::cli::ServerMode;
 use crate::error::{usage, UsageError};
 use crate::plan::duration_flag;
-use crate::serve::listen::bind;
+use crate::serve::listen::{bind, ListenError};
 use crate::serve::{trigger_on_signal, Mode, Shutdown};
 use crate::sys::socket::SocketOptions;
 use crate::units::parse_message_size;
@@ -41,7 +41,10 @@ fn accept_until_signal<S: Display>(
 ) -> anyhow::Result<ExitCode> {
     // Ten thousand clients need more descriptors than the usual soft limit of 1,024.
     crate::sys::usage::raise_fd_limit();
-    let listener = bind(listen_addr(listen, example_port)?, socket)?;
+    let listener = bind(listen_addr(listen, example_port)?, socket).map_err(|e| match e {
+        ListenError::Usage(u) => anyhow::Error::from(u),
+        ListenError::Io(e) => e.into(),
+    })?;
     let addr = listener.local_addr()?;
     serve_until_signal(scheme, addr, description, |shutdown| {
         run(listener, shutdown)
@@ -94,16 +97,16 @@ fn listen_addr(text: &str, example_port: u16) -> Result<SocketAddr, UsageError> 
         None => text.parse(),
     };
     parsed.map_err(|_| {
-        UsageError(format!(
+        UsageError::new(format!(
             "--listen '{text}' is not an address: give IP:PORT, e.g. 127.0.0.1:{example_port} (port 0 picks a free port)"
         ))
     })
 }
 
 /// Parses an optional size flag, e.g. `--reply-size 1k`.
-fn size_flag(flag: &str, text: &Option<String>) -> Result<Option<usize>, UsageError> {
+fn size_flag(flag: &'static str, text: &Option<String>) -> Result<Option<usize>, UsageError> {
     text.as_deref()
-        .map(|t| parse_message_size(flag, t).map_err(UsageError))
+        .map(|t| parse_message_size(flag, t).map_err(|e| UsageError::flag(flag, e)))
         .transpose()
 }
 

@@ -21,7 +21,7 @@ pub struct Prepared {
 /// Refuses the shard flags on a command that does not take them yet (one line, exit 2).
 pub fn refuse(a: &ShardArgs, command: &str) -> Result<(), UsageError> {
     if a.shard.is_some() || a.start_at.is_some() || a.out.is_some() {
-        return Err(UsageError(format!(
+        return Err(UsageError::new(format!(
             "--shard, --start-at and --out are for `wirebench run` so far: run each shard with `wirebench run --shard R/N`, merge them, and give `{command}` the merged figures"
         )));
     }
@@ -40,20 +40,20 @@ pub fn prepare(a: &RunArgs) -> Result<Option<Prepared>, UsageError> {
         return Ok(None);
     };
     let env = |k: &str| std::env::var(k).ok();
-    let who = shard::resolve(spec, s.world, &env).map_err(UsageError)?;
+    let who = shard::resolve(spec, s.world, &env).map_err(UsageError::new)?;
     let max_skew = crate::units::parse_duration(&s.max_skew)
-        .map_err(|e| UsageError(format!("--max-skew: {e}")))?;
+        .map_err(|e| UsageError::new(format!("--max-skew: {e}")))?;
     let start_at = match &s.start_at {
         Some(t) => {
             let base = env("WIREBENCH_T0")
                 .map(|t0| {
                     t0.parse::<u64>().map_err(|_| {
-                        UsageError(format!("WIREBENCH_T0='{t0}' is not unix milliseconds: the launcher sets it, e.g. $(date +%s%3N)"))
+                        UsageError::new(format!("WIREBENCH_T0='{t0}' is not unix milliseconds: the launcher sets it, e.g. $(date +%s%3N)"))
                     })
                 })
                 .transpose()?
                 .unwrap_or_else(|| crate::store::now_ms().max(0) as u64);
-            Some(shard::start_at(t, base).map_err(UsageError)?)
+            Some(shard::start_at(t, base).map_err(UsageError::new)?)
         }
         None => None,
     };
@@ -80,12 +80,12 @@ pub fn prepare(a: &RunArgs) -> Result<Option<Prepared>, UsageError> {
 fn split(a: &RunArgs, who: Shard) -> Result<(RunArgs, Share), UsageError> {
     let Shard { rank, world, .. } = who;
     let zero = |what: &str, total: String| {
-        UsageError(format!(
+        UsageError::new(format!(
             "--shard {rank}/{world}: {what} {total} leaves rank {rank} none (the shares are the totals split over {world} shards): give at least {world}, or fewer shards"
         ))
     };
     let total: u64 = a.connections.trim().parse().map_err(|_| {
-        UsageError(format!(
+        UsageError::new(format!(
             "--shard: --connections '{}' must be one number, the load's total (a sweep is not split yet)",
             a.connections
         ))
@@ -104,7 +104,7 @@ fn split(a: &RunArgs, who: Shard) -> Result<(RunArgs, Share), UsageError> {
     let rate = match &a.rate {
         Some(r) => {
             let total: f64 = r.trim().parse().map_err(|_| {
-                UsageError(format!("--shard splits a constant --rate; '{r}' (a ramp or a sweep) is not split yet: give --rate R"))
+                UsageError::new(format!("--shard splits a constant --rate; '{r}' (a ramp or a sweep) is not split yet: give --rate R"))
             })?;
             let mine = shard::split_rate(total, rank, world);
             if mine <= 0.0 {
@@ -238,7 +238,7 @@ pub fn write_out(pattern: &str, rank: u64, document: &str) -> Result<(), UsageEr
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            UsageError(format!(
+            UsageError::new(format!(
                 "--out {path}: cannot write ({e}): check the directory"
             ))
         })

@@ -55,8 +55,9 @@ fn set(a: &mut RunArgs, flag: &str, value: String) {
     }
 }
 
-/// The runs a command line asks for, every one validated.
-pub struct Study {
+/// The runs a command line asks for (targets × swept points × rounds), every one validated;
+/// a batch, not a study: a study is what a plan file (`wirebench study`) runs.
+pub struct Batch {
     /// The targets, named.
     pub targets: Vec<NamedTarget>,
     /// The swept flags.
@@ -69,11 +70,11 @@ pub struct Study {
     pub discard: usize,
     /// One plan per (round, point, target), in the order they run.
     pub runs: Vec<Run>,
-    /// The seed of [`Study::shuffle`], once the targets' order was randomized.
+    /// The seed of [`Batch::shuffle`], once the targets' order was randomized.
     pub seed: Option<u64>,
 }
 
-/// One run of a study.
+/// One run of a batch.
 pub struct Run {
     /// Which round, from 0.
     pub round: usize,
@@ -85,17 +86,17 @@ pub struct Run {
     pub plan: Plan,
 }
 
-impl Study {
+impl Batch {
     /// Expands `a` into its runs and validates each: bad input is a usage error before
     /// anything is measured.
-    pub fn of(a: &RunArgs) -> Result<Study, UsageError> {
+    pub fn of(a: &RunArgs) -> Result<Batch, UsageError> {
         let targets = targets(a)?;
         let (rounds, discard) = repeats(a)?;
         let mut axes = Vec::new();
         for (flag, kind) in SWEPT {
             match get(a, flag) {
                 Some(t) if sweep::is_sweep(kind, t) => {
-                    axes.push(sweep::expand(flag, kind, t).map_err(UsageError)?);
+                    axes.push(sweep::expand(flag, kind, t).map_err(|e| UsageError::flag(flag, e))?);
                 }
                 _ => {}
             }
@@ -107,7 +108,7 @@ impl Study {
                 n.saturating_mul(l)
             });
         if all > MAX_RUNS {
-            return Err(UsageError(format!(
+            return Err(UsageError::flags(&["--runs"], format!(
                 "{} runs ({} targets x {} points x {rounds} runs) are more than one study may hold ({}): sweep fewer values, give fewer --runs, or split the study",
                 thousands(all as u64),
                 targets.len(),
@@ -123,7 +124,8 @@ impl Study {
             for (axis, &i) in axes.iter().zip(&points[point]) {
                 set(&mut args, axis.flag, axis.values[i].clone());
             }
-            plans.push((point, target, Plan::try_from(&args)?));
+            let plan = Plan::try_from(&args).map_err(|e| e.in_target(&targets[target].name))?;
+            plans.push((point, target, plan));
         }
         check_descriptors(&plans)?;
         // Whole rounds, one after the other: A B A B …, never A A B B.
@@ -137,7 +139,7 @@ impl Study {
                 })
             })
             .collect();
-        Ok(Study {
+        Ok(Batch {
             targets,
             axes,
             points,
@@ -161,20 +163,22 @@ impl Study {
         self.seed = Some(seed);
     }
 
-    /// Studies of one target each (their own flags) as one study, run interleaved as the
+    /// Batches of one target each (their own flags) as one batch, run interleaved as the
     /// targets of one command line are; they must sweep the same values the same number of
     /// times, so their tables share columns.
-    pub fn merge(parts: Vec<Study>) -> Result<Study, UsageError> {
+    pub fn merge(parts: Vec<Batch>) -> Result<Batch, UsageError> {
         let mut parts = parts.into_iter();
         let Some(mut all) = parts.next() else {
-            return Err(UsageError("no target to run: give a target URL".into()));
+            return Err(UsageError::new("no target to run: give a target URL"));
         };
         for (ti, part) in parts.enumerate().map(|(i, p)| (i + 1, p)) {
             if part.axes != all.axes || part.rounds != all.rounds || part.discard != all.discard {
-                return Err(UsageError(format!(
+                let t = &part.targets[0];
+                return Err(UsageError::target(&t.url, format!(
                     "target '{}' sweeps other values or runs than the others: a target's own flags may not change the swept flags, runs or discards, so that its row shares the tables' columns",
-                    part.targets[0].name
-                )));
+                    t.name
+                ))
+                .in_target(&t.name));
             }
             all.targets.extend(part.targets);
             all.runs
@@ -191,14 +195,14 @@ impl Study {
     }
 }
 
-/// The most runs one study may hold: each is a plan kept in memory until it runs
+/// The most runs one batch may hold: each is a plan kept in memory until it runs
 /// (`--runs 100000000` would fill it before the first).
 const MAX_RUNS: usize = 100_000;
 
-/// A study of more runs than this asks for `--yes`.
+/// A batch of more runs than this asks for `--yes`.
 pub const CONFIRM_RUNS: usize = 1_000;
 
-/// A study whose durations and warm-ups add up to more than this asks for `--yes` (the
+/// A batch whose durations and warm-ups add up to more than this asks for `--yes` (the
 /// examples' largest, DIM, takes 225 s).
 pub const CONFIRM_TIME: Duration = Duration::from_secs(30 * 60);
 
@@ -213,19 +217,22 @@ fn check_descriptors(plans: &[(usize, usize, Plan)]) -> Result<(), UsageError> {
         return Ok(());
     };
     crate::sys::usage::ensure_fd_limit(crate::engine::descriptors(plan)).map_err(|e| {
-        UsageError(format!(
-            "the point with -c {} cannot run, so nothing was: {}",
-            plan.connections, e.0
-        ))
+        e.map(|why| {
+            format!(
+                "the point with -c {} cannot run, so nothing was: {why}",
+                plan.connections
+            )
+        })
     })
 }
 
-/// The study's time as far as it is known: the durations and warm-ups of the runs bounded by
-/// time (a warm-up until steady counts at its cap), and how many others stop (or warm up) at a request count, whose time the target
+/// The batch's time as far as it is known: the durations and warm-ups of the runs bounded by
+/// time (a warm-up until steady counts at its cap), and how many others stop (or warm up) at a
+/// request count, whose time the target
 /// decides.
-pub fn estimate(study: &Study) -> (Duration, usize) {
+pub fn estimate(batch: &Batch) -> (Duration, usize) {
     let (mut known, mut unknown) = (Duration::ZERO, 0);
-    for run in &study.runs {
+    for run in &batch.runs {
         match (run.plan.stop.duration, run.plan.warmup) {
             (Some(d), Some(crate::plan::Warmup::Duration(w) | crate::plan::Warmup::Auto(w))) => {
                 known += d + w
@@ -237,12 +244,12 @@ pub fn estimate(study: &Study) -> (Duration, usize) {
     (known, unknown)
 }
 
-/// A big study (more than [`CONFIRM_RUNS`] runs, or [`CONFIRM_TIME`]) runs only with `yes`
+/// A big batch (more than [`CONFIRM_RUNS`] runs, or [`CONFIRM_TIME`]) runs only with `yes`
 /// or, on a terminal, once the user says so; in a script it is refused, naming `--yes`, before
 /// anything is measured.
-pub fn confirm(study: &Study, yes: bool) -> Result<(), UsageError> {
-    let (known, unknown) = estimate(study);
-    if yes || (study.runs.len() <= CONFIRM_RUNS && known <= CONFIRM_TIME) {
+pub fn confirm(batch: &Batch, yes: bool) -> Result<(), UsageError> {
+    let (known, unknown) = estimate(batch);
+    if yes || (batch.runs.len() <= CONFIRM_RUNS && known <= CONFIRM_TIME) {
         return Ok(());
     }
     let counted = match unknown {
@@ -251,30 +258,32 @@ pub fn confirm(study: &Study, yes: bool) -> Result<(), UsageError> {
     };
     let what = format!(
         "this study is {} runs ({} targets x {} points x {} runs), estimated {}{counted}",
-        thousands(study.runs.len() as u64),
-        study.targets.len(),
-        thousands(study.points.len() as u64),
-        study.rounds,
+        thousands(batch.runs.len() as u64),
+        batch.targets.len(),
+        thousands(batch.points.len() as u64),
+        batch.rounds,
         long_time(known)
     );
     use std::io::{BufRead, IsTerminal};
     if !std::io::stdin().is_terminal() {
-        return Err(UsageError(format!(
-            "{what}: give --yes to run a study this big, or sweep fewer values"
-        )));
+        return Err(UsageError::flags(
+            &["--yes"],
+            format!("{what}: give --yes to run a study this big, or sweep fewer values"),
+        ));
     }
     eprint!("{what}. Run it? [y/N] ");
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);
     match answer.trim().to_ascii_lowercase().as_str() {
         "y" | "yes" => Ok(()),
-        _ => Err(UsageError(format!(
-            "not run: {what}; give --yes to run it without asking"
-        ))),
+        _ => Err(UsageError::flags(
+            &["--yes"],
+            format!("not run: {what}; give --yes to run it without asking"),
+        )),
     }
 }
 
-/// A study's length in the unit its size calls for: `57 min`, `3.2 h`, `1,157 days`.
+/// A batch's length in the unit its size calls for: `57 min`, `3.2 h`, `1,157 days`.
 fn long_time(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s < 3600.0 {
@@ -296,18 +305,19 @@ fn repeats(a: &RunArgs) -> Result<(usize, usize), UsageError> {
         None => 1,
         Some(crate::cli::Runs::Count(n)) => n,
         Some(crate::cli::Runs::Auto) => {
-            return Err(UsageError::new(
+            return Err(UsageError::flags(&["--runs"], 
                 "--runs auto repeats rounds until a comparison's intervals are narrow enough, so it is for compare: give a count here, e.g. --runs 5",
             ))
         }
     };
     if runs == 0 {
-        return Err(UsageError::new(
+        return Err(UsageError::flags(
+            &["--runs"],
             "--runs 0 measures nothing: give at least one run, e.g. --runs 5",
         ));
     }
     if discard >= runs {
-        return Err(UsageError::new(format!(
+        return Err(UsageError::flags(&["--discard", "--runs"], format!(
             "--discard {discard} with --runs {runs} keeps no run: discard fewer than --runs, e.g. --runs {} --discard {discard}",
             discard + 5
         )));
@@ -321,7 +331,7 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
     for text in &a.urls {
         let (name, url) = sweep::named(text);
         if out.iter().any(|t| t.name == name) {
-            return Err(UsageError(format!(
+            return Err(UsageError::new(format!(
                 "the target name '{name}' is given twice: name each target once, e.g. a=tcp://… b=tcp://…"
             )));
         }
@@ -333,24 +343,24 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
     Ok(out)
 }
 
-/// Runs every point of `study`, then prints the tables (or the JSON document). When a point
+/// Runs every point of `batch`, then prints the tables (or the JSON document). When a point
 /// cannot run (the target went away), the points already measured are printed and saved.
-pub fn main(args: &RunArgs, study: Study) -> anyhow::Result<ExitCode> {
+pub fn main(args: &RunArgs, batch: Batch) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.shard, "a sweep")?;
     let keep = Keep::prepare(&args.keep, crate::store::Kind::Sweep, args.quiet)?;
-    finish(args, study, keep)
+    finish(args, batch, keep)
 }
 
-/// Runs every point of `study`, saving the sweep with `keep` after each (a partial document
+/// Runs every point of `batch`, saving the sweep with `keep` after each (a partial document
 /// until the last), then prints the tables (or the JSON document), checks the thresholds and
 /// saves it whole. When a point's target could not be reached, or a point could not run, the
 /// sweep ends there: the runs so far (the unreachable one with its error) are printed, saved
 /// as partial, and the command fails (exit 1).
-pub fn finish(args: &RunArgs, study: Study, mut keep: Keep) -> anyhow::Result<ExitCode> {
-    let total = study.runs.len();
+pub fn finish(args: &RunArgs, batch: Batch, mut keep: Keep) -> anyhow::Result<ExitCode> {
+    let total = batch.runs.len();
     let command = keep.command();
     super::run::stop_on_ctrl_c()?;
-    let (sweep, failed) = measure_all(args, study, &mut |s| keep.progress(s));
+    let (sweep, failed) = measure_all(args, batch, &mut |s| keep.progress(s));
     let (sweep, failed) = measured_or(sweep, failed)?;
     let interrupted = crate::engine::stop::requested();
     keep.mark_partial(sweep.stopped.is_some() && !interrupted);
@@ -489,45 +499,45 @@ pub fn exit_code(sweep: &Sweep) -> ExitCode {
     }
 }
 
-/// Runs every point of `study` in order (a bar over the points on a terminal), showing the
+/// Runs every point of `batch` in order (a bar over the points on a terminal), showing the
 /// sweep so far to `on_point` after each, until one cannot run: the sweep of the points
 /// measured, and the error that stopped it, if any. A target that could not be reached is not
 /// such an error: its point is recorded (one failed operation), and is the sweep's last, the
 /// reason in [`Sweep::stopped`].
 pub fn measure_all(
     args: &RunArgs,
-    study: Study,
+    batch: Batch,
     on_point: &mut dyn FnMut(&Sweep),
 ) -> (Sweep, Option<anyhow::Error>) {
-    measure_until(args, study, on_point, &mut |_| false)
+    measure_until(args, batch, on_point, &mut |_| false)
 }
 
 /// [`measure_all`], ending early after a whole round once `done` says the sweep so far is
 /// enough (`compare --runs auto`); the sweep's `runs` is then the rounds measured.
 pub fn measure_until(
     args: &RunArgs,
-    study: Study,
+    batch: Batch,
     on_point: &mut dyn FnMut(&Sweep),
     done: &mut dyn FnMut(&Sweep) -> bool,
 ) -> (Sweep, Option<anyhow::Error>) {
     let live = !args.quiet && !args.json && Progress::should_show();
-    let total = study.runs.len();
+    let total = batch.runs.len();
     let bar = Points::new(Some(total), live);
     let mut sweep = Sweep {
         schema: SCHEMA,
         wirebench_version: env!("CARGO_PKG_VERSION"),
-        targets: study.targets,
-        axes: study.axes,
-        runs: study.rounds,
-        discard: study.discard,
-        points: Vec::with_capacity(study.runs.len()),
+        targets: batch.targets,
+        axes: batch.axes,
+        runs: batch.rounds,
+        discard: batch.discard,
+        points: Vec::with_capacity(batch.runs.len()),
         stopped: None,
         units: args.units,
-        seed: study.seed,
+        seed: batch.seed,
     };
-    let mut runs = study.runs.into_iter().peekable();
+    let mut runs = batch.runs.into_iter().peekable();
     while let Some(run) = runs.next() {
-        let at = study.points[run.point].clone();
+        let at = batch.points[run.point].clone();
         let values = sweep
             .axes
             .iter()
@@ -535,7 +545,7 @@ pub fn measure_until(
             .map(|(x, &v)| (x.flag, x.values[v].clone()))
             .collect();
         let name = sweep.targets[run.target].name.clone();
-        let round = match study.rounds {
+        let round = match batch.rounds {
             1 => String::new(),
             n => format!(" run {}/{n}", run.round + 1),
         };
@@ -551,7 +561,7 @@ pub fn measure_until(
         }
         sweep.points.push(Point {
             run: run.round + 1,
-            discarded: run.round < study.discard,
+            discarded: run.round < batch.discard,
             target: name,
             values,
             result,

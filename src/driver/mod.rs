@@ -24,6 +24,26 @@ use target::{Scheme, Target};
 use tls::TlsOptions;
 use workload::Workload;
 
+/// Why a protocol cannot run a job: bad input, each said in one line that names the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No registered protocol serves this scheme with these options.
+    #[error("no protocol runs {0}:// with these options")]
+    NoProtocol(&'static str),
+    /// The plan lacks the workload this protocol needs (a plan not built by `Plan::try_from`).
+    #[error("{0}")]
+    NoWorkload(String),
+    /// The TLS client cannot be set up (a certificate file that cannot be read or used).
+    #[error("{0}")]
+    Tls(String),
+    /// The requests cannot be sent by this protocol (HTTP/2's rules on headers and paths).
+    #[error("{0}")]
+    Request(String),
+    /// What the workload asks cannot be negotiated (DICOM presentation contexts).
+    #[error("{0}")]
+    Negotiation(String),
+}
+
 /// The registered protocols, in the order they are tried: the first that serves a URL's scheme
 /// and carries the job runs it (HTTP/2 before HTTP/1.1, which share their schemes). A new
 /// protocol is its module and one more name here.
@@ -36,13 +56,13 @@ macro_rules! registry {
 
         /// Prepares the protocol that runs `job` and hands it to `visit`; the error is bad
         /// input (the protocol's own check, or a TLS set-up that cannot work).
-        pub fn visit<V: Visit>(job: &Job, visit: V) -> Result<V::Output, String> {
+        pub fn visit<V: Visit>(job: &Job, visit: V) -> Result<V::Output, Error> {
             $(
                 if runs::<$protocol>(job) {
                     return Ok(visit.visit(Arc::new(<$protocol>::prepare(job)?)));
                 }
             )+
-            Err(format!("no protocol runs {}:// with these options", job.target.scheme.name))
+            Err(Error::NoProtocol(job.target.scheme.name))
         }
     };
 }
@@ -99,7 +119,7 @@ pub trait Protocol: Sized + Send + Sync + 'static {
 
     /// Checks what the plan leaves to the protocol and builds what all workers share (a TLS
     /// client); the error is bad input, in one line.
-    fn prepare(job: &Job) -> Result<Self, String>;
+    fn prepare(job: &Job) -> Result<Self, Error>;
 
     /// The driver of the worker at `at`.
     fn driver(&self, job: &Job, at: Placement) -> Self::Driver;

@@ -27,10 +27,28 @@ use crate::sys::usage;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Why a run did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The input must change: the driver refused the plan, too few file descriptors, or the
+    /// server refused what the plan asks (exit 2).
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    /// The target could not be reached at all.
+    #[error(transparent)]
+    Unreachable(#[from] gate::Unreachable),
+    /// The operating system refused a thread or a socket.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A worker thread panicked (a bug).
+    #[error("a worker thread panicked")]
+    Panicked,
+}
+
 /// Runs `plan` to completion and returns what it recorded. Each closed second of the
 /// measured part (and the warm-up's progress) is shown to `watch` as the run goes on. The
 /// plan's protocol is prepared first: what it rejects is bad input.
-pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> anyhow::Result<RunRecord> {
+pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> Result<RunRecord, Error> {
     let job = driver::Job {
         target: plan.target.clone(),
         workload: plan.workload.clone(),
@@ -45,7 +63,8 @@ pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> anyhow::Result<
         watch,
     };
     let job = run.job.clone();
-    driver::visit(&job, run).map_err(UsageError)?
+    // What a protocol refuses is bad input: exit 2, its message as it is.
+    driver::visit(&job, run).map_err(|e| UsageError::new(e.to_string()))?
 }
 
 /// A run about to start, waiting for its prepared protocol.
@@ -56,9 +75,9 @@ struct Run<'w> {
 }
 
 impl Visit for Run<'_> {
-    type Output = anyhow::Result<RunRecord>;
+    type Output = Result<RunRecord, Error>;
 
-    fn visit<P: Protocol>(self, protocol: Arc<P>) -> anyhow::Result<RunRecord> {
+    fn visit<P: Protocol>(self, protocol: Arc<P>) -> Result<RunRecord, Error> {
         self.start(protocol)
     }
 }
@@ -66,7 +85,7 @@ impl Visit for Run<'_> {
 impl Run<'_> {
     /// Spawns the workers, each with its driver of `protocol`, collects what they record until
     /// the last one ends, and times the run.
-    fn start<P: Protocol>(self, protocol: Arc<P>) -> anyhow::Result<RunRecord> {
+    fn start<P: Protocol>(self, protocol: Arc<P>) -> Result<RunRecord, Error> {
         let plan = self.plan;
         usage::ensure_fd_limit(descriptors(&plan))?;
         let timeline = Arc::new(timeline::Timeline::new(&plan));
@@ -106,11 +125,10 @@ impl Run<'_> {
         let open_loop = plan.load.schedule().is_some();
         let record = collector::collect(rx, plan.threads, self.watch, &timeline, open_loop, spares);
         for h in handles {
-            h.join()
-                .map_err(|_| anyhow::anyhow!("a worker thread panicked"))??;
+            h.join().map_err(|_| Error::Panicked)??;
         }
         match gate.reason() {
-            Some(gate::Abort::Usage(why)) => return Err(UsageError(why).into()),
+            Some(gate::Abort::Usage(why)) => return Err(UsageError::new(why).into()),
             Some(gate::Abort::Unreachable(lost)) => return Err(lost.into()),
             None => {}
         }

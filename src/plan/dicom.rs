@@ -11,7 +11,7 @@ use crate::driver::dicom::spec::{
 };
 use crate::driver::target::Target;
 use crate::driver::workload::ClientMode;
-use crate::error::{usage, UsageError};
+use crate::error::{usage_of, UsageError};
 use crate::units::parse_message_size;
 use std::path::Path;
 use std::sync::Arc;
@@ -29,10 +29,13 @@ pub fn refuse_flags(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
         ("--files", a.files.is_some()),
     ];
     match given.iter().find(|f| f.1) {
-        Some((flag, _)) => usage(format!(
-            "{flag} applies to dicom:// targets, not to {}://",
-            target.scheme.protocol
-        )),
+        Some((flag, _)) => usage_of(
+            &[flag],
+            format!(
+                "{flag} applies to dicom:// targets, not to {}://",
+                target.scheme.protocol
+            ),
+        ),
         None => Ok(()),
     }
 }
@@ -41,14 +44,18 @@ pub fn refuse_flags(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
 pub fn spec(a: &RunArgs, target: &Target) -> Result<DicomSpec, UsageError> {
     check_fit(a)?;
     let calling = a.calling_ae.as_deref().unwrap_or(DEFAULT_CALLING_AE);
-    check_ae(calling)
-        .map_err(|e| UsageError(format!("--calling-ae: {e}: e.g. --calling-ae WIREBENCH")))?;
+    check_ae(calling).map_err(|e| {
+        UsageError::flags(
+            &["--calling-ae"],
+            format!("--calling-ae: {e}: e.g. --calling-ae WIREBENCH"),
+        )
+    })?;
     let called = match target.path.trim_matches('/') {
         "" => DEFAULT_CALLED_AE,
         ae => ae,
     };
     check_ae(called).map_err(|e| {
-        UsageError(format!(
+        UsageError::target(&target.url, format!(
             "'{}': the called AE title {e}: write dicom://HOST:PORT/AE_TITLE, e.g. dicom://127.0.0.1:11112/STORESCP",
             target.url
         ))
@@ -56,15 +63,20 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<DicomSpec, UsageError> {
     let op = match a.op.as_deref() {
         None | Some("echo") => Op::Echo,
         Some("store") => Op::Store,
-        Some(other) => return usage(format!("--op {other}: give --op echo or --op store")),
+        Some(other) => {
+            return usage_of(
+                &["--op"],
+                format!("--op {other}: give --op echo or --op store"),
+            )
+        }
     };
     let images = match (&a.files, &a.size) {
-        (Some(_), Some(_)) => return usage("--size sets a generated image's pixel bytes; --files sends the files as they are: give one of them"),
+        (Some(_), Some(_)) => return usage_of(&["--size", "--files"], "--size sets a generated image's pixel bytes; --files sends the files as they are: give one of them"),
         (Some(dir), None) => Images::Files(files(dir)?),
         (None, size) => Images::Generated(image_size(size.as_deref())?),
     };
     if op == Op::Echo && (a.files.is_some() || a.size.is_some()) {
-        return usage("--files and --size say what --op store sends; --op echo (the default) sends no image: add --op store");
+        return usage_of(&["--files", "--size", "--op"], "--files and --size say what --op store sends; --op echo (the default) sends no image: add --op store");
     }
     Ok(DicomSpec {
         op,
@@ -93,13 +105,13 @@ pub fn request_bytes(spec: &DicomSpec) -> usize {
 /// What does not fit DICOM: bulk modes, pipelining, raw bytes and reply shapes.
 fn check_fit(a: &RunArgs) -> Result<(), UsageError> {
     if !matches!(mode(a), ClientMode::Rr | ClientMode::Crr) {
-        return usage(format!(
+        return usage_of(&["--mode"], format!(
             "--mode {} moves bytes; over dicom:// use --mode rr (an association per connection) or crr (one per operation)",
             mode(a).name()
         ));
     }
     if super::pipeline_of(a)?.is_some_and(|p| p > 1) {
-        return usage("--pipeline: DICOM operations on an association go one at a time (no asynchronous operations window is negotiated): add connections with -c instead");
+        return usage_of(&["--pipeline"], "--pipeline: DICOM operations on an association go one at a time (no asynchronous operations window is negotiated): add connections with -c instead");
     }
     let foreign = [
         ("--payload", a.payload.is_some()),
@@ -108,9 +120,10 @@ fn check_fit(a: &RunArgs) -> Result<(), UsageError> {
         ("--raw", a.raw),
     ];
     if let Some((flag, _)) = foreign.iter().find(|f| f.1) {
-        return usage(format!(
-            "{flag} shapes raw tcp:// requests; dicom:// sends C-ECHO or C-STORE (--op)"
-        ));
+        return usage_of(
+            &["--op"],
+            format!("{flag} shapes raw tcp:// requests; dicom:// sends C-ECHO or C-STORE (--op)"),
+        );
     }
     Ok(())
 }
@@ -120,9 +133,9 @@ fn image_size(text: Option<&str>) -> Result<usize, UsageError> {
     let Some(text) = text else {
         return Ok(DEFAULT_IMAGE);
     };
-    let size = parse_message_size("--size", text).map_err(UsageError)?;
+    let size = parse_message_size("--size", text).map_err(|e| UsageError::flag("--size", e))?;
     if size > MAX_IMAGE {
-        return usage(format!(
+        return usage_of(&["--size", "--files"], format!(
             "--size {text}: a generated image is at most {} MiB (512 columns × 65535 rows of 16-bit pixels); use --files for larger objects",
             MAX_IMAGE >> 20
         ));
@@ -133,9 +146,10 @@ fn image_size(text: Option<&str>) -> Result<usize, UsageError> {
 /// Reads every file of `dir` (sorted by name, subdirectories skipped) as a Part 10 file.
 fn files(dir: &str) -> Result<Arc<[DicomFile]>, UsageError> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
-        UsageError(format!(
-            "--files {dir}: cannot read the directory ({e}): check the path"
-        ))
+        UsageError::flags(
+            &["--files"],
+            format!("--files {dir}: cannot read the directory ({e}): check the path"),
+        )
     })?;
     let mut paths: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -143,9 +157,12 @@ fn files(dir: &str) -> Result<Arc<[DicomFile]>, UsageError> {
         .collect();
     paths.sort();
     if paths.is_empty() {
-        return usage(format!(
+        return usage_of(
+            &["--files"],
+            format!(
             "--files {dir}: the directory holds no files: give a directory of DICOM Part 10 files"
-        ));
+        ),
+        );
     }
     paths.iter().map(|p| file(p)).collect()
 }
@@ -153,13 +170,17 @@ fn files(dir: &str) -> Result<Arc<[DicomFile]>, UsageError> {
 fn file(path: &Path) -> Result<DicomFile, UsageError> {
     let shown = path.display();
     let bytes = crate::sys::file::read(path, crate::units::MAX_SIZE).map_err(|e| {
-        UsageError(format!(
-            "--files: {shown}: {e}: give DICOM files of at most 1 GiB"
-        ))
+        UsageError::flags(
+            &["--files"],
+            format!("--files: {shown}: {e}: give DICOM files of at most 1 GiB"),
+        )
     })?;
     read_part10(&bytes).map_err(|e| {
-        UsageError(format!(
+        UsageError::flags(
+            &["--files"],
+            format!(
             "--files: {shown}: {e}: remove it, or point --files at a directory of DICOM files only"
-        ))
+        ),
+        )
     })
 }

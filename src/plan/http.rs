@@ -5,12 +5,13 @@ use crate::cli::RunArgs;
 use crate::driver::http::spec::{Accept, Body, HttpRequest, HttpSpec};
 use crate::driver::http::template::Template;
 use crate::driver::target::{Family, Target};
-use crate::error::{usage, UsageError};
+use crate::error::{usage_of, UsageError};
 use std::sync::Arc;
 
 /// Builds the HTTP spec of a run against `target`.
 pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
-    let accept = Accept::parse(a.accept.as_deref().unwrap_or("2xx")).map_err(UsageError)?;
+    let accept = Accept::parse(a.accept.as_deref().unwrap_or("2xx"))
+        .map_err(|e| UsageError::flag("--accept", e))?;
     let method = a
         .method
         .clone()
@@ -32,7 +33,8 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
     let body = a.body.as_deref().map(body).transpose()?;
     let base = HttpRequest {
         method,
-        path: Template::parse("URL path", &target.path).map_err(UsageError)?,
+        path: Template::parse("URL path", &target.path)
+            .map_err(|e| UsageError::target(&target.url, e))?,
         headers,
         has_host,
         body,
@@ -57,9 +59,10 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
 
 fn check_method(m: &str) -> Result<(), UsageError> {
     if m.is_empty() || !m.bytes().all(|b| b.is_ascii_uppercase() || b == b'-') {
-        return usage(format!(
-            "-X '{m}' is not an HTTP method: use GET, POST, PUT, DELETE, HEAD, ..."
-        ));
+        return usage_of(
+            &["--method"],
+            format!("-X '{m}' is not an HTTP method: use GET, POST, PUT, DELETE, HEAD, ..."),
+        );
     }
     Ok(())
 }
@@ -68,23 +71,25 @@ fn check_method(m: &str) -> Result<(), UsageError> {
 fn header(h: &str) -> Result<Template, UsageError> {
     let shown = super::target::shown(h);
     let Some((name, value)) = h.split_once(':') else {
-        return usage(format!(
-            "-H '{shown}' is not 'Name: value': write e.g. -H 'Accept: text/plain'"
-        ));
+        return usage_of(
+            &["--header"],
+            format!("-H '{shown}' is not 'Name: value': write e.g. -H 'Accept: text/plain'"),
+        );
     };
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if name.is_empty() || !name.bytes().all(token) {
         let name = super::target::shown(name);
-        return usage(format!(
+        return usage_of(&["--header"], format!(
             "-H '{shown}': '{name}' is not a header name (letters, digits and -); write e.g. -H 'X-Id: {{seq}}'"
         ));
     }
     if value.contains(|c: char| c.is_control() && c != '\t') {
-        return usage(format!(
+        return usage_of(&["--header"], format!(
             "-H '{shown}': a header value cannot contain a line break or control character: give each header its own -H"
         ));
     }
-    Template::parse("-H", &format!("{name}: {}", value.trim())).map_err(UsageError)
+    Template::parse("-H", &format!("{name}: {}", value.trim()))
+        .map_err(|e| UsageError::flag("--header", e))
 }
 
 /// HTTP/2 has no connection-specific header fields (RFC 9113 §8.2.2): a request that carries
@@ -101,7 +106,7 @@ fn h2_header(h: &str) -> Result<(), UsageError> {
     ];
     if banned.contains(&name.as_str()) || (name == "te" && value.trim() != "trailers") {
         let h = super::target::shown(h);
-        return usage(format!(
+        return usage_of(&["--http2"], format!(
             "-H '{h}': HTTP/2 forbids connection-specific headers (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding, Upgrade, TE other than 'trailers'): leave it out with --http2"
         ));
     }
@@ -114,13 +119,14 @@ fn body(text: &str) -> Result<Body, UsageError> {
         Some(path) => crate::sys::file::read(path, crate::units::MAX_SIZE)
             .map(|b| Body::Bytes(Arc::new(b)))
             .map_err(|e| {
-                UsageError(format!(
-                    "--body @{path}: {e}: check the path, or give a smaller file"
-                ))
+                UsageError::flags(
+                    &["--body"],
+                    format!("--body @{path}: {e}: check the path, or give a smaller file"),
+                )
             }),
         None => Template::parse("--body", text)
             .map(Body::Template)
-            .map_err(UsageError),
+            .map_err(|e| UsageError::flag("--body", e)),
     }
 }
 
@@ -146,9 +152,10 @@ fn targets(
     target: &Target,
 ) -> Result<Vec<(HttpRequest, String)>, UsageError> {
     let text = crate::sys::file::read_text(file, crate::sys::file::TARGETS_LIMIT).map_err(|e| {
-        UsageError(format!(
-            "--targets {file}: {e}: check the path, or split the list"
-        ))
+        UsageError::flags(
+            &["--targets"],
+            format!("--targets {file}: {e}: check the path, or split the list"),
+        )
     })?;
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -160,13 +167,17 @@ fn targets(
             Some((m, u)) => (m.to_string(), u.trim()),
             None => (base.method.clone(), line),
         };
-        check_method(&method)
-            .map_err(|e| UsageError(format!("--targets {file} line {}: {}", n + 1, e.0)))?;
+        check_method(&method).map_err(|e| {
+            UsageError::flags(
+                &["--targets"],
+                format!("--targets {file} line {}: {}", n + 1, e.0),
+            )
+        })?;
         let path = match url.strip_prefix("http://") {
             Some(rest) => {
                 let t = super::target::parse_target(&format!("http://{rest}"))?;
                 if t.addr != target.addr {
-                    return usage(format!(
+                    return usage_of(&["--targets"], format!(
                         "--targets {file} line {}: {url} is not on {}: all targets share the run's host",
                         n + 1,
                         target.url
@@ -184,23 +195,30 @@ fn targets(
                 url.to_string()
             }
             None => {
-                return usage(format!(
+                return usage_of(
+                    &["--targets"],
+                    format!(
                     "--targets {file} line {}: '{url}' is neither a path (/...) nor an http:// URL",
                     n + 1
-                ))
+                ),
+                )
             }
         };
         let request = HttpRequest {
             method,
-            path: Template::parse("--targets", &path).map_err(UsageError)?,
+            path: Template::parse("--targets", &path)
+                .map_err(|e| UsageError::flag("--targets", e))?,
             ..base.clone()
         };
         out.push((request, super::target::shown(&path)));
     }
     if out.is_empty() {
-        return usage(format!(
-            "--targets {file} lists no requests: write one per line, e.g. 'GET /index.html'"
-        ));
+        return usage_of(
+            &["--targets"],
+            format!(
+                "--targets {file} lists no requests: write one per line, e.g. 'GET /index.html'"
+            ),
+        );
     }
     debug_assert!(target.family() == Family::Http);
     Ok(out)

@@ -2,7 +2,7 @@
 //! outgoing interface (`auto`), against which the summary sets the payload and wire rates.
 
 use crate::driver::target::Target;
-use crate::error::{usage, UsageError};
+use crate::error::{usage_of, UsageError};
 use crate::units::parse_bits;
 
 /// The link a run is measured against.
@@ -21,12 +21,15 @@ pub fn of(text: &str, target: &Target) -> Result<Link, UsageError> {
         return Ok(auto(target));
     }
     let bits = parse_bits(text).map_err(|e| {
-        UsageError(format!(
-            "--link: {e}; give the link's nominal rate (e.g. --link 100Mbit) or --link auto"
-        ))
+        UsageError::flags(
+            &["--link"],
+            format!(
+                "--link: {e}; give the link's nominal rate (e.g. --link 100Mbit) or --link auto"
+            ),
+        )
     })?;
     if bits < 1000.0 {
-        return usage(format!(
+        return usage_of(&["--link"], format!(
             "--link {text}: below 1 kbit/s, no link is that slow; write the unit, e.g. --link 100Mbit"
         ));
     }

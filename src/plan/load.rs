@@ -6,7 +6,7 @@ use super::Warmup;
 use crate::cli::RunArgs;
 use crate::driver::target::Family;
 use crate::driver::workload::ClientMode;
-use crate::error::{usage, UsageError};
+use crate::error::{usage_of, UsageError};
 use crate::load::schedule::{parse_rate, parse_stages};
 use crate::load::{LoadModel, Schedule};
 use crate::units::{parse_bits, parse_duration};
@@ -25,28 +25,34 @@ pub fn model(
     let per_datagram = |bits: f64| Schedule::Constant {
         rate: bits / (unit as f64 * 8.0),
     };
-    let schedule =
-        match (&a.rate, &a.stages, &a.bandwidth) {
-            (Some(r), _, _) => parse_rate(r).map_err(UsageError)?,
-            (None, Some(s), _) => parse_stages(s).map_err(UsageError)?,
-            (None, None, Some(b)) if udp_stream => {
-                per_datagram(parse_bits(b).map_err(|e| UsageError(format!("--bandwidth: {e}")))?)
-            }
-            (None, None, Some(_)) => return usage(
+    let schedule = match (&a.rate, &a.stages, &a.bandwidth) {
+        (Some(r), _, _) => parse_rate(r).map_err(|e| UsageError::flag("--rate", e))?,
+        (None, Some(s), _) => parse_stages(s).map_err(|e| UsageError::flag("--stages", e))?,
+        (None, None, Some(b)) if udp_stream => per_datagram(
+            parse_bits(b)
+                .map_err(|e| UsageError::flags(&["--bandwidth"], format!("--bandwidth: {e}")))?,
+        ),
+        (None, None, Some(_)) => {
+            return usage_of(
+                &["--bandwidth", "--mode", "--rate"],
                 "--bandwidth paces a UDP stream (udp://... --mode stream); for requests use --rate",
-            ),
-            // iperf3's default for UDP.
-            (None, None, None) if udp_stream => per_datagram(1e6),
-            (None, None, None) => {
-                let pipeline = super::pipeline_of(a)?.unwrap_or(1);
-                return Ok((LoadModel::Closed { pipeline, think }, None));
-            }
-        };
+            )
+        }
+        // iperf3's default for UDP.
+        (None, None, None) if udp_stream => per_datagram(1e6),
+        (None, None, None) => {
+            let pipeline = super::pipeline_of(a)?.unwrap_or(1);
+            return Ok((LoadModel::Closed { pipeline, think }, None));
+        }
+    };
     if !udp_stream && matches!(mode(a), ClientMode::Stream | ClientMode::Source) {
-        return usage(format!(
+        return usage_of(
+            &["--rate", "--stages", "--mode"],
+            format!(
             "--rate and --stages pace requests; --mode {} over TCP moves bytes as fast as it can",
             mode(a).name()
-        ));
+        ),
+        );
     }
     // Datagrams do not block one another: by default any number may be in flight.
     let window = match family {
@@ -68,28 +74,30 @@ fn warmup(text: &str) -> Result<Warmup, UsageError> {
                 .ok()
                 .filter(|d| *d >= Duration::from_secs(1))
                 .ok_or_else(|| {
-                    UsageError(format!(
+                    UsageError::flag("--warmup", format!(
                         "--warmup '{text}': the cap after auto: must be a duration of at least 1s, such as auto:60s"
                     ))
                 })?,
             None => {
-                return usage(
+                return Err(UsageError::flag(
+                    "--warmup",
                     "--warmup auto takes an optional cap after a colon, such as auto:60s",
-                )
+                ))
             }
         };
         return Ok(Warmup::Auto(cap));
     }
     if let Ok(n) = text.parse::<u64>() {
         if n == 0 {
-            return usage("--warmup 0 warms up nothing: leave it out, or give a count or a duration such as 2s");
+            return usage_of(&["--warmup"], "--warmup 0 warms up nothing: leave it out, or give a count or a duration such as 2s");
         }
         return Ok(Warmup::Count(n));
     }
     parse_duration(text).map(Warmup::Duration).map_err(|_| {
-        UsageError(format!(
-            "--warmup '{text}' is neither a request count (1000), a duration (2s) nor auto"
-        ))
+        UsageError::flags(
+            &["--warmup"],
+            format!("--warmup '{text}' is neither a request count (1000), a duration (2s) nor auto"),
+        )
     })
 }
 
@@ -110,14 +118,16 @@ fn schedule_text(a: &RunArgs) -> Option<String> {
 pub fn warmup_of(a: &RunArgs, mode: ClientMode) -> Result<Option<Warmup>, UsageError> {
     let warmup = a.warmup.as_deref().map(warmup).transpose()?;
     if matches!(warmup, Some(Warmup::Count(_))) && mode.bulk() {
-        return usage(
+        return usage_of(
+            &["--warmup"],
             "--warmup by count needs request/response: give a duration such as --warmup 1s",
         );
     }
     if matches!(warmup, Some(Warmup::Auto(_))) && mode.bulk() {
-        return usage(
+        return Err(UsageError::flags(
+            &["--warmup", "--mode"],
             "--warmup auto judges request/response rates: for a bulk transfer give a duration such as --warmup 2s",
-        );
+        ));
     }
     Ok(warmup)
 }
@@ -148,12 +158,13 @@ pub fn deadline_of(
     if let Some(text) = &a.deadline {
         let d = super::duration_flag("--deadline", text)?;
         if d.is_zero() {
-            return usage(
+            return usage_of(
+                &["--deadline"],
                 "--deadline 0 would end the run before it starts: give a limit such as 30s",
             );
         }
         if !counted {
-            return usage("--deadline bounds a run by request count (-n, --warmup N); this one ends by its duration: drop --deadline, or shorten -d");
+            return usage_of(&["--deadline", "--warmup"], "--deadline bounds a run by request count (-n, --warmup N); this one ends by its duration: drop --deadline, or shorten -d");
         }
         return Ok(Some(d));
     }

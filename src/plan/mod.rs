@@ -15,7 +15,7 @@ use crate::cli::{RunArgs, SocketArgs};
 use crate::driver::target::Target;
 use crate::driver::tls::TlsOptions;
 use crate::driver::workload::{ClientMode, Workload};
-use crate::error::{usage, UsageError};
+use crate::error::{usage, usage_of, UsageError};
 use crate::load::LoadModel;
 use crate::sys::socket::SocketOptions;
 use crate::units::{parse_duration, parse_message_size};
@@ -81,9 +81,9 @@ impl TryFrom<&SocketArgs> for SocketOptions {
     type Error = UsageError;
 
     fn try_from(a: &SocketArgs) -> Result<Self, UsageError> {
-        let buf = |flag: &str, v: &Option<String>| -> Result<Option<usize>, UsageError> {
+        let buf = |flag: &'static str, v: &Option<String>| -> Result<Option<usize>, UsageError> {
             v.as_deref()
-                .map(|t| parse_message_size(flag, t).map_err(UsageError))
+                .map(|t| parse_message_size(flag, t).map_err(|e| UsageError::flag(flag, e)))
                 .transpose()
         };
         Ok(SocketOptions {
@@ -95,8 +95,8 @@ impl TryFrom<&SocketArgs> for SocketOptions {
 }
 
 /// Parses a duration flag into a usage error naming the flag.
-pub fn duration_flag(flag: &str, text: &str) -> Result<Duration, UsageError> {
-    parse_duration(text).map_err(|e| UsageError(format!("{flag}: {e}")))
+pub fn duration_flag(flag: &'static str, text: &str) -> Result<Duration, UsageError> {
+    parse_duration(text).map_err(|e| UsageError::flag(flag, format!("{flag}: {e}")))
 }
 
 impl TryFrom<&RunArgs> for Plan {
@@ -106,7 +106,8 @@ impl TryFrom<&RunArgs> for Plan {
         let [url] = a.urls.as_slice() else {
             return usage("a plan measures one target: run several through `wirebench run A B` (the sweep), not Plan::try_from");
         };
-        let target = target::parse_target(url)?;
+        // Every error of the URL is about the target, so a plan file's points at it.
+        let target = target::parse_target(url).map_err(|e| UsageError::target(url, e.0))?;
         let workload = workload::of(a, &target)?;
         let connections = connections_of(a)?;
         check_concurrency(a, workload.mode)?;
@@ -116,7 +117,8 @@ impl TryFrom<&RunArgs> for Plan {
             .map(|t| duration_flag("--think", t))
             .transpose()?;
         if think.is_some() && workload.mode.bulk() {
-            return usage(
+            return usage_of(
+                &["--think"],
                 "--think applies to request/response modes (rr, crr), not to bulk transfer",
             );
         }
@@ -131,7 +133,10 @@ impl TryFrom<&RunArgs> for Plan {
         };
         let timeout = duration_flag("--timeout", &a.timeout)?;
         if timeout.is_zero() {
-            return usage("--timeout 0 would fail every request: give a limit such as 2s");
+            return usage_of(
+                &["--timeout"],
+                "--timeout 0 would fail every request: give a limit such as 2s",
+            );
         }
         let warmup = load::warmup_of(a, workload.mode)?;
         let deadline = load::deadline_of(a, &load, stop, warmup, timeout, connections)?;
@@ -163,9 +168,9 @@ impl TryFrom<&RunArgs> for Plan {
 
 /// Parses a whole-number flag (`--connections`, `--pipeline`); a list there is a sweep, which
 /// `wirebench run` expands before a plan is made.
-fn count_flag(flag: &str, text: &str) -> Result<usize, UsageError> {
+fn count_flag(flag: &'static str, text: &str) -> Result<usize, UsageError> {
     text.trim().parse().map_err(|_| {
-        UsageError(format!(
+        UsageError::flag(flag, format!(
             "{flag} '{text}' is not a whole number: give e.g. {flag} 4 (or a sweep, {flag} 1,10,100)"
         ))
     })
@@ -187,17 +192,26 @@ pub(crate) fn pipeline_of(a: &RunArgs) -> Result<Option<usize>, UsageError> {
 /// Connections and requests in flight: at least one each, and several in flight only in rr.
 fn check_concurrency(a: &RunArgs, mode: ClientMode) -> Result<(), UsageError> {
     if connections_of(a)? == 0 {
-        return usage("--connections 0: give at least one connection, e.g. -c 1");
+        return usage_of(
+            &["--connections"],
+            "--connections 0: give at least one connection, e.g. -c 1",
+        );
     }
     let pipeline = pipeline_of(a)?;
     if pipeline == Some(0) {
-        return usage("--pipeline 0: give at least one request in flight, e.g. --pipeline 1");
+        return usage_of(
+            &["--pipeline"],
+            "--pipeline 0: give at least one request in flight, e.g. --pipeline 1",
+        );
     }
     if pipeline.is_some_and(|p| p > 1) && mode != ClientMode::Rr {
-        return usage(format!(
-            "--pipeline applies to --mode rr only, not --mode {}",
-            mode.name()
-        ));
+        return usage_of(
+            &["--pipeline", "--mode"],
+            format!(
+                "--pipeline applies to --mode rr only, not --mode {}",
+                mode.name()
+            ),
+        );
     }
     Ok(())
 }
@@ -211,13 +225,19 @@ fn measured_duration(a: &RunArgs, mode: ClientMode) -> Result<Option<Duration>, 
         .map(|t| duration_flag("--duration", t))
         .transpose()?;
     if duration == Some(Duration::ZERO) {
-        return usage("--duration 0 measures nothing: give a duration such as 10s");
+        return usage_of(
+            &["--duration"],
+            "--duration 0 measures nothing: give a duration such as 10s",
+        );
     }
     if a.requests == Some(0) {
-        return usage("--requests 0 measures nothing: give a count such as -n 1000");
+        return usage_of(
+            &["--requests"],
+            "--requests 0 measures nothing: give a count such as -n 1000",
+        );
     }
     if a.requests.is_some() && mode.bulk() {
-        return usage("--requests counts request/response operations: use --duration with --mode stream or source");
+        return usage_of(&["--requests", "--duration", "--mode"], "--requests counts request/response operations: use --duration with --mode stream or source");
     }
     Ok(duration)
 }
@@ -225,7 +245,7 @@ fn measured_duration(a: &RunArgs, mode: ClientMode) -> Result<Option<Duration>, 
 /// Worker threads: `--threads`, else one per CPU; never more than connections.
 fn threads(a: &RunArgs, connections: usize) -> Result<usize, UsageError> {
     let n = match a.threads {
-        Some(0) => return usage("--threads 0: give at least one thread"),
+        Some(0) => return usage_of(&["--threads"], "--threads 0: give at least one thread"),
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };

@@ -54,7 +54,7 @@ pub fn parse_target(raw: &str) -> Result<Target, UsageError> {
         .ok()
         .and_then(|mut addrs| addrs.next())
         .ok_or_else(|| {
-            UsageError(format!(
+            UsageError::new(format!(
                 "cannot resolve host in '{url}': check the name, or use an address such as 127.0.0.1"
             ))
         })?;

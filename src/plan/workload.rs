@@ -5,7 +5,7 @@ use super::http;
 use crate::cli::{self, RunArgs};
 use crate::driver::target::{Family, Target};
 use crate::driver::workload::{ClientMode, Reply, Request, Workload};
-use crate::error::{usage, UsageError};
+use crate::error::{usage_of, UsageError};
 use crate::units::{parse_message_size, unescape};
 
 /// Request size when neither `--size` nor `--payload` is given.
@@ -16,7 +16,10 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
     check_flags_fit(a, target)?;
     let mut workload = bytes(a)?;
     if (a.insecure || a.cacert.is_some()) && !target.tls() {
-        return usage("--insecure and --cacert apply to https:// targets");
+        return usage_of(
+            &["--insecure", "--cacert"],
+            "--insecure and --cacert apply to https:// targets",
+        );
     }
     if target.family() == Family::Http {
         let spec = http::spec(a, target)?;
@@ -49,17 +52,22 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
 fn payload(text: &str) -> Result<Vec<u8>, UsageError> {
     let bytes = match text.strip_prefix('@') {
         Some(path) => crate::sys::file::read(path, crate::units::MAX_SIZE).map_err(|e| {
-            UsageError(format!(
-                "--payload @{path}: {e}: check the path, or give a smaller file"
-            ))
+            UsageError::flags(
+                &["--payload"],
+                format!("--payload @{path}: {e}: check the path, or give a smaller file"),
+            )
         })?,
-        None => unescape(text).map_err(|e| UsageError(format!("--payload: {e}")))?,
+        None => unescape(text)
+            .map_err(|e| UsageError::flags(&["--payload"], format!("--payload: {e}")))?,
     };
     if bytes.is_empty() {
-        return usage("--payload is empty: give at least one byte");
+        return usage_of(&["--payload"], "--payload is empty: give at least one byte");
     }
     if bytes.len() as u64 > crate::units::MAX_SIZE {
-        return usage("--payload is over the 1 GiB limit: use a smaller file");
+        return usage_of(
+            &["--payload"],
+            "--payload is over the 1 GiB limit: use a smaller file",
+        );
     }
     Ok(bytes)
 }
@@ -68,29 +76,39 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
     let request = match (&a.size, &a.payload) {
         (_, Some(p)) => {
             if a.raw {
-                return usage("--raw applies to --size; --payload is always sent as it is");
+                return usage_of(
+                    &["--raw", "--size", "--payload"],
+                    "--raw applies to --size; --payload is always sent as it is",
+                );
             }
             Request::Payload(payload(p)?)
         }
         (size, None) => Request::Sized {
             size: match size {
-                Some(s) => parse_message_size("--size", s).map_err(UsageError)?,
+                Some(s) => {
+                    parse_message_size("--size", s).map_err(|e| UsageError::flag("--size", e))?
+                }
                 None => DEFAULT_SIZE,
             },
             preamble: !a.raw,
         },
     };
     let reply = match (&a.expect_size, &a.until) {
-        (Some(s), _) => Reply::Size(parse_message_size("--expect-size", s).map_err(UsageError)?),
+        (Some(s), _) => Reply::Size(
+            parse_message_size("--expect-size", s)
+                .map_err(|e| UsageError::flag("--expect-size", e))?,
+        ),
         (None, Some(d)) => {
-            let delim = unescape(d).map_err(|e| UsageError(format!("--until: {e}")))?;
+            let delim = unescape(d)
+                .map_err(|e| UsageError::flags(&["--until"], format!("--until: {e}")))?;
             if delim.is_empty() {
-                return usage(
+                return usage_of(
+                    &["--until"],
                     "--until is empty: give the bytes that end a reply, e.g. 'END\\r\\n'",
                 );
             }
             if matches!(request, Request::Sized { preamble: true, .. }) {
-                return usage(
+                return usage_of(&["--until", "--payload", "--raw", "--size"], 
                     "--until needs --payload or --raw: the reference server's replies to --size requests are sized, not delimited",
                 );
             }
@@ -100,13 +118,16 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
     };
     let bulk = matches!(mode(a), ClientMode::Stream | ClientMode::Source);
     if bulk && (a.expect_size.is_some() || a.until.is_some()) {
-        return usage(format!(
-            "--expect-size and --until apply to request/response; --mode {} has no replies",
-            mode(a).name()
-        ));
+        return usage_of(
+            &["--expect-size", "--until", "--mode"],
+            format!(
+                "--expect-size and --until apply to request/response; --mode {} has no replies",
+                mode(a).name()
+            ),
+        );
     }
     if mode(a) == ClientMode::Source && a.payload.is_some() {
-        return usage("--mode source reads what the server pushes: use --size for the message size, not --payload");
+        return usage_of(&["--mode", "--size", "--payload"], "--mode source reads what the server pushes: use --size for the message size, not --payload");
     }
     Ok(Workload {
         mode: mode(a),
@@ -151,13 +172,17 @@ fn check_flags_fit(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
         _ => (http_only.iter().find(|f| f.1), "http://"),
     };
     if let Some((flag, _)) = wrong {
-        return usage(format!(
-            "{flag} applies to {fits} targets, not to {}://",
-            target.scheme.protocol
-        ));
+        return usage_of(
+            &[flag],
+            format!(
+                "{flag} applies to {fits} targets, not to {}://",
+                target.scheme.protocol
+            ),
+        );
     }
     if family == Family::Http && matches!(mode(a), ClientMode::Stream | ClientMode::Source) {
-        return usage(
+        return usage_of(
+            &["--mode"],
             "--mode stream and source are for tcp://; an HTTP download is a GET of a large body",
         );
     }
@@ -169,13 +194,16 @@ fn check_flags_fit(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
 fn check_datagrams(a: &RunArgs, w: &Workload) -> Result<(), UsageError> {
     use crate::wire::datagram::{HEADER_LEN, MAX_DATAGRAM};
     if matches!(w.mode, ClientMode::Crr | ClientMode::Source) {
-        return usage(format!(
-            "--mode {} needs a connection; over udp:// use --mode rr or --mode stream",
-            w.mode.name()
-        ));
+        return usage_of(
+            &["--mode"],
+            format!(
+                "--mode {} needs a connection; over udp:// use --mode rr or --mode stream",
+                w.mode.name()
+            ),
+        );
     }
     if a.until.is_some() {
-        return usage("--until finds replies in a byte stream; a UDP reply is one datagram: use --expect-size or nothing");
+        return usage_of(&["--until", "--expect-size"], "--until finds replies in a byte stream; a UDP reply is one datagram: use --expect-size or nothing");
     }
     let reply = match w.reply {
         Reply::Size(n) => n,
@@ -183,7 +211,7 @@ fn check_datagrams(a: &RunArgs, w: &Workload) -> Result<(), UsageError> {
     };
     let largest = w.request.len().max(reply);
     if largest > MAX_DATAGRAM {
-        return usage(format!(
+        return usage_of(&["--size", "--expect-size"], format!(
             "a {largest}-byte datagram is over the UDP limit of {MAX_DATAGRAM} bytes: use a smaller --size or --expect-size"
         ));
     }
@@ -193,7 +221,7 @@ fn check_datagrams(a: &RunArgs, w: &Workload) -> Result<(), UsageError> {
     } = w.request
     {
         if size < HEADER_LEN {
-            return usage(format!(
+            return usage_of(&["--size", "--raw", "--payload"], format!(
                 "--size {size} is below the {HEADER_LEN}-byte wirebench datagram header: use --size {HEADER_LEN} or more, or --raw / --payload for plain datagrams"
             ));
         }

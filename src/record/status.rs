@@ -55,35 +55,13 @@ impl std::ops::AddAssign<&StatusCounts> for StatusCounts {
     }
 }
 
-/// The reason phrase of a status code (RFC 9110), or "" for codes it does not name.
+/// The reason phrase of a status code, from the `http` crate's table (the one table wirebench
+/// uses, client and servers alike), or "" for codes it does not name.
 pub fn reason(code: u16) -> &'static str {
-    match code {
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        204 => "No Content",
-        206 => "Partial Content",
-        301 => "Moved Permanently",
-        302 => "Found",
-        304 => "Not Modified",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        413 => "Content Too Large",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "",
-    }
+    http::StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("")
 }
 
 #[cfg(test)]
@@ -105,5 +83,13 @@ mod tests {
             vec![(0, 1), (200, 2), (404, 1), (503, 1)]
         );
         assert_eq!((a.class(2), a.class(4), a.class(5)), (2, 1, 1));
+    }
+
+    #[test]
+    fn reason_phrases_come_from_the_http_crate() {
+        assert_eq!(reason(200), "OK");
+        assert_eq!(reason(503), "Service Unavailable");
+        assert_eq!(reason(42), "");
+        assert_eq!(reason(599), "");
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! - [`table`]: the human-readable terminal report (comfy-table, no colours); its headline
 //!   figures (and the open-loop, datagram and HTTP lines) are rendered by `headline`, its
-//!   per-second series by `series`, the `--link` lines by `wire`, and small number formats
+//!   per-second series by `series`, the `--link` lines by `link`, and small number formats
 //!   live in `format`.
 //! - [`html`]: the self-contained HTML report of any JSON document (`wirebench report`): tables,
 //!   methodology and inline SVG charts.
@@ -31,6 +31,7 @@ mod headline;
 pub mod history;
 pub mod html;
 pub mod json;
+mod link;
 pub mod peak;
 pub mod progress;
 pub mod repeat;
@@ -38,4 +39,3 @@ mod series;
 pub mod study;
 pub mod sweep;
 pub mod table;
-mod wire;

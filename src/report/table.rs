@@ -33,7 +33,7 @@ pub fn write_width(summary: &Summary, out: &mut dyn Write, width: Option<u16>) -
     header(summary, out)?;
     writeln!(out)?;
     super::headline::write(summary, out)?;
-    super::wire::write(summary.throughput.link.as_ref(), out)?;
+    super::link::write(summary.throughput.link.as_ref(), out)?;
     distributions(summary, out, width)?;
     errors(summary, out, width)?;
     super::series::write(summary, out, width)?;

@@ -26,12 +26,23 @@ const BACKLOG: i32 = 65535;
 /// not spin while the condition lasts.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
+/// Why a listening socket could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    /// The address cannot be listened on (taken, privileged, not local): exit 2.
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    /// The operating system refused the socket or one of its options.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
 /// Binds and listens with socket2, so SO_RCVBUF is set before `listen`: the window scale a
 /// connection uses is fixed by its handshake, and accepted sockets inherit the buffer size.
 pub(crate) fn bind(
     addr: SocketAddr,
     options: &SocketOptions,
-) -> anyhow::Result<std::net::TcpListener> {
+) -> Result<std::net::TcpListener, ListenError> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     // A restarted server can bind its port again while old connections sit in TIME_WAIT.
     socket.set_reuse_address(true)?;
@@ -64,7 +75,7 @@ pub(crate) fn bind_error(what: &str, e: &io::Error, otherwise: &str) -> UsageErr
         }
         _ => otherwise,
     };
-    UsageError(format!("cannot {what} ({e}): {fix}"))
+    UsageError::new(format!("cannot {what} ({e}): {fix}"))
 }
 
 /// A server accepting on `listener` with `threads` threads, ready to start: each thread accepts

@@ -144,16 +144,16 @@ fn deadline_note(plan: &Plan, limit: Duration, owed: u64) -> String {
 
 /// With `--link`: the rates against the link. An upload's payload is what the receiver
 /// acknowledged (TCP_INFO), not what was written.
-fn link(plan: &Plan, t: &Throughput, total: &Recorder, bulk: bool) -> Option<super::wire::Link> {
+fn link(plan: &Plan, t: &Throughput, total: &Recorder, bulk: bool) -> Option<super::link::Link> {
     let link = plan.link.as_ref()?;
     // The headline's rule: a stream's bytes acknowledged within the window, over it.
     let acked_per_s = (plan.workload.mode == ClientMode::Stream)
         .then(|| total.peer.acked_in_window())
         .flatten()
         .map(|_| t.gbit_per_s * 1e9 / 8.0);
-    let traffic = super::wire::traffic(t, bulk, acked_per_s);
+    let traffic = super::link::traffic(t, bulk, acked_per_s);
     let (family, addr) = (plan.target.family(), plan.target.addr);
-    Some(super::wire::of(link, traffic, total.segment, family, addr))
+    Some(super::link::of(link, traffic, total.segment, family, addr))
 }
 
 /// An HTTP run's statuses, first-byte times and goodput.

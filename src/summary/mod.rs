@@ -10,6 +10,7 @@ pub mod compare;
 pub mod diagnose;
 pub mod diagnosis;
 pub mod diff;
+pub mod link;
 pub mod merge;
 pub mod paired;
 pub mod peak;
@@ -22,7 +23,6 @@ pub mod sweep;
 pub mod threshold;
 mod udp_stream;
 pub mod welch;
-pub mod wire;
 
 pub use build::of;
 
@@ -208,7 +208,7 @@ pub struct Throughput {
     pub sender_gbit_per_s: Option<f64>,
     /// With `--link`: these rates set against the link's nominal rate, payload and wire.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub link: Option<wire::Link>,
+    pub link: Option<link::Link>,
 }
 
 fn is_zero(n: &u64) -> bool {

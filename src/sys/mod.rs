@@ -2,12 +2,14 @@
 //! ([`timerfd`]), reading the files a user names within a bound ([`file`]), the process's resource use and limits ([`usage`]), the options set on
 //! sockets ([`socket`]), and what links and TCP segments look like ([`link`]); the kernel's TCP counters
 //! ([`netstat`]) and `TCP_INFO` of this process's connections ([`tcpinfo`]), with the CPU pressure
-//! ([`pressure`]), a diagnosis's evidence.
+//! ([`pressure`]), a diagnosis's evidence; where threads run ([`pin`]: CPU affinity, as the demo
+//! pins its client and server).
 
 pub mod file;
 pub mod host;
 pub mod link;
 pub mod netstat;
+pub mod pin;
 pub mod pressure;
 pub mod socket;
 pub mod tcpinfo;

@@ -88,7 +88,7 @@ pub fn ensure_fd_limit(needed: u64) -> Result<(), crate::error::UsageError> {
         return Ok(());
     }
     if lim.rlim_max < needed {
-        return Err(crate::error::UsageError(format!(
+        return Err(crate::error::UsageError::new(format!(
             "{needed} open files are needed but the hard limit (ulimit -Hn) is {}: raise it (e.g. ulimit -n {needed} as root, or LimitNOFILE in a systemd unit), or use fewer connections",
             lim.rlim_max
         )));
@@ -96,7 +96,7 @@ pub fn ensure_fd_limit(needed: u64) -> Result<(), crate::error::UsageError> {
     lim.rlim_cur = needed.max(lim.rlim_cur);
     // SAFETY: setrlimit reads the struct we own; raising the soft limit up to the hard one is allowed.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
-        return Err(crate::error::UsageError(format!(
+        return Err(crate::error::UsageError::new(format!(
             "cannot raise the open-file limit to {needed}: {}; run ulimit -n {needed} first",
             std::io::Error::last_os_error()
         )));

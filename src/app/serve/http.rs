@@ -29,7 +29,7 @@ pub fn main(args: &ServeHttpArgs) -> anyhow::Result<ExitCode> {
 
 /// Validates the flags.
 fn options(a: &ServeHttpArgs) -> Result<HttpServerOptions, UsageError> {
-    let timeout = |flag: &str, text: &str| -> Result<Duration, UsageError> {
+    let timeout = |flag: &'static str, text: &str| -> Result<Duration, UsageError> {
         let d = duration_flag(flag, text)?;
         if d.is_zero() {
             return usage(format!(

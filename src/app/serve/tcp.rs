@@ -123,7 +123,7 @@ fn delay_every(n: Option<u64>) -> Result<Option<u64>, UsageError> {
 
 /// Parses `--delimiter`.
 fn delimiter(text: &str) -> Result<Vec<u8>, UsageError> {
-    let d = unescape(text).map_err(|e| UsageError(format!("--delimiter: {e}")))?;
+    let d = unescape(text).map_err(|e| UsageError::new(format!("--delimiter: {e}")))?;
     if d.is_empty() {
         return usage("--delimiter is empty: give the bytes that end a request, e.g. '\\n'");
     }

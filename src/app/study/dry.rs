@@ -2,8 +2,8 @@
 //! is sent.
 
 use super::super::peak::{step_args, Setup, MAX_STEPS};
-use super::super::sweep::Study;
-use super::load::Loaded;
+use super::super::sweep::Batch;
+use super::read::Checked;
 use crate::cli::PeakArgs;
 use crate::plan::file::PlanFile;
 use crate::plan::{Plan, Warmup};
@@ -11,12 +11,12 @@ use std::io::{Result, Write};
 use std::time::Duration;
 
 /// Lists the runs (or the peak search's steps) and the estimated time.
-pub fn write(path: &str, plan: &PlanFile, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
+pub fn write(path: &str, plan: &PlanFile, checked: &Checked, out: &mut dyn Write) -> Result<()> {
     let title = plan.title.as_deref().unwrap_or(path);
-    match loaded {
-        Loaded::Run(_, study) => runs(title, "", study, out),
-        Loaded::Compare(args, prepared) => {
-            let baseline = &prepared.study.targets[prepared.baseline].name;
+    match checked {
+        Checked::Run(_, batch) => runs(title, "", batch, out),
+        Checked::Compare(args, prepared) => {
+            let baseline = &prepared.batch.targets[prepared.baseline].name;
             let what = format!(
                 " compare against {baseline} (--baseline{}),",
                 match args.baseline {
@@ -24,31 +24,31 @@ pub fn write(path: &str, plan: &PlanFile, loaded: &Loaded, out: &mut dyn Write) 
                     None => ": the first target",
                 }
             );
-            runs(title, &what, &prepared.study, out)
+            runs(title, &what, &prepared.batch, out)
         }
-        Loaded::Peak(args, setup) => steps(title, args, setup, out),
+        Checked::Peak(args, setup) => steps(title, args, setup, out),
     }
 }
 
 /// A study of runs: each run in order, then the time.
-fn runs(title: &str, what: &str, study: &Study, out: &mut dyn Write) -> Result<()> {
+fn runs(title: &str, what: &str, batch: &Batch, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "{title}:{what} {} runs ({} targets x {} points x {} runs)",
-        study.runs.len(),
-        study.targets.len(),
-        study.points.len(),
-        study.rounds
+        batch.runs.len(),
+        batch.targets.len(),
+        batch.points.len(),
+        batch.rounds
     )?;
     let (mut total, mut unknown) = (Duration::ZERO, 0);
-    for (i, run) in study.runs.iter().enumerate() {
-        let values: Vec<String> = study
+    for (i, run) in batch.runs.iter().enumerate() {
+        let values: Vec<String> = batch
             .axes
             .iter()
-            .zip(&study.points[run.point])
+            .zip(&batch.points[run.point])
             .map(|(x, &v)| format!("{} {}", x.flag, x.values[v]))
             .collect();
-        let discarded = match run.round < study.discard {
+        let discarded = match run.round < batch.discard {
             true => " (discarded)",
             false => "",
         };
@@ -56,17 +56,17 @@ fn runs(title: &str, what: &str, study: &Study, out: &mut dyn Write) -> Result<(
             out,
             "  {:>4}  {}  {}  run {}/{}{discarded}",
             i + 1,
-            study.targets[run.target].name,
+            batch.targets[run.target].name,
             values.join(" "),
             run.round + 1,
-            study.rounds
+            batch.rounds
         )?;
         match time(&run.plan) {
             Some(t) => total += t,
             None => unknown += 1,
         }
     }
-    writeln!(out, "{}", estimate(total, unknown, study.runs.len()))
+    writeln!(out, "{}", estimate(total, unknown, batch.runs.len()))
 }
 
 /// The estimate when every run stops at a request count.

@@ -4,12 +4,12 @@
 //! Every point is validated before anything runs. A bad plan is one line
 //! `FILE:LINE:COL: what is wrong, how to fix it`, exit 2.
 //!
-//! [`load`] reads and validates a plan, [`dry`] lists what it would run, [`out`] writes a
+//! [`read`] reads and validates a plan, [`dry`] lists what it would run, [`out`] writes a
 //! finished study's files.
 
 mod dry;
-mod load;
 mod out;
+mod read;
 
 use super::keep::Keep;
 use crate::cli::{RunArgs, StudyArgs};
@@ -17,23 +17,23 @@ use crate::plan::file::PlanFile;
 use crate::store::Kind;
 use crate::summary::diagnosis::Diagnosis;
 use crate::summary::study::Document;
-use load::Loaded;
+use read::Checked;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// `loaded`, once a big study of runs is confirmed ([`super::sweep::confirm`]); a comparison
+/// `checked`, once a big batch of runs is confirmed ([`super::sweep::confirm`]); a comparison
 /// is marked confirmed, so that it does not ask again.
-fn confirm(loaded: Loaded, yes: bool) -> Result<Loaded, crate::error::UsageError> {
-    Ok(match loaded {
-        Loaded::Run(args, study) => {
-            super::sweep::confirm(&study, yes || args.yes)?;
-            Loaded::Run(args, study)
+fn confirm(checked: Checked, yes: bool) -> Result<Checked, crate::error::UsageError> {
+    Ok(match checked {
+        Checked::Run(args, batch) => {
+            super::sweep::confirm(&batch, yes || args.yes)?;
+            Checked::Run(args, batch)
         }
-        Loaded::Compare(mut args, prepared) => {
-            super::sweep::confirm(&prepared.study, yes || args.run.yes)?;
+        Checked::Compare(mut args, prepared) => {
+            super::sweep::confirm(&prepared.batch, yes || args.run.yes)?;
             args.run.yes = true;
-            Loaded::Compare(args, prepared)
+            Checked::Compare(args, prepared)
         }
         peak => peak,
     })
@@ -41,23 +41,23 @@ fn confirm(loaded: Loaded, yes: bool) -> Result<Loaded, crate::error::UsageError
 
 /// `wirebench study`.
 pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
-    let (text, plan, loaded) = match load::load(&a.file) {
-        Ok(loaded) => loaded,
-        Err(load::Located(at, message)) => {
+    let (text, plan, checked) = match read::read(&a.file) {
+        Ok(checked) => checked,
+        Err(read::Located(at, message)) => {
             eprintln!("{}:{}:{}: {message}", a.file, at.line, at.col);
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };
-    let diagnose = match diagnose_args(&plan, loaded.run_args()) {
+    let diagnose = match diagnose_args(&plan, checked.run_args()) {
         Ok(d) => d,
-        Err(load::Located(at, message)) => {
+        Err(read::Located(at, message)) => {
             eprintln!("{}:{}:{}: {message}", a.file, at.line, at.col);
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };
     if a.dry_run {
         let mut out = std::io::stdout().lock();
-        dry::write(&a.file, &plan, &loaded, &mut out)?;
+        dry::write(&a.file, &plan, &checked, &mut out)?;
         if !diagnose.is_empty() {
             let step = diagnose[0]
                 .duration
@@ -68,19 +68,19 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // A big study asks (or, in a script, wants --yes) before anything runs, --out or not.
-    let loaded = confirm(loaded, a.yes)?;
+    let checked = confirm(checked, a.yes)?;
     let Some(dir) = &a.out else {
         // The command line's --db, --tag and --fail-if join the plan's own.
-        let code = match loaded {
-            Loaded::Run(args, study) => {
+        let code = match checked {
+            Checked::Run(args, batch) => {
                 let keep = Keep::prepare_merged(&a.keep, &args.keep, Kind::Study, false)?;
-                super::sweep::finish(&args, *study, keep)
+                super::sweep::finish(&args, *batch, keep)
             }
-            Loaded::Compare(mut args, _) => {
+            Checked::Compare(mut args, _) => {
                 args.run.keep = super::keep::merged(&a.keep, &args.run.keep);
                 super::compare::main_as(&args, "study")
             }
-            Loaded::Peak(mut args, _) => {
+            Checked::Peak(mut args, _) => {
                 args.run.keep = super::keep::merged(&a.keep, &args.run.keep);
                 super::peak::main(&args)
             }
@@ -95,7 +95,7 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(code);
     };
-    to_dir(a, dir, &text, &plan, loaded, &diagnose)
+    to_dir(a, dir, &text, &plan, checked, &diagnose)
 }
 
 /// `study --out DIR`: the study run, saved as it goes, written into DIR (or, when DIR cannot
@@ -105,14 +105,14 @@ fn to_dir(
     dir: &str,
     text: &str,
     plan: &PlanFile,
-    loaded: Loaded,
+    checked: Checked,
     diagnose: &[RunArgs],
 ) -> anyhow::Result<ExitCode> {
     // Made before anything runs, so a path that cannot be written fails at once; removed
     // again (if still empty) when the runs fail, so a failure leaves nothing behind.
     let made = !Path::new(dir).exists();
     std::fs::create_dir_all(dir).map_err(|e| {
-        crate::error::UsageError(format!(
+        crate::error::UsageError::new(format!(
             "--out {dir}: cannot make the directory ({e}); give a writable path, e.g. --out results/dim"
         ))
     })?;
@@ -121,9 +121,9 @@ fn to_dir(
             let _ = std::fs::remove_dir(dir);
         }
     };
-    let keep = Keep::prepare_merged(&a.keep, &loaded.run_args().keep, Kind::Study, false)
+    let keep = Keep::prepare_merged(&a.keep, &checked.run_args().keep, Kind::Study, false)
         .inspect_err(|_| unmake())?;
-    let method = out::methodology(&a.file, text, loaded.run_args());
+    let method = out::methodology(&a.file, text, checked.run_args());
     // Ctrl-C (or SIGTERM) stops the run in progress and starts no other, as without --out:
     // the study of what was measured is written, marked interrupted, and saved as such.
     super::run::stop_on_ctrl_c()?;
@@ -133,7 +133,7 @@ fn to_dir(
         let so_far = out::study(&a.file, plan, method.clone(), doc, Vec::new());
         keep.borrow_mut().progress(&so_far);
     };
-    let (done, failed) = run(loaded, &save).inspect_err(|_| unmake())?;
+    let (done, failed) = run(checked, &save).inspect_err(|_| unmake())?;
     let mut keep = keep.into_inner();
     let code = exit_code(&done);
     let interrupted = crate::engine::stop::requested();
@@ -231,7 +231,7 @@ fn measured(doc: &Document) -> String {
 /// alone, each step as long as the plan's `duration` or diagnose's own (a request count is
 /// dropped: a diagnosis runs several steps), checked before anything runs. None without the
 /// key.
-fn diagnose_args(plan: &PlanFile, run: &RunArgs) -> Result<Vec<RunArgs>, load::Located> {
+fn diagnose_args(plan: &PlanFile, run: &RunArgs) -> Result<Vec<RunArgs>, read::Located> {
     let Some((true, at)) = plan.diagnose else {
         return Ok(Vec::new());
     };
@@ -244,7 +244,7 @@ fn diagnose_args(plan: &PlanFile, run: &RunArgs) -> Result<Vec<RunArgs>, load::L
             a.requests = None;
             super::diagnose::check(&a)
                 .map(|()| a)
-                .map_err(|e| load::Located(at, format!("diagnose = true: {e}")))
+                .map_err(|e| read::Located(at, format!("diagnose = true: {e}")))
         })
         .collect()
 }
@@ -260,17 +260,17 @@ fn diagnosed(args: &[RunArgs]) -> anyhow::Result<Vec<Diagnosis>> {
 /// document, and the error that stopped it early, if a run could not run (an error when
 /// nothing was measured).
 fn run(
-    loaded: Loaded,
+    checked: Checked,
     save: &dyn Fn(Document),
 ) -> anyhow::Result<(Document, Option<anyhow::Error>)> {
-    Ok(match loaded {
-        Loaded::Run(args, study) => {
+    Ok(match checked {
+        Checked::Run(args, batch) => {
             let on_point = &mut |s: &crate::summary::sweep::Sweep| save(Document::Run(s.clone()));
-            let (sweep, failed) = super::sweep::measure_all(&args, *study, on_point);
+            let (sweep, failed) = super::sweep::measure_all(&args, *batch, on_point);
             let (sweep, failed) = super::sweep::measured_or(sweep, failed)?;
             (Document::Run(sweep), failed)
         }
-        Loaded::Compare(_, prepared) => {
+        Checked::Compare(_, prepared) => {
             let on_run = &mut |c: &crate::summary::compare::Comparison| {
                 save(Document::Compare(Box::new(c.clone())));
             };
@@ -278,7 +278,7 @@ fn run(
             let (c, failed) = super::sweep::measured_or(c, failed)?;
             (Document::Compare(Box::new(c)), failed)
         }
-        Loaded::Peak(args, setup) => {
+        Checked::Peak(args, setup) => {
             let show = !args.run.quiet && !args.run.json;
             let on_step = |steps: &[crate::summary::peak::Step]| {
                 save(Document::Peak(Box::new(super::peak::partial(

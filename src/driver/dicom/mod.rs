@@ -63,11 +63,12 @@ impl Protocol for Dicom {
     }];
     type Driver = DicomDriver;
 
-    fn prepare(job: &Job) -> Result<Dicom, String> {
-        let spec =
-            job.workload.dicom.clone().ok_or(
-                "a dicom:// run needs its DICOM workload (a plan built by Plan::try_from)",
-            )?;
+    fn prepare(job: &Job) -> Result<Dicom, crate::driver::Error> {
+        let spec = job.workload.dicom.clone().ok_or_else(|| {
+            crate::driver::Error::NoWorkload(
+                "a dicom:// run needs its DICOM workload (a plan built by Plan::try_from)".into(),
+            )
+        })?;
         let mut contexts = vec![Proposed {
             id: VERIFICATION_PC,
             abstract_syntax: dimse::VERIFICATION.into(),
@@ -94,7 +95,7 @@ impl Protocol for Dicom {
                             contexts.push(context(id, &f.sop_class, &f.transfer_syntax));
                             id
                         }
-                        None => return Err("--files: the files need more than 127 presentation contexts (SOP class × transfer syntax); an association has at most 128: split the directory".into()),
+                        None => return Err(crate::driver::Error::Negotiation("--files: the files need more than 127 presentation contexts (SOP class × transfer syntax); an association has at most 128: split the directory".into())),
                     };
                     file_pc.push(id);
                 }

@@ -503,10 +503,10 @@ impl Protocol for Http2 {
         job.workload.http.as_ref().is_some_and(|h| h.http2)
     }
 
-    fn prepare(job: &Job) -> Result<Http2, String> {
+    fn prepare(job: &Job) -> Result<Http2, crate::driver::Error> {
         let tls = crate::driver::http::tls_client(job, true)?;
         let spec = crate::driver::http::http_spec(job)?;
-        check(&spec, job.target.tls())?;
+        check(&spec, job.target.tls()).map_err(crate::driver::Error::Request)?;
         Ok(Http2 { spec, tls })
     }
 

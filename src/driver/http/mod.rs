@@ -349,7 +349,7 @@ impl Protocol for Http1 {
     const SCHEMES: &'static [Scheme] = &SCHEMES;
     type Driver = HttpDriver;
 
-    fn prepare(job: &Job) -> Result<Http1, String> {
+    fn prepare(job: &Job) -> Result<Http1, crate::driver::Error> {
         Ok(Http1 {
             tls: tls_client(job, false)?,
             spec: http_spec(job)?,
@@ -370,20 +370,23 @@ impl Protocol for Http1 {
 }
 
 /// The HTTP requests of `job` (the plan makes them for every http:// target).
-pub fn http_spec(job: &Job) -> Result<Arc<HttpSpec>, String> {
-    job.workload
-        .http
-        .clone()
-        .ok_or_else(|| format!("{}: the plan has no HTTP requests", job.target.url))
+pub fn http_spec(job: &Job) -> Result<Arc<HttpSpec>, crate::driver::Error> {
+    job.workload.http.clone().ok_or_else(|| {
+        crate::driver::Error::NoWorkload(format!(
+            "{}: the plan has no HTTP requests",
+            job.target.url
+        ))
+    })
 }
 
 /// The TLS client an `https://` job needs, offering h2 in ALPN with `http2`; `None` for
 /// `http://`. A certificate file that cannot be read is bad input.
-pub fn tls_client(job: &Job, http2: bool) -> Result<Option<Arc<TlsClient>>, String> {
+pub fn tls_client(job: &Job, http2: bool) -> Result<Option<Arc<TlsClient>>, crate::driver::Error> {
     let t = &job.tls;
     job.target
         .tls()
         .then(|| TlsClient::new(&job.target.host, t.insecure, t.cacert.as_deref(), http2))
         .transpose()
         .map(|c| c.map(Arc::new))
+        .map_err(crate::driver::Error::Tls)
 }

@@ -487,7 +487,7 @@ impl Protocol for Tcp {
     }];
     type Driver = TcpDriver;
 
-    fn prepare(_job: &Job) -> Result<Tcp, String> {
+    fn prepare(_job: &Job) -> Result<Tcp, crate::driver::Error> {
         Ok(Tcp)
     }
 

@@ -370,7 +370,7 @@ impl Protocol for Udp {
     }];
     type Driver = UdpDriver;
 
-    fn prepare(_job: &Job) -> Result<Udp, String> {
+    fn prepare(_job: &Job) -> Result<Udp, crate::driver::Error> {
         Ok(Udp)
     }
 

@@ -4,7 +4,7 @@
 
 use super::format::bit_rate;
 use super::table::INDENT;
-use crate::summary::wire::{Link, Packet, Rate};
+use crate::summary::link::{Link, Packet, Rate};
 use crate::units::thousands;
 use std::io::{self, Write};
 

@@ -1,12 +1,13 @@
 //! A plan file read, parsed ([`crate::plan::file`]) and validated as the command line it stands
 //! for: `wirebench COMMAND NAME=URL … --flag=value …` parsed by clap, then checked by the
-//! command's own validation (`Study::of`, `compare::prepare`, `peak::setup`), so a plan file and
+//! command's own validation (`Batch::of`, `compare::prepare`, `peak::setup`), so a plan file and
 //! a command line can never disagree about what is valid.
 
 use super::super::compare::{self, Prepared};
 use super::super::peak::{self, Setup};
-use super::super::sweep::Study;
+use super::super::sweep::Batch;
 use crate::cli::{Cli, Command, CompareArgs, PeakArgs, RunArgs};
+use crate::error::UsageError;
 use crate::plan::file::{self, Flag, PlanFile, Pos, Target};
 use clap::Parser;
 
@@ -14,22 +15,22 @@ use clap::Parser;
 pub struct Located(pub Pos, pub String);
 
 /// A plan, validated: the arguments of its command and what they expand to.
-pub enum Loaded {
+pub enum Checked {
     /// `command = "run"`: the runs of a sweep or repeated runs.
-    Run(Box<RunArgs>, Box<Study>),
+    Run(Box<RunArgs>, Box<Batch>),
     /// `command = "compare"`.
     Compare(Box<CompareArgs>, Box<Prepared>),
     /// `command = "peak"`.
     Peak(Box<PeakArgs>, Box<Setup>),
 }
 
-impl Loaded {
+impl Checked {
     /// The run flags the command repeats.
     pub fn run_args(&self) -> &RunArgs {
         match self {
-            Loaded::Run(a, _) => a,
-            Loaded::Compare(a, _) => &a.run,
-            Loaded::Peak(a, _) => &a.run,
+            Checked::Run(a, _) => a,
+            Checked::Compare(a, _) => &a.run,
+            Checked::Peak(a, _) => &a.run,
         }
     }
 }
@@ -38,7 +39,7 @@ impl Loaded {
 const COMMANDS: [&str; 3] = ["run", "compare", "peak"];
 
 /// Reads, parses and validates the plan file `path`.
-pub fn load(path: &str) -> Result<(String, PlanFile, Loaded), Located> {
+pub fn read(path: &str) -> Result<(String, PlanFile, Checked), Located> {
     let start = Pos { line: 1, col: 1 };
     let text = crate::sys::file::read_text(path, crate::sys::file::PLAN_LIMIT).map_err(|e| {
         Located(
@@ -54,7 +55,7 @@ pub fn load(path: &str) -> Result<(String, PlanFile, Loaded), Located> {
             "a peak plan searches one target: keep one under [targets] (compare targets with command = \"compare\")".into(),
         ));
     }
-    let loaded = match plan.targets.iter().find(|t| !t.flags.is_empty()) {
+    let checked = match plan.targets.iter().find(|t| !t.flags.is_empty()) {
         Some(t) if command != "run" => {
             return Err(Located(
                 t.at,
@@ -64,44 +65,38 @@ pub fn load(path: &str) -> Result<(String, PlanFile, Loaded), Located> {
         Some(_) => each_target(&plan)?,
         None => check(&plan, parse(&plan, command, &plan.targets, &[])?)?,
     };
-    Ok((text, plan, loaded))
+    Ok((text, plan, checked))
 }
 
 /// The command's own validation of its parsed arguments.
-fn check(plan: &PlanFile, command: Command) -> Result<Loaded, Located> {
+fn check(plan: &PlanFile, command: Command) -> Result<Checked, Located> {
     let checked = match command {
-        Command::Run(a) => Study::of(&a).map(|s| Loaded::Run(Box::new(a), Box::new(s))),
+        Command::Run(a) => Batch::of(&a).map(|s| Checked::Run(Box::new(a), Box::new(s))),
         Command::Compare(a) => {
-            compare::prepare(&a).map(|p| Loaded::Compare(Box::new(a), Box::new(p)))
+            compare::prepare(&a).map(|p| Checked::Compare(Box::new(a), Box::new(p)))
         }
-        Command::Peak(a) => peak::setup(&a).map(|s| Loaded::Peak(Box::new(a), Box::new(s))),
+        Command::Peak(a) => peak::setup(&a).map(|s| Checked::Peak(Box::new(a), Box::new(s))),
         _ => unreachable!("the argument list names run, compare or peak"),
     };
-    checked.map_err(|e| Located(blame(plan, &[], &e.0), e.0))
+    checked.map_err(|e| Located(blame(plan, &[], &e), e.0))
 }
 
 /// A run study whose targets have flags of their own: each target's command line parsed and
 /// expanded alone (its flags replacing `[run]`'s), then the studies merged into one.
-fn each_target(plan: &PlanFile) -> Result<Loaded, Located> {
+fn each_target(plan: &PlanFile) -> Result<Checked, Located> {
     let (mut parts, mut first) = (Vec::new(), None);
     for t in &plan.targets {
         let Command::Run(a) = parse(plan, "run", std::slice::from_ref(t), &t.flags)? else {
             unreachable!("the argument list names run")
         };
-        parts.push(Study::of(&a).map_err(|e| Located(blame(plan, &t.flags, &e.0), e.0))?);
+        parts.push(Batch::of(&a).map_err(|e| Located(blame(plan, &t.flags, &e), e.0))?);
         first.get_or_insert(a);
     }
-    let study = Study::merge(parts).map_err(|e| {
-        let at = plan
-            .targets
-            .iter()
-            .find(|t| e.0.contains(&format!("'{}'", t.name)));
-        Located(at.map_or(plan.run_at, |t| t.at), e.0)
-    })?;
+    let batch = Batch::merge(parts).map_err(|e| Located(blame(plan, &[], &e), e.0))?;
     let Some(args) = first else {
         return Err(Located(plan.run_at, "the plan names no target".into()));
     };
-    Ok(Loaded::Run(Box::new(args), Box::new(study)))
+    Ok(Checked::Run(Box::new(args), Box::new(batch)))
 }
 
 /// `command`, checked: `run` when not given.
@@ -182,28 +177,25 @@ fn parse(
     Err(Located(key.at, message))
 }
 
-/// Where a validation error belongs: the key whose flag it names (a target's own first), else
-/// the target whose URL it quotes, else `[run]`.
-fn blame(plan: &PlanFile, own: &[Flag], message: &str) -> Pos {
-    // Where the message first names `flag` as a whole word (`--run` is not in `--runs`).
-    let named_at = |flag: &str| {
-        message.match_indices(flag).map(|(i, _)| i).find(|&i| {
-            let next = message[i + flag.len()..].chars().next();
-            !matches!(next, Some(c) if c.is_alphanumeric() || c == '-')
-        })
-    };
-    // The flag the message names first is the one it is about.
-    if let Some(f) = own
+/// Where a validation error belongs: the key of the first flag it is about that the plan sets
+/// (a target's own keys first), else the target it is about, else `[run]`. The error says
+/// what it is about as typed values ([`crate::error::About`]); its message is not searched.
+fn blame(plan: &PlanFile, own: &[Flag], e: &UsageError) -> Pos {
+    let about = &e.1;
+    let key = about
+        .flags
         .iter()
-        .chain(&plan.flags)
-        .filter_map(|f| Some((named_at(&f.flag)?, f)))
-        .min_by_key(|(i, _)| *i)
-        .map(|(_, f)| f)
-    {
+        .find_map(|name| own.iter().chain(&plan.flags).find(|f| f.flag == *name));
+    if let Some(f) = key {
         return f.at;
     }
-    if let Some(t) = plan.targets.iter().find(|t| message.contains(&t.url)) {
-        return t.at;
-    }
-    plan.run_at
+    // By name first (two targets may share a URL; a peak's one target is named by its URL).
+    let named = |t: &&Target| about.name.as_ref().is_some_and(|n| t.name == *n);
+    let at_url = |t: &&Target| about.target.as_ref().is_some_and(|u| t.url == *u);
+    let target = plan
+        .targets
+        .iter()
+        .find(named)
+        .or_else(|| plan.targets.iter().find(at_url));
+    target.map_or(plan.run_at, |t| t.at)
 }

@@ -158,11 +158,6 @@ pub struct CompareArgs {
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
 
-    /// Seed of the targets' random order within each round and of the percentiles'
-    /// bootstrap; the report names it, so a comparison can be repeated [default: from the clock]
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-
     /// With --runs auto: the widest 95% CI allowed, as ± % of each verdict's ratio
     /// (Kalibera & Jones's relative precision) [default: 5%]
     #[arg(long, value_name = "PCT", help_heading = "Repeated runs")]
@@ -199,6 +194,15 @@ pub enum ClientMode {
     Stream,
     /// Read what the server pushes (`wirebench serve tcp --mode source`): messages/s and MB/s.
     Source,
+}
+
+/// How open-loop requests arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Arrival {
+    /// Evenly spaced: request i when the rate's integral reaches i.
+    Fixed,
+    /// A Poisson process: exponential gaps at the same rate, seeded.
+    Poisson,
 }
 
 /// What the reference server does with a connection.
@@ -289,6 +293,18 @@ pub struct RunArgs {
     /// A list or doubling range sweeps it: --pipeline 1,4,16.
     #[arg(long, value_name = "K")]
     pub pipeline: Option<String>,
+
+    /// How open-loop requests arrive at --rate (or --stages): fixed, evenly spaced (wrk2's
+    /// timetable), or poisson, at random with exponential gaps (mutilate's --iadist
+    /// exponential; seeded by --seed); latency counts from each request's drawn time [default: fixed]
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub arrival: Option<Arrival>,
+
+    /// Seed of everything random: template keys ({rand:N}, {zipf:N:s}, {uuid} …), Poisson
+    /// arrivals, a mix's choices and, in `compare`, the targets' order and the bootstrap; the
+    /// result records it, so a run can be repeated exactly [default: drawn afresh]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 
     /// Pause between a reply and the next request on the same connection, e.g. 10ms; a list
     /// sweeps it: --think 0ms,1ms,10ms.

@@ -6,7 +6,7 @@
 //!
 //! # Layout
 //!
-//! A run flows down this list; each room imports only rooms below it (and the shared [`wire`],
+//! A run flows down this list; each room imports only rooms below it (and the shared [`wire`], [`random`],
 //! [`sys`], [`units`] and [`error`]), never `cli` or `app` below the plan, and the reference
 //! servers stand alone:
 //!
@@ -73,6 +73,8 @@
 //!   date for a study's methodology ([`sys::host`]); a diagnosis's evidence: the kernel's TCP
 //!   counters ([`sys::netstat`]), `TCP_INFO` of this process's connections ([`sys::tcpinfo`]),
 //!   CPU pressure and thread schedstat ([`sys::pressure`]).
+//! - [`random`]: seeded randomness (`--seed`): the generator, counter-based draws, Zipf and
+//!   exponential laws, shared by the templates' keys and the Poisson arrivals.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 // Outside tests a panic on bad data is a bug: invariants that cannot fail say why with an
 // #[allow] and its reason (issue 16).
@@ -87,6 +89,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod load;
 pub mod plan;
+pub mod random;
 pub mod record;
 pub mod report;
 pub mod serve;

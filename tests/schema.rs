@@ -59,6 +59,7 @@ fn config(reply_bytes: Option<usize>) -> Config {
         nodelay: true,
         sndbuf: None,
         rcvbuf: Some(262_144),
+        seed: Some(42),
     }
 }
 

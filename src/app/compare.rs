@@ -104,6 +104,9 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     let (runs, precision) = rounds(args)?;
     let mut run = args.run.clone();
     run.runs = Some(Runs::Count(runs));
+    // One seed for the order and for every run's draws, so that each target gets the same keys.
+    let seed = args.run.seed.unwrap_or_else(clock_seed);
+    run.seed = Some(seed);
     let mut study = Study::of(&run)?;
     if study.targets.len() < 2 {
         return Err(UsageError::new(
@@ -127,7 +130,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
             ))
         })?,
     };
-    study.shuffle(args.seed.unwrap_or_else(clock_seed));
+    study.shuffle(seed);
     Ok(Prepared {
         run,
         study,

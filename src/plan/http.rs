@@ -52,6 +52,8 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         keepalive: !a.no_keepalive,
         path_text,
         http2: a.http2,
+        // The plan sets the run's seed once it has drawn one.
+        seed: a.seed.unwrap_or(0),
     })
 }
 

@@ -104,6 +104,9 @@ fn config_line(s: &Summary) -> String {
     if let Some(b) = c.rcvbuf {
         parts.push(format!("SO_RCVBUF {}", size(b as u64)));
     }
+    if let Some(seed) = c.seed {
+        parts.push(format!("seed {seed}"));
+    }
     parts.join(", ")
 }
 
@@ -305,6 +308,7 @@ mod tests {
                 nodelay: true,
                 sndbuf: None,
                 rcvbuf: None,
+                seed: None,
             },
             duration_s: 10.0,
             ok: rec.ok,

@@ -246,10 +246,13 @@ fn kept_up(mode: ClientMode, total: &Recorder, offered: u64) -> bool {
 fn with_offered(plan: &Plan, mut series: Vec<SeriesPoint>, measured: Duration) -> Vec<SeriesPoint> {
     SeriesPoint::set_lengths(&mut series, measured);
     if let Some(s) = plan.load.schedule() {
+        // Read in order: Poisson arrivals' counts then cost one pass, not one per second.
+        let mut clock = crate::load::schedule::Clock::new(s.clone());
         for p in &mut series {
             let from = Duration::from_secs(p.second);
             let to = (from + Duration::from_secs(1)).min(measured.max(from));
-            p.offered = Some(s.due_before(to) - s.due_before(from));
+            let before = clock.due(from, false);
+            p.offered = Some(clock.due(to, false) - before);
         }
     }
     series
@@ -310,5 +313,6 @@ fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
         nodelay: plan.socket.nodelay,
         sndbuf: plan.socket.sndbuf,
         rcvbuf: plan.socket.rcvbuf,
+        seed: plan.is_random().then_some(plan.seed),
     }
 }

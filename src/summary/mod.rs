@@ -124,6 +124,9 @@ pub struct Config {
     pub sndbuf: Option<usize>,
     /// SO_RCVBUF, if set.
     pub rcvbuf: Option<usize>,
+    /// The seed of the run's random draws (`--seed` repeats them); absent when it drew none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// Errors by kind.

@@ -69,6 +69,7 @@ pub fn config(request_bytes: usize, reply_bytes: Option<usize>) -> Config {
         nodelay: true,
         sndbuf: None,
         rcvbuf: None,
+        seed: None,
     }
 }
 

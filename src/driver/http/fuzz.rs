@@ -40,6 +40,7 @@ pub fn responses(wire: &[u8], pieces: &[usize], requests: usize, heads: u64) -> 
         keepalive: true,
         path_text: "/".into(),
         http2: false,
+        seed: 0,
     });
     let mut s = HttpSession::new(Stream::Blocking(stream), spec, 0, 1);
     s.in_flight = (0..requests as u64)

@@ -158,6 +158,8 @@ impl HttpSession {
         let unique = unique_seq(seq, self.connections);
         let spec = self.spec.clone();
         let req = &spec.requests[(unique % spec.requests.len() as u64) as usize];
+        // The request's own draws: its keys depend on the seed and its number alone.
+        self.rng = Rng::nth(spec.seed, unique);
         let mut vars = Vars {
             seq: unique,
             worker: self.worker,

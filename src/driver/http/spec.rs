@@ -20,6 +20,19 @@ pub struct HttpSpec {
     pub path_text: String,
     /// HTTP/2 (`--http2`) instead of HTTP/1.1.
     pub http2: bool,
+    /// The run's seed: request `n`'s random placeholders are drawn from it and `n` alone.
+    pub seed: u64,
+}
+
+impl HttpSpec {
+    /// Whether any request draws random numbers (so the run's seed matters).
+    pub fn is_random(&self) -> bool {
+        self.requests.iter().any(|r| {
+            r.path.is_random()
+                || r.headers.iter().any(Template::is_random)
+                || matches!(&r.body, Some(Body::Template(t)) if t.is_random())
+        })
+    }
 }
 
 /// One request shape.

@@ -385,6 +385,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<String>,
 
+    /// HTTP: one kind of a weighted mix of requests (repeatable): 'NAME=WEIGHT [METHOD]
+    /// PATH-or-URL', with the run's -X, -H and --body, e.g. --mix 'read=80 GET /item/{zipf:1000:1}'
+    /// --mix 'write=20 PUT /item/{seq}'. Each request's kind is drawn from --seed; each kind's
+    /// counts, errors and latency are reported apart, beside the totals. A plan file's
+    /// [mix.NAME] tables (weight, method, url, headers, body) become these, with a JSON object
+    /// after the '='.
+    #[arg(long, value_name = "NAME=WEIGHT [METHOD] PATH")]
+    pub mix: Vec<String>,
+
     /// HTTP: requests to cycle through, one per line: 'METHOD PATH-or-URL' (method optional), as vegeta's targets.
     #[arg(long, value_name = "FILE")]
     pub targets: Option<String>,

@@ -130,6 +130,7 @@ fn rr_summary() -> (Summary, Recorder) {
         }),
         series,
         generator: generator(),
+        mix: None,
         notes: vec!["a note".into()],
     };
     (summary, total)
@@ -165,6 +166,7 @@ fn bulk_summary() -> Summary {
         warmup: None,
         series: vec![SeriesPoint::of(0, &rec)],
         generator: generator(),
+        mix: None,
         notes: Vec::new(),
     }
 }

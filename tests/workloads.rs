@@ -1,5 +1,5 @@
-//! Workloads with a shape (issue 20): key distributions in templates and Poisson arrivals,
-//! seeded so that a run can be repeated exactly.
+//! Workloads with a shape (issue 20): key distributions in templates, Poisson arrivals and
+//! mixes of request kinds, seeded so that a run can be repeated exactly.
 
 mod common;
 
@@ -228,4 +228,208 @@ fn poisson_arrivals_need_an_open_loop() {
         LIMIT,
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--arrival"));
+}
+
+/// The kind named `name` of a result's mix.
+fn kind<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    let kinds = json["mix"].as_array().expect("a mix section");
+    kinds
+        .iter()
+        .find(|k| k["name"] == name)
+        .unwrap_or_else(|| panic!("no kind {name} in {kinds:?}"))
+}
+
+#[test]
+fn a_mix_keeps_its_ratio_and_reports_each_kind() {
+    use wirebench::serve::http::{spawn, HttpServerOptions};
+    let srv = spawn(
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        HttpServerOptions::default(),
+    )
+    .unwrap();
+    let url = format!("http://{}/", srv.addr);
+    let args = [
+        url.as_str(),
+        "--mix",
+        "read=70 GET /status/200",
+        "--mix",
+        "moved=20 /status/302",
+        "--mix",
+        "gone=10 GET /status/404",
+        "--accept",
+        "2xx,3xx",
+        "-c",
+        "4",
+        "-n",
+        "10000",
+        "--seed",
+        "9",
+    ];
+    let (json, code) = run_json(&args, LIMIT);
+    assert_eq!(code, 1, "the 404s are errors: {json}");
+    common::study::assert_valid("result.v1.json", &json);
+    let stats = srv.stop();
+    let (read, moved, gone) = (
+        kind(&json, "read"),
+        kind(&json, "moved"),
+        kind(&json, "gone"),
+    );
+    // The server counted what each kind asked for: its statuses by class.
+    assert_eq!(n(&read["ok"]), stats.status_2xx, "{stats:?}");
+    assert_eq!(n(&moved["ok"]), stats.status_3xx, "{stats:?}");
+    assert_eq!(n(&gone["errors"]["total"]), stats.status_4xx, "{stats:?}");
+    assert_eq!(stats.requests, 10_000);
+    // Each kind's share of the 10,000 within 1 % of its weight's.
+    for (k, want) in [(read, 70.0), (moved, 20.0), (gone, 10.0)] {
+        let share = k["share_percent"].as_f64().unwrap();
+        assert!(
+            (share - want).abs() < 1.0,
+            "{}: {share}% for {want}%",
+            k["name"]
+        );
+        assert_eq!(k["weight_percent"].as_f64(), Some(want));
+    }
+    // Each kind its own counts, errors and latency; the totals are their sums.
+    assert_eq!(
+        n(&read["errors"]["total"]) + n(&moved["errors"]["total"]),
+        0
+    );
+    assert_eq!(gone["errors"]["by_kind"][0]["kind"], "status");
+    assert!(gone["latency"].is_null() && read["latency"]["p50_us"].is_number());
+    assert_eq!(n(&read["ok"]) + n(&moved["ok"]), n(&json["ok"]));
+    assert_eq!(n(&gone["errors"]["total"]), n(&json["errors"]["total"]));
+    let counted = n(&read["latency"]["count"]) + n(&moved["latency"]["count"]);
+    assert_eq!(counted, n(&json["latency"]["count"]));
+    // The terminal shows a row per kind and the totals.
+    let mut text_args = vec!["run"];
+    text_args.extend_from_slice(&args[..args.len() - 4]);
+    text_args.extend_from_slice(&["-n", "200", "-q"]);
+    let srv = spawn(
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        HttpServerOptions::default(),
+    )
+    .unwrap();
+    let url = format!("http://{}/", srv.addr);
+    text_args[1] = &url;
+    let (out, _) = common::run_bounded(&text_args, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for row in [
+        "│ read ",
+        "│ moved ",
+        "│ gone ",
+        "│ all ",
+        "a mix: read 70: GET /status/200",
+    ] {
+        assert!(text.contains(row), "no {row:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn a_plan_files_mix_tables_run_and_render() {
+    use wirebench::serve::http::{spawn, HttpServerOptions};
+    let srv = spawn(
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        HttpServerOptions::default(),
+    )
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("wirebench-mix-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("handle.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "title = \"resolutions and creations\"\n[targets]\nlocal = \"http://{}/\"\n\
+             [run]\nrequests = 2000\nconnections = 2\nseed = 4\n\
+             [mix.resolve]\nweight = 80\nurl = \"/bytes/{{zipf:100:1}}\"\n\
+             [mix.create]\nweight = 20\nmethod = \"PUT\"\nurl = \"/echo\"\n\
+             headers = [\"X-Handle: {{seq}}\"]\nbody = \"{{\\\"v\\\": {{uniform:9}}}}\"\n",
+            srv.addr
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let (out, _) = common::run_bounded(
+        &[
+            "study",
+            plan.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let study = common::study::valid_study(&out_dir);
+    let result = &study["document"]["points"][0]["runs"][0]["result"];
+    let result = if result.is_object() {
+        result
+    } else {
+        // The sweep's layout: find the one result wherever it is.
+        find_result(&study["document"]).expect("a result in study.json")
+    };
+    let create = kind(result, "create");
+    assert!(
+        (18.0..22.0).contains(&create["share_percent"].as_f64().unwrap()),
+        "{create}"
+    );
+    assert_eq!(
+        n(&create["errors"]["total"]),
+        0,
+        "PUT /echo answers 200: {create}"
+    );
+    assert_eq!(result["config"]["seed"], 4);
+    // The HTML report has the kinds' table and their curves.
+    let json = dir.join("result.json");
+    std::fs::write(&json, serde_json::to_vec(result).unwrap()).unwrap();
+    let (out, _) = common::run_bounded(&["report", json.to_str().unwrap()], LIMIT);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(json.with_extension("html")).unwrap();
+    for part in ["<h3>Mix</h3>", "resolve", "create", "latency: create"] {
+        assert!(html.contains(part), "no {part:?} in the HTML report");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The first object with a `mix` key anywhere in `v`.
+fn find_result(v: &serde_json::Value) -> Option<&serde_json::Value> {
+    match v {
+        serde_json::Value::Object(m) if m.contains_key("mix") => Some(v),
+        serde_json::Value::Object(m) => m.values().find_map(find_result),
+        serde_json::Value::Array(a) => a.iter().find_map(find_result),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_bad_mix_is_one_line_and_exit_2() {
+    let u = "http://127.0.0.1:9/";
+    for (extra, want) in [
+        (vec!["--mix", "read GET /a"], "NAME=WEIGHT"),
+        (vec!["--mix", "read=x GET /a"], "NAME=WEIGHT"),
+        (vec!["--mix", "read=0 GET /a"], "weight 0"),
+        (vec!["--mix", "a=1 /a", "--mix", "a=2 /b"], "given twice"),
+        (vec!["--mix", "a=1 /a", "--targets", "t.txt"], "--targets"),
+        (vec!["--mix", "a=1 /a", "--http2"], "--http2"),
+        (vec!["--mix", "a=1 nopath"], "neither a path"),
+        (vec!["--mix", "a=1 /{zipf}"], "{zipf:N:s}"),
+        (vec!["--mix", "a={\"weight\": 1}"], "url"),
+    ] {
+        let mut args = vec!["run", u, "-n", "1"];
+        args.extend_from_slice(&extra);
+        let out = usage_error(&args, LIMIT);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{extra:?}: {err}");
+    }
+    let out = usage_error(&["run", "tcp://127.0.0.1:9", "--mix", "a=1 /a"], LIMIT);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("applies to http://"));
 }

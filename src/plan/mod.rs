@@ -7,6 +7,7 @@ pub mod file;
 pub mod http;
 pub mod link;
 pub mod load;
+pub mod mix;
 pub mod target;
 pub mod workload;
 

@@ -7,6 +7,7 @@
 //! per request, so memory does not grow with the length of a run.
 
 pub mod errors;
+pub mod kinds;
 pub mod run;
 pub mod series;
 pub mod status;
@@ -238,6 +239,8 @@ pub struct Recorder {
     pub ok_after_window: u64,
     /// Operations that failed after the window had closed (counted in `errors`).
     pub failed_after_window: u64,
+    /// A mix's kinds, each recorded apart as well (empty without a mix).
+    pub kinds: kinds::Kinds,
 }
 
 /// The receiving server's counters of the client's datagrams, added over sessions (flows).
@@ -387,6 +390,7 @@ impl Recorder {
             think_ns: 0,
             ok_after_window: 0,
             failed_after_window: 0,
+            kinds: kinds::Kinds::default(),
         }
     }
 
@@ -423,7 +427,9 @@ impl Recorder {
             think_ns,
             ok_after_window,
             failed_after_window,
+            kinds,
         } = self;
+        kinds.clear();
         for n in [
             ok,
             sent_bytes,
@@ -540,6 +546,7 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
             .add(&other.send_lag)
             .expect("same histogram bounds");
         self.status += &other.status;
+        self.kinds += &other.kinds;
     }
 }
 

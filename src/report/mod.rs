@@ -31,6 +31,7 @@ mod headline;
 pub mod history;
 pub mod html;
 pub mod json;
+mod mix;
 pub mod peak;
 pub mod progress;
 pub mod repeat;

@@ -52,6 +52,8 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
             .http
             .as_ref()
             .map(|spec| http_summary(spec, &c.total, measured)),
+        mix: (plan.workload.http.as_ref())
+            .and_then(|spec| super::mix::of(spec, &c.total, measured)),
         warmup: plan.warmup.map(|_| super::Warmup {
             duration_s: warm_for.as_secs_f64(),
             ok: c.warm.ok,

@@ -119,6 +119,7 @@ pub fn summary(
             cpu_percent_of_threads: 42.8,
             peak_rss_kib: 11_500,
         },
+        mix: None,
         notes: Vec::new(),
     }
 }

@@ -328,6 +328,7 @@ impl Session for H2Session {
                     what,
                     code: None,
                 }),
+                kind: 0,
             });
         };
         self.body_queued += req.1.as_ref().map_or(0, |b| b.len());
@@ -434,6 +435,7 @@ impl H2Session {
                 status: None,
                 accepted: false,
                 failure: Some(GOAWAY_FIRST),
+                kind: 0,
             });
         }
     }

@@ -38,7 +38,7 @@ pub struct Mix {
 }
 
 /// The stream of the run's seed that a mix's choices are drawn from (apart from the keys).
-const MIX_STREAM: u64 = 0x6d69_78;
+const MIX_STREAM: u64 = 0x006d_6978;
 
 impl Mix {
     /// The kind (an index into the names) of request `n`.

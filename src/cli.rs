@@ -159,11 +159,6 @@ pub struct CompareArgs {
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
 
-    /// Seed of the targets' random order within each round and of the percentiles'
-    /// bootstrap; the report names it, so a comparison can be repeated [default: from the clock]
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-
     /// With --runs auto: the widest 95% CI allowed, as ± % of each verdict's ratio
     /// (Kalibera & Jones's relative precision) [default: 5%]
     #[arg(long, value_name = "PCT", help_heading = "Repeated runs")]
@@ -210,6 +205,15 @@ pub enum ClientMode {
     Stream,
     /// Read what the server pushes (`wirebench serve tcp --mode source`): messages/s and MB/s.
     Source,
+}
+
+/// How open-loop requests arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Arrival {
+    /// Evenly spaced: request i when the rate's integral reaches i.
+    Fixed,
+    /// A Poisson process: exponential gaps at the same rate, seeded.
+    Poisson,
 }
 
 /// What the reference server does with a connection.
@@ -303,6 +307,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "K")]
     pub pipeline: Option<String>,
 
+    /// How open-loop requests arrive at --rate (or --stages): fixed, evenly spaced (wrk2's
+    /// timetable), or poisson, at random with exponential gaps (mutilate's --iadist
+    /// exponential; seeded by --seed); latency counts from each request's drawn time [default: fixed]
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub arrival: Option<Arrival>,
+
+    /// Seed of everything random: template keys ({rand:N}, {zipf:N:s}, {uuid} …), Poisson
+    /// arrivals, a mix's choices and, in `compare`, the targets' order and the bootstrap; the
+    /// result records it, so a run can be repeated exactly [default: drawn afresh]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
     /// Pause between a reply and the next request on the same connection, e.g. 10ms; a list
     /// sweeps it: --think 0ms,1ms,10ms.
     #[arg(long, value_name = "DURATION")]
@@ -381,6 +397,15 @@ pub struct RunArgs {
     /// HTTPS: trust the CA certificates in this PEM file instead of the usual web roots.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<String>,
+
+    /// HTTP: one kind of a weighted mix of requests (repeatable): 'NAME=WEIGHT [METHOD]
+    /// PATH-or-URL', with the run's -X, -H and --body, e.g. --mix 'read=80 GET /item/{zipf:1000:1}'
+    /// --mix 'write=20 PUT /item/{seq}'. Each request's kind is drawn from --seed; each kind's
+    /// counts, errors and latency are reported apart, beside the totals. A plan file's
+    /// [mix.NAME] tables (weight, method, url, headers, body) become these, with a JSON object
+    /// after the '='.
+    #[arg(long, value_name = "NAME=WEIGHT [METHOD] PATH")]
+    pub mix: Vec<String>,
 
     /// HTTP: requests to cycle through, one per line: 'METHOD PATH-or-URL' (method optional), as vegeta's targets.
     #[arg(long, value_name = "FILE")]

@@ -89,6 +89,8 @@
 //!   counters ([`sys::netstat`]), `TCP_INFO` of this process's connections ([`sys::tcpinfo`]),
 //!   CPU pressure and thread schedstat ([`sys::pressure`]); CPU affinity ([`sys::pin`], the
 //!   demo pins its client and server together).
+//! - [`random`]: seeded randomness (`--seed`): the generator, counter-based draws, Zipf and
+//!   exponential laws, shared by the templates' keys and the Poisson arrivals.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 // Outside tests a panic on bad data is a bug: invariants that cannot fail say why with an
 // #[allow] and its reason (issue 16).
@@ -103,6 +105,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod load;
 pub mod plan;
+pub mod random;
 pub mod record;
 pub mod report;
 pub mod serve;

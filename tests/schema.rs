@@ -59,6 +59,7 @@ fn config(reply_bytes: Option<usize>) -> Config {
         nodelay: true,
         sndbuf: None,
         rcvbuf: Some(262_144),
+        seed: Some(42),
     }
 }
 
@@ -136,6 +137,7 @@ fn rr_summary() -> (Summary, Recorder) {
         }),
         series,
         generator: generator(),
+        mix: None,
         notes: vec!["a note".into()],
         shard: None,
         shards: None,
@@ -173,6 +175,7 @@ fn bulk_summary() -> Summary {
         warmup: None,
         series: vec![SeriesPoint::of(0, &rec)],
         generator: generator(),
+        mix: None,
         notes: Vec::new(),
         shard: None,
         shards: None,

@@ -131,6 +131,9 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     let thresholds = thresholds(args)?;
     let mut run = args.run.clone();
     run.runs = Some(Runs::Count(runs));
+    // One seed for the order and for every run's draws, so that each target gets the same keys.
+    let seed = args.run.seed.unwrap_or_else(clock_seed);
+    run.seed = Some(seed);
     let mut batch = Batch::of(&run)?;
     if batch.targets.len() < 2 {
         return Err(UsageError::new(
@@ -157,7 +160,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
             )
         })?,
     };
-    batch.shuffle(args.seed.unwrap_or_else(clock_seed));
+    batch.shuffle(seed);
     Ok(Prepared {
         run,
         batch,

@@ -157,6 +157,8 @@ pub struct Done {
     /// Set when this request failed on its own while its session went on (an HTTP/2 stream
     /// the server reset or refused): an error of that kind, not a reply.
     pub failure: Option<Failure>,
+    /// The request's kind in a mix, from 1 (recorded on its own too); 0 without a mix.
+    pub kind: u8,
 }
 
 /// Why one request failed while its session went on. Static text keeps [`Done`] `Copy`; the
@@ -190,6 +192,7 @@ impl Done {
             status: None,
             accepted: true,
             failure: None,
+            kind: 0,
         }
     }
 }

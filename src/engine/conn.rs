@@ -246,10 +246,10 @@ async fn warm_up<D: Driver>(
     };
     let rate = schedule.rate_at(Duration::ZERO);
     let timetable = || Timetable {
-        schedule: match time {
+        schedule: schedule.same_arrivals(match time {
             Some(duration) => Schedule::Stages(vec![Stage { duration, rate }]),
             None => Schedule::Constant { rate },
-        },
+        }),
         start: ctx.timeline.t0,
         limit: count,
         end: None,

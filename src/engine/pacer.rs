@@ -11,9 +11,10 @@
 
 use super::timeline::Timeline;
 use super::timer::PreciseTimer;
+use crate::load::schedule::Clock;
 use crate::load::{Lanes, Schedule};
 use crate::record::Phase;
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::io;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -25,7 +26,8 @@ pub type Turn<'a> = MutexGuard<'a, ()>;
 
 /// One phase's requests for one worker: which remain, and when each is due.
 pub struct Pacer {
-    schedule: Schedule,
+    /// The timetable, read in order (Poisson arrivals sum their gaps as they go).
+    clock: RefCell<Clock>,
     start: Instant,
     lanes: Lanes,
     /// No request of timetable index `limit` or above goes out (`--requests`, a warm-up count).
@@ -45,7 +47,7 @@ impl Pacer {
     /// connection holding the turn sleeps on it, so no two waits ever share it.
     pub fn new(timetable: Timetable, lanes: Lanes) -> io::Result<Pacer> {
         Ok(Pacer {
-            schedule: timetable.schedule,
+            clock: RefCell::new(Clock::new(timetable.schedule)),
             start: timetable.start,
             lanes,
             limit: timetable.limit,
@@ -66,7 +68,7 @@ impl Pacer {
         {
             return None;
         }
-        let at = self.start + self.schedule.time_of(i)?;
+        let at = self.start + self.clock.borrow_mut().time_of(i)?;
         self.end.is_none_or(|e| at < e && now < e).then_some(at)
     }
 
@@ -154,6 +156,35 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn poisson_arrivals_keep_their_intended_times() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _in_runtime = rt.enter();
+        let schedule = Schedule::poisson(Schedule::Constant { rate: 1000.0 }, 11);
+        let now = Instant::now();
+        let start = now - ms(50);
+        let timetable = Timetable {
+            schedule: schedule.clone(),
+            start,
+            limit: None,
+            end: None,
+            steady: None,
+        };
+        // Lanes 0 and 2 of 3: requests 0, 2, 3, 5, 6, ...
+        let p = Pacer::new(timetable, Lanes::new(3, &[2, 0])).unwrap();
+        let due: Vec<_> = std::iter::from_fn(|| p.take(now)).collect();
+        let lanes = Lanes::new(3, &[0, 2]);
+        let want: Vec<_> = (0..)
+            .map(|m| start + schedule.time_of(lanes.nth(m)).unwrap())
+            .take_while(|&at| at <= now)
+            .collect();
+        assert!(want.len() > 10, "{} due in 50 ms at 1000/s", want.len());
+        assert_eq!(due, want);
     }
 
     #[test]

@@ -227,6 +227,9 @@ impl WorkerRec {
     /// status code recorded where the protocol has them. A request that failed on its own
     /// (an HTTP/2 stream reset) is an error of its kind and nothing else.
     pub fn done(&mut self, d: &crate::driver::Done, now: Instant) {
+        if d.kind > 0 {
+            self.kind_done(d, now);
+        }
         if let Some(f) = &d.failure {
             let err = OpError::new(f.kind, f.message());
             return self.error(d.sent.intended, now, err, 1);
@@ -250,6 +253,32 @@ impl WorkerRec {
         }
         if let Some(code) = d.status {
             slot.status.add(code);
+        }
+    }
+
+    /// A reply of a mix's kind: recorded with its kind too (the totals are recorded apart).
+    fn kind_done(&mut self, d: &crate::driver::Done, now: Instant) {
+        let slot = self.slot(d.sent.intended, now);
+        let err = match (&d.failure, d.accepted) {
+            (None, true) => return slot.kinds.ok(d.kind, now - d.sent.intended),
+            (Some(f), _) => OpError::new(f.kind, f.message()),
+            (None, false) => {
+                let code = d.status.unwrap_or(0);
+                let reason = crate::record::reason(code);
+                OpError::new(
+                    crate::record::ErrorKind::Status,
+                    format!("HTTP {code} {reason}"),
+                )
+            }
+        };
+        slot.kinds.error(d.kind, err);
+    }
+
+    /// A reply of kind `kind` (a mix's, from 1) came after its `--timeout`: a timeout of its
+    /// kind too.
+    pub fn kind_error(&mut self, kind: u8, sent: Instant, now: Instant, err: OpError) {
+        if kind > 0 {
+            self.slot(sent, now).kinds.error(kind, err);
         }
     }
 

@@ -5,7 +5,14 @@
 //! counted from that instant, not from the actual send, so a stalled server cannot hide behind
 //! a client that politely waited (coordinated omission; wrk2's method, METHOD.md). The engine
 //! never lowers the rate: when it falls behind, it sends late and reports the lag.
+//!
+//! Arrivals are either the fixed timetable (request `i` when the rate's integral reaches `i`)
+//! or a Poisson process over the same rate (`--arrival poisson`, mutilate's `--iadist
+//! exponential`): request `i` when the integral reaches the sum of `i` exponential gaps of
+//! mean 1, drawn from the run's seed. Either way the times are fixed before the run starts, and
+//! latency is counted from them. A [`Clock`] reads them in order at O(1) a request.
 
+use crate::random::{exp1, mix};
 use std::time::Duration;
 
 /// What the next send should do, given the time elapsed and the requests sent so far.
@@ -38,6 +45,14 @@ pub enum Schedule {
     },
     /// Steps: each stage holds its rate for its duration; the schedule ends after the last.
     Stages(Vec<Stage>),
+    /// Requests at the random times of a Poisson process whose rate follows `shape` (a fixed
+    /// timetable): exponential gaps, each drawn from `seed` and the request's index.
+    Poisson {
+        /// The rate over time.
+        shape: Box<Schedule>,
+        /// The seed of the gaps.
+        seed: u64,
+    },
 }
 
 /// One step of a staged schedule.
@@ -74,7 +89,33 @@ impl Schedule {
                 }
                 0.0
             }
+            Schedule::Poisson { shape, .. } => shape.rate_at(Duration::from_secs_f64(t)),
         }
+    }
+
+    /// Poisson arrivals at the rate of `shape` (which keeps its own if it has them already).
+    pub fn poisson(shape: Schedule, seed: u64) -> Schedule {
+        match shape {
+            Schedule::Poisson { .. } => shape,
+            shape => Schedule::Poisson {
+                shape: Box::new(shape),
+                seed,
+            },
+        }
+    }
+
+    /// `shape` with this schedule's kind of arrivals: Poisson (from a seed of its own) if these
+    /// are, so that a warm-up arrives as the measured part does.
+    pub fn same_arrivals(&self, shape: Schedule) -> Schedule {
+        match self {
+            Schedule::Poisson { seed, .. } => Schedule::poisson(shape, mix(*seed, 1)),
+            _ => shape,
+        }
+    }
+
+    /// Whether arrivals are random (a Poisson process).
+    pub fn is_random(&self) -> bool {
+        matches!(self, Schedule::Poisson { .. })
     }
 
     /// The natural length of the schedule (a ramp's length, the stages' sum), if it has one.
@@ -83,13 +124,19 @@ impl Schedule {
             Schedule::Constant { .. } => None,
             Schedule::Ramp { over, .. } => Some(*over),
             Schedule::Stages(stages) => Some(stages.iter().map(|s| s.duration).sum()),
+            Schedule::Poisson { shape, .. } => shape.length(),
         }
     }
 
     /// When request `i` (0-based, over all connections) should be sent, or None if the schedule
-    /// has ended before it.
+    /// has ended before it. O(i) for Poisson arrivals: read many in order with a [`Clock`].
     pub fn time_of(&self, i: u64) -> Option<Duration> {
-        let i = i as f64;
+        Clock::new(self.clone()).time_of(i)
+    }
+
+    /// When the rate's integral reaches `i` (fractional) requests: request `i`'s time on the
+    /// fixed timetable.
+    fn time_at(&self, i: f64) -> Option<Duration> {
         let secs = match self {
             Schedule::Constant { rate } => i / rate,
             Schedule::Ramp { from, to, over } => ramp_time(i, *from, *to, over.as_secs_f64()),
@@ -108,6 +155,7 @@ impl Schedule {
                 }
                 found?
             }
+            Schedule::Poisson { shape, .. } => return shape.time_at(i),
         };
         Some(Duration::from_secs_f64(secs))
     }
@@ -124,6 +172,9 @@ impl Schedule {
     /// Requests due by `t` since the start (those whose intended time is at or before `t`):
     /// the integral of the rate, rounded down, plus the request due at 0.
     pub fn due_by(&self, t: Duration) -> u64 {
+        if self.is_random() {
+            return Clock::new(self.clone()).due(t, true);
+        }
         let (n, cap) = self.integral(t);
         // A hair of tolerance so that float error never loses a request due exactly at `t`.
         ((n + 1e-6).floor() as u64 + 1).min(cap)
@@ -133,6 +184,9 @@ impl Schedule {
     /// The offered count of a span [a, b) is `due_before(b) - due_before(a)`; `due_by(t - 1ns)`
     /// is not, because its tolerance (10⁻⁶ requests) outweighs 1 ns at rates up to 1000/s.
     pub fn due_before(&self, t: Duration) -> u64 {
+        if self.is_random() {
+            return Clock::new(self.clone()).due(t, false);
+        }
         let (n, cap) = self.integral(t);
         // The same tolerance: a request due within float error of `t` counts as due at `t`.
         ((n - 1e-6).ceil().max(0.0) as u64).min(cap)
@@ -162,6 +216,107 @@ impl Schedule {
                 // The last request falls before the end; none is due exactly at it.
                 (n, (total - 1e-6).ceil() as u64)
             }
+            Schedule::Poisson { shape, .. } => shape.integral(Duration::from_secs_f64(t)),
+        }
+    }
+}
+
+/// A schedule's intended times read in increasing order of request: O(1) a request even for
+/// Poisson arrivals, where request `i` is due when the rate's integral reaches the sum of `i`
+/// exponential gaps (the pacer and the per-second offered counts read them so). Reading
+/// backwards starts the sum again: correct, only slower.
+#[derive(Clone, Debug)]
+pub struct Clock {
+    schedule: Schedule,
+    walk: Walk,
+}
+
+/// How far the sum of gaps has been taken: request `next` is due at integral `x`, the one
+/// before it at `prev`.
+#[derive(Clone, Copy, Debug)]
+struct Walk {
+    next: u64,
+    x: f64,
+    prev: f64,
+}
+
+impl Default for Walk {
+    fn default() -> Walk {
+        Walk {
+            next: 0,
+            x: 0.0,
+            prev: f64::NEG_INFINITY,
+        }
+    }
+}
+
+impl Walk {
+    /// The integral at which request `i` is due, for gaps drawn from `seed`.
+    fn to(&mut self, seed: u64, i: u64) -> f64 {
+        if i < self.next {
+            *self = Walk::default();
+        }
+        while self.next < i {
+            self.step(seed);
+        }
+        self.x
+    }
+
+    fn step(&mut self, seed: u64) {
+        self.prev = self.x;
+        self.x += exp1(mix(seed, self.next));
+        self.next += 1;
+    }
+
+    /// How many requests are due below integral `x` (at or below it, `inclusive`).
+    fn count(&mut self, seed: u64, x: f64, inclusive: bool) -> u64 {
+        let before = |at: f64| at < x || (inclusive && at <= x);
+        if !before(self.prev) && self.next > 0 {
+            *self = Walk::default();
+        }
+        while before(self.x) {
+            self.step(seed);
+        }
+        self.next
+    }
+}
+
+impl Clock {
+    /// Reads `schedule` from its first request.
+    pub fn new(schedule: Schedule) -> Clock {
+        Clock {
+            schedule,
+            walk: Walk::default(),
+        }
+    }
+
+    /// The schedule read.
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    /// When request `i` should be sent, or None if the schedule has ended before it.
+    pub fn time_of(&mut self, i: u64) -> Option<Duration> {
+        match &self.schedule {
+            Schedule::Poisson { shape, seed } => shape.time_at(self.walk.to(*seed, i)),
+            s => s.time_at(i as f64),
+        }
+    }
+
+    /// Requests due strictly before `t` (at or before it, `inclusive`): see
+    /// [`Schedule::due_before`] and [`Schedule::due_by`].
+    pub fn due(&mut self, t: Duration, inclusive: bool) -> u64 {
+        match &self.schedule {
+            // The integral of stages stops at their end: the requests counted all fall before it.
+            // The same tolerance as the fixed timetable's: a request due within float error
+            // of `t` counts as due at `t`.
+            Schedule::Poisson { shape, seed } => {
+                let (x, _) = shape.integral(t);
+                let x = if inclusive { x + 1e-6 } else { x - 1e-6 };
+                self.walk.count(*seed, x, inclusive)
+            }
+            s if inclusive => s.due_by(t),
+            s => s.due_before(t),
         }
     }
 }
@@ -323,6 +478,65 @@ mod tests {
         assert_eq!(s.pace(Duration::from_secs(4), 2100), Pace::Stop);
         assert_eq!(s.due_by(Duration::from_secs(10)), 2100);
         assert_eq!(s.rate_at(Duration::from_millis(1500)), 1000.0);
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_and_their_times_kept() {
+        let s = Schedule::poisson(Schedule::Constant { rate: 1000.0 }, 7);
+        let mut clock = Clock::new(s.clone());
+        let times: Vec<f64> = (0..100_000)
+            .map(|i| clock.time_of(i).unwrap().as_secs_f64())
+            .collect();
+        let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        let n = gaps.len() as f64;
+        let mean = gaps.iter().sum::<f64>() / n;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        // Exponential gaps: mean 1/rate, coefficient of variation 1 (the fixed timetable's is 0).
+        assert!((mean * 1000.0 - 1.0).abs() < 0.02, "mean gap {mean}");
+        assert!((sd / mean - 1.0).abs() < 0.05, "CoV {}", sd / mean);
+        assert!(gaps.iter().all(|&g| g >= 0.0));
+        // The times are fixed by the seed: read alone, in any order, or by the pacer's rule.
+        assert_eq!(times[0], 0.0);
+        for i in [99_999u64, 1, 17, 5_000] {
+            let t = s.time_of(i).unwrap();
+            assert_eq!(t, clock.time_of(i).unwrap(), "request {i}");
+            assert_eq!(t.as_secs_f64(), times[i as usize]);
+            assert_eq!(s.due_before(t), i, "request {i} at {t:?}");
+            assert_eq!(s.due_by(t), i + 1, "request {i} at {t:?}");
+            assert_eq!(s.pace(t, i), Pace::Now);
+            let early = t - Duration::from_nanos(1000);
+            assert_eq!(s.pace(early, i), Pace::Wait(Duration::from_nanos(1000)));
+        }
+        let other = Schedule::poisson(Schedule::Constant { rate: 1000.0 }, 8);
+        assert_ne!(other.time_of(10), s.time_of(10));
+        assert_eq!(s.rate_at(ms(5)), 1000.0);
+    }
+
+    #[test]
+    fn poisson_counts_per_second_add_up_and_stages_end() {
+        let s = Schedule::poisson(parse_stages("1s@100, 2s@1000").unwrap(), 3);
+        assert_eq!(s.length(), Some(Duration::from_secs(3)));
+        let whole = s.due_before(Duration::from_secs(10));
+        // 2100 expected; a Poisson count's sd is sqrt(2100) = 46.
+        assert!((1900..2300).contains(&whole), "{whole}");
+        assert!(s.time_of(whole - 1).is_some());
+        assert_eq!(s.time_of(whole), None, "the stages end");
+        let mut clock = Clock::new(s.clone());
+        let parts: u64 = (0..10)
+            .map(|i| {
+                let (from, to) = (Duration::from_secs(i), Duration::from_secs(i + 1));
+                let from = clock.due(from, false);
+                clock.due(to, false) - from
+            })
+            .sum();
+        assert_eq!(parts, whole);
+        let first = s.due_before(Duration::from_secs(1));
+        assert!((60..140).contains(&first), "{first} in the 100/s second");
+        // Same arrivals for a warm-up, from a seed of its own.
+        let warm = s.same_arrivals(Schedule::Constant { rate: 5.0 });
+        assert!(warm.is_random() && warm != s);
+        let fixed = Schedule::Constant { rate: 5.0 };
+        assert_eq!(fixed.same_arrivals(fixed.clone()), fixed);
     }
 
     #[test]

@@ -106,6 +106,7 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
         flags: Vec::new(),
         run_at: Pos { line: 1, col: 1 },
     };
+    let mut mix = None;
     for (key, item) in root.iter() {
         let key_at = at(root.key(key).and_then(|k| k.span()));
         match key {
@@ -124,16 +125,18 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
                 file.run_at = at(t.span()).max_line(key_at);
                 file.flags = flags(t, &at)?;
             }
+            "mix" => mix = Some(mix_flag(table(item, key_at, "mix")?, key_at, &at)?),
             other => {
                 return Err(FileError {
                     at: key_at,
                     message: format!(
-                        "unknown key '{other}': a plan file has title, command, diagnose, [targets] and [run] (the command's flags go under [run])"
+                        "unknown key '{other}': a plan file has title, command, diagnose, [targets], [run] and [mix.NAME] tables (the command's flags go under [run])"
                     ),
                 })
             }
         }
     }
+    file.flags.extend(mix);
     if file.targets.is_empty() {
         return Err(FileError {
             at: Pos { line: 1, col: 1 },
@@ -152,6 +155,52 @@ impl Pos {
             self
         }
     }
+}
+
+/// `[mix.NAME]` tables (weight, method, url, headers, body): the `--mix` flag, each kind's
+/// table as a JSON object after its name (checked where the command line's is).
+fn mix_flag(
+    t: &Table,
+    key_at: Pos,
+    at: &dyn Fn(Option<Range<usize>>) -> Pos,
+) -> Result<Flag, FileError> {
+    let mut values = Vec::new();
+    for (name, item) in t.iter() {
+        let name_at = at(t.key(name).and_then(|k| k.span()));
+        let kind = item.as_table_like().ok_or_else(|| FileError {
+            at: name_at,
+            message: format!(
+                "mix.{name} must be a table: write [mix.{name}] then weight = 80, url = \"/path\""
+            ),
+        })?;
+        let mut json = serde_json::Map::new();
+        for (key, v) in kind.iter() {
+            let v_at = at(kind.key(key).and_then(|k| k.span()));
+            let bad = || {
+                FileError {
+                at: v_at,
+                message: format!("mix.{name}.{key}: a kind takes weight (a number), method, url and body (strings) and headers (a list of strings)"),
+            }
+            };
+            let value = match (key, v.as_value().ok_or_else(bad)?) {
+                ("weight", Value::Integer(n)) => serde_json::Value::from(*n.value()),
+                ("method" | "url" | "body", Value::String(t)) => t.value().as_str().into(),
+                ("headers", Value::Array(list)) => list
+                    .iter()
+                    .map(|h| h.as_str().map(serde_json::Value::from).ok_or_else(bad))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
+                _ => return Err(bad()),
+            };
+            json.insert(key.to_string(), value);
+        }
+        values.push(format!("{name}={}", serde_json::Value::Object(json)));
+    }
+    Ok(Flag {
+        flag: "--mix".into(),
+        values,
+        at: key_at,
+    })
 }
 
 /// `item` as a table (`[name]` or an inline table).

@@ -39,6 +39,19 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         has_host,
         body,
     };
+    if let Some(mix) = super::mix::of(a, &base, target)? {
+        return Ok(HttpSpec {
+            requests: mix.requests,
+            host: target.host.clone(),
+            accept,
+            keepalive: !a.no_keepalive,
+            path_text: mix.text,
+            http2: a.http2,
+            // The plan sets the run's seed once it has drawn one.
+            seed: a.seed.unwrap_or(0),
+            mix: Some(mix.mix),
+        });
+    }
     let (requests, path_text) = match &a.targets {
         None => (vec![base], target.path.clone()),
         Some(file) => {
@@ -54,10 +67,13 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         keepalive: !a.no_keepalive,
         path_text,
         http2: a.http2,
+        // The plan sets the run's seed once it has drawn one.
+        seed: a.seed.unwrap_or(0),
+        mix: None,
     })
 }
 
-fn check_method(m: &str) -> Result<(), UsageError> {
+pub(super) fn check_method(m: &str) -> Result<(), UsageError> {
     if m.is_empty() || !m.bytes().all(|b| b.is_ascii_uppercase() || b == b'-') {
         return usage_of(
             &["--method"],
@@ -68,7 +84,7 @@ fn check_method(m: &str) -> Result<(), UsageError> {
 }
 
 /// Parses one `-H 'Name: value'`. Messages show it with CR, LF and other controls escaped.
-fn header(h: &str) -> Result<Template, UsageError> {
+pub(super) fn header(h: &str) -> Result<Template, UsageError> {
     let shown = super::target::shown(h);
     let Some((name, value)) = h.split_once(':') else {
         return usage_of(
@@ -114,7 +130,7 @@ fn h2_header(h: &str) -> Result<(), UsageError> {
 }
 
 /// Parses `--body TEXT` or `--body @FILE`.
-fn body(text: &str) -> Result<Body, UsageError> {
+pub(super) fn body(text: &str) -> Result<Body, UsageError> {
     match text.strip_prefix('@') {
         Some(path) => crate::sys::file::read(path, crate::units::MAX_SIZE)
             .map(|b| Body::Bytes(Arc::new(b)))
@@ -173,37 +189,7 @@ fn targets(
                 format!("--targets {file} line {}: {}", n + 1, e.0),
             )
         })?;
-        let path = match url.strip_prefix("http://") {
-            Some(rest) => {
-                let t = super::target::parse_target(&format!("http://{rest}"))?;
-                if t.addr != target.addr {
-                    return usage_of(&["--targets"], format!(
-                        "--targets {file} line {}: {url} is not on {}: all targets share the run's host",
-                        n + 1,
-                        target.url
-                    ));
-                }
-                t.path
-            }
-            None if url.starts_with('/') => {
-                let at = format!(
-                    "--targets {file} line {}: '{}'",
-                    n + 1,
-                    super::target::shown(url)
-                );
-                super::target::check_path(&at, url)?;
-                url.to_string()
-            }
-            None => {
-                return usage_of(
-                    &["--targets"],
-                    format!(
-                    "--targets {file} line {}: '{url}' is neither a path (/...) nor an http:// URL",
-                    n + 1
-                ),
-                )
-            }
-        };
+        let path = path_on(target, url, &format!("--targets {file} line {}", n + 1))?;
         let request = HttpRequest {
             method,
             path: Template::parse("--targets", &path)
@@ -222,6 +208,30 @@ fn targets(
     }
     debug_assert!(target.family() == Family::Http);
     Ok(out)
+}
+
+/// The path of `url`, a path (/...) or an http:// URL on the run's host; `at` names where it
+/// was written, for errors.
+pub(super) fn path_on(target: &Target, url: &str, at: &str) -> Result<String, UsageError> {
+    match url.strip_prefix("http://") {
+        Some(rest) => {
+            let t = super::target::parse_target(&format!("http://{rest}"))?;
+            if t.addr != target.addr {
+                return Err(UsageError::new(format!(
+                    "{at}: {url} is not on {}: all requests share the run's host",
+                    target.url
+                )));
+            }
+            Ok(t.path)
+        }
+        None if url.starts_with('/') => {
+            super::target::check_path(&format!("{at}: '{}'", super::target::shown(url)), url)?;
+            Ok(url.to_string())
+        }
+        None => Err(UsageError::new(format!(
+            "{at}: '{url}' is neither a path (/...) nor an http:// URL"
+        ))),
+    }
 }
 
 #[cfg(test)]

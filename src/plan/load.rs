@@ -3,7 +3,7 @@
 
 use super::workload::mode;
 use super::Warmup;
-use crate::cli::RunArgs;
+use crate::cli::{Arrival, RunArgs};
 use crate::driver::target::Family;
 use crate::driver::workload::ClientMode;
 use crate::error::{usage_of, UsageError};
@@ -20,7 +20,9 @@ pub fn model(
     family: Family,
     unit: usize,
     think: Option<Duration>,
+    seed: u64,
 ) -> Result<(LoadModel, Option<String>), UsageError> {
+    let poisson = a.arrival == Some(Arrival::Poisson);
     let udp_stream = family == Family::Datagram && mode(a) == ClientMode::Stream;
     let per_datagram = |bits: f64| Schedule::Constant {
         rate: bits / (unit as f64 * 8.0),
@@ -40,6 +42,12 @@ pub fn model(
         }
         // iperf3's default for UDP.
         (None, None, None) if udp_stream => per_datagram(1e6),
+        (None, None, None) if poisson => {
+            return Err(UsageError::flags(
+                &["--arrival", "--rate"],
+                "--arrival poisson spaces an open loop's requests: give the rate too, e.g. --rate 1000 --arrival poisson",
+            ))
+        }
         (None, None, None) => {
             let pipeline = super::pipeline_of(a)?.unwrap_or(1);
             return Ok((LoadModel::Closed { pipeline, think }, None));
@@ -60,11 +68,22 @@ pub fn model(
         Family::Datagram => crate::load::UNLIMITED,
     };
     let window = super::pipeline_of(a)?.unwrap_or(window);
-    Ok((LoadModel::Open { schedule, window }, schedule_text(a)))
+    let (schedule, text) = match poisson {
+        // The gaps from a stream of their own, apart from the templates' keys.
+        true => (
+            Schedule::poisson(schedule, crate::random::mix(seed, ARRIVALS)),
+            schedule_text(a).map(|t| t + " Poisson"),
+        ),
+        false => (schedule, schedule_text(a)),
+    };
+    Ok((LoadModel::Open { schedule, window }, text))
 }
 
 /// How long `--warmup auto` may last before measuring starts anyway.
 pub const AUTO_WARMUP_CAP: Duration = Duration::from_secs(30);
+
+/// The stream of the run's seed that Poisson gaps are drawn from.
+const ARRIVALS: u64 = 0xa771_7a15;
 
 fn warmup(text: &str) -> Result<Warmup, UsageError> {
     if let Some(rest) = text.strip_prefix("auto") {
@@ -96,7 +115,9 @@ fn warmup(text: &str) -> Result<Warmup, UsageError> {
     parse_duration(text).map(Warmup::Duration).map_err(|_| {
         UsageError::flags(
             &["--warmup"],
-            format!("--warmup '{text}' is neither a request count (1000), a duration (2s) nor auto"),
+            format!(
+                "--warmup '{text}' is neither a request count (1000), a duration (2s) nor auto"
+            ),
         )
     })
 }

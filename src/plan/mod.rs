@@ -7,6 +7,7 @@ pub mod file;
 pub mod http;
 pub mod link;
 pub mod load;
+pub mod mix;
 pub mod shard;
 pub mod target;
 pub mod workload;
@@ -55,6 +56,17 @@ pub struct Plan {
     pub tls: TlsOptions,
     /// The link's nominal rate to set the measured rates against (`--link`).
     pub link: Option<link::Link>,
+    /// The seed of everything random in the run (`--seed`, or one drawn afresh).
+    pub seed: u64,
+}
+
+impl Plan {
+    /// Whether the run draws random numbers (template keys, Poisson arrivals, think times),
+    /// so that its seed is worth recording.
+    pub fn is_random(&self) -> bool {
+        self.workload.http.as_ref().is_some_and(|h| h.is_random())
+            || self.load.schedule().is_some_and(|s| s.is_random())
+    }
 }
 
 /// When the measured part ends: after a duration, a request count, or whichever comes first.
@@ -108,7 +120,11 @@ impl TryFrom<&RunArgs> for Plan {
         };
         // Every error of the URL is about the target, so a plan file's points at it.
         let target = target::parse_target(url).map_err(|e| UsageError::target(url, e.0))?;
-        let workload = workload::of(a, &target)?;
+        let seed = a.seed.unwrap_or_else(crate::random::fresh_seed);
+        let mut workload = workload::of(a, &target)?;
+        if let Some(http) = &mut workload.http {
+            std::sync::Arc::make_mut(http).seed = seed;
+        }
         let connections = connections_of(a)?;
         check_concurrency(a, workload.mode)?;
         let think = a
@@ -123,7 +139,8 @@ impl TryFrom<&RunArgs> for Plan {
             );
         }
         let duration = measured_duration(a, workload.mode)?;
-        let (load, schedule_text) = load::model(a, target.family(), workload.request.len(), think)?;
+        let unit = workload.request.len();
+        let (load, schedule_text) = load::model(a, target.family(), unit, think, seed)?;
         // Without -d or -n a run lasts as long as its schedule (a ramp, stages), else 10 s.
         let natural = load.schedule().and_then(|s| s.length());
         let stop = Stop {
@@ -162,6 +179,7 @@ impl TryFrom<&RunArgs> for Plan {
                 cacert: a.cacert.clone(),
             },
             schedule_text,
+            seed,
         })
     }
 }

@@ -159,6 +159,7 @@ fn check_flags_fit(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
         ("--no-keepalive", a.no_keepalive),
         ("--targets", a.targets.is_some()),
         ("--http2", a.http2),
+        ("--mix", !a.mix.is_empty()),
     ];
     let stream_only = [
         ("--size", a.size.is_some()),

@@ -8,6 +8,7 @@
 
 pub mod compact;
 pub mod errors;
+pub mod kinds;
 pub mod run;
 pub mod series;
 pub mod status;
@@ -247,6 +248,8 @@ pub struct Recorder {
     pub ok_after_window: u64,
     /// Operations that failed after the window had closed (counted in `errors`).
     pub failed_after_window: u64,
+    /// A mix's kinds, each recorded apart as well (empty without a mix).
+    pub kinds: kinds::Kinds,
 }
 
 /// The receiving server's counters of the client's datagrams, added over sessions (flows).
@@ -396,6 +399,7 @@ impl Recorder {
             think_ns: 0,
             ok_after_window: 0,
             failed_after_window: 0,
+            kinds: kinds::Kinds::default(),
         }
     }
 
@@ -432,7 +436,9 @@ impl Recorder {
             think_ns,
             ok_after_window,
             failed_after_window,
+            kinds,
         } = self;
+        kinds.clear();
         for n in [
             ok,
             sent_bytes,
@@ -553,6 +559,7 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
             .add(&other.send_lag)
             .expect("same histogram bounds");
         self.status += &other.status;
+        self.kinds += &other.kinds;
     }
 }
 

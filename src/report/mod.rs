@@ -32,6 +32,7 @@ pub mod history;
 pub mod html;
 pub mod json;
 mod link;
+mod mix;
 pub mod peak;
 pub mod progress;
 pub mod repeat;

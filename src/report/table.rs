@@ -1,7 +1,7 @@
 //! The terminal reporter: a compact, readable report of one run.
 //!
 //! The shape, top to bottom: what was measured and how, the warm-up, the headline figures
-//! (`headline.rs`), the latency table (or, in bulk modes, throughput in messages/s, bytes/s and
+//! (`headline.rs`), the latency table and a mix's kinds (`mix.rs`) (or, in bulk modes, throughput in messages/s, bytes/s and
 //! bits/s), errors, the per-second series (`series.rs`), the generator's own resource use and
 //! the notes. Tables use comfy-table
 //! without colours, so the output is the same on a terminal, in a pipe and in a file; only
@@ -35,6 +35,7 @@ pub fn write_width(summary: &Summary, out: &mut dyn Write, width: Option<u16>) -
     super::headline::write(summary, out)?;
     super::link::write(summary.throughput.link.as_ref(), out)?;
     distributions(summary, out, width)?;
+    super::mix::write(summary, out, width)?;
     errors(summary, out, width)?;
     super::series::write(summary, out, width)?;
     writeln!(out)?;
@@ -124,6 +125,9 @@ fn config_line(s: &Summary) -> String {
     if let Some(b) = c.rcvbuf {
         parts.push(format!("SO_RCVBUF {}", size(b as u64)));
     }
+    if let Some(seed) = c.seed {
+        parts.push(format!("seed {seed}"));
+    }
     parts.join(", ")
 }
 
@@ -136,6 +140,9 @@ fn sizes(s: &Summary) -> String {
         } else {
             "a connection per request"
         };
+        if s.mix.is_some() {
+            return format!("a mix: {}, HTTP/{}, {alive}", h.path, h.version);
+        }
         if h.requests > 1 {
             // `--targets`: the path holds the list of requests, each with its method.
             return format!(
@@ -325,6 +332,7 @@ mod tests {
                 nodelay: true,
                 sndbuf: None,
                 rcvbuf: None,
+                seed: None,
             },
             duration_s: 10.0,
             ok: rec.ok,
@@ -351,6 +359,7 @@ mod tests {
                 cpu_percent_of_threads: 84.0,
                 peak_rss_kib: 12_000,
             },
+            mix: None,
             notes: vec!["the target's CPU was busy".into(), "second note".into()],
             shard: None,
             shards: None,

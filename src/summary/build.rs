@@ -52,6 +52,8 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
             .http
             .as_ref()
             .map(|spec| http_summary(spec, &c.total, measured)),
+        mix: (plan.workload.http.as_ref())
+            .and_then(|spec| super::mix::of(spec, &c.total, measured)),
         warmup: plan.warmup.map(|_| super::Warmup {
             duration_s: warm_for.as_secs_f64(),
             ok: c.warm.ok,
@@ -255,10 +257,13 @@ fn kept_up(mode: ClientMode, total: &Recorder, offered: u64) -> bool {
 fn with_offered(plan: &Plan, mut series: Vec<SeriesPoint>, measured: Duration) -> Vec<SeriesPoint> {
     SeriesPoint::set_lengths(&mut series, measured);
     if let Some(s) = plan.load.schedule() {
+        // Read in order: Poisson arrivals' counts then cost one pass, not one per second.
+        let mut clock = crate::load::schedule::Clock::new(s.clone());
         for p in &mut series {
             let from = Duration::from_secs(p.second);
             let to = (from + Duration::from_secs(1)).min(measured.max(from));
-            p.offered = Some(s.due_before(to) - s.due_before(from));
+            let before = clock.due(from, false);
+            p.offered = Some(clock.due(to, false) - before);
         }
     }
     series
@@ -319,5 +324,6 @@ fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
         nodelay: plan.socket.nodelay,
         sndbuf: plan.socket.sndbuf,
         rcvbuf: plan.socket.rcvbuf,
+        seed: plan.is_random().then_some(plan.seed),
     }
 }

@@ -12,6 +12,7 @@ pub mod diagnosis;
 pub mod diff;
 pub mod link;
 pub mod merge;
+pub mod mix;
 pub mod paired;
 pub mod peak;
 pub mod serial;
@@ -80,6 +81,10 @@ pub struct Summary {
     pub datagrams: Option<Datagrams>,
     /// HTTP: requests, statuses, time to first byte and body goodput.
     pub http: Option<Http>,
+    /// A mix's kinds (`--mix`), each with its share, counts, errors and latency; absent
+    /// without a mix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Vec<mix::MixKind>>,
     /// The warm-up, reported on its own and kept out of everything above.
     pub warmup: Option<Warmup>,
     /// One entry per second of the measured part.
@@ -132,6 +137,9 @@ pub struct Config {
     pub sndbuf: Option<usize>,
     /// SO_RCVBUF, if set.
     pub rcvbuf: Option<usize>,
+    /// The seed of the run's random draws (`--seed` repeats them); absent when it drew none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// Errors by kind.
@@ -623,10 +631,14 @@ impl Throughput {
 impl ErrorSummary {
     /// Errors of a recorder, by kind.
     pub fn of(rec: &Recorder) -> ErrorSummary {
+        ErrorSummary::of_counts(&rec.errors)
+    }
+
+    /// Errors counted by kind.
+    pub fn of_counts(errors: &crate::record::ErrorCounts) -> ErrorSummary {
         ErrorSummary {
-            total: rec.errors.total(),
-            by_kind: rec
-                .errors
+            total: errors.total(),
+            by_kind: errors
                 .iter()
                 .map(|(kind, count, sample)| ErrorEntry {
                     kind: kind.name(),

@@ -69,6 +69,7 @@ pub fn config(request_bytes: usize, reply_bytes: Option<usize>) -> Config {
         nodelay: true,
         sndbuf: None,
         rcvbuf: None,
+        seed: None,
     }
 }
 
@@ -118,6 +119,7 @@ pub fn summary(
             cpu_percent_of_threads: 42.8,
             peak_rss_kib: 11_500,
         },
+        mix: None,
         notes: Vec::new(),
         shard: None,
         shards: None,

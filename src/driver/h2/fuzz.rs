@@ -38,6 +38,8 @@ pub fn request(method: &str, host: &str, path: &str, headers: &[&str], body: Opt
         keepalive: true,
         path_text: String::new(),
         http2: true,
+        seed: 0,
+        mix: None,
     };
     let mut checked = false;
     for https in [false, true] {

@@ -308,8 +308,11 @@ impl Session for H2Session {
             self.completed.clear();
             self.delivered = false;
         }
+        let unique = super::http::unique_seq(seq, self.connections);
+        // The request's own draws, from the seed and its number alone (as HTTP/1.1's).
+        self.rng = Rng::nth(self.spec.seed, unique);
         let mut vars = Vars {
-            seq: super::http::unique_seq(seq, self.connections),
+            seq: unique,
             worker: self.worker,
             rng: &mut self.rng,
         };
@@ -325,6 +328,7 @@ impl Session for H2Session {
                     what,
                     code: None,
                 }),
+                kind: 0,
             });
         };
         self.body_queued += req.1.as_ref().map_or(0, |b| b.len());
@@ -431,6 +435,7 @@ impl H2Session {
                 status: None,
                 accepted: false,
                 failure: Some(GOAWAY_FIRST),
+                kind: 0,
             });
         }
     }

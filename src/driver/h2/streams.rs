@@ -162,6 +162,7 @@ impl Entry {
                                 status: Some(self.status),
                                 accepted: accept.accepts(self.status),
                                 failure: None,
+                                kind: 0,
                             }))
                         }
                     }
@@ -177,6 +178,7 @@ impl Entry {
             status: None,
             accepted: false,
             failure: Some(f),
+            kind: 0,
         }
     }
 }

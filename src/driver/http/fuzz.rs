@@ -40,6 +40,8 @@ pub fn responses(wire: &[u8], pieces: &[usize], requests: usize, heads: u64) -> 
         keepalive: true,
         path_text: "/".into(),
         http2: false,
+        seed: 0,
+        mix: None,
     });
     let mut s = HttpSession::new(Stream::Blocking(stream), spec, 0, 1);
     s.in_flight = (0..requests as u64)
@@ -50,6 +52,7 @@ pub fn responses(wire: &[u8], pieces: &[usize], requests: usize, heads: u64) -> 
                 at: now,
             },
             head: heads >> (seq % 64) & 1 == 1,
+            kind: 0,
         })
         .collect();
     let (mut at, mut i) = (0, 0);

@@ -94,12 +94,15 @@ impl Driver for HttpDriver {
     }
 }
 
-/// A request in flight: its number, send times and whether it was a HEAD (no body in the reply).
+/// A request in flight: its number, send times, whether it was a HEAD (no body in the reply)
+/// and its kind.
 #[derive(Debug, Clone, Copy)]
 struct Pending {
     seq: u64,
     sent: Sent,
     head: bool,
+    /// Its kind in the mix (0: no mix).
+    kind: u8,
 }
 
 /// One open HTTP connection.
@@ -153,11 +156,13 @@ impl HttpSession {
         }
     }
 
-    /// Renders request `seq` into the output buffer.
-    fn render(&mut self, seq: u64) {
+    /// Renders request `seq` into the output buffer; returns its kind in the mix (0: none).
+    fn render(&mut self, seq: u64) -> u8 {
         let unique = unique_seq(seq, self.connections);
         let spec = self.spec.clone();
-        let req = &spec.requests[(unique % spec.requests.len() as u64) as usize];
+        let (req, kind) = spec.choose(unique);
+        // The request's own draws: its keys depend on the seed and its number alone.
+        self.rng = Rng::nth(spec.seed, unique);
         let mut vars = Vars {
             seq: unique,
             worker: self.worker,
@@ -196,6 +201,7 @@ impl HttpSession {
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(body);
         self.body_queued += body.len();
+        kind
     }
 
     /// Within a long Content-Length body, a blocking read waits for [`BODY_LOWAT`] bytes; two
@@ -238,9 +244,14 @@ impl Session for HttpSession {
             self.out_pos = 0;
         }
         let start = self.out.len();
-        self.render(seq);
+        let kind = self.render(seq);
         let head = self.out[start..].starts_with(b"HEAD ");
-        self.in_flight.push_back(Pending { seq, sent, head });
+        self.in_flight.push_back(Pending {
+            seq,
+            sent,
+            head,
+            kind,
+        });
     }
 
     async fn flush(&mut self) -> Result<usize, OpError> {

@@ -307,6 +307,7 @@ impl HttpSession {
             status: Some(p.status),
             accepted: self.spec.accept.accepts(p.status),
             failure: None,
+            kind: req.kind,
         });
     }
 }

@@ -2,11 +2,16 @@
 //! ("create a different handle with the same values", as in the Handle.Net study).
 //!
 //! Placeholders: `{seq}` a number unique to each request of the run, `{worker}` the worker
-//! thread, `{rand:N}` a random integer below N, `{uuid}` a random UUID (version 4). Any other
+//! thread, `{rand:N}` and `{uniform:N}` a random integer below N, `{zipf:N:s}` a key below N
+//! drawn by Zipf's law with exponent s (1 when left out; key 0 the most popular, as YCSB's),
+//! `{uuid}` a random UUID (version 4). The draws come from the run's seed and the request's
+//! number, so `--seed` repeats them whichever connection sends the request. Any other
 //! brace is text, so `--body '{"v": {rand:100}}'` is JSON as written. A template with `{{`
 //! in it is read in the older escaped form: `{{` and `}}` each stand for one brace (`{{seq}}`
 //! is the text `{seq}`). A template is parsed once; rendering appends to a buffer without allocating.
 
+pub use crate::random::Rng;
+use crate::random::Zipf;
 use std::io::Write;
 
 /// One piece of a template.
@@ -16,6 +21,8 @@ enum Part {
     Seq,
     Worker,
     Rand(u64),
+    Uniform(u64),
+    Zipf(Zipf),
     Uuid,
 }
 
@@ -89,6 +96,16 @@ impl Template {
         self.parts.iter().all(|p| matches!(p, Part::Literal(_)))
     }
 
+    /// True when rendering draws random numbers (so the run's seed matters).
+    pub fn is_random(&self) -> bool {
+        self.parts.iter().any(|p| {
+            matches!(
+                p,
+                Part::Rand(_) | Part::Uniform(_) | Part::Zipf(_) | Part::Uuid
+            )
+        })
+    }
+
     /// Appends the rendered template to `out`.
     pub fn render(&self, vars: &mut Vars<'_>, out: &mut Vec<u8>) {
         for part in &self.parts {
@@ -102,6 +119,12 @@ impl Template {
                 }
                 Part::Rand(n) => {
                     let _ = write!(out, "{}", vars.rng.next_u64() % n);
+                }
+                Part::Uniform(n) => {
+                    let _ = write!(out, "{}", vars.rng.below(*n));
+                }
+                Part::Zipf(z) => {
+                    let _ = write!(out, "{}", z.sample(vars.rng) - 1);
                 }
                 Part::Uuid => {
                     let (a, b) = (vars.rng.next_u64(), vars.rng.next_u64());
@@ -133,65 +156,48 @@ fn placeholder(what: &str, tail: &str) -> Result<Option<(Part, usize)>, String> 
         "seq" => Part::Seq,
         "worker" => Part::Worker,
         "uuid" => Part::Uuid,
-        name if is_rand(name) => {
-            match name.strip_prefix("rand:").map(str::parse::<u64>) {
-                Some(Ok(n)) if n > 0 => Part::Rand(n),
-                _ => {
-                    return Err(format!(
-                        "{what}: '{{{name}}}' needs a bound: write {{rand:N}} with N ≥ 1, e.g. {{rand:100}}"
-                    ))
-                }
-            }
-        }
+        name if is_rand(name) => random(what, name)?,
         _ => return Ok(None),
     };
     Ok(Some((part, end + 1)))
 }
 
-/// `rand`, or `rand:` and one word (`rand:0`, `rand:x`): meant as `{rand:N}`. `{rand: 5}`, with a
-/// space, is text (a YAML flow mapping, say).
+/// The random placeholder `name` (`rand:N`, `uniform:N`, `zipf:N` or `zipf:N:s`), or the
+/// line that says how to write it.
+fn random(what: &str, name: &str) -> Result<Part, String> {
+    let (kind, args) = name.split_once(':').unwrap_or((name, ""));
+    let mut args = args.split(':');
+    let n = args
+        .next()
+        .and_then(|t| t.parse::<u64>().ok())
+        .filter(|&n| n > 0);
+    let part = match (kind, n, args.next(), args.next()) {
+        ("rand", Some(n), None, _) => Some(Part::Rand(n)),
+        ("uniform", Some(n), None, _) => Some(Part::Uniform(n)),
+        ("zipf", Some(n), s, None) => s
+            .map_or(Some(1.0), |s| s.parse::<f64>().ok())
+            .and_then(|s| Zipf::new(n, s))
+            .map(Part::Zipf),
+        _ => None,
+    };
+    part.ok_or_else(|| match kind {
+        "zipf" => format!(
+            "{what}: '{{{name}}}' needs a key count and an exponent: write {{zipf:N:s}} with N ≥ 1 keys and s > 0, e.g. {{zipf:1000:0.99}}"
+        ),
+        _ => format!(
+            "{what}: '{{{name}}}' needs a bound: write {{{kind}:N}} with N ≥ 1, e.g. {{{kind}:100}}"
+        ),
+    })
+}
+
+/// `rand`, `uniform` or `zipf`, alone or with `:` and words (`rand:0`, `zipf:10:x`): meant as
+/// a random placeholder. `{rand: 5}`, with a space, is text (a YAML flow mapping, say).
 fn is_rand(name: &str) -> bool {
-    name == "rand"
-        || name.strip_prefix("rand:").is_some_and(|arg| {
-            arg.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_.+-".contains(&b))
-        })
-}
-
-/// A small fast random number generator (xorshift64*), one per session: good enough to vary
-/// keys, not for secrets.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator seeded from the kernel's random numbers.
-    pub fn new() -> Rng {
-        let mut b = [0u8; 8];
-        // SAFETY: getrandom writes at most 8 bytes into the 8-byte buffer.
-        let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), 8, 0) };
-        let seed = if n == 8 {
-            u64::from_ne_bytes(b)
-        } else {
-            0x9e37_79b9_7f4a_7c15
-        };
-        Rng(seed | 1)
-    }
-
-    /// The next number.
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
-impl Default for Rng {
-    fn default() -> Self {
-        Rng::new()
-    }
+    let (kind, args) = name.split_once(':').unwrap_or((name, ""));
+    ["rand", "uniform", "zipf"].contains(&kind)
+        && args
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.+-:".contains(&b))
 }
 
 #[cfg(test)]

@@ -205,6 +205,8 @@ pub fn pair(key: &str, v: &Value) -> (String, String) {
     let (name, value) = match (found, v) {
         (Some((suffix, write)), _) => (&key[..key.len() - suffix.len()], write(v)),
         (None, Value::Bool(b)) => (key, if *b { "yes" } else { "no" }.to_string()),
+        // A seed is typed back as it is: no thousands separators.
+        (None, v) if key == "seed" => (key, text(v)),
         (None, v) if v.is_u64() => (key, whole(v)),
         (None, v) => (key, text(v)),
     };

@@ -1,6 +1,7 @@
 //! One run (`wirebench.result/1`): the terminal report's tables (the headline figures, the
-//! latency distributions, errors by kind, the per-second series), its charts (the percentile
-//! spectrum, ops/s and p99 per second) and its methodology.
+//! latency distributions, a mix's kinds, errors by kind, the per-second series), its charts
+//! (the percentile spectrum, each kind of a mix in it too; ops/s and p99 per second) and its
+//! methodology.
 
 use super::fields::{self, num, rate, text, us, whole};
 use super::page::{kv, table, Page};
@@ -23,16 +24,23 @@ pub fn render(page: &mut Page, r: &Value) -> Result<(), RenderError> {
     page.heading(2, "Result");
     page.raw(&kv("headline", &headline(r)));
     page.raw(&distributions(r));
+    mix(page, r);
     errors(page, r);
     extras(page, r);
     let mut charts = Vec::new();
-    let spectra: Vec<(String, &Value)> = DISTRIBUTIONS
+    let mut spectra: Vec<(String, &Value)> = DISTRIBUTIONS
         .iter()
         .filter(|(_, name)| *name != "connect" && !name.starts_with("send lag"))
         .filter_map(|(path, name)| {
             Some((name.to_string(), r.pointer(path).filter(|d| d.is_object())?))
         })
         .collect();
+    // A mix's kinds beside the totals, each its own curve.
+    for k in r["mix"].as_array().into_iter().flatten() {
+        if k["latency"].is_object() {
+            spectra.push((format!("latency: {}", text(&k["name"])), &k["latency"]));
+        }
+    }
     if let Some(c) = hist::chart(&spectra) {
         charts.push((
             "Latency by percentile".to_string(),
@@ -108,6 +116,44 @@ pub fn distributions(r: &Value) -> String {
         })
         .collect();
     table("distributions", &head, &rows)
+}
+
+/// A mix's kinds: each one's share asked and got, counts, rate and latency, then the totals;
+/// nothing without a mix.
+fn mix(page: &mut Page, r: &Value) {
+    let Some(kinds) = r["mix"].as_array() else {
+        return;
+    };
+    let head = [
+        "kind", "weight", "share", "ok", "errors", "ops/s", "mean", "p50", "p95", "p99", "max",
+    ]
+    .map(String::from);
+    let percent = |v: &Value| num(v).map_or("-".to_string(), |p| format!("{p:.1}%"));
+    let row = |name: String, w: String, share: String, k: &Value, ops: String, d: &Value| {
+        let mut row = vec![
+            name,
+            w,
+            share,
+            whole(&k["ok"]),
+            whole(&k["errors"]["total"]),
+        ];
+        row.push(ops);
+        row.extend(["mean_us", "p50_us", "p95_us", "p99_us", "max_us"].map(|f| us(&d[f])));
+        row
+    };
+    let mut rows: Vec<Vec<String>> = kinds
+        .iter()
+        .map(|k| {
+            let (w, share) = (percent(&k["weight_percent"]), percent(&k["share_percent"]));
+            let ops = format!("{}/s", rate(num(&k["ops_per_s"])));
+            row(text(&k["name"]), w, share, k, ops, &k["latency"])
+        })
+        .collect();
+    let ops = format!("{}/s", rate(fields::ops(r)));
+    let all = "100%".to_string();
+    rows.push(row("all".into(), all.clone(), all, r, ops, &r["latency"]));
+    page.heading(3, "Mix");
+    page.raw(&table("mix", &head, &rows));
 }
 
 /// Errors by kind, with the first message of each; nothing when there were none.

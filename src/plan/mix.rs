@@ -1,0 +1,155 @@
+//! A mix of request kinds (`--mix`, a plan file's `[mix.NAME]` tables): each kind a request of
+//! its own with a weight, drawn per request from the run's seed, and reported apart.
+//!
+//! On the command line a kind reads `NAME=WEIGHT [METHOD] PATH-or-URL`, as a `--targets` line
+//! with a name and a weight in front; the run's `-X`, `-H` and `--body` apply to it. A plan
+//! file's `[mix.NAME]` table (weight, method, url, headers, body) becomes the same flag with
+//! a JSON object after the `=`, which may also be written by hand.
+
+use super::http::{body, check_method, header, path_on};
+use crate::cli::RunArgs;
+use crate::driver::http::spec::{HttpRequest, Mix};
+use crate::driver::http::template::Template;
+use crate::driver::target::Target;
+use crate::error::{usage, UsageError};
+use serde::Deserialize;
+
+/// The requests of a mix, one per kind, and how reports name it.
+pub struct Kinds {
+    /// One request per kind, in the order given.
+    pub requests: Vec<HttpRequest>,
+    /// The kinds' names and weights.
+    pub mix: Mix,
+    /// `resolve 80: GET /h/{zipf:1000}, create 20: PUT /h/{seq}`, for reports.
+    pub text: String,
+}
+
+/// A kind written as JSON (what a plan file's `[mix.NAME]` becomes).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    weight: u64,
+    method: Option<String>,
+    url: String,
+    #[serde(default)]
+    headers: Vec<String>,
+    body: Option<String>,
+}
+
+/// The most kinds a mix may have (each is recorded apart).
+const MOST: usize = 64;
+
+/// The run's mix, if `--mix` is given: each kind from `base` (the run's method, headers and
+/// body) with what the kind sets itself.
+pub fn of(a: &RunArgs, base: &HttpRequest, target: &Target) -> Result<Option<Kinds>, UsageError> {
+    if a.mix.is_empty() {
+        return Ok(None);
+    }
+    if a.targets.is_some() {
+        return usage("--mix and --targets both choose the requests: give the requests as --mix kinds, each with a weight");
+    }
+    if a.http2 {
+        return usage("--mix is measured over HTTP/1.1 only for now: drop --http2");
+    }
+    if a.mix.len() > MOST {
+        return usage(format!(
+            "--mix: {} kinds, at most {MOST}: merge some",
+            a.mix.len()
+        ));
+    }
+    let (mut requests, mut names, mut weights, mut shown) = (vec![], vec![], vec![], vec![]);
+    for text in &a.mix {
+        let (name, request, weight, path) = kind(a, text, base, target)?;
+        if names.contains(&name) {
+            return usage(format!(
+                "--mix: the kind '{name}' is given twice: give each kind a name of its own"
+            ));
+        }
+        shown.push(format!("{name} {weight}: {} {path}", request.method));
+        requests.push(request);
+        names.push(name);
+        weights.push(weight);
+    }
+    Ok(Some(Kinds {
+        requests,
+        mix: Mix { names, weights },
+        text: shown.join(", "),
+    }))
+}
+
+/// One `--mix` value: its name, its request, its weight and its path as written.
+fn kind(
+    a: &RunArgs,
+    text: &str,
+    base: &HttpRequest,
+    target: &Target,
+) -> Result<(String, HttpRequest, u64, String), UsageError> {
+    let shown = crate::plan::target::shown(text);
+    let bad = || {
+        UsageError::flag("--mix", format!(
+            "--mix '{shown}' is not NAME=WEIGHT [METHOD] PATH: write e.g. --mix 'read=80 GET /item/{{zipf:1000:1}}'"
+        ))
+    };
+    let (name, spec) = text.split_once('=').ok_or_else(bad)?;
+    let name = name.trim();
+    let named = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+    if name.is_empty() || !name.bytes().all(named) {
+        return Err(bad());
+    }
+    let at = format!("--mix {name}");
+    let spec = spec.trim();
+    let written = match spec.starts_with('{') {
+        true => serde_json::from_str::<Written>(spec).map_err(|e| {
+            UsageError::flag(
+                "--mix",
+                format!("{at}: {e}: a kind takes weight, url and optionally method, headers, body"),
+            )
+        })?,
+        false => {
+            let mut words = spec.split_whitespace();
+            let weight = words.next().and_then(|w| w.parse().ok()).ok_or_else(bad)?;
+            let (method, url) = match (words.next(), words.next(), words.next()) {
+                (Some(url), None, _) => (None, url),
+                (Some(m), Some(url), None) => (Some(m.to_string()), url),
+                _ => return Err(bad()),
+            };
+            Written {
+                weight,
+                method,
+                url: url.to_string(),
+                headers: Vec::new(),
+                body: None,
+            }
+        }
+    };
+    if written.weight == 0 {
+        return usage(format!(
+            "{at}: weight 0 sends none of this kind: give a weight of 1 or more, or leave the kind out"
+        ));
+    }
+    let path = path_on(target, &written.url, &at)?;
+    let own_body = written.body.as_deref().map(body).transpose()?;
+    let method = match (&written.method, &own_body) {
+        (Some(m), _) => m.clone(),
+        (None, Some(_)) if a.method.is_none() => "POST".to_string(),
+        (None, _) => base.method.clone(),
+    };
+    check_method(&method).map_err(|e| UsageError::flag("--mix", format!("{at}: {}", e.0)))?;
+    let mut headers = base.headers.clone();
+    for h in &written.headers {
+        headers.push(header(h)?);
+    }
+    let host = |h: &String| {
+        h.split(':')
+            .next()
+            .is_some_and(|n| n.trim().eq_ignore_ascii_case("host"))
+    };
+    let request = HttpRequest {
+        method,
+        path: Template::parse(&at, &path).map_err(UsageError::new)?,
+        headers,
+        has_host: base.has_host || written.headers.iter().any(host),
+        body: own_body.or_else(|| base.body.clone()),
+    };
+    Ok((name.to_string(), request, written.weight, path))
+}

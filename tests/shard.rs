@@ -260,7 +260,10 @@ fn shards_merge_to_the_servers_count_and_bad_sets_are_refused() {
 /// the merge lists it; rank and world come from the engine's environment with `--shard auto`.
 #[test]
 fn a_start_in_the_past_is_late_and_auto_reads_the_engine() {
-    let server = ServerProcess::start(&[]);
+    // 5 ms a reply, so each shard's 100 requests on 2 connections take ~250 ms: the two
+    // processes, started together, overlap, as the merge of shards requires (at 0 ms they
+    // took a few ms each, and one could end before the other began).
+    let server = ServerProcess::start(&["--delay", "5ms"]);
     let past = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

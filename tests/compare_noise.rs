@@ -77,7 +77,7 @@ fn verdict(doc: &Value, metric: &str) -> (bool, f64, f64, f64) {
 /// count; prints each comparison and the tally (shown with --nocapture).
 fn tally(what: &str, a: &str, b: &str, n: usize, counts: impl Fn(&str, bool, f64) -> bool) -> Hits {
     // One at a time: two hogs at once would be another noise than the one measured.
-    let _turn = noise::one_at_a_time();
+    let _turn = common::one_at_a_time();
     let _hog = Hog::beside_the_servers();
     let mut hits = [0; 6];
     for i in 0..n {

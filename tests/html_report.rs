@@ -18,7 +18,8 @@
 
 mod common;
 
-use common::{run_bounded, ServerProcess};
+// One browser or load at a time (common::one_at_a_time): the tests measure, and Chromium is heavy.
+use common::{one_at_a_time, run_bounded, ServerProcess};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -38,15 +39,6 @@ const CHROMIUM_OWN: [&str; 3] = [
     "update.googleapis.com",
     "accounts.google.com",
 ];
-
-/// One browser or load at a time: the tests measure, and Chromium is heavy.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// A scratch directory, removed when dropped.
 struct Scratch(PathBuf);

@@ -3,20 +3,12 @@
 
 mod common;
 
-use common::{first_line_addr, run_json, serve_process, stdout_lines, ServerProcess};
+use common::{
+    first_line_addr, one_at_a_time, run_json, serve_process, stdout_lines, ServerProcess,
+};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(30);
-
-/// The tests here measure capacity on a small machine: one at a time, so they do not load
-/// each other's generator and server.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))

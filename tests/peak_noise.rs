@@ -12,7 +12,7 @@
 mod common;
 
 use common::noise::{self, Hog};
-use common::{first_line_addr, stdout_lines};
+use common::{first_line_addr, one_at_a_time, stdout_lines};
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Stdio};
 use std::sync::mpsc::Receiver;
@@ -22,15 +22,6 @@ use std::time::{Duration, Instant};
 /// 2-vCPU machine.
 const N: f64 = 1000.0;
 const LIMIT: Duration = Duration::from_secs(10);
-
-/// The searches here are timing-sensitive: one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// `wirebench serve KIND --max-rate N -t 1` on the servers' CPU: the child, the URL it serves
 /// and its stdout's later lines (kept open while it runs).

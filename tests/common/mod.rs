@@ -321,3 +321,14 @@ pub fn listens(child: &mut Child, port: u16) -> bool {
     }
     false
 }
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Tests of one file that measure capacity or timing on this small machine run one at a time
+/// (cargo runs a file's tests in parallel), so they do not load each other's generator and
+/// server.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

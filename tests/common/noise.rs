@@ -87,13 +87,3 @@ pub fn trials(ci: usize, full_count: usize) -> usize {
         ci
     }
 }
-
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The tests of one file that use the hog run one at a time (cargo runs a file's tests in
-/// parallel).
-pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}

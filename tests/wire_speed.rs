@@ -376,8 +376,10 @@ fn a_udp_stream_above_the_link_headlines_what_arrived_within_the_window() {
     );
     let headline = f(&t["gbit_per_s"]) * 1e3;
     eprintln!("udp headline {headline:.2} Mbit/s; window {window} B, receiver {count} B, drained {drained} B; {t}");
-    // 1400-byte datagrams in 1442-byte frames (UDP 8, IPv4 20, Ethernet 14) as tbf counts them.
-    let limit = 100.0 * 1400.0 / 1442.0;
+    // 1400-byte datagrams in 1442-byte frames (UDP 8, IPv4 20, Ethernet 14) as tbf counts them,
+    // plus the one bucket (burst 32 kbit) tbf may let through on top of its rate in a window:
+    // without it, a run measured 97.098 against 97.087 Mbit/s.
+    let limit = 100.0 * 1400.0 / 1442.0 + 0.032 / secs;
     assert!(
         headline <= limit,
         "headline {headline} Mbit/s above {limit}"

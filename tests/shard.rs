@@ -274,42 +274,44 @@ fn a_start_in_the_past_is_late_and_auto_reads_the_engine() {
     let zero = dir.join("k8s-0.json").display().to_string();
     // Rank 1 as a Kubernetes Indexed Job's pod, told to start 5 s ago; rank 0 of the same
     // plan at the same time, by Slurm's variables, with no agreed start.
-    let late = bin()
-        .args([
-            "run",
-            &server.url,
-            "-n",
-            "200",
-            "-c",
+    // One shard of the plan: `run URL -n 200 -c 2` with its own flags and environment.
+    let shard = |flags: &[&str], env: &[(&str, &str)]| {
+        bin()
+            .args([
+                "run",
+                &server.url,
+                "-n",
+                "200",
+                "-c",
+                "2",
+                "-q",
+                "--no-save",
+            ])
+            .args(flags)
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let past = past.to_string();
+    let late = shard(
+        &[
+            "--shard",
+            "auto",
+            "--world",
             "2",
-            "-q",
-            "--no-save",
-        ])
-        .args(["--shard", "auto", "--world", "2", "--out", &file])
-        .args(["--start-at", &past.to_string()])
-        .env("JOB_COMPLETION_INDEX", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let on_time = bin()
-        .args([
-            "run",
-            &server.url,
-            "-n",
-            "200",
-            "-c",
-            "2",
-            "-q",
-            "--no-save",
-        ])
-        .args(["--shard", "auto", "--out", &zero])
-        .env("SLURM_PROCID", "0")
-        .env("SLURM_NTASKS", "2")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+            "--out",
+            &file,
+            "--start-at",
+            &past,
+        ],
+        &[("JOB_COMPLETION_INDEX", "1")],
+    );
+    let on_time = shard(
+        &["--shard", "auto", "--out", &zero],
+        &[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "2")],
+    );
     for c in [late, on_time] {
         let out = c.wait_with_output().unwrap();
         assert!(

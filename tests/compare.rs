@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{run_bounded, ServerProcess};
+use common::{json_verdict, run_bounded, ServerProcess};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -28,27 +28,6 @@ fn verdict<'a>(text: &'a str, metric: &str) -> &'a str {
     text.lines()
         .find(|l| l.trim_start().starts_with("b") && l.contains(metric))
         .unwrap_or_else(|| panic!("no verdict on {metric}:\n{text}"))
-}
-
-/// The verdict of the JSON document `doc` about `metric` (`p50_us`), checked against its own
-/// interval: significant exactly when the interval excludes 0.
-fn json_verdict<'a>(doc: &'a Value, metric: &str) -> &'a Value {
-    let v = doc["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["metric"] == metric)
-        .unwrap_or_else(|| panic!("no verdict on {metric}: {doc}"));
-    let (lo, hi) = (
-        v["low_pct"].as_f64().unwrap(),
-        v["high_pct"].as_f64().unwrap(),
-    );
-    let d = v["difference_percent"].as_f64().unwrap();
-    assert!(lo <= d && d <= hi, "the estimate lies in its interval: {v}");
-    // Significant iff the whole interval lies beyond the metric's noise threshold.
-    let thr = v["threshold_pct"].as_f64().unwrap();
-    assert_eq!(v["significant"], lo > thr || hi < -thr, "{v}");
-    v
 }
 
 #[test]

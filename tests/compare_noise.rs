@@ -56,21 +56,13 @@ fn compare(a: &str, b: &str, seed: usize) -> Value {
     })
 }
 
-/// `metric`'s verdict in `doc`: (significant, difference %, low %, high %).
+/// `metric`'s verdict in `doc` (checked against its own interval by `common::json_verdict`):
+/// (significant, difference %, low %, high %).
 fn verdict(doc: &Value, metric: &str) -> (bool, f64, f64, f64) {
-    let v = doc["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["metric"] == metric)
-        .unwrap_or_else(|| panic!("no verdict on {metric}: {doc}"));
+    let v = common::json_verdict(doc, metric);
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let sig = v["significant"] == true;
-    // One computation gives the interval and the verdict: they never disagree (significant iff
-    // the whole interval lies beyond the metric's noise threshold).
-    let (lo, hi, thr) = (f("low_pct"), f("high_pct"), f("threshold_pct"));
-    assert_eq!(sig, lo > thr || hi < -thr, "{v}");
-    (sig, f("difference_percent"), lo, hi)
+    (sig, f("difference_percent"), f("low_pct"), f("high_pct"))
 }
 
 /// Runs `n` comparisons of A against B and counts, per metric, the verdicts `counts` says to

@@ -332,3 +332,24 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// The verdict of a `wirebench compare --json` document `doc` about `metric` (`p50_us`),
+/// checked against its own interval: the estimate lies in it, and the verdict is significant
+/// exactly when the whole interval lies beyond the metric's noise threshold.
+pub fn json_verdict<'a>(doc: &'a serde_json::Value, metric: &str) -> &'a serde_json::Value {
+    let v = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["metric"] == metric)
+        .unwrap_or_else(|| panic!("no verdict on {metric}: {doc}"));
+    let (lo, hi) = (
+        v["low_pct"].as_f64().unwrap(),
+        v["high_pct"].as_f64().unwrap(),
+    );
+    let d = v["difference_percent"].as_f64().unwrap();
+    assert!(lo <= d && d <= hi, "the estimate lies in its interval: {v}");
+    let thr = v["threshold_pct"].as_f64().unwrap();
+    assert_eq!(v["significant"], lo > thr || hi < -thr, "{v}");
+    v
+}

@@ -6,16 +6,17 @@
 # - same: `--delay 1ms` twice; every significant verdict is a false positive (N_SAME compares)
 # - slow: `--delay 1ms` against `--delay 1200us` (+20% service time); a verdict significant in
 #   the right direction (latency up, ops/s down) is a detection (N_SLOW compares)
-# Each: `compare a b -d 1s --runs $RUNS --json -q --no-save` (RUNS=10: ~25 s), fresh servers
+# Each: `compare a b -d $DUR --runs $RUNS --json -q --no-save` (RUNS=20: ~45 s), fresh servers
 # each time; the documents are kept in target/bench-noise-verdicts/.
 # The hog is started and stopped here by its PID; loopback only.
 # Usage: bench/noise_verdicts.sh BINARY... (e.g. a build of main before issue 17, then after)
-#   Environment: N_SAME (default 40), N_SLOW (default 10), RUNS (default 10). Prints one table
-#   row per binary and case, then each +20% comparison's mean and p50 verdicts.
+#   Environment: N_SAME (default 40), N_SLOW (default 10), RUNS (default 20: what
+#   `--runs auto` spends beside the hog), DUR (each run's duration, default 1s). Prints one
+#   table row per binary and case, then each +20% comparison's mean and p50 verdicts.
 # The same measurement runs in CI, fewer times, as tests/compare_noise.rs
 # (WIREBENCH_NOISE=full runs the counts above through the test suite).
 set -u
-N_SAME=${N_SAME:-40} N_SLOW=${N_SLOW:-10} RUNS=${RUNS:-10}
+N_SAME=${N_SAME:-40} N_SLOW=${N_SLOW:-10} RUNS=${RUNS:-20} DUR=${DUR:-1s}
 export XDG_DATA_HOME=$(mktemp -d)
 OUT=$(cd "$(dirname "$0")/.." && pwd)/target/bench-noise-verdicts
 rm -rf "$OUT"
@@ -33,7 +34,7 @@ one() { # BIN CASE I -> $OUT/TAG-CASE-I.json
     sleep 0.3
     a=$(grep -o '127.0.0.1:[0-9]*' "$OUT/a.txt" | head -1)
     bb=$(grep -o '127.0.0.1:[0-9]*' "$OUT/b.txt" | head -1)
-    nice -n -5 taskset -c 0 timeout 120 "$bin" compare "a=tcp://$a" "b=tcp://$bb" -d 1s --runs "$RUNS" \
+    nice -n -5 taskset -c 0 timeout 900 "$bin" compare "a=tcp://$a" "b=tcp://$bb" -d "$DUR" --runs "$RUNS" \
         --json -q --no-save >"$OUT/$tag-$case-$i.json"
     kill "$pa" "$pb"
     wait "$pa" "$pb" 2>/dev/null

@@ -14,7 +14,7 @@ use common::noise::{self, Hog};
 use serde_json::Value;
 use std::time::Duration;
 
-const LIMIT: Duration = Duration::from_secs(120);
+const LIMIT: Duration = Duration::from_secs(240);
 
 /// The metrics every comparison judges.
 const METRICS: [&str; 5] = ["ops_per_s", "mean_us", "p50_us", "p95_us", "p99_us"];
@@ -23,10 +23,12 @@ const METRICS: [&str; 5] = ["ops_per_s", "mean_us", "p50_us", "p95_us", "p99_us"
 type Hits = [usize; 6];
 
 /// One comparison of `serve tcp --delay A` with `serve tcp --delay B`, both beside the hog,
-/// in 10 rounds of 1 s runs: its JSON document. A run's mean moves by ±10-15 % with the
-/// stalls the hog causes (those of 300 ms runs by more), so the mean needs rounds: five told
-/// +20 % from that in 5 of 10 comparisons, ten in 6 of 10 (bench/results/noise_verdicts.md).
+/// in rounds of 1 s runs: its JSON document. A run's mean moves by ±10-15 % with the stalls
+/// the hog causes (those of 300 ms runs by more), so the mean needs rounds: five told +20 %
+/// from that in 5 of 10 comparisons, ten in 6 of 10, twenty (what `--runs auto` spends here)
+/// in 10 of 10 (bench/results/noise_verdicts.md). CI runs 10 (time); the full count 20.
 fn compare(a: &str, b: &str, seed: usize) -> Value {
+    let rounds = if noise::full() { "20" } else { "10" };
     let (sa, sb) = (
         noise::server(&["--delay", a]),
         noise::server(&["--delay", b]),
@@ -39,7 +41,7 @@ fn compare(a: &str, b: &str, seed: usize) -> Value {
         "-d",
         "1s",
         "--runs",
-        "10",
+        rounds,
         "--seed",
         &seed,
         "--json",
@@ -118,8 +120,8 @@ fn a_twenty_percent_longer_service_time_is_detected_beside_a_cpu_hog() {
     });
     let (mean, p50) = (hits[1], hits[2]);
     if noise::full() {
-        // The bound: 9 of 10 on each (the mean does not meet it yet beside a hog of
-        // the servers' priority: see bench/results/noise_verdicts.md).
+        // The bound: 9 of 10 on each, at 20 rounds (bench/results/noise_verdicts.md;
+        // other load on top of the hog lowers the mean's: 5 of 10 beside four builds).
         assert!(p50 * 10 >= 9 * n, "the median: {p50} of {n} detected");
         assert!(mean * 10 >= 9 * n, "the mean: {mean} of {n} detected");
     } else {

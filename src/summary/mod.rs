@@ -538,6 +538,17 @@ impl Distribution {
     }
 }
 
+/// A document's histogram that does not read back.
+#[derive(Debug, thiserror::Error)]
+pub enum EncodedError {
+    /// Its data is not base64.
+    #[error("histogram is not base64: {0}")]
+    Base64(base64::DecodeError),
+    /// Its data is not a histogram wirebench wrote.
+    #[error("histogram: {0}")]
+    Histogram(crate::record::HistogramError),
+}
+
 impl EncodedHistogram {
     /// Serializes a histogram (V2, uncompressed) and base64-encodes it.
     #[allow(
@@ -560,11 +571,11 @@ impl EncodedHistogram {
     }
 
     /// Decodes the histogram again (used to merge stored results, and by tests).
-    pub fn decode(&self) -> Result<Histogram<u64>, String> {
+    pub fn decode(&self) -> Result<Histogram<u64>, EncodedError> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(&self.data)
-            .map_err(|e| format!("histogram is not base64: {e}"))?;
-        crate::record::decode_histogram(&bytes).map_err(|e| format!("histogram: {e}"))
+            .map_err(EncodedError::Base64)?;
+        crate::record::decode_histogram(&bytes).map_err(EncodedError::Histogram)
     }
 }
 

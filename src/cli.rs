@@ -133,17 +133,25 @@ pub enum Runs {
     Auto,
 }
 
+/// A `--runs` that is neither a count nor `auto`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a number of runs: give a count, e.g. --runs 5, or --runs auto (compare)")]
+pub struct RunsError(pub String);
+
 impl std::str::FromStr for Runs {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Runs, String> {
+    type Err = RunsError;
+    fn from_str(s: &str) -> Result<Runs, RunsError> {
         match s {
             "auto" => Ok(Runs::Auto),
-            _ => s.parse().map(Runs::Count).map_err(|_| {
-                format!("'{s}' is not a number of runs: give a count, e.g. --runs 5, or --runs auto (compare)")
-            }),
+            _ => s.parse().map(Runs::Count).map_err(|_| RunsError(s.into())),
         }
     }
 }
+
+/// `--fail-if` given to `diagnose`, which has no pass or fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("diagnose has no pass or fail: leave out --fail-if (thresholds go on run, compare, peak or study)")]
+pub struct NoFailIf;
 
 /// `wirebench compare NAME=URL NAME=URL …`: repeated runs and a verdict per metric.
 #[derive(Debug, Args)]
@@ -762,9 +770,8 @@ Exit codes: 0 diagnosed, 1 the baseline saw failures, 2 bad input.",
     mut_arg("urls", one_target),
     mut_arg("duration", |a| a.help("How long each step measures, e.g. 2s [default: 3s]")),
     mut_args(|a| hide(a, &["runs", "discard", "discard_first", "db", "no_save", "tags", "yes", "deadline"])),
-    mut_arg("fail_if", |a| a.hide(true).value_parser(|_: &str| -> Result<String, String> {
-        Err("diagnose has no pass or fail: leave out --fail-if (thresholds go on run, compare, \
-             peak or study)".into())
+    mut_arg("fail_if", |a| a.hide(true).value_parser(|_: &str| -> Result<String, NoFailIf> {
+        Err(NoFailIf)
     })),
 )]
 pub struct DiagnoseArgs {

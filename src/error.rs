@@ -23,31 +23,31 @@ pub struct About {
 
 impl UsageError {
     /// A usage error with this message, about no flag in particular.
-    pub fn new(message: impl Into<String>) -> UsageError {
-        UsageError(message.into(), About::default())
+    pub fn new(message: impl std::fmt::Display) -> UsageError {
+        UsageError(message.to_string(), About::default())
     }
 
     /// A usage error about `flag`.
-    pub fn flag(flag: &'static str, message: impl Into<String>) -> UsageError {
+    pub fn flag(flag: &'static str, message: impl std::fmt::Display) -> UsageError {
         UsageError::flags(&[flag], message)
     }
 
     /// A usage error about `flags`, the most relevant first.
-    pub fn flags(flags: &[&'static str], message: impl Into<String>) -> UsageError {
+    pub fn flags(flags: &[&'static str], message: impl std::fmt::Display) -> UsageError {
         let about = About {
             flags: flags.to_vec(),
             ..About::default()
         };
-        UsageError(message.into(), about)
+        UsageError(message.to_string(), about)
     }
 
     /// A usage error about the target `url`.
-    pub fn target(url: impl Into<String>, message: impl Into<String>) -> UsageError {
+    pub fn target(url: impl Into<String>, message: impl std::fmt::Display) -> UsageError {
         let about = About {
             target: Some(url.into()),
             ..About::default()
         };
-        UsageError(message.into(), about)
+        UsageError(message.to_string(), about)
     }
 
     /// The same error, its target (if it is about one) named `name`.
@@ -65,11 +65,14 @@ impl UsageError {
 }
 
 /// Shorthand for returning a usage error.
-pub fn usage<T>(message: impl Into<String>) -> Result<T, UsageError> {
+pub fn usage<T>(message: impl std::fmt::Display) -> Result<T, UsageError> {
     Err(UsageError::new(message))
 }
 
 /// Shorthand for returning a usage error about `flags`, the most relevant first.
-pub fn usage_of<T>(flags: &[&'static str], message: impl Into<String>) -> Result<T, UsageError> {
+pub fn usage_of<T>(
+    flags: &[&'static str],
+    message: impl std::fmt::Display,
+) -> Result<T, UsageError> {
     Err(UsageError::flags(flags, message))
 }

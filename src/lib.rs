@@ -92,6 +92,8 @@
 //! - [`random`]: seeded randomness (`--seed`): the generator, counter-based draws, Zipf and
 //!   exponential laws, shared by the templates' keys and the Poisson arrivals.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
+//! - [`measure`]: the library's entry point: a plan run in this process with its own
+//!   [`Stop`] handle, summarised; the commands run their plans through it.
 // Outside tests a panic on bad data is a bug: invariants that cannot fail say why with an
 // #[allow] and its reason (issue 16).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -114,3 +116,22 @@ pub mod summary;
 pub mod sys;
 pub mod units;
 pub mod wire;
+
+pub use engine::stop::Stop;
+
+/// Runs `plan` until it ends or `stop` is requested, and summarises what it recorded: the
+/// library's entry point, what `wirebench run` does without its live progress and its report
+/// (render the summary with [`report::table::write`] or [`report::json::write`] to any writer).
+/// Each call has its own stop: a stopped run does not stop the next one given another handle.
+pub fn measure(plan: &plan::Plan, stop: &Stop) -> Result<summary::Summary, engine::Error> {
+    measure_watching(plan, stop, &mut |_| {})
+}
+
+/// [`measure`], handing each second's snapshot to `watch` as the run goes (the live progress).
+pub fn measure_watching(
+    plan: &plan::Plan,
+    stop: &Stop,
+    watch: &mut dyn FnMut(&record::Snapshot),
+) -> Result<summary::Summary, engine::Error> {
+    engine::execute(plan, stop, watch).map(|record| summary::of(plan, record))
+}

@@ -5,6 +5,54 @@
 
 use std::time::Duration;
 
+/// A value the user typed that is not the unit it should be; the message says what would be
+/// right, e.g. `'soon' is not a duration: write a number with a unit, e.g. 10s, 500ms, …`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    /// Not a number followed by a duration unit.
+    #[error("'{0}' is not a duration: write a number with a unit, e.g. 10s, 500ms, 250us, 2m")]
+    NotDuration(String),
+    /// A number, then a unit that is not a duration's.
+    #[error("'{0}' has an unknown duration unit '{1}': use ns, us, ms, s, m or h")]
+    DurationUnit(String, String),
+    /// Longer than a year.
+    #[error("'{0}' is too long a duration: use at most a year")]
+    DurationTooLong(String),
+    /// Not a whole number with an optional size unit.
+    #[error("'{0}' is not a byte size: write a whole number, optionally with k, M or G (e.g. 64, 4k, 1M)")]
+    NotSize(String),
+    /// A number, then a unit that is not a size's.
+    #[error("'{0}' has an unknown size unit '{1}': use k, M or G (binary multiples)")]
+    SizeUnit(String, String),
+    /// More bytes than a u64 holds.
+    #[error("'{0}' is too large: the limit is 1 GiB")]
+    SizeTooLarge(String),
+    /// A message size (of the flag named first) that is not a size.
+    #[error("{0}: {1}")]
+    MessageSize(String, Box<UnitError>),
+    /// A message size of 0.
+    #[error("{0} must be at least 1 byte, got '{1}'")]
+    MessageEmpty(String, String),
+    /// A message size over [`MAX_SIZE`].
+    #[error("{0} '{1}' is over the 1 GiB limit: use a smaller size")]
+    MessageTooLarge(String, String),
+    /// Not a number followed by a bit-rate unit.
+    #[error("'{0}' is not a bit rate: write e.g. 100Mbit, 1Gbit or 500k")]
+    NotBits(String),
+    /// A number, then a unit that is not a bit rate's.
+    #[error("'{0}' has an unknown unit '{1}': use bit, kbit, Mbit or Gbit")]
+    BitsUnit(String, String),
+    /// A bit rate of 0 or less, or not finite.
+    #[error("'{0}': a bit rate must be above 0")]
+    BitsNotPositive(String),
+    /// `\x` not followed by two hex digits.
+    #[error("'{0}' has a bad \\x escape: write two hex digits, e.g. \\x0a")]
+    BadHexEscape(String),
+    /// A backslash before a letter that is no escape.
+    #[error("'{0}' has an unknown escape: use \\r, \\n, \\t, \\0, \\\\ or \\xHH")]
+    UnknownEscape(String),
+}
+
 /// A payload throughput unit forced with `--units` (SI, as every rate wirebench prints:
 /// 1 kB = 1000 B); without it the tables take the unit their largest figure calls for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -35,80 +83,7 @@ impl ByteUnit {
 pub const MAX_SIZE: u64 = 1 << 30;
 
 /// Parses a duration such as `10s`, `500ms`, `250us`, `2m`, `1h` or `1.5s`; a bare number is seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number.parse().map_err(|_| {
-        format!(
-            "'{text}' is not a duration: write a number with a unit, e.g. 10s, 500ms, 250us, 2m"
-        )
-    })?;
-    let scale = match unit.trim() {
-        "" | "s" | "sec" | "secs" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "ns" => 1e-9,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(format!(
-                "'{text}' has an unknown duration unit '{other}': use ns, us, ms, s, m or h"
-            ))
-        }
-    };
-    let secs = value * scale;
-    if !secs.is_finite() || secs > 365.0 * 86400.0 {
-        return Err(format!(
-            "'{text}' is too long a duration: use at most a year"
-        ));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-/// Parses a byte size such as `64`, `4k`, `64KiB`, `1M`, `1GiB` (binary multiples, as iperf3 does).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: u64 = number.parse().map_err(|_| {
-        format!("'{text}' is not a byte size: write a whole number, optionally with k, M or G (e.g. 64, 4k, 1M)")
-    })?;
-    let scale: u64 = match unit.trim() {
-        "" | "B" | "b" => 1,
-        "k" | "K" | "KB" | "KiB" | "kB" => 1 << 10,
-        "m" | "M" | "MB" | "MiB" => 1 << 20,
-        "g" | "G" | "GB" | "GiB" => 1 << 30,
-        other => {
-            return Err(format!(
-                "'{text}' has an unknown size unit '{other}': use k, M or G (binary multiples)"
-            ))
-        }
-    };
-    value
-        .checked_mul(scale)
-        .ok_or_else(|| format!("'{text}' is too large: the limit is 1 GiB"))
-}
-
-/// Parses a size that must lie in 1 ..= 1 GiB; `what` names the flag in the message.
-pub fn parse_message_size(what: &str, text: &str) -> Result<usize, String> {
-    let n = parse_size(text).map_err(|e| format!("{what}: {e}"))?;
-    if n == 0 {
-        return Err(format!("{what} must be at least 1 byte, got '{text}'"));
-    }
-    if n > MAX_SIZE {
-        return Err(format!(
-            "{what} '{text}' is over the 1 GiB limit: use a smaller size"
-        ));
-    }
-    Ok(n as usize)
-}
-
-/// Parses a bit rate such as `100Mbit`, `1Gbit`, `500k` or `2.5G` (decimal multiples, bits per
-/// second, as iperf3's `-b`).
-pub fn parse_bits(text: &str) -> Result<f64, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -116,7 +91,66 @@ pub fn parse_bits(text: &str) -> Result<f64, String> {
     let (number, unit) = t.split_at(split);
     let value: f64 = number
         .parse()
-        .map_err(|_| format!("'{text}' is not a bit rate: write e.g. 100Mbit, 1Gbit or 500k"))?;
+        .map_err(|_| UnitError::NotDuration(text.into()))?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "ns" => 1e-9,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => return Err(UnitError::DurationUnit(text.into(), other.into())),
+    };
+    let secs = value * scale;
+    if !secs.is_finite() || secs > 365.0 * 86400.0 {
+        return Err(UnitError::DurationTooLong(text.into()));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses a byte size such as `64`, `4k`, `64KiB`, `1M`, `1GiB` (binary multiples, as iperf3 does).
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: u64 = number
+        .parse()
+        .map_err(|_| UnitError::NotSize(text.into()))?;
+    let scale: u64 = match unit.trim() {
+        "" | "B" | "b" => 1,
+        "k" | "K" | "KB" | "KiB" | "kB" => 1 << 10,
+        "m" | "M" | "MB" | "MiB" => 1 << 20,
+        "g" | "G" | "GB" | "GiB" => 1 << 30,
+        other => return Err(UnitError::SizeUnit(text.into(), other.into())),
+    };
+    value
+        .checked_mul(scale)
+        .ok_or_else(|| UnitError::SizeTooLarge(text.into()))
+}
+
+/// Parses a size that must lie in 1 ..= 1 GiB; `what` names the flag in the message.
+pub fn parse_message_size(what: &str, text: &str) -> Result<usize, UnitError> {
+    let n = parse_size(text).map_err(|e| UnitError::MessageSize(what.into(), Box::new(e)))?;
+    if n == 0 {
+        return Err(UnitError::MessageEmpty(what.into(), text.into()));
+    }
+    if n > MAX_SIZE {
+        return Err(UnitError::MessageTooLarge(what.into(), text.into()));
+    }
+    Ok(n as usize)
+}
+
+/// Parses a bit rate such as `100Mbit`, `1Gbit`, `500k` or `2.5G` (decimal multiples, bits per
+/// second, as iperf3's `-b`).
+pub fn parse_bits(text: &str) -> Result<f64, UnitError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| UnitError::NotBits(text.into()))?;
     let unit = unit.trim().trim_end_matches("/s").trim_end_matches("ps");
     let unit = unit.strip_suffix("bit").unwrap_or(unit);
     let scale = match unit {
@@ -124,21 +158,17 @@ pub fn parse_bits(text: &str) -> Result<f64, String> {
         "k" | "K" => 1e3,
         "m" | "M" => 1e6,
         "g" | "G" => 1e9,
-        other => {
-            return Err(format!(
-                "'{text}' has an unknown unit '{other}': use bit, kbit, Mbit or Gbit"
-            ))
-        }
+        other => return Err(UnitError::BitsUnit(text.into(), other.into())),
     };
     let bits = value * scale;
     if !(bits > 0.0 && bits.is_finite()) {
-        return Err(format!("'{text}': a bit rate must be above 0"));
+        return Err(UnitError::BitsNotPositive(text.into()));
     }
     Ok(bits)
 }
 
 /// Expands `\r`, `\n`, `\t`, `\0`, `\\` and `\xHH` escapes, as a user types them in a shell.
-pub fn unescape(text: &str) -> Result<Vec<u8>, String> {
+pub fn unescape(text: &str) -> Result<Vec<u8>, UnitError> {
     let mut out = Vec::with_capacity(text.len());
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -157,16 +187,11 @@ pub fn unescape(text: &str) -> Result<Vec<u8>, String> {
             Some(b'\\') => (b'\\', 2),
             Some(b'x') => {
                 let hex = text.get(i + 2..i + 4).unwrap_or("");
-                let v = u8::from_str_radix(hex, 16).map_err(|_| {
-                    format!("'{text}' has a bad \\x escape: write two hex digits, e.g. \\x0a")
-                })?;
+                let v = u8::from_str_radix(hex, 16)
+                    .map_err(|_| UnitError::BadHexEscape(text.into()))?;
                 (v, 4)
             }
-            _ => {
-                return Err(format!(
-                    "'{text}' has an unknown escape: use \\r, \\n, \\t, \\0, \\\\ or \\xHH"
-                ))
-            }
+            _ => return Err(UnitError::UnknownEscape(text.into())),
         };
         out.push(byte);
         i += used;

@@ -220,7 +220,7 @@ fn http() -> Summary {
         path: "/bytes/1024".into(),
         requests: 1,
         keepalive: true,
-        version: "1.1",
+        version: "1.1".into(),
         status: total
             .status
             .iter()

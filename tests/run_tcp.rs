@@ -1,9 +1,10 @@
 //! The client against real servers on loopback: the reference server (in-process and as a
-//! process), memcached, and small hand-written misbehaving servers.
+//! process), memcached, and small hand-written misbehaving servers. Tests that check only
+//! figures run the client in this process ([`common::measure_json`]); the rest run the binary.
 
 mod common;
 
-use common::{free_port, listens, run_bounded, run_json, ServerProcess};
+use common::{free_port, listens, measure_json, run_bounded, run_json, ServerProcess};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
@@ -28,7 +29,7 @@ fn f(v: &serde_json::Value) -> f64 {
 #[test]
 fn ok_count_equals_the_servers_request_counter() {
     let (srv, url) = server(TcpServerOptions::default());
-    let (json, code) = run_json(&[&url, "-c", "4", "-n", "2000", "--size", "100"], LIMIT);
+    let (json, code) = measure_json(&[&url, "-c", "4", "-n", "2000", "--size", "100"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["ok"]), 2000);
     assert_eq!(n(&json["errors"]["total"]), 0);
@@ -43,7 +44,7 @@ fn ok_count_equals_the_servers_request_counter() {
 #[test]
 fn pipelined_requests_are_all_answered_and_counted() {
     let (srv, url) = server(TcpServerOptions::default());
-    let (json, code) = run_json(&[&url, "-c", "2", "--pipeline", "16", "-n", "5000"], LIMIT);
+    let (json, code) = measure_json(&[&url, "-c", "2", "--pipeline", "16", "-n", "5000"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["ok"]), 5000);
     assert_eq!(srv.stop().requests, 5000);
@@ -153,7 +154,7 @@ fn server_delay_shows_in_the_median() {
         delay: Some(Duration::from_millis(5)),
         ..TcpServerOptions::default()
     });
-    let (json, code) = run_json(&[&url, "-c", "2", "-d", "1s"], LIMIT);
+    let (json, code) = measure_json(&[&url, "-c", "2", "-d", "1s"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let p50 = f(&json["latency"]["p50_us"]);
     assert!((5_000.0..50_000.0).contains(&p50), "p50 {p50} µs");
@@ -197,7 +198,7 @@ fn think_time_paces_each_connection_and_ends_with_the_run() {
 #[test]
 fn warmup_requests_stay_out_of_the_statistics() {
     let (srv, url) = server(TcpServerOptions::default());
-    let (json, code) = run_json(&[&url, "-c", "3", "-n", "600", "--warmup", "150"], LIMIT);
+    let (json, code) = measure_json(&[&url, "-c", "3", "-n", "600", "--warmup", "150"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["ok"]), 600);
     assert_eq!(n(&json["latency"]["count"]), 600);
@@ -205,7 +206,7 @@ fn warmup_requests_stay_out_of_the_statistics() {
     assert_eq!(srv.stop().requests, 750);
 
     let (srv, url) = server(TcpServerOptions::default());
-    let (json, _) = run_json(&[&url, "-d", "1s", "--warmup", "500ms"], LIMIT);
+    let (json, _) = measure_json(&[&url, "-d", "1s", "--warmup", "500ms"], LIMIT);
     let warm = n(&json["warmup"]["ok"]);
     assert!(warm > 0, "{json}");
     assert_eq!(srv.stop().requests, n(&json["ok"]) + warm);
@@ -215,7 +216,7 @@ fn warmup_requests_stay_out_of_the_statistics() {
 #[test]
 fn connection_per_request_reports_connect_time() {
     let (srv, url) = server(TcpServerOptions::default());
-    let (json, code) = run_json(&[&url, "--mode", "crr", "-c", "2", "-n", "300"], LIMIT);
+    let (json, code) = measure_json(&[&url, "--mode", "crr", "-c", "2", "-n", "300"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["ok"]), 300);
     assert_eq!(n(&json["connect"]["count"]), 300);

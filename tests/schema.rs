@@ -100,12 +100,12 @@ fn rr_summary() -> (Summary, Recorder) {
     let mut warm = Recorder::new();
     warm.ok(Duration::from_micros(7));
     let summary = Summary {
-        schema: SCHEMA,
-        wirebench_version: env!("CARGO_PKG_VERSION"),
+        schema: SCHEMA.into(),
+        wirebench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix_ms: 1_700_000_000_000,
         target: "tcp://127.0.0.1:40123".into(),
-        protocol: "tcp",
-        mode: "rr",
+        protocol: "tcp".into(),
+        mode: "rr".into(),
         config: Config {
             think_s: Some(0.001),
             think_achieved_s: Some(0.00105),
@@ -152,12 +152,12 @@ fn bulk_summary() -> Summary {
     rec.messages = rec.sent_bytes / 65_536;
     rec.connected(Duration::from_micros(55));
     Summary {
-        schema: SCHEMA,
-        wirebench_version: env!("CARGO_PKG_VERSION"),
+        schema: SCHEMA.into(),
+        wirebench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix_ms: 1_700_000_000_000,
         target: "tcp://127.0.0.1:40124".into(),
-        protocol: "tcp",
-        mode: "stream",
+        protocol: "tcp".into(),
+        mode: "stream".into(),
         config: Config {
             request_bytes: 65_536,
             ..config(None)

@@ -62,7 +62,7 @@ fn since(text: &str) -> Result<std::time::Duration, UsageError> {
             .filter(|d| d.is_finite() && *d >= 0.0)
             .map(|d| std::time::Duration::from_secs_f64(d * 86_400.0))
             .ok_or_else(|| String::from("not a number of days")),
-        None => crate::units::parse_duration(t),
+        None => crate::units::parse_duration(t).map_err(|e| e.to_string()),
     };
     parsed.map_err(|e| {
         UsageError::new(format!(

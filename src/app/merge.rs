@@ -38,10 +38,9 @@ pub fn main(a: &MergeArgs) -> anyhow::Result<ExitCode> {
             )
             .into())
         }
-        true => crate::summary::shard::merge(&parts, &a.inputs),
-        false => crate::summary::merge::merge(&parts, a.sequential),
-    }
-    .map_err(UsageError::new)?;
+        true => crate::summary::shard::merge(&parts, &a.inputs).map_err(UsageError::new)?,
+        false => crate::summary::merge::merge(&parts, a.sequential).map_err(UsageError::new)?,
+    };
     let mut out = std::io::stdout().lock();
     crate::report::json::write(&merged, &mut out)?;
     out.flush()?;

@@ -2,6 +2,7 @@
 //! 0 success, 1 the run failed or saw errors, 2 bad input (one line on stderr, no backtrace),
 //! 3 a `--fail-if` threshold failed or `diff` found a regression, 130 a run stopped by Ctrl-C.
 
+mod clap_text;
 mod clash;
 pub mod compare;
 pub mod demo;
@@ -70,50 +71,45 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
-            eprintln!("error: {}", one_line(&e.render().to_string()));
+            eprintln!("error: {}", one_line(&e, "wirebench --help"));
             ExitCode::from(EXIT_USAGE)
         }
     }
 }
 
-/// Folds clap's rendered error into one line. Clap puts the first line's subject on the lines
-/// that follow it (the missing arguments, indented), then a tip and a usage line; all of them
-/// are kept, so "required arguments were not provided" names them and shows where they go.
-pub(crate) fn one_line(text: &str) -> String {
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines
-        .next()
-        .unwrap_or("bad arguments")
-        .trim_start_matches("error: ");
-    let (mut subjects, mut tip, mut usage) = (Vec::new(), None, None);
-    for line in lines {
-        if let Some(t) = line.strip_prefix("tip: ") {
-            tip = Some(t);
-        } else if let Some(u) = line.strip_prefix("Usage: ") {
-            usage = Some(u);
-        } else if !line.starts_with("For more information") {
-            subjects.push(line);
-        }
-    }
-    let mut out = first.to_string();
+/// Clap's error as one line, built from its kind and context (not from its rendered text):
+/// the problem with what it names (the missing arguments, the possible values), the last tip,
+/// the usage, and where to read more: the usage's subcommand with `--help`, else `fallback`.
+pub(crate) fn one_line(e: &clap::Error, fallback: &str) -> String {
+    use clap::error::ContextKind;
+    let (head, subjects) = clap_text::problem(e);
+    let mut out = head;
     if !subjects.is_empty() {
         out = format!("{} {}", out.trim_end(), subjects.join(", "));
     }
-    if let Some(t) = tip {
+    if let Some(t) = clap_text::tip(e) {
         out += &format!("; {t}");
     }
+    let usage = e.get(ContextKind::Usage).map(|u| u.to_string());
+    let usage = usage
+        .as_deref()
+        .map(|u| u.trim().trim_start_matches("Usage: "))
+        .and_then(|u| u.lines().next());
     let help = match usage {
         Some(u) => {
-            out += &format!("; usage: {u}");
+            out += &format!("; usage: {}", u.trim());
             // "wirebench run [OPTIONS] <URL>" → "wirebench run --help" (the command's words).
             let words: Vec<&str> = u
                 .split_whitespace()
                 .take_while(|w| !w.starts_with(['[', '<', '-']))
                 .collect();
-            format!("{} --help", words.join(" "))
+            Some(format!("{} --help", words.join(" ")))
         }
-        None => "wirebench --help".to_string(),
+        None => None,
     };
+    let help = help
+        .filter(|h| h != "wirebench --help")
+        .unwrap_or_else(|| fallback.to_string());
     format!("{out} (see '{help}')")
 }
 
@@ -141,10 +137,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
 
-    /// Clap's own rendering of `args`' error, folded.
+    /// The one line of `args`' error.
     fn folded(args: &[&str]) -> String {
         let e = Cli::try_parse_from(args).expect_err("bad arguments");
-        one_line(&e.render().to_string())
+        one_line(&e, "wirebench --help")
     }
 
     #[test]

@@ -115,9 +115,10 @@ pub fn measure(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
         (None, None) => Goal::Open,
     };
     let mut progress = progress.towards(goal);
-    let record = crate::engine::execute(plan, &mut |s| progress.show(s));
+    let stop = crate::engine::stop::process();
+    let summary = crate::measure_watching(plan, stop, &mut |s| progress.show(s));
     progress.finish();
-    Ok(crate::summary::of(plan, record.map_err(engine_error)?))
+    summary.map_err(engine_error)
 }
 
 /// The engine's error as the commands handle it: a usage error exits 2 and an unreachable

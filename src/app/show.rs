@@ -36,11 +36,9 @@ pub fn main(a: &ShowArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A stored result document read back into the summary the table renders. The summary's
-/// names (`protocol`, `mode` …) are `&'static str`, so the text is kept for the process's life.
+/// A stored result document read back into the summary the table renders.
 pub(crate) fn summary(text: String) -> anyhow::Result<Summary> {
-    let text: &'static str = Box::leak(text.into_boxed_str());
-    serde_json::from_str(text)
+    serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("the stored result does not read back: {e}"))
 }
 

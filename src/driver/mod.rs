@@ -34,11 +34,11 @@ pub enum Error {
     #[error("{0}")]
     NoWorkload(String),
     /// The TLS client cannot be set up (a certificate file that cannot be read or used).
-    #[error("{0}")]
-    Tls(String),
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
     /// The requests cannot be sent by this protocol (HTTP/2's rules on headers and paths).
-    #[error("{0}")]
-    Request(String),
+    #[error(transparent)]
+    Request(#[from] h2::RequestError),
     /// What the workload asks cannot be negotiated (DICOM presentation contexts).
     #[error("{0}")]
     Negotiation(String),

@@ -35,6 +35,29 @@ impl std::fmt::Debug for TlsClient {
     }
 }
 
+/// A TLS client that cannot be set up: bad input (a certificate file, a server name).
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// rustls refuses the protocol versions.
+    #[error("TLS set-up: {0}")]
+    Setup(rustls::Error),
+    /// A host that is no server name.
+    #[error("'{0}' is not a valid TLS server name")]
+    Name(String),
+    /// `--cacert` that cannot be read.
+    #[error("--cacert {0}: {1}: give a PEM file")]
+    Read(String, crate::sys::file::ReadError),
+    /// `--cacert` that is not PEM.
+    #[error("--cacert {0}: not PEM ({1})")]
+    Pem(String, rustls::pki_types::pem::Error),
+    /// A certificate rustls cannot use.
+    #[error("--cacert {0}: unusable certificate ({1})")]
+    Unusable(String, rustls::Error),
+    /// `--cacert` without a certificate.
+    #[error("--cacert {0} holds no certificate: give a PEM file")]
+    Empty(String),
+}
+
 impl TlsClient {
     /// A client for `host`, verifying against `cacert` (PEM) or the web roots, or not at all;
     /// with `http2`, offering `h2` in ALPN.
@@ -43,11 +66,11 @@ impl TlsClient {
         insecure: bool,
         cacert: Option<&str>,
         http2: bool,
-    ) -> Result<TlsClient, String> {
+    ) -> Result<TlsClient, TlsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS set-up: {e}"))?;
+            .map_err(TlsError::Setup)?;
         let mut config = if insecure {
             builder
                 .dangerous()
@@ -65,8 +88,8 @@ impl TlsClient {
         }
         let bare = host.rsplit_once(':').map_or(host, |(h, _)| h);
         let bare = bare.trim_start_matches('[').trim_end_matches(']');
-        let name = ServerName::try_from(bare.to_string())
-            .map_err(|_| format!("'{bare}' is not a valid TLS server name"))?;
+        let name =
+            ServerName::try_from(bare.to_string()).map_err(|_| TlsError::Name(bare.into()))?;
         Ok(TlsClient {
             connector: TlsConnector::from(Arc::new(config)),
             name,
@@ -119,23 +142,21 @@ pub fn handshake_error(err: &std::io::Error) -> OpError {
     }
 }
 
-fn roots(cacert: Option<&str>) -> Result<RootCertStore, String> {
+fn roots(cacert: Option<&str>) -> Result<RootCertStore, TlsError> {
     let mut store = RootCertStore::empty();
     match cacert {
         None => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
         Some(path) => {
             let pem = crate::sys::file::read(path, crate::sys::file::PEM_LIMIT)
-                .map_err(|e| format!("--cacert {path}: {e}: give a PEM file"))?;
+                .map_err(|e| TlsError::Read(path.into(), e))?;
             for cert in CertificateDer::pem_slice_iter(&pem) {
-                let cert = cert.map_err(|e| format!("--cacert {path}: not PEM ({e})"))?;
+                let cert = cert.map_err(|e| TlsError::Pem(path.into(), e))?;
                 store
                     .add(cert)
-                    .map_err(|e| format!("--cacert {path}: unusable certificate ({e})"))?;
+                    .map_err(|e| TlsError::Unusable(path.into(), e))?;
             }
             if store.is_empty() {
-                return Err(format!(
-                    "--cacert {path} holds no certificate: give a PEM file"
-                ));
+                return Err(TlsError::Empty(path.into()));
             }
         }
     }

@@ -175,7 +175,7 @@ impl Warming {
             });
             self.next = (self.next + Duration::from_secs(1)).max(now + Duration::from_millis(500));
         }
-        let over = now >= timeline.t0 + self.cap || super::stop::requested() || timeline.expired();
+        let over = now >= timeline.t0 + self.cap || timeline.stop.requested() || timeline.expired();
         if settled.is_none() && !over {
             return Some(self.next.saturating_duration_since(now));
         }

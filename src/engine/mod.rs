@@ -26,6 +26,7 @@ use crate::record::{RunRecord, Snapshot};
 use crate::sys::usage;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+pub use stop::Stop;
 
 /// Why a run did not complete.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +49,11 @@ pub enum Error {
 /// Runs `plan` to completion and returns what it recorded. Each closed second of the
 /// measured part (and the warm-up's progress) is shown to `watch` as the run goes on. The
 /// plan's protocol is prepared first: what it rejects is bad input.
-pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> Result<RunRecord, Error> {
+pub fn execute(
+    plan: &Plan,
+    stop: &Stop,
+    watch: &mut dyn FnMut(&Snapshot),
+) -> Result<RunRecord, Error> {
     let job = driver::Job {
         target: plan.target.clone(),
         workload: plan.workload.clone(),
@@ -60,6 +65,7 @@ pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> Result<RunRecor
     let run = Run {
         plan: Arc::new(plan.clone()),
         job: Arc::new(job),
+        stop: stop.clone(),
         watch,
     };
     let job = run.job.clone();
@@ -71,6 +77,7 @@ pub fn execute(plan: &Plan, watch: &mut dyn FnMut(&Snapshot)) -> Result<RunRecor
 struct Run<'w> {
     plan: Arc<Plan>,
     job: Arc<driver::Job>,
+    stop: Stop,
     watch: &'w mut dyn FnMut(&Snapshot),
 }
 
@@ -88,7 +95,7 @@ impl Run<'_> {
     fn start<P: Protocol>(self, protocol: Arc<P>) -> Result<RunRecord, Error> {
         let plan = self.plan;
         usage::ensure_fd_limit(descriptors(&plan))?;
-        let timeline = Arc::new(timeline::Timeline::new(&plan));
+        let timeline = Arc::new(timeline::Timeline::new(&plan, self.stop.clone()));
         let gate = Arc::new(gate::Gate::new());
         let (tx, rx) = mpsc::channel();
         // A spare recorder per worker, and one for the collector's second in progress.
@@ -212,7 +219,7 @@ fn timed(
         (Some(_), active) => (start, active.map_or(end, |(_, last)| last.min(end))),
     };
     record.measured = to.saturating_duration_since(from);
-    if let Some(p) = planned.filter(|_| !stop::requested() && !timeline.expired()) {
+    if let Some(p) = planned.filter(|_| !timeline.stop.requested() && !timeline.expired()) {
         record.measured = record.measured.max(p);
     }
     record.warm_for = start.saturating_duration_since(timeline.t0);

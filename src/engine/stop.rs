@@ -1,33 +1,66 @@
-//! Stopping a run early from outside (Ctrl-C): a process-wide flag each worker watches beside
-//! its connections. A stopped run ends like one at its deadline, only sooner: the connections
-//! stop, the workers hand in what they recorded, and the measured time is the time until the
-//! stop, so the rates of the partial run are true rates.
+//! Stopping a run early from outside (Ctrl-C, or the program that embeds the library): a
+//! [`Stop`] handle each run is given and each worker watches beside its connections. A stopped
+//! run ends like one at its deadline, only sooner: the connections stop, the workers hand in
+//! what they recorded, and the measured time is the time until the stop, so the rates of the
+//! partial run are true rates.
+//!
+//! Each run has its own handle, so a stop ends only the runs that share it: two runs in one
+//! process (an embedding program, a test) do not stop each other. The command line's runs
+//! share the process's handle ([`process`]), which SIGINT and SIGTERM request.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-
-/// The flag: written once, so reading it on a hot path costs no cache-line traffic.
-static STOPPED: AtomicBool = AtomicBool::new(false);
 
 /// How often a worker looks at the flag while its connections wait on the network.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Asks the run in progress (and any later one in this process) to stop now.
-pub fn request() {
-    STOPPED.store(true, Ordering::Relaxed);
-}
+/// A stop for the runs given it: cloned handles share one flag, written once, so reading it on
+/// a hot path costs no cache-line traffic.
+#[derive(Clone, Debug, Default)]
+pub struct Stop(Arc<AtomicBool>);
 
-/// Whether a stop was asked for.
-pub fn requested() -> bool {
-    STOPPED.load(Ordering::Relaxed)
-}
-
-/// Resolves once a stop is asked for, looking every 50 ms on the worker's own timer: a
-/// worker waits on this beside its connections, so an open loop or a connection stalled on its
-/// target stops within 50 ms, and nothing shared across threads is touched per request (a
-/// closed loop reads [`requested`] before each request: a load of a line no one writes).
-pub async fn polled() {
-    while !requested() {
-        tokio::time::sleep(POLL).await;
+impl Stop {
+    /// A handle no one has asked to stop.
+    pub fn new() -> Stop {
+        Stop::default()
     }
+
+    /// Asks the runs given this handle (and any later one given it) to stop now.
+    pub fn request(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a stop was asked for.
+    pub fn requested(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Resolves once a stop is asked for, looking every 50 ms on the worker's own timer: a
+    /// worker waits on this beside its connections, so an open loop or a connection stalled
+    /// on its target stops within 50 ms, and nothing shared across threads is touched per
+    /// request (a closed loop reads [`Stop::requested`] before each request: a load of a line
+    /// no one writes).
+    pub async fn polled(&self) {
+        while !self.requested() {
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+/// The command line's handle: every run of this process's command watches it, and Ctrl-C
+/// (or SIGTERM) requests it, after which the command reports what it measured.
+pub fn process() -> &'static Stop {
+    static PROCESS: OnceLock<Stop> = OnceLock::new();
+    PROCESS.get_or_init(Stop::new)
+}
+
+/// Asks the command's runs to stop ([`process`]'s handle).
+pub fn request() {
+    process().request();
+}
+
+/// Whether the command's runs were asked to stop ([`process`]'s handle).
+pub fn requested() -> bool {
+    process().requested()
 }

@@ -40,11 +40,13 @@ pub struct Timeline {
     start: watch::Sender<Option<Instant>>,
     /// `--warmup auto`: its cap, and the replies of the warm-up so far.
     pub auto: Option<(Duration, super::steady::WarmTally)>,
+    /// What stops this run early (Ctrl-C for the command line).
+    pub stop: super::stop::Stop,
 }
 
 impl Timeline {
-    /// The timeline of `plan`, beginning now.
-    pub fn new(plan: &Plan) -> Timeline {
+    /// The timeline of `plan`, beginning now, stopped early by `stop`.
+    pub fn new(plan: &Plan, stop: super::stop::Stop) -> Timeline {
         let t0 = Instant::now();
         let gated = plan.warmup.is_none() && plan.load.schedule().is_some();
         let start = match plan.warmup {
@@ -66,6 +68,7 @@ impl Timeline {
             gated,
             start: watch::channel(start).0,
             auto,
+            stop,
         }
     }
 

@@ -483,7 +483,7 @@ pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<
         // by the engine once every worker has handed in.
         tokio::select! {
             _ = work => {}
-            _ = super::stop::polled() => {}
+            _ = spec.timeline.stop.polled() => {}
             _ = spec.timeline.overall_deadline() => {}
         }
         ticker.abort();

@@ -13,6 +13,7 @@
 //! latency is counted from them. A [`Clock`] reads them in order at O(1) a request.
 
 use crate::random::{exp1, mix};
+use crate::units::UnitError;
 use std::time::Duration;
 
 /// What the next send should do, given the time elapsed and the requests sent so far.
@@ -334,64 +335,117 @@ fn ramp_time(i: f64, from: f64, to: f64, span: f64) -> f64 {
     (-from + (from * from + 2.0 * k * i).sqrt()) / k
 }
 
+/// A `--rate` that is not a rate or a ramp; each carries the text given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RateError {
+    /// A part that is not a number.
+    #[error("--rate '{text}': '{part}' is not a number; write e.g. --rate 20000 or --rate 1000..50000/30s")]
+    NotNumber {
+        /// The whole `--rate`.
+        text: String,
+        /// The part that is not a number.
+        part: String,
+    },
+    /// A rate of 0 or less.
+    #[error("--rate '{0}': a rate must be above 0 requests/s")]
+    NotPositive(String),
+    /// `FROM..TO` without `/DURATION`.
+    #[error("--rate '{0}': a ramp needs its length, e.g. 1000..50000/30s")]
+    NoLength(String),
+    /// A `/` without `FROM..TO` before it.
+    #[error("--rate '{0}': write a ramp as FROM..TO/DURATION, e.g. 1000..50000/30s")]
+    NotRamp(String),
+    /// A ramp down.
+    #[error("--rate '{0}': the ramp ends below its start; write FROM..TO with TO ≥ FROM, or use --stages for steps down")]
+    Backward(String),
+    /// A ramp's length that is not a duration.
+    #[error("--rate '{0}': {1}")]
+    Length(String, UnitError),
+    /// A ramp of no length.
+    #[error("--rate '{0}': the ramp needs a length above 0")]
+    ZeroLength(String),
+}
+
 /// Parses `--rate`: `20000` (constant) or `1000..50000/30s` (linear ramp).
-pub fn parse_rate(text: &str) -> Result<Schedule, String> {
-    let positive = |t: &str| -> Result<f64, String> {
-        let v: f64 = t.trim().parse().map_err(|_| {
-            format!("--rate '{text}': '{t}' is not a number; write e.g. --rate 20000 or --rate 1000..50000/30s")
+pub fn parse_rate(text: &str) -> Result<Schedule, RateError> {
+    let positive = |t: &str| -> Result<f64, RateError> {
+        let v: f64 = t.trim().parse().map_err(|_| RateError::NotNumber {
+            text: text.into(),
+            part: t.into(),
         })?;
         if !(v > 0.0 && v.is_finite()) {
-            return Err(format!(
-                "--rate '{text}': a rate must be above 0 requests/s"
-            ));
+            return Err(RateError::NotPositive(text.into()));
         }
         Ok(v)
     };
     let Some((range, over)) = text.split_once('/') else {
         if text.contains("..") {
-            return Err(format!(
-                "--rate '{text}': a ramp needs its length, e.g. 1000..50000/30s"
-            ));
+            return Err(RateError::NoLength(text.into()));
         }
         return Ok(Schedule::Constant {
             rate: positive(text)?,
         });
     };
-    let (from, to) = range.split_once("..").ok_or_else(|| {
-        format!("--rate '{text}': write a ramp as FROM..TO/DURATION, e.g. 1000..50000/30s")
-    })?;
+    let (from, to) = range
+        .split_once("..")
+        .ok_or_else(|| RateError::NotRamp(text.into()))?;
     let (from, to) = (positive(from)?, positive(to)?);
     if to < from {
-        return Err(format!(
-            "--rate '{text}': the ramp ends below its start; write FROM..TO with TO ≥ FROM, or use --stages for steps down"
-        ));
+        return Err(RateError::Backward(text.into()));
     }
-    let over = crate::units::parse_duration(over).map_err(|e| format!("--rate '{text}': {e}"))?;
+    let over = crate::units::parse_duration(over).map_err(|e| RateError::Length(text.into(), e))?;
     if over.is_zero() {
-        return Err(format!("--rate '{text}': the ramp needs a length above 0"));
+        return Err(RateError::ZeroLength(text.into()));
     }
     Ok(Schedule::Ramp { from, to, over })
 }
 
+/// A `--stages` stage that is not a duration and a rate above 0.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StagesError {
+    /// Not `DURATION@RATE`.
+    #[error("--stages '{text}': '{stage}' is not DURATION@RATE; write e.g. --stages '10s@1000,10s@5000'")]
+    NotStage {
+        /// The whole `--stages`.
+        text: String,
+        /// The stage.
+        stage: String,
+    },
+    /// A rate of 0 or less.
+    #[error("--stages '{text}': stage '{stage}' needs a rate above 0 requests/s")]
+    ZeroRate {
+        /// The whole `--stages`.
+        text: String,
+        /// The stage.
+        stage: String,
+    },
+    /// A stage of no length.
+    #[error("--stages '{text}': stage '{stage}' needs a duration above 0")]
+    ZeroDuration {
+        /// The whole `--stages`.
+        text: String,
+        /// The stage.
+        stage: String,
+    },
+}
+
 /// Parses `--stages '10s@1000,10s@5000'`: each stage a duration and a rate.
-pub fn parse_stages(text: &str) -> Result<Schedule, String> {
+pub fn parse_stages(text: &str) -> Result<Schedule, StagesError> {
     let mut stages = Vec::new();
     for part in text.split(',').map(str::trim) {
-        let bad = || {
-            format!("--stages '{text}': '{part}' is not DURATION@RATE; write e.g. --stages '10s@1000,10s@5000'")
+        let (text, stage) = (text.to_string(), part.to_string());
+        let bad = || StagesError::NotStage {
+            text: text.clone(),
+            stage: stage.clone(),
         };
         let (d, r) = part.split_once('@').ok_or_else(bad)?;
         let duration = crate::units::parse_duration(d).map_err(|_| bad())?;
         let rate: f64 = r.trim().parse().map_err(|_| bad())?;
         if !(rate > 0.0 && rate.is_finite()) {
-            return Err(format!(
-                "--stages '{text}': stage '{part}' needs a rate above 0 requests/s"
-            ));
+            return Err(StagesError::ZeroRate { text, stage });
         }
         if duration.is_zero() {
-            return Err(format!(
-                "--stages '{text}': stage '{part}' needs a duration above 0"
-            ));
+            return Err(StagesError::ZeroDuration { text, stage });
         }
         stages.push(Stage { duration, rate });
     }
@@ -558,7 +612,7 @@ mod tests {
             "1000..5000/0s",
             "1..x/1s",
         ] {
-            let e = parse_rate(bad).expect_err(bad);
+            let e = parse_rate(bad).expect_err(bad).to_string();
             assert!(e.contains("--rate"), "{e}");
         }
         for bad in ["10s", "10s@", "@100", "10s@0", "x@100", "10s@100,,"] {

@@ -4,8 +4,86 @@
 //! A sweep is the engine run again with another plan (../shared/STYLE.md); this module only
 //! says which values, in which order. `app::sweep` sets each value into a copy of the arguments.
 
-use crate::units::{parse_duration, parse_size};
+use crate::units::{parse_duration, parse_size, UnitError};
 use std::time::Duration;
+
+/// A swept flag's text that does not expand; each names the flag it is about.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SweepError {
+    /// Nothing but blanks.
+    #[error("{flag} '{text}' is an empty list: give a value or values separated by commas, e.g. {flag} {}", example(*.kind))]
+    EmptyList {
+        /// The swept flag.
+        flag: &'static str,
+        /// Its values' kind.
+        kind: Kind,
+        /// The text given.
+        text: String,
+    },
+    /// Two commas with nothing between.
+    #[error("{flag} '{text}' has an empty item: give values separated by commas, e.g. {flag} {}", example(*.kind))]
+    EmptyItem {
+        /// The swept flag.
+        flag: &'static str,
+        /// Its values' kind.
+        kind: Kind,
+        /// The text given.
+        text: String,
+    },
+    /// An item that is not a value of the flag's kind.
+    #[error("{flag}: {error}")]
+    Value {
+        /// The swept flag.
+        flag: &'static str,
+        /// What is wrong with the item.
+        error: ValueError,
+    },
+    /// A doubling range from 0.
+    #[error("{flag} '{item}': a doubling range must start above 0, e.g. {flag} {}", example(*.kind))]
+    FromZero {
+        /// The swept flag.
+        flag: &'static str,
+        /// Its values' kind.
+        kind: Kind,
+        /// The range given.
+        item: String,
+    },
+    /// A range whose end is below its start.
+    #[error("{flag} '{item}': the range ends below its start; write FROM..TO with TO ≥ FROM")]
+    Backward {
+        /// The swept flag.
+        flag: &'static str,
+        /// The range given.
+        item: String,
+    },
+}
+
+impl SweepError {
+    /// The flag the error is about.
+    pub fn flag(&self) -> &'static str {
+        match self {
+            SweepError::EmptyList { flag, .. }
+            | SweepError::EmptyItem { flag, .. }
+            | SweepError::Value { flag, .. }
+            | SweepError::FromZero { flag, .. }
+            | SweepError::Backward { flag, .. } => flag,
+        }
+    }
+}
+
+/// One swept item that is not a value of its kind.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// Not a size or a duration.
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    /// Not a whole number (a count).
+    #[error("'{0}' is not a whole number")]
+    NotWhole(String),
+    /// Not a rate.
+    #[error("'{0}' is not a rate in requests/s")]
+    NotRate(String),
+}
 
 /// What a swept flag's values are, so that a range knows how to double them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,20 +118,23 @@ pub fn is_sweep(kind: Kind, text: &str) -> bool {
 /// Expands `text` into its values: items separated by commas, each a value or a doubling
 /// range `A..B` (A, 2A, 4A … up to B; B itself ends the range when the doubling misses it, so
 /// both ends are always measured). `flag` names the flag in the message of a bad item.
-pub fn expand(flag: &'static str, kind: Kind, text: &str) -> Result<Axis, String> {
+pub fn expand(flag: &'static str, kind: Kind, text: &str) -> Result<Axis, SweepError> {
+    let given = || text.to_string();
     if text.trim().is_empty() {
-        return Err(format!(
-            "{flag} '{text}' is an empty list: give a value or values separated by commas, e.g. {flag} {}",
-            example(kind)
-        ));
+        return Err(SweepError::EmptyList {
+            flag,
+            kind,
+            text: given(),
+        });
     }
     let mut values: Vec<String> = Vec::new();
     for item in text.split(',').map(str::trim) {
         if item.is_empty() {
-            return Err(format!(
-                "{flag} '{text}' has an empty item: give values separated by commas, e.g. {flag} {}",
-                example(kind)
-            ));
+            return Err(SweepError::EmptyItem {
+                flag,
+                kind,
+                text: given(),
+            });
         }
         for v in item_values(flag, kind, item)? {
             if !values.contains(&v) {
@@ -75,8 +156,8 @@ fn example(kind: Kind) -> &'static str {
 }
 
 /// One item's values: itself (canonical), or the doubling range it writes.
-fn item_values(flag: &'static str, kind: Kind, item: &str) -> Result<Vec<String>, String> {
-    let bad = |e: String| format!("{flag}: {e}");
+fn item_values(flag: &'static str, kind: Kind, item: &str) -> Result<Vec<String>, SweepError> {
+    let bad = |error: ValueError| SweepError::Value { flag, error };
     if kind == Kind::Rate && item.contains('/') {
         return Ok(vec![item.to_string()]);
     }
@@ -89,15 +170,12 @@ fn item_values(flag: &'static str, kind: Kind, item: &str) -> Result<Vec<String>
         value(kind, to).map_err(bad)?,
     );
     if a <= 0.0 {
-        return Err(format!(
-            "{flag} '{item}': a doubling range must start above 0, e.g. {flag} {}",
-            example(kind)
-        ));
+        let item = item.to_string();
+        return Err(SweepError::FromZero { flag, kind, item });
     }
     if b < a {
-        return Err(format!(
-            "{flag} '{item}': the range ends below its start; write FROM..TO with TO ≥ FROM"
-        ));
+        let item = item.to_string();
+        return Err(SweepError::Backward { flag, item });
     }
     let mut out = Vec::new();
     let mut v = a;
@@ -110,19 +188,19 @@ fn item_values(flag: &'static str, kind: Kind, item: &str) -> Result<Vec<String>
 }
 
 /// An item's value as a number: bytes, a count, requests/s, or nanoseconds.
-fn value(kind: Kind, t: &str) -> Result<f64, String> {
+fn value(kind: Kind, t: &str) -> Result<f64, ValueError> {
     let t = t.trim();
     match kind {
-        Kind::Bytes => parse_size(t).map(|n| n as f64),
+        Kind::Bytes => Ok(parse_size(t)? as f64),
         Kind::Count => t
             .parse::<u64>()
             .map(|n| n as f64)
-            .map_err(|_| format!("'{t}' is not a whole number")),
+            .map_err(|_| ValueError::NotWhole(t.into())),
         Kind::Rate => match t.parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-            _ => Err(format!("'{t}' is not a rate in requests/s")),
+            _ => Err(ValueError::NotRate(t.into())),
         },
-        Kind::Duration => parse_duration(t).map(|d| d.as_nanos() as f64),
+        Kind::Duration => Ok(parse_duration(t)?.as_nanos() as f64),
     }
 }
 
@@ -185,7 +263,9 @@ mod tests {
     use super::*;
 
     fn values(kind: Kind, text: &str) -> Result<Vec<String>, String> {
-        expand("--x", kind, text).map(|a| a.values)
+        expand("--x", kind, text)
+            .map(|a| a.values)
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -28,33 +28,102 @@ pub const ENGINES: [(&str, Option<&str>); 4] = [
 /// The most shards one load may have.
 pub const MAX_WORLD: u64 = 100_000;
 
+/// A `--shard`, `--world` or `--start-at` that names no shard or time; each says the fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// An environment variable's rank or size that is not a number.
+    #[error("{name}='{text}' is not a whole number: give --shard R/N, e.g. --shard 0/4")]
+    NotWhole {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        text: String,
+    },
+    /// `--shard auto` where no engine's variable is set.
+    #[error("--shard auto found no rank: none of SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, JOB_COMPLETION_INDEX is set; run it under srun, mpirun or an Indexed Job, or give --shard R/N")]
+    NoRank,
+    /// A rank from a variable that has no world size beside it.
+    #[error(
+        "--shard auto: {0} gives the rank but no world size: add --world N (the Job's completions)"
+    )]
+    NoWorld(&'static str),
+    /// Not `R/N`.
+    #[error("--shard '{0}': write R/N (rank R of N shards, e.g. 0/4) or auto")]
+    NotRankOf(String),
+    /// `R/N` with a part that is not a number.
+    #[error("--shard '{spec}': '{part}' is not a whole number; write e.g. --shard 0/4")]
+    NotNumber {
+        /// The whole `--shard`.
+        spec: String,
+        /// The part that is not a number.
+        part: String,
+    },
+    /// `--shard R/N` and `--world` of another N.
+    #[error("--shard '{0}' and --world {1} disagree: give one world size")]
+    Disagree(String, u64),
+    /// A world of 0 or more than [`MAX_WORLD`].
+    #[error("--shard: a world of {0} shards; give 1 to {MAX_WORLD}")]
+    World(u64),
+    /// A rank not below the world size.
+    #[error("--shard: rank {rank} is not below the world size {world} (ranks count from 0): check {origin}")]
+    Rank {
+        /// The rank.
+        rank: u64,
+        /// The world size.
+        world: u64,
+        /// Where they came from (not `source`: thiserror takes that for a cause).
+        origin: &'static str,
+    },
+    /// `--start-at +DURATION` with no duration.
+    #[error("--start-at: {0}")]
+    After(crate::units::UnitError),
+    /// `--start-at` that is not a number of milliseconds.
+    #[error(
+        "--start-at '{0}': give unix milliseconds (e.g. 1795462087000) or +DURATION (e.g. +5s)"
+    )]
+    NotTime(String),
+    /// `--start-at` in seconds rather than milliseconds.
+    #[error("--start-at {0} is before 2001 in milliseconds; seconds? give milliseconds since the Unix epoch (date +%s%3N)")]
+    Seconds(u64),
+}
+
+impl ShardError {
+    /// The flag the error is about.
+    pub fn flag(&self) -> &'static str {
+        match self {
+            ShardError::NoWorld(_) | ShardError::Disagree(..) => "--world",
+            ShardError::After(_) | ShardError::NotTime(_) | ShardError::Seconds(_) => "--start-at",
+            _ => "--shard",
+        }
+    }
+}
+
 /// The shard `spec` names: `R/N`, or `auto` (rank and world from `env`, the world of an
 /// Indexed Job from `world`). `Err` says what is wrong and how to fix it.
 pub fn resolve(
     spec: &str,
     world: Option<u64>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Shard, String> {
-    let number = |name: &str, text: &str| -> Result<u64, String> {
-        text.trim().parse::<u64>().map_err(|_| {
-            format!("{name}='{text}' is not a whole number: give --shard R/N, e.g. --shard 0/4")
-        })
+) -> Result<Shard, ShardError> {
+    let number = |name: &'static str, text: &str| -> Result<u64, ShardError> {
+        text.trim()
+            .parse::<u64>()
+            .map_err(|_| ShardError::NotWhole {
+                name,
+                text: text.into(),
+            })
     };
     let shard = if spec == "auto" {
         let found = ENGINES
             .iter()
             .find_map(|(r, w)| env(r).map(|rank| (*r, *w, rank)));
         let Some((name, size, rank)) = found else {
-            return Err("--shard auto found no rank: none of SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, JOB_COMPLETION_INDEX is set; run it under srun, mpirun or an Indexed Job, or give --shard R/N".into());
+            return Err(ShardError::NoRank);
         };
         let n = match (size.and_then(env), size, world) {
             (_, _, Some(n)) => n,
             (Some(text), Some(size), None) => number(size, &text)?,
-            _ => {
-                return Err(format!(
-                    "--shard auto: {name} gives the rank but no world size: add --world N (the Job's completions)"
-                ))
-            }
+            _ => return Err(ShardError::NoWorld(name)),
         };
         Shard {
             rank: number(name, &rank)?,
@@ -62,18 +131,17 @@ pub fn resolve(
             source: name,
         }
     } else {
-        let (r, n) = spec.split_once('/').ok_or_else(|| {
-            format!("--shard '{spec}': write R/N (rank R of N shards, e.g. 0/4) or auto")
-        })?;
+        let (r, n) = spec
+            .split_once('/')
+            .ok_or_else(|| ShardError::NotRankOf(spec.into()))?;
         let parse = |t: &str| {
-            t.trim().parse::<u64>().map_err(|_| {
-                format!("--shard '{spec}': '{t}' is not a whole number; write e.g. --shard 0/4")
+            t.trim().parse::<u64>().map_err(|_| ShardError::NotNumber {
+                spec: spec.into(),
+                part: t.into(),
             })
         };
         if let Some(w) = world.filter(|&w| Some(w) != parse(n).ok()) {
-            return Err(format!(
-                "--shard '{spec}' and --world {w} disagree: give one world size"
-            ));
+            return Err(ShardError::Disagree(spec.into(), w));
         }
         Shard {
             rank: parse(r)?,
@@ -82,16 +150,14 @@ pub fn resolve(
         }
     };
     if shard.world == 0 || shard.world > MAX_WORLD {
-        return Err(format!(
-            "--shard: a world of {} shards; give 1 to {MAX_WORLD}",
-            shard.world
-        ));
+        return Err(ShardError::World(shard.world));
     }
     if shard.rank >= shard.world {
-        return Err(format!(
-            "--shard: rank {} is not below the world size {} (ranks count from 0): check {}",
-            shard.rank, shard.world, shard.source
-        ));
+        return Err(ShardError::Rank {
+            rank: shard.rank,
+            world: shard.world,
+            origin: shard.source,
+        });
     }
     Ok(shard)
 }
@@ -114,19 +180,18 @@ pub fn split_rate(rate: f64, rank: u64, world: u64) -> f64 {
 
 /// `--start-at`: unix milliseconds, or `+DURATION` after `base_ms` (the time a launcher
 /// fixed, `WIREBENCH_T0`; without one, now).
-pub fn start_at(text: &str, base_ms: u64) -> Result<u64, String> {
+pub fn start_at(text: &str, base_ms: u64) -> Result<u64, ShardError> {
     if let Some(after) = text.strip_prefix('+') {
-        let d = crate::units::parse_duration(after).map_err(|e| format!("--start-at: {e}"))?;
+        let d = crate::units::parse_duration(after).map_err(ShardError::After)?;
         return Ok(base_ms + d.as_millis() as u64);
     }
-    let ms: u64 = text.trim().parse().map_err(|_| {
-        format!("--start-at '{text}': give unix milliseconds (e.g. 1795462087000) or +DURATION (e.g. +5s)")
-    })?;
+    let ms: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| ShardError::NotTime(text.into()))?;
     // Seconds given for milliseconds would start in 1970: a shard would wait for nothing.
     if ms < 1_000_000_000_000 {
-        return Err(format!(
-            "--start-at {ms} is before 2001 in milliseconds; seconds? give milliseconds since the Unix epoch (date +%s%3N)"
-        ));
+        return Err(ShardError::Seconds(ms));
     }
     Ok(ms)
 }
@@ -212,7 +277,7 @@ mod tests {
             ("x/4", None, &none, "not a whole number"),
             ("1/4", Some(5), &none, "disagree"),
         ] {
-            let e = s(spec, world, e).unwrap_err();
+            let e = s(spec, world, e).unwrap_err().to_string();
             assert!(e.contains(says), "{spec}: {e}");
         }
     }
@@ -221,7 +286,8 @@ mod tests {
     fn start_times_and_out_paths() {
         assert_eq!(start_at("+5s", 1_795_000_000_000), Ok(1_795_000_005_000));
         assert_eq!(start_at("1795462087000", 0), Ok(1_795_462_087_000));
-        assert!(start_at("1795462087", 0).unwrap_err().contains("seconds?"));
+        let e = start_at("1795462087", 0).unwrap_err().to_string();
+        assert!(e.contains("seconds?"), "{e}");
         assert!(start_at("soon", 0).is_err());
         assert_eq!(out_path("r%r.json", 7), "r7.json");
         assert_eq!(out_path("100%%-%r", 2), "100%-2");

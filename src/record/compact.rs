@@ -6,7 +6,8 @@
 //! The compressed form costs a fraction of the uncompressed one on the sparse histograms of
 //! one second; `bench/series_cost.sh` measures it per second of result.
 
-use super::{check_v2, decode_histogram, HIST_LOWEST_NS, HIST_SIGFIG};
+use super::damage::MAX_INFLATED;
+use super::{check_v2, decode_histogram, HistogramError, HIST_LOWEST_NS, HIST_SIGFIG};
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -14,11 +15,6 @@ use std::io::Read as _;
 
 /// The compressed V2 cookie (`0x1c849304 | 0x10`), as the HdrHistogram spec fixes it.
 const COMPRESSED_COOKIE: u32 = 0x1c84_9314;
-
-/// The largest uncompressed serialization inflating may produce: a histogram of wirebench's
-/// bounds (1 ns .. 1 h, 3 digits) has about 33 k buckets of at most 9 bytes each, so anything
-/// larger is not one wirebench wrote, and a crafted "zip bomb" stops here.
-const MAX_INFLATED: u64 = 1 << 20;
 
 /// `h` as base64 of its compressed V2 serialization.
 #[allow(
@@ -35,23 +31,23 @@ pub fn encode(h: &Histogram<u64>) -> String {
 
 /// The histogram `text` holds, checked as [`decode_histogram`] checks an uncompressed one:
 /// inflated here within [`MAX_INFLATED`] bytes, never by a length the input claims.
-pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
+pub fn decode(text: &str) -> Result<Histogram<u64>, HistogramError> {
     decode_histogram(&inflate(text)?)
 }
 
 /// Checks that `text` holds a histogram wirebench wrote, without building it (a document's
 /// check reads thousands: a histogram of wirebench's bounds is 270 KB of counts).
-pub fn check(text: &str) -> Result<(), String> {
+pub fn check(text: &str) -> Result<(), HistogramError> {
     check_v2(&inflate(text)?).map(|_| ())
 }
 
 /// Adds the histogram `text` holds into `total`.
-pub fn add_into(total: &mut Histogram<u64>, text: &str) -> Result<(), String> {
+pub fn add_into(total: &mut Histogram<u64>, text: &str) -> Result<(), HistogramError> {
     let mut sum = Sum::default();
     sum.add(text)?;
     total
         .add(sum.into_histogram()?)
-        .map_err(|e| format!("does not add ({e:?})"))
+        .map_err(HistogramError::Add)
 }
 
 /// A sum of many histograms' texts, kept as plain counts by bucket (the layout of
@@ -65,13 +61,13 @@ pub struct Sum {
 
 impl Sum {
     /// Adds the histogram `text` holds, checked as [`decode`] checks it.
-    pub fn add(&mut self, text: &str) -> Result<(), String> {
+    pub fn add(&mut self, text: &str) -> Result<(), HistogramError> {
         let bytes = inflate(text)?;
         let ((digits, low), mut counts) = check_v2(&bytes)?;
         if digits != u64::from(HIST_SIGFIG) || low != HIST_LOWEST_NS {
             let h = decode_histogram(&bytes)?;
             let other = self.other.get_or_insert_with(super::new_histogram);
-            return other.add(h).map_err(|e| format!("does not add ({e:?})"));
+            return other.add(h).map_err(HistogramError::Add);
         }
         let mut index = 0usize;
         while !counts.is_empty() {
@@ -86,7 +82,7 @@ impl Sum {
             }
             if count > 0 {
                 if index >= MAX_BUCKETS {
-                    return Err(format!("bucket {index} is beyond wirebench's bounds"));
+                    return Err(HistogramError::Bucket(index));
                 }
                 if self.counts.len() <= index {
                     self.counts.resize(index + 1, 0);
@@ -99,12 +95,12 @@ impl Sum {
     }
 
     /// The histogram of everything added.
-    pub fn into_histogram(self) -> Result<Histogram<u64>, String> {
+    pub fn into_histogram(self) -> Result<Histogram<u64>, HistogramError> {
         let mut h = self.other.unwrap_or_else(super::new_histogram);
         for (index, &count) in self.counts.iter().enumerate() {
             if count > 0 {
                 h.record_n(value_at(index as u64), count)
-                    .map_err(|e| format!("bucket {index} is beyond wirebench's bounds ({e:?})"))?;
+                    .map_err(|e| HistogramError::Record(index, e))?;
             }
         }
         Ok(h)
@@ -145,33 +141,33 @@ fn value_at(index: u64) -> u64 {
 }
 
 /// The uncompressed V2 serialization `text` holds, inflated within [`MAX_INFLATED`] bytes.
-fn inflate(text: &str) -> Result<Vec<u8>, String> {
+fn inflate(text: &str) -> Result<Vec<u8>, HistogramError> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
-        .map_err(|e| format!("not base64 ({e})"))?;
+        .map_err(HistogramError::Base64)?;
     if bytes.len() < 8 {
-        return Err(format!("{} bytes, shorter than a header", bytes.len()));
+        return Err(HistogramError::Short(bytes.len()));
     }
     let word =
         |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
     if word(0) != COMPRESSED_COOKIE {
-        return Err("not a compressed HdrHistogram V2 serialization".into());
+        return Err(HistogramError::NotCompressed);
     }
     let claimed = word(4) as usize;
     let body = &bytes[8..];
     if claimed != body.len() {
-        return Err(format!(
-            "claims {claimed} compressed bytes, holds {}",
-            body.len()
-        ));
+        return Err(HistogramError::CompressedLength {
+            claimed,
+            holds: body.len(),
+        });
     }
     let mut inflated = Vec::new();
     flate2::read::ZlibDecoder::new(body)
         .take(MAX_INFLATED + 1)
         .read_to_end(&mut inflated)
-        .map_err(|e| format!("does not inflate ({e})"))?;
+        .map_err(HistogramError::Inflate)?;
     if inflated.len() as u64 > MAX_INFLATED {
-        return Err(format!("inflates beyond {MAX_INFLATED} bytes"));
+        return Err(HistogramError::Inflates);
     }
     Ok(inflated)
 }
@@ -244,7 +240,7 @@ mod tests {
         let mut bomb = COMPRESSED_COOKIE.to_be_bytes().to_vec();
         bomb.extend((body.len() as u32).to_be_bytes());
         bomb.extend(body);
-        let e = decode(&b64(&bomb)).unwrap_err();
+        let e = decode(&b64(&bomb)).unwrap_err().to_string();
         assert!(e.contains("inflates beyond"), "{e}");
     }
 }

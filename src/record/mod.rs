@@ -7,12 +7,14 @@
 //! per request, so memory does not grow with the length of a run.
 
 pub mod compact;
+pub mod damage;
 pub mod errors;
 pub mod kinds;
 pub mod run;
 pub mod series;
 pub mod status;
 
+pub use damage::HistogramError;
 pub use errors::{ErrorCounts, ErrorKind, OpError};
 pub use run::{RunRecord, Settled};
 pub use series::{SeriesPoint, Snapshot};
@@ -82,16 +84,16 @@ pub const HIST_SIGFIG: u8 = 3;
 /// within wirebench's bounds. Header and counts are checked before hdrhistogram's decoder sees
 /// them: a crafted document could otherwise make it allocate what its header claims (up to
 /// 4 GiB, or a histogram of any range) or negate i64::MIN in a run of zeros (found by fuzzing).
-pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, HistogramError> {
     let (_, payload) = check_v2(bytes)?;
     hdrhistogram::serialization::Deserializer::new()
         .deserialize(&mut &bytes[..40 + payload.len()])
-        .map_err(|e| format!("does not decode ({e:?})"))
+        .map_err(HistogramError::Decode)
 }
 
 /// Checks an uncompressed V2 serialization as [`decode_histogram`] does, without building the
 /// histogram; returns its significant digits and lowest value, and its counts' bytes.
-pub fn check_v2(bytes: &[u8]) -> Result<((u64, u64), &[u8]), String> {
+pub fn check_v2(bytes: &[u8]) -> Result<((u64, u64), &[u8]), HistogramError> {
     const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
     const HEADER: usize = 40;
     let be = |at: usize, n: usize| -> u64 {
@@ -100,38 +102,31 @@ pub fn check_v2(bytes: &[u8]) -> Result<((u64, u64), &[u8]), String> {
             .map_or(0, |b| b.iter().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
     };
     if bytes.len() < HEADER {
-        return Err(format!("{} bytes, shorter than a header", bytes.len()));
+        return Err(HistogramError::Short(bytes.len()));
     }
     if be(0, 4) != u64::from(V2_COOKIE) {
-        return Err("not an uncompressed HdrHistogram V2 serialization".into());
+        return Err(HistogramError::NotV2);
     }
     let payload = be(4, 4) as usize;
     if payload > bytes.len() - HEADER {
-        return Err(format!(
-            "claims {payload} bytes of counts, holds {}",
-            bytes.len() - HEADER
-        ));
+        return Err(HistogramError::Truncated {
+            claimed: payload,
+            holds: bytes.len() - HEADER,
+        });
     }
     let (digits, low, high) = (be(12, 4), be(16, 8), be(24, 8));
     if digits > u64::from(HIST_SIGFIG) || low < HIST_LOWEST_NS || high > HIST_HIGHEST_NS {
-        return Err(format!(
-            "bounds {low}..{high} ns at {digits} digits, beyond wirebench's ({HIST_LOWEST_NS}..{HIST_HIGHEST_NS} ns, {HIST_SIGFIG} digits)"
-        ));
+        return Err(HistogramError::Bounds { low, high, digits });
     }
     let counts = &bytes[HEADER..HEADER + payload];
     check_counts(counts)?;
     Ok(((digits, low), counts))
 }
 
-/// The most samples a histogram read back may hold: 2^48, far beyond any run (a million a
-/// second for nine years), and low enough that thousands of them add up without overflowing
-/// the i64 counts of the V2 format.
-const MAX_SAMPLES: u64 = 1 << 48;
-
 /// The counts of a V2 payload: LEB128 varints (at most 9 bytes, the 9th whole), zig-zag coded;
 /// a negative one is a run of zero counts, which no histogram of wirebench's bounds has more
-/// than 2^32 of. The counts add up to at most [`MAX_SAMPLES`].
-fn check_counts(mut payload: &[u8]) -> Result<(), String> {
+/// than 2^32 of. The counts add up to at most [`damage::MAX_SAMPLES`].
+fn check_counts(mut payload: &[u8]) -> Result<(), HistogramError> {
     let mut samples = 0u64;
     while !payload.is_empty() {
         let mut value = 0u64;
@@ -149,15 +144,15 @@ fn check_counts(mut payload: &[u8]) -> Result<(), String> {
         }
         let last = payload[used - 1];
         if used < 9 && last & 0x80 != 0 {
-            return Err("its counts end inside a number".into());
+            return Err(HistogramError::CutNumber);
         }
         let decoded = ((value >> 1) as i64) ^ -((value & 1) as i64);
         if decoded < -(1i64 << 32) {
-            return Err(format!("a run of {} empty buckets", decoded.unsigned_abs()));
+            return Err(HistogramError::LongRun(decoded.unsigned_abs()));
         }
         samples = samples.saturating_add(decoded.max(0) as u64);
-        if samples > MAX_SAMPLES {
-            return Err(format!("more than {MAX_SAMPLES} samples"));
+        if samples > damage::MAX_SAMPLES {
+            return Err(HistogramError::TooMany);
         }
         payload = &payload[used..];
     }

@@ -87,7 +87,7 @@ fn http(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     )?;
     if h.server_closes > 0 {
         // Named after the signal: "GOAWAY 12" is what an h2load user looks for.
-        let how = match h.version {
+        let how = match &*h.version {
             "2" => "GOAWAY NO_ERROR",
             _ => "Connection: close",
         };

@@ -147,7 +147,7 @@ pub(crate) fn what(sweep: &Sweep, metric: Metric, bytes_unit: &str) -> String {
     let bulk = sweep
         .points
         .first()
-        .is_some_and(|p| matches!(p.result.mode, "stream" | "source"));
+        .is_some_and(|p| matches!(&*p.result.mode, "stream" | "source"));
     match metric {
         Metric::Rate if bulk => "Messages per second".to_string(),
         Metric::Rate => "Operations per second".to_string(),

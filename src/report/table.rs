@@ -46,7 +46,7 @@ pub fn write_width(summary: &Summary, out: &mut dyn Write, width: Option<u16>) -
 
 /// Bulk modes move a byte stream and have no per-operation latency.
 pub(super) fn is_bulk(s: &Summary) -> bool {
-    matches!(s.mode, "stream" | "source")
+    matches!(&*s.mode, "stream" | "source")
 }
 
 /// Title, settings and the warm-up line.
@@ -310,12 +310,12 @@ mod tests {
     fn summary(mode: &'static str, rec: &Recorder) -> Summary {
         let elapsed = Duration::from_secs(10);
         Summary {
-            schema: SCHEMA,
-            wirebench_version: "0.1.0",
+            schema: SCHEMA.into(),
+            wirebench_version: "0.1.0".into(),
             started_unix_ms: 1_700_000_000_000,
             target: "tcp://127.0.0.1:40123".into(),
-            protocol: "tcp",
-            mode,
+            protocol: "tcp".into(),
+            mode: mode.into(),
             config: Config {
                 connections: 4,
                 threads: 2,

@@ -18,6 +18,19 @@ pub fn fresh() -> String {
     format!("{:016x}", h.finish())
 }
 
+/// A name that is no stored run's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RefError {
+    /// `last~` followed by something else than a number.
+    #[error("'{0}' is not a run: write last, last~1, last~2 … or an id from `wirebench history`")]
+    NotLast(String),
+    /// Not 4 to 16 hex digits.
+    #[error(
+        "'{0}' is not a run id: give 4 to 16 hex digits from `wirebench history`, or last, last~1"
+    )]
+    NotId(String),
+}
+
 /// What a user wrote to name a stored run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ref {
@@ -29,22 +42,21 @@ pub enum Ref {
 
 impl Ref {
     /// Parses `last`, `last~3`, `1f2e3d4c`.
-    pub fn parse(text: &str) -> Result<Ref, String> {
+    pub fn parse(text: &str) -> Result<Ref, RefError> {
         let t = text.trim().to_ascii_lowercase();
         if t == "last" {
             return Ok(Ref::Last(0));
         }
         if let Some(k) = t.strip_prefix("last~") {
-            return k.parse().map(Ref::Last).map_err(|_| {
-                format!("'{text}' is not a run: write last, last~1, last~2 … or an id from `wirebench history`")
-            });
+            return k
+                .parse()
+                .map(Ref::Last)
+                .map_err(|_| RefError::NotLast(text.into()));
         }
         if t.len() >= 4 && t.len() <= 16 && t.chars().all(|c| c.is_ascii_hexdigit()) {
             return Ok(Ref::Prefix(t));
         }
-        Err(format!(
-            "'{text}' is not a run id: give 4 to 16 hex digits from `wirebench history`, or last, last~1"
-        ))
+        Err(RefError::NotId(text.into()))
     }
 }
 

@@ -410,7 +410,7 @@ impl Store {
     /// The row number `reference` names.
     fn resolve(&self, reference: &str) -> Result<i64, StoreError> {
         let not_found = |why: String| StoreError::NotFound(why);
-        match Ref::parse(reference).map_err(not_found)? {
+        match Ref::parse(reference).map_err(|e| not_found(e.to_string()))? {
             Ref::Last(k) => self
                 .conn
                 .query_row(

@@ -26,12 +26,12 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
     }
     let cpu_s = (c.cpu.user + c.cpu.sys).as_secs_f64();
     let mut s = Summary {
-        schema: SCHEMA,
-        wirebench_version: env!("CARGO_PKG_VERSION"),
+        schema: SCHEMA.into(),
+        wirebench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix_ms: c.started_unix_ms,
         target: plan.target.url.clone(),
-        protocol: plan.target.scheme.protocol,
-        mode: plan.workload.mode.name(),
+        protocol: plan.target.scheme.protocol.into(),
+        mode: plan.workload.mode.name().into(),
         config: config(plan, &c.total),
         duration_s: measured.as_secs_f64(),
         ok: c.total.ok,
@@ -172,7 +172,7 @@ fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> super:
         path: spec.path_text.clone(),
         requests: spec.requests.len(),
         keepalive: spec.keepalive,
-        version: if spec.http2 { "2" } else { "1.1" },
+        version: if spec.http2 { "2" } else { "1.1" }.into(),
         status: total
             .status
             .iter()

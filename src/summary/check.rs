@@ -56,10 +56,90 @@ const MAX_US: f64 = crate::record::HIST_HIGHEST_NS as f64 / 1000.0 * 1.01;
 /// The histograms' encoding, as documents name it.
 const HISTOGRAM: &str = "hdrhistogram-v2+base64";
 
+/// A document that is not what its schema says, or holds a histogram wirebench did not write.
+#[derive(Debug, thiserror::Error)]
+pub enum Invalid {
+    /// A `$ref` the embedded schema does not define (a bug in the schema).
+    #[error("the schema's reference {0} is not defined")]
+    Reference(String),
+    /// A field (or the document, `the document`) and what is wrong with it.
+    #[error("{at}: {why}")]
+    Field {
+        /// Where: `latency.p50_us`, `points[2]`, `the document`.
+        at: String,
+        /// What is wrong there.
+        why: Why,
+    },
+}
+
+/// What is wrong with one field.
+#[derive(Debug, thiserror::Error)]
+pub enum Why {
+    /// The schema allows nothing here.
+    #[error("not allowed here")]
+    NotAllowed,
+    /// Another JSON type.
+    #[error("{0} is not of type {1}")]
+    Type(String, Value),
+    /// Another value than the one constant.
+    #[error("{0} where {1} is expected")]
+    Const(String, Value),
+    /// None of the values listed.
+    #[error("{0} is not one of {1}")]
+    Enum(String, Value),
+    /// Below `minimum`.
+    #[error("{0} is below its minimum {1}")]
+    Below(f64, Value),
+    /// Not above `exclusiveMinimum`.
+    #[error("{0} is not above {1}")]
+    NotAbove(f64, Value),
+    /// Above `maximum`.
+    #[error("{0} is above its maximum {1}")]
+    Above(f64, Value),
+    /// Shorter than `minLength`.
+    #[error("shorter than {0} characters")]
+    Short(u64),
+    /// More than one of `oneOf`'s forms.
+    #[error("matches more than one of its forms")]
+    Several,
+    /// Not an object.
+    #[error("not an object")]
+    NotObject,
+    /// A required field, missing.
+    #[error("missing")]
+    Missing,
+    /// A field the schema does not have.
+    #[error("not a field of this document")]
+    NotField,
+    /// Fewer than `minItems`.
+    #[error("fewer than {0} items")]
+    Few(Value),
+    /// More than `maxItems`.
+    #[error("more than {0} items")]
+    Many(Value),
+    /// A time beyond the histograms' hour.
+    #[error("{0:e} µs is beyond any time wirebench measures (at most {MAX_US:e} µs, the histograms' hour)")]
+    Beyond(f64),
+    /// A histogram's data that is not a string.
+    #[error("missing, or not a string")]
+    NotString,
+    /// A histogram's data that is not base64.
+    #[error("not base64 ({0})")]
+    Base64(base64::DecodeError),
+    /// A histogram that does not read back.
+    #[error("not a histogram wirebench wrote: {0}")]
+    Histogram(crate::record::HistogramError),
+}
+
+/// `why` at `at`.
+fn at(at: impl Into<String>, why: Why) -> Invalid {
+    Invalid::Field { at: at.into(), why }
+}
+
 /// Checks `doc` against the schema it names, and every document and histogram inside it;
 /// `Err` is `FIELD: what is wrong`. A document naming no known schema passes here: the
 /// reader says what it expected.
-pub fn document(doc: &Value) -> Result<(), String> {
+pub fn document(doc: &Value) -> Result<(), Invalid> {
     let Some(schema) = schema_of(doc) else {
         return Ok(());
     };
@@ -70,7 +150,7 @@ pub fn document(doc: &Value) -> Result<(), String> {
 
 /// [`document`] without decoding the per-second histograms, for a reader that checks each as
 /// it adds it (`merge`: one pass over thousands of them, not two).
-pub fn document_adding_seconds(doc: &Value) -> Result<(), String> {
+pub fn document_adding_seconds(doc: &Value) -> Result<(), Invalid> {
     let Some(schema) = schema_of(doc) else {
         return Ok(());
     };
@@ -88,7 +168,7 @@ fn schema_of(doc: &Value) -> Option<Value> {
 
 /// Documents inside `v` (a sweep's results, a study's document) checked against their own
 /// schema, and every histogram decoded.
-fn nested(v: &Value, path: &str, root: bool, seconds: bool) -> Result<(), String> {
+fn nested(v: &Value, path: &str, root: bool, seconds: bool) -> Result<(), Invalid> {
     match v {
         Value::Object(map) => {
             if !root {
@@ -105,23 +185,17 @@ fn nested(v: &Value, path: &str, root: bool, seconds: bool) -> Result<(), String
                 .and_then(Value::as_str)
                 .filter(|_| seconds)
             {
-                crate::record::compact::check(text).map_err(|e| {
-                    format!(
-                        "{}: not a histogram wirebench wrote: {e}",
-                        join(path, "histogram")
-                    )
-                })?;
+                crate::record::compact::check(text)
+                    .map_err(|e| at(join(path, "histogram"), Why::Histogram(e)))?;
             }
             for (k, x) in map {
-                let at = join(path, k);
+                let field = join(path, k);
                 if let Some(us) = x.as_f64().filter(|_| k.ends_with("_us")) {
                     if us.abs() > MAX_US {
-                        return Err(format!(
-                            "{at}: {us:e} µs is beyond any time wirebench measures (at most {MAX_US:e} µs, the histograms' hour)"
-                        ));
+                        return Err(at(field, Why::Beyond(us)));
                     }
                 }
-                nested(x, &at, false, seconds)?;
+                nested(x, &field, false, seconds)?;
             }
         }
         Value::Array(items) => {
@@ -135,17 +209,18 @@ fn nested(v: &Value, path: &str, root: bool, seconds: bool) -> Result<(), String
 }
 
 /// A histogram's `data`: base64 of a V2 serialization that decodes.
-fn histogram(data: Option<&Value>, path: &str) -> Result<(), String> {
-    let at = join(path, "data");
-    let text = data
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("{at}: missing, or not a string"))?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("{at}: not base64 ({e})"))?;
+fn histogram(data: Option<&Value>, path: &str) -> Result<(), Invalid> {
+    let field = join(path, "data");
+    let Some(text) = data.and_then(Value::as_str) else {
+        return Err(at(field, Why::NotString));
+    };
+    let bytes = match base64::engine::general_purpose::STANDARD.decode(text) {
+        Ok(b) => b,
+        Err(e) => return Err(at(field, Why::Base64(e))),
+    };
     crate::record::decode_histogram(&bytes)
         .map(|_| ())
-        .map_err(|e| format!("{at}: not a histogram wirebench wrote: {e}"))
+        .map_err(|e| at(field, Why::Histogram(e)))
 }
 
 /// `path.key`, or `key` at the top.
@@ -163,10 +238,10 @@ struct Validator<'s> {
 
 impl Validator<'_> {
     /// Checks `v` (at `path`) against `schema`.
-    fn check(&self, schema: &Value, v: &Value, path: &str) -> Result<(), String> {
+    fn check(&self, schema: &Value, v: &Value, path: &str) -> Result<(), Invalid> {
         let Some(s) = schema.as_object() else {
             return match schema {
-                Value::Bool(false) => Err(format!("{}: not allowed here", shown(path))),
+                Value::Bool(false) => Err(at(shown(path), Why::NotAllowed)),
                 _ => Ok(()),
             };
         };
@@ -200,10 +275,10 @@ impl Validator<'_> {
     }
 
     /// `#/$defs/NAME`.
-    fn resolve(&self, r: &str) -> Result<&Value, String> {
+    fn resolve(&self, r: &str) -> Result<&Value, Invalid> {
         r.strip_prefix("#/$defs/")
             .and_then(|name| self.root.get("$defs")?.get(name))
-            .ok_or_else(|| format!("the schema's reference {r} is not defined"))
+            .ok_or_else(|| Invalid::Reference(r.into()))
     }
 
     /// `type`, `const`, `enum` and the ranges.
@@ -212,8 +287,8 @@ impl Validator<'_> {
         s: &serde_json::Map<String, Value>,
         v: &Value,
         path: &str,
-    ) -> Result<(), String> {
-        let at = shown(path);
+    ) -> Result<(), Invalid> {
+        let here = |why| Err(at(shown(path), why));
         if let Some(t) = s.get("type") {
             let ok = match t {
                 Value::String(t) => is_type(v, t),
@@ -221,37 +296,33 @@ impl Validator<'_> {
                 _ => true,
             };
             if !ok {
-                return Err(format!("{at}: {} is not of type {t}", brief(v)));
+                return here(Why::Type(brief(v), t.clone()));
             }
         }
         if let Some(c) = s.get("const").filter(|c| *c != v) {
-            return Err(format!("{at}: {} where {c} is expected", brief(v)));
+            return here(Why::Const(brief(v), c.clone()));
         }
         if let Some(e) = s.get("enum").and_then(Value::as_array) {
             if !e.contains(v) {
-                return Err(format!(
-                    "{at}: {} is not one of {}",
-                    brief(v),
-                    Value::from(e.clone())
-                ));
+                return here(Why::Enum(brief(v), Value::from(e.clone())));
             }
         }
         if let Some(x) = v.as_f64() {
             let bound = |k: &str| s.get(k).and_then(Value::as_f64);
             if bound("minimum").is_some_and(|m| x < m) {
-                return Err(format!("{at}: {x} is below its minimum {}", s["minimum"]));
+                return here(Why::Below(x, s["minimum"].clone()));
             }
             if bound("exclusiveMinimum").is_some_and(|m| x <= m) {
-                return Err(format!("{at}: {x} is not above {}", s["exclusiveMinimum"]));
+                return here(Why::NotAbove(x, s["exclusiveMinimum"].clone()));
             }
             if bound("maximum").is_some_and(|m| x > m) {
-                return Err(format!("{at}: {x} is above its maximum {}", s["maximum"]));
+                return here(Why::Above(x, s["maximum"].clone()));
             }
         }
         let min_len = s.get("minLength").and_then(Value::as_u64);
         if let (Some(n), Some(text)) = (min_len, v.as_str()) {
             if (text.chars().count() as u64) < n {
-                return Err(format!("{at}: shorter than {n} characters"));
+                return here(Why::Short(n));
             }
         }
         Ok(())
@@ -259,7 +330,7 @@ impl Validator<'_> {
 
     /// Exactly one alternative holds; when none does, the error of the first that is not
     /// `null` (the alternative a value was meant to be) is the one said.
-    fn one_of(&self, alts: &[Value], v: &Value, path: &str) -> Result<(), String> {
+    fn one_of(&self, alts: &[Value], v: &Value, path: &str) -> Result<(), Invalid> {
         let results: Vec<_> = alts.iter().map(|a| self.check(a, v, path)).collect();
         match results.iter().filter(|r| r.is_ok()).count() {
             1 => Ok(()),
@@ -267,12 +338,10 @@ impl Validator<'_> {
                 let meant = alts
                     .iter()
                     .position(|a| a.get("type") != Some(&"null".into()));
-                results[meant.unwrap_or(0)].clone()
+                let mut results = results;
+                results.swap_remove(meant.unwrap_or(0))
             }
-            _ => Err(format!(
-                "{}: matches more than one of its forms",
-                shown(path)
-            )),
+            _ => Err(at(shown(path), Why::Several)),
         }
     }
 
@@ -282,16 +351,9 @@ impl Validator<'_> {
         s: &serde_json::Map<String, Value>,
         v: &Value,
         path: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), Invalid> {
         let Some(map) = v.as_object() else {
-            return Err(format!(
-                "{}: not an object",
-                if path.is_empty() {
-                    "the document"
-                } else {
-                    path
-                }
-            ));
+            return Err(at(shown(path), Why::NotObject));
         };
         for name in s
             .get("required")
@@ -301,7 +363,7 @@ impl Validator<'_> {
         {
             let name = name.as_str().unwrap_or_default();
             if !map.contains_key(name) {
-                return Err(format!("{}: missing", join(path, name)));
+                return Err(at(join(path, name), Why::Missing));
             }
         }
         let props = s.get("properties").and_then(Value::as_object);
@@ -309,9 +371,7 @@ impl Validator<'_> {
             match props.and_then(|p| p.get(k)) {
                 Some(p) => self.check(p, x, &join(path, k))?,
                 None => match s.get("additionalProperties") {
-                    Some(Value::Bool(false)) => {
-                        return Err(format!("{}: not a field of this document", join(path, k)))
-                    }
+                    Some(Value::Bool(false)) => return Err(at(join(path, k), Why::NotField)),
                     Some(extra) => self.check(extra, x, &join(path, k))?,
                     None => {}
                 },
@@ -326,14 +386,14 @@ impl Validator<'_> {
         s: &serde_json::Map<String, Value>,
         items: &[Value],
         path: &str,
-    ) -> Result<(), String> {
-        let at = shown(path);
+    ) -> Result<(), Invalid> {
+        let here = |why| Err(at(shown(path), why));
         let count = |k: &str| s.get(k).and_then(Value::as_u64);
         if count("minItems").is_some_and(|n| (items.len() as u64) < n) {
-            return Err(format!("{at}: fewer than {} items", s["minItems"]));
+            return here(Why::Few(s["minItems"].clone()));
         }
         if count("maxItems").is_some_and(|n| (items.len() as u64) > n) {
-            return Err(format!("{at}: more than {} items", s["maxItems"]));
+            return here(Why::Many(s["maxItems"].clone()));
         }
         let prefix = s.get("prefixItems").and_then(Value::as_array);
         let skip = prefix.map_or(0, Vec::len);
@@ -386,7 +446,7 @@ mod tests {
     use serde_json::json;
 
     fn err(doc: &Value) -> String {
-        document(doc).expect_err("a corrupt document")
+        document(doc).expect_err("a corrupt document").to_string()
     }
 
     #[test]
@@ -396,12 +456,12 @@ mod tests {
         let v = Validator { root: &s };
         let bad = json!({"a": [{"n": 1}, {"n": -2}]});
         assert_eq!(
-            v.check(&s, &bad, "").unwrap_err(),
+            v.check(&s, &bad, "").unwrap_err().to_string(),
             "a[1].n: -2 is below its minimum 0"
         );
         let bad = json!({"a": [{"n": "7"}]});
         assert_eq!(
-            v.check(&s, &bad, "").unwrap_err(),
+            v.check(&s, &bad, "").unwrap_err().to_string(),
             "a[0].n: \"7\" is not of type \"integer\""
         );
     }

@@ -20,7 +20,7 @@ pub fn notes(s: &Summary) -> Vec<String> {
             ));
         }
     }
-    let stream = matches!(s.mode, "stream" | "source");
+    let stream = matches!(&*s.mode, "stream" | "source");
     if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up && stream) {
         notes.push(stream_shortfall(s, o));
     } else if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up) {

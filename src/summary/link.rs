@@ -32,7 +32,6 @@ pub struct Link {
     pub bits_per_s: Option<f64>,
     /// What the payload rate counts, in the busier direction: `sent`, `received`, or
     /// `acknowledged` (an upload's bytes the receiver acknowledged, from TCP_INFO).
-    #[serde(deserialize_with = "crate::summary::leak")]
     pub direction: super::Name,
     /// Payload bits/s in that direction.
     pub payload_bits_per_s: f64,
@@ -183,7 +182,7 @@ pub fn of(
     Link {
         source: link.source.clone(),
         bits_per_s: link.bits_per_s,
-        direction: traffic.direction,
+        direction: traffic.direction.into(),
         payload_bits_per_s: traffic.payload_bits_per_s,
         payload_percent: share(traffic.payload_bits_per_s),
         packet: shape.map(|(seg, (p, _))| Packet {

@@ -13,6 +13,51 @@
 use super::{Distribution, ErrorEntry, Summary, Throughput};
 use crate::record::SeriesPoint;
 
+/// Results that do not add into one.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No result at all.
+    #[error("nothing to merge")]
+    Nothing,
+    /// Concurrent results whose windows share no instant.
+    #[error("these results did not run together: {late} was measured {gap_s:.1} s after {early} had ended, and merge adds runs measured at the same time (several generators, one load); to add runs made one after another (rates over their summed time), add --sequential")]
+    NotTogether {
+        /// The target of the result that began last.
+        late: String,
+        /// The target of the result that ended first.
+        early: String,
+        /// Seconds between them.
+        gap_s: f64,
+    },
+    /// Results of another protocol or mode.
+    #[error("cannot merge a {} {} result with a {} {} one: merge results of one protocol and mode", .first.0, .first.1, .other.0, .other.1)]
+    Unlike {
+        /// The first result's protocol and mode.
+        first: (String, String),
+        /// The other's.
+        other: (String, String),
+    },
+    /// A distribution's histogram that does not read back.
+    #[error(transparent)]
+    Encoded(#[from] super::EncodedError),
+    /// Histograms of bounds that do not add.
+    #[error("histograms do not add: {0:?}")]
+    Add(hdrhistogram::AdditionError),
+    /// A second's histogram that does not read back.
+    #[error("result {result}, series[{point}].histogram: {error}")]
+    Second {
+        /// The result, from 1.
+        result: usize,
+        /// The point of its series.
+        point: usize,
+        /// What is wrong.
+        error: crate::record::HistogramError,
+    },
+    /// The seconds' histograms added beyond the bounds.
+    #[error(transparent)]
+    Histogram(#[from] crate::record::HistogramError),
+}
+
 /// The wall-clock measured window of a result, ms since the Unix epoch: [start, end).
 fn window(p: &Summary) -> (f64, f64) {
     let start = p.started_unix_ms as f64;
@@ -21,7 +66,7 @@ fn window(p: &Summary) -> (f64, f64) {
 
 /// Refuses results whose measured windows share no instant: they did not run together, and
 /// adding them as concurrent would claim a load (and rates) no target ever saw.
-fn check_together(parts: &[Summary]) -> Result<(), String> {
+fn check_together(parts: &[Summary]) -> Result<(), MergeError> {
     let latest = parts
         .iter()
         .max_by(|a, b| window(a).0.total_cmp(&window(b).0));
@@ -35,16 +80,17 @@ fn check_together(parts: &[Summary]) -> Result<(), String> {
     if gap_s < 0.0 {
         return Ok(());
     }
-    Err(format!(
-        "these results did not run together: {} was measured {gap_s:.1} s after {} had ended, and merge adds runs measured at the same time (several generators, one load); to add runs made one after another (rates over their summed time), add --sequential",
-        late.target, early.target
-    ))
+    Err(MergeError::NotTogether {
+        late: late.target.clone(),
+        early: early.target.clone(),
+        gap_s,
+    })
 }
 
 /// Adds `parts` into one result; they must measure the same protocol and mode, and have run
 /// at the same time unless `sequential` (then their measured times add up, one after another).
-pub fn merge(parts: &[Summary], sequential: bool) -> Result<Summary, String> {
-    let first = parts.first().ok_or("nothing to merge")?;
+pub fn merge(parts: &[Summary], sequential: bool) -> Result<Summary, MergeError> {
+    let first = parts.first().ok_or(MergeError::Nothing)?;
     if !sequential {
         check_together(parts)?;
     }
@@ -52,10 +98,10 @@ pub fn merge(parts: &[Summary], sequential: bool) -> Result<Summary, String> {
         .iter()
         .find(|p| p.protocol != first.protocol || p.mode != first.mode)
     {
-        return Err(format!(
-            "cannot merge a {} {} result with a {} {} one: merge results of one protocol and mode",
-            first.protocol, first.mode, p.protocol, p.mode
-        ));
+        return Err(MergeError::Unlike {
+            first: (first.protocol.to_string(), first.mode.to_string()),
+            other: (p.protocol.to_string(), p.mode.to_string()),
+        });
     }
     let mut m = first.clone();
     let duration = match sequential {
@@ -116,15 +162,13 @@ pub fn merge(parts: &[Summary], sequential: bool) -> Result<Summary, String> {
 /// The distributions added: decoded, histograms added, summarised again.
 fn add<'a>(
     ds: impl Iterator<Item = Option<&'a Distribution>>,
-) -> Result<Option<Distribution>, String> {
+) -> Result<Option<Distribution>, MergeError> {
     let mut total: Option<hdrhistogram::Histogram<u64>> = None;
     for d in ds.flatten() {
         let h = d.histogram.decode()?;
         match total.as_mut() {
             None => total = Some(h),
-            Some(t) => t
-                .add(&h)
-                .map_err(|e| format!("histograms do not add: {e:?}"))?,
+            Some(t) => t.add(&h).map_err(MergeError::Add)?,
         }
     }
     Ok(total.and_then(|h| Distribution::of(&h)))
@@ -187,7 +231,7 @@ fn throughput(parts: &[Summary], ok: u64, secs: f64) -> Throughput {
 }
 
 /// The open-loop sections added; rates over `secs`.
-fn open_loop(parts: &[Summary], ok: u64, secs: f64) -> Result<Option<super::OpenLoop>, String> {
+fn open_loop(parts: &[Summary], ok: u64, secs: f64) -> Result<Option<super::OpenLoop>, MergeError> {
     let all: Vec<&super::OpenLoop> = parts.iter().filter_map(|p| p.open_loop.as_ref()).collect();
     let Some(first) = all.first() else {
         return Ok(None);
@@ -245,7 +289,7 @@ fn datagrams(parts: &[Summary]) -> Option<super::Datagrams> {
 }
 
 /// The HTTP sections added: statuses, classes, bytes, first-byte times.
-fn http(parts: &[Summary], secs: f64) -> Result<Option<super::Http>, String> {
+fn http(parts: &[Summary], secs: f64) -> Result<Option<super::Http>, MergeError> {
     let all: Vec<&super::Http> = parts.iter().filter_map(|p| p.http.as_ref()).collect();
     let Some(first) = all.first() else {
         return Ok(None);
@@ -274,7 +318,7 @@ fn http(parts: &[Summary], secs: f64) -> Result<Option<super::Http>, String> {
 /// after the earliest adds into second k on); sequential parts follow one another: each one's
 /// seconds start where the previous one's ended. A second some part kept no histogram of
 /// (a result written before they were kept) has no p50/p99.
-fn series(parts: &[Summary], sequential: bool) -> Result<Vec<SeriesPoint>, String> {
+fn series(parts: &[Summary], sequential: bool) -> Result<Vec<SeriesPoint>, MergeError> {
     let earliest = parts.iter().map(|p| p.started_unix_ms).min().unwrap_or(0);
     let mut out: Vec<SeriesPoint> = Vec::new();
     let mut hists: Vec<Option<crate::record::compact::Sum>> = Vec::new();
@@ -295,9 +339,13 @@ fn series(parts: &[Summary], sequential: bool) -> Result<Vec<SeriesPoint>, Strin
             add_point(&mut out[i], p);
             // A second some part kept no histogram of has no p50/p99 (None from then on).
             match (&mut hists[i], p.histogram.as_deref()) {
-                (Some(total), Some(text)) => total
-                    .add(text)
-                    .map_err(|e| format!("result {}, series[{k}].histogram: {e}", n + 1))?,
+                (Some(total), Some(text)) => {
+                    total.add(text).map_err(|error| MergeError::Second {
+                        result: n + 1,
+                        point: k,
+                        error,
+                    })?
+                }
                 (slot, None) if p.p50_us.is_some() => *slot = None,
                 _ => {}
             }

@@ -32,8 +32,6 @@ use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// The schema identifier written into every JSON result.
@@ -43,20 +41,16 @@ pub const SCHEMA: &str = "wirebench.result/1";
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Summary {
     /// Always [`SCHEMA`].
-    #[serde(deserialize_with = "crate::summary::leak")]
     pub schema: Name,
     /// The wirebench version that measured.
-    #[serde(deserialize_with = "crate::summary::leak")]
     pub wirebench_version: Name,
     /// When the measured part began, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
     /// The target URL as given.
     pub target: String,
     /// `tcp`.
-    #[serde(deserialize_with = "crate::summary::leak")]
     pub protocol: Name,
     /// `rr`, `crr`, `stream` or `source`.
-    #[serde(deserialize_with = "crate::summary::leak")]
     pub mode: Name,
     /// The settings that shaped the load.
     pub config: Config,
@@ -155,7 +149,6 @@ pub struct ErrorSummary {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ErrorEntry {
     /// refused, reset, timeout, short_reply, mismatch, port_exhausted, other.
-    #[serde(deserialize_with = "crate::summary::leak")]
     pub kind: Name,
     /// How many.
     pub count: u64,
@@ -254,10 +247,8 @@ pub struct Distribution {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EncodedHistogram {
     /// `hdrhistogram-v2+base64`.
-    #[serde(deserialize_with = "crate::summary::leak")]
     pub encoding: Name,
     /// The unit of recorded values: `ns`.
-    #[serde(deserialize_with = "crate::summary::leak")]
     pub unit: Name,
     /// Lowest discernible value.
     pub lowest: u64,
@@ -352,7 +343,6 @@ pub struct Http {
     /// Whether connections were kept alive.
     pub keepalive: bool,
     /// The HTTP version spoken: "1.1" or "2".
-    #[serde(deserialize_with = "crate::summary::leak")]
     pub version: Name,
     /// Replies by status code (code 0: no valid status).
     pub status: Vec<StatusCount>,
@@ -478,29 +468,9 @@ pub struct Generator {
     pub peak_rss_kib: u64,
 }
 
-/// A name fixed when wirebench measures (`tcp`, `rr`, `timeout` …): a `&'static str`, spelt
-/// as an alias so serde's derive reads it with [`leak`] instead of borrowing it from the input.
-pub type Name = &'static str;
-
-/// Reads a name of a stored document into the `&'static str` the summary holds (`show`,
-/// `diff` and `merge` read a few documents per process, so the text is simply kept).
-pub fn leak<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-    let s = String::deserialize(d)?;
-    Ok(intern(s))
-}
-
-/// `s` kept for the process's life, once per distinct name: a process that reads documents
-/// by the million (the fuzz target `document`) holds each name once, not once per document.
-fn intern(s: String) -> &'static str {
-    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(&name) = names.get(s.as_str()) {
-        return name;
-    }
-    let name: &'static str = Box::leak(s.into_boxed_str());
-    names.insert(name);
-    name
-}
+/// A name fixed when wirebench measures (`tcp`, `rr`, `timeout` …): borrowed from the
+/// program's text when measured, owned when read back from a stored document.
+pub type Name = std::borrow::Cow<'static, str>;
 
 fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
@@ -538,6 +508,17 @@ impl Distribution {
     }
 }
 
+/// A document's histogram that does not read back.
+#[derive(Debug, thiserror::Error)]
+pub enum EncodedError {
+    /// Its data is not base64.
+    #[error("histogram is not base64: {0}")]
+    Base64(base64::DecodeError),
+    /// Its data is not a histogram wirebench wrote.
+    #[error("histogram: {0}")]
+    Histogram(crate::record::HistogramError),
+}
+
 impl EncodedHistogram {
     /// Serializes a histogram (V2, uncompressed) and base64-encodes it.
     #[allow(
@@ -550,8 +531,8 @@ impl EncodedHistogram {
             .serialize(h, &mut buf)
             .expect("serializing to memory cannot fail");
         EncodedHistogram {
-            encoding: "hdrhistogram-v2+base64",
-            unit: "ns",
+            encoding: "hdrhistogram-v2+base64".into(),
+            unit: "ns".into(),
             lowest: HIST_LOWEST_NS,
             highest: HIST_HIGHEST_NS,
             significant_digits: HIST_SIGFIG,
@@ -560,11 +541,11 @@ impl EncodedHistogram {
     }
 
     /// Decodes the histogram again (used to merge stored results, and by tests).
-    pub fn decode(&self) -> Result<Histogram<u64>, String> {
+    pub fn decode(&self) -> Result<Histogram<u64>, EncodedError> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(&self.data)
-            .map_err(|e| format!("histogram is not base64: {e}"))?;
-        crate::record::decode_histogram(&bytes).map_err(|e| format!("histogram: {e}"))
+            .map_err(EncodedError::Base64)?;
+        crate::record::decode_histogram(&bytes).map_err(EncodedError::Histogram)
     }
 }
 
@@ -641,7 +622,7 @@ impl ErrorSummary {
             by_kind: errors
                 .iter()
                 .map(|(kind, count, sample)| ErrorEntry {
-                    kind: kind.name(),
+                    kind: kind.name().into(),
                     count,
                     sample: sample.to_string(),
                 })

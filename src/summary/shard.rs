@@ -90,38 +90,88 @@ pub struct ShardRow {
     pub late: bool,
 }
 
+/// Results that are not the shards of one load, or do not add.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardsError {
+    /// A result without a `shard` section among shards.
+    #[error("{0} is not a shard's result (no `shard` section) while others are: merge shards of one load, written by `run --shard`")]
+    NotShard(String),
+    /// Two world sizes.
+    #[error("the world size disagrees: {} is rank {} of {}, {} rank {} of {}: merge the shards of one launch", .first.0, .first.1, .first.2, .other.0, .other.1, .other.2)]
+    World {
+        /// The first result's name, rank and world.
+        first: (String, u64, u64),
+        /// The other's.
+        other: (String, u64, u64),
+    },
+    /// Two plans.
+    #[error("{first} and {other} ran different plans ({differences}): merge shards of one load")]
+    Plans {
+        /// The first result's name.
+        first: String,
+        /// The other's.
+        other: String,
+        /// The flags they set differently.
+        differences: String,
+    },
+    /// One rank twice.
+    #[error("rank {rank} is there twice ({first} and {other}): give each rank's result once")]
+    Twice {
+        /// The rank.
+        rank: u64,
+        /// The first result of that rank.
+        first: String,
+        /// The second.
+        other: String,
+    },
+    /// Ranks missing.
+    #[error("rank {shown} of {world} missing: a merge of shards needs every rank 0..{}; give their files (a failed shard: run it again)", .world - 1)]
+    Missing {
+        /// The missing ranks, as shown.
+        shown: String,
+        /// The world size.
+        world: u64,
+    },
+    /// The shards do not add as results do.
+    #[error(transparent)]
+    Merge(#[from] super::merge::MergeError),
+}
+
 /// Checks that `parts` (named by `names`) are the shards of one load, every rank once, and
 /// returns their section (rows in rank order). `Err` is one line naming the problem.
-pub fn check(parts: &[Summary], names: &[String]) -> Result<Shards, String> {
+pub fn check(parts: &[Summary], names: &[String]) -> Result<Shards, ShardsError> {
     let mut sections = Vec::with_capacity(parts.len());
     for (p, name) in parts.iter().zip(names) {
-        let s = p.shard.as_ref().ok_or_else(|| {
-            format!("{name} is not a shard's result (no `shard` section) while others are: merge shards of one load, written by `run --shard`")
-        })?;
+        let s = p
+            .shard
+            .as_ref()
+            .ok_or_else(|| ShardsError::NotShard(name.clone()))?;
         sections.push((s, name, p));
     }
     let (first, first_name, _) = sections[0];
     for &(s, name, _) in &sections {
         if s.world != first.world {
-            return Err(format!(
-                "the world size disagrees: {first_name} is rank {} of {}, {name} rank {} of {}: merge the shards of one launch",
-                first.rank, first.world, s.rank, s.world
-            ));
+            return Err(ShardsError::World {
+                first: (first_name.clone(), first.rank, first.world),
+                other: (name.clone(), s.rank, s.world),
+            });
         }
         if s.plan_hash != first.plan_hash {
-            return Err(format!(
-                "{first_name} and {name} ran different plans ({}): merge shards of one load",
-                differences(&first.plan, &s.plan)
-            ));
+            return Err(ShardsError::Plans {
+                first: first_name.clone(),
+                other: name.clone(),
+                differences: differences(&first.plan, &s.plan),
+            });
         }
     }
     let mut by_rank: BTreeMap<u64, &String> = BTreeMap::new();
     for &(s, name, _) in &sections {
         if let Some(other) = by_rank.insert(s.rank, name) {
-            return Err(format!(
-                "rank {} is there twice ({other} and {name}): give each rank's result once",
-                s.rank
-            ));
+            return Err(ShardsError::Twice {
+                rank: s.rank,
+                first: other.clone(),
+                other: name.clone(),
+            });
         }
     }
     let missing: Vec<String> = (0..first.world)
@@ -133,11 +183,8 @@ pub fn check(parts: &[Summary], names: &[String]) -> Result<Shards, String> {
             n if n > 10 => format!("{} … ({n} ranks)", missing[..10].join(", ")),
             _ => missing.join(", "),
         };
-        return Err(format!(
-            "rank {shown} of {} missing: a merge of shards needs every rank 0..{}; give their files (a failed shard: run it again)",
-            first.world,
-            first.world - 1
-        ));
+        let world = first.world;
+        return Err(ShardsError::Missing { shown, world });
     }
     sections.sort_by_key(|(s, _, _)| s.rank);
     let starts = || sections.iter().map(|(_, _, p)| p.started_unix_ms);
@@ -191,7 +238,7 @@ fn differences(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> St
 
 /// Shards' results added into one (see [`super::merge`]): checked by [`check`] first, then
 /// the ordinary merge of results run at the same time, with a `shards` section.
-pub fn merge(parts: &[Summary], names: &[String]) -> Result<Summary, String> {
+pub fn merge(parts: &[Summary], names: &[String]) -> Result<Summary, ShardsError> {
     let shards = check(parts, names)?;
     let mut m = super::merge::merge(parts, false)?;
     m.shard = None;

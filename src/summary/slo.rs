@@ -48,14 +48,72 @@ pub struct Verdict {
 const FORM: &str = "write METRIC<=BOUND, e.g. --slo 'p99<=50ms' or --slo 'errors<=0.1%' \
 (metrics: p50 p90 p95 p99 p999 mean max errors; < or <=)";
 
+/// A `--slo` that is no objective: the text given and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SloError {
+    /// The objective as given.
+    pub text: String,
+    /// What is wrong with it.
+    pub why: SloWhy,
+}
+
+/// What is wrong with an objective.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SloWhy {
+    /// Neither `<` nor `<=`.
+    #[error("has no < or <=: {FORM}")]
+    NoComparison,
+    /// A metric that is not one of [`FORM`]'s.
+    #[error("unknown metric '{0}': {FORM}")]
+    UnknownMetric(String),
+    /// An error bound without `%`.
+    #[error("give the error bound in percent, e.g. errors<=0.1%")]
+    NotPercent,
+    /// An error bound outside 0..=100 %.
+    #[error("the error bound must be 0% to 100%")]
+    PercentRange,
+    /// A latency bound without a unit.
+    #[error("give the latency bound a unit, e.g. {0}<={1}ms (ns, us, ms, s)")]
+    NoUnit(String, String),
+    /// A latency bound that is not a duration.
+    #[error(transparent)]
+    Duration(#[from] crate::units::UnitError),
+    /// `< 0`.
+    #[error("can never hold: give a bound above 0")]
+    Never,
+}
+
+impl SloWhy {
+    /// Whether the message reads `--slo 'TEXT' WHY` (no colon after the objective).
+    pub fn follows_text(&self) -> bool {
+        matches!(self, SloWhy::NoComparison | SloWhy::Never)
+    }
+}
+
+impl std::fmt::Display for SloError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (text, why) = (&self.text, &self.why);
+        match why.follows_text() {
+            true => write!(f, "--slo '{text}' {why}"),
+            false => write!(f, "--slo '{text}': {why}"),
+        }
+    }
+}
+
+impl std::error::Error for SloError {}
+
 impl Slo {
     /// Parses `p99<=50ms`, `mean < 2ms`, `errors<=0.1%`.
-    pub fn parse(text: &str) -> Result<Slo, String> {
+    pub fn parse(text: &str) -> Result<Slo, SloError> {
+        let err = |why: SloWhy| SloError {
+            text: text.to_string(),
+            why,
+        };
         let t = text.trim();
         let (at, strict, len) = match (t.find("<="), t.find('<')) {
             (Some(i), _) => (i, false, 2),
             (None, Some(i)) => (i, true, 1),
-            _ => return Err(format!("--slo '{text}' has no < or <=: {FORM}")),
+            _ => return Err(err(SloWhy::NoComparison)),
         };
         let name = t[..at].trim().to_ascii_lowercase();
         let value = t[at + len..].trim();
@@ -68,32 +126,24 @@ impl Slo {
             "mean" => Metric::Mean,
             "max" => Metric::Max,
             "errors" => Metric::Errors,
-            _ => return Err(format!("--slo '{text}': unknown metric '{name}': {FORM}")),
+            _ => return Err(err(SloWhy::UnknownMetric(name))),
         };
         let bound = if metric == Metric::Errors {
-            let number = value.strip_suffix('%').ok_or_else(|| {
-                format!("--slo '{text}': give the error bound in percent, e.g. errors<=0.1%")
-            })?;
+            let number = value
+                .strip_suffix('%')
+                .ok_or_else(|| err(SloWhy::NotPercent))?;
             match number.trim().parse::<f64>() {
                 Ok(p) if (0.0..=100.0).contains(&p) => p,
-                _ => {
-                    return Err(format!(
-                        "--slo '{text}': the error bound must be 0% to 100%"
-                    ))
-                }
+                _ => return Err(err(SloWhy::PercentRange)),
             }
         } else {
             if value.parse::<f64>().is_ok() {
                 // A bare number is seconds to parse_duration: `p99<=50` would mean 50 s.
-                return Err(format!(
-                    "--slo '{text}': give the latency bound a unit, e.g. {name}<={value}ms (ns, us, ms, s)"
-                ));
+                return Err(err(SloWhy::NoUnit(name, value.into())));
             }
-            let d = parse_duration(value).map_err(|e| format!("--slo '{text}': {e}"))?;
+            let d = parse_duration(value).map_err(|e| err(e.into()))?;
             if d.is_zero() && strict {
-                return Err(format!(
-                    "--slo '{text}' can never hold: give a bound above 0"
-                ));
+                return Err(err(SloWhy::Never));
             }
             d.as_secs_f64() * 1e6
         };
@@ -193,7 +243,7 @@ mod tests {
             "p99<=50",
             "mean<2.5",
         ] {
-            let e = Slo::parse(text).unwrap_err();
+            let e = Slo::parse(text).unwrap_err().to_string();
             assert!(e.starts_with("--slo"), "{text}: {e}");
         }
     }

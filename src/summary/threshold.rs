@@ -4,7 +4,7 @@
 //! when `p99<=20ms` does not hold), so they are parsed and measured by [`super::slo`]; the
 //! rate and the error count are read here.
 
-use super::slo::{Metric, Slo};
+use super::slo::{Metric, Slo, SloError};
 use super::Summary;
 use crate::units::format_us;
 use serde::{Deserialize, Serialize};
@@ -61,32 +61,89 @@ const LATENCIES: [&str; 8] = ["p50", "p90", "p95", "p99", "p999", "p99.9", "mean
 const FORM: &str = "write METRIC>BOUND or METRIC<BOUND, e.g. --fail-if 'p99>20ms', --fail-if 'errors>0.1%', --fail-if 'ops<5000' \
 (latency p50 p90 p95 p99 p999 mean max and errors take > or >=; ops takes < or <=)";
 
+/// A `--fail-if` that is no condition: the text given and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ThresholdError {
+    /// Neither `>` nor `<`.
+    #[error("--fail-if '{0}' has no > or <: {FORM}")]
+    NoComparison(String),
+    /// A metric that is not one of [`METRICS`].
+    #[error("--fail-if '{text}': unknown metric '{name}': use one of {METRICS}")]
+    UnknownMetric {
+        /// The condition as given.
+        text: String,
+        /// The metric.
+        name: String,
+    },
+    /// A bound the metric does not take.
+    #[error("--fail-if '{0}': {1}: {FORM}")]
+    Bound(String, BoundWhy),
+    /// A latency bound without a unit.
+    #[error(
+        "--fail-if '{text}': give the latency bound a unit, e.g. {name}>{value}ms (ns, us, ms, s)"
+    )]
+    NoUnit {
+        /// The condition as given.
+        text: String,
+        /// The metric.
+        name: String,
+        /// The bound.
+        value: String,
+    },
+    /// The objective the condition negates is no objective: its reason, without the
+    /// objective's own text (the user wrote the condition, not the objective).
+    #[error("--fail-if '{}': {}", .0, objective(.1))]
+    Objective(String, SloError),
+}
+
+/// An objective's error as the condition it negates says it.
+fn objective(e: &SloError) -> String {
+    match e.why.follows_text() {
+        true => e.to_string(),
+        false => e.why.to_string(),
+    }
+}
+
+/// Why a bound does not fit its metric.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BoundWhy {
+    /// `ops>…`.
+    #[error("ops fails below a rate, not above")]
+    OpsAbove,
+    /// `ops<…` that is not a rate.
+    #[error("give the rate in operations per second, e.g. ops<5000 or ops<5k")]
+    OpsRate,
+    /// A latency or errors metric with `<`.
+    #[error("{0} fails above a bound, not below")]
+    Below(String),
+    /// `errors>…` that is neither a count nor a percent.
+    #[error("give errors as a count (errors>0) or a percent (errors>0.1%)")]
+    Errors,
+}
+
 impl Threshold {
     /// Parses `p99>20ms`, `errors>0.1%`, `errors>0`, `ops<5000`, `ops <= 1k`.
-    pub fn parse(text: &str) -> Result<Threshold, String> {
+    pub fn parse(text: &str) -> Result<Threshold, ThresholdError> {
         let t = text.trim();
         let Some(at) = t.find(['<', '>']) else {
-            return Err(format!("--fail-if '{text}' has no > or <: {FORM}"));
+            return Err(ThresholdError::NoComparison(text.into()));
         };
         let above = t[at..].starts_with('>');
         let inclusive = t[at + 1..].starts_with('=');
         let name = t[..at].trim().to_ascii_lowercase();
         let value = t[at + 1 + usize::from(inclusive)..].trim();
-        let bad = |why: &str| Err(format!("--fail-if '{text}': {why}: {FORM}"));
+        let bad = |why: BoundWhy| Err(ThresholdError::Bound(text.into(), why));
         if name != "ops" && name != "errors" && !LATENCIES.contains(&name.as_str()) {
-            return Err(format!(
-                "--fail-if '{text}': unknown metric '{name}': use one of {METRICS}"
-            ));
+            let text = text.into();
+            return Err(ThresholdError::UnknownMetric { text, name });
         }
         if name == "ops" {
             if above {
-                return bad("ops fails below a rate, not above");
+                return bad(BoundWhy::OpsAbove);
             }
             let bound = match parse_rate(value) {
                 Some(v) => v,
-                None => {
-                    return bad("give the rate in operations per second, e.g. ops<5000 or ops<5k")
-                }
+                None => return bad(BoundWhy::OpsRate),
             };
             return Ok(Threshold {
                 text: t.into(),
@@ -97,11 +154,11 @@ impl Threshold {
             });
         }
         if !above {
-            return bad(&format!("{name} fails above a bound, not below"));
+            return bad(BoundWhy::Below(name));
         }
         if name == "errors" && !value.ends_with('%') {
             let Ok(bound) = value.parse::<f64>() else {
-                return bad("give errors as a count (errors>0) or a percent (errors>0.1%)");
+                return bad(BoundWhy::Errors);
             };
             return Ok(Threshold {
                 text: t.into(),
@@ -113,18 +170,12 @@ impl Threshold {
         }
         if name != "errors" && !value.is_empty() && value.parse::<f64>().is_ok() {
             // A bare number is seconds to parse_duration: `p99>20` would mean 20 s.
-            return Err(format!(
-                "--fail-if '{text}': give the latency bound a unit, e.g. {name}>{value}ms (ns, us, ms, s)"
-            ));
+            let (text, value) = (text.into(), value.into());
+            return Err(ThresholdError::NoUnit { text, name, value });
         }
         // `p99>20ms` fails exactly when the objective `p99<=20ms` does not hold; `>=` is `<`.
         let objective = format!("{name}{}{value}", if inclusive { "<" } else { "<=" });
-        let slo = Slo::parse(&objective).map_err(|e| {
-            format!(
-                "--fail-if '{text}': {}",
-                e.replace(&format!("--slo '{objective}': "), "")
-            )
-        })?;
+        let slo = Slo::parse(&objective).map_err(|e| ThresholdError::Objective(text.into(), e))?;
         let bound = slo.bound;
         Ok(Threshold {
             text: t.into(),
@@ -279,7 +330,7 @@ mod tests {
             "p99>",
             "errors>200%",
         ] {
-            let e = Threshold::parse(text).unwrap_err();
+            let e = Threshold::parse(text).unwrap_err().to_string();
             assert!(e.starts_with("--fail-if"), "{text}: {e}");
         }
     }
@@ -287,7 +338,7 @@ mod tests {
     #[test]
     fn an_unknown_metric_gets_the_list_of_metrics() {
         for text in ["rps<5", "p(95)<200", "latency>5ms", "p98>5ms"] {
-            let e = Threshold::parse(text).unwrap_err();
+            let e = Threshold::parse(text).unwrap_err().to_string();
             assert!(e.contains("unknown metric"), "{text}: {e}");
             assert!(e.contains("p99") && e.contains("ops"), "{text}: {e}");
             assert!(!e.contains("not below"), "{text}: {e}");
@@ -297,7 +348,7 @@ mod tests {
     #[test]
     fn a_latency_bound_needs_a_unit() {
         for text in ["p99>20", "mean>=0.5", "max>1"] {
-            let e = Threshold::parse(text).unwrap_err();
+            let e = Threshold::parse(text).unwrap_err().to_string();
             assert!(e.contains("unit") && e.contains("ms"), "{text}: {e}");
         }
         assert_eq!(Threshold::parse("p99>20ms").unwrap().bound, 20_000.0);

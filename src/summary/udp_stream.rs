@@ -79,7 +79,7 @@ pub(super) fn apply(
 pub(super) fn add_error(s: &mut Summary, kind: &'static str, count: u64, sample: String) {
     s.errors.total += count;
     s.errors.by_kind.push(ErrorEntry {
-        kind,
+        kind: kind.into(),
         count,
         sample,
     });

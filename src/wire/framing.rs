@@ -75,6 +75,32 @@ pub enum Preamble {
     },
 }
 
+/// A preamble line a server refuses; the message is what the server answers.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PreambleError {
+    /// Not UTF-8.
+    #[error("preamble is not ASCII")]
+    NotAscii,
+    /// No `WIREBENCH/1 ` before the words.
+    #[error("preamble does not start with WIREBENCH/1")]
+    NoMagic,
+    /// A word without `=`.
+    #[error("preamble word '{0}' is not key=value")]
+    NotKeyValue(String),
+    /// A value that is not a number.
+    #[error("preamble {0}='{1}' is not a number")]
+    NotNumber(String, String),
+    /// A size of 0 or over 1 GiB.
+    #[error("preamble {0}={1} is outside 1..=1GiB")]
+    OutOfRange(String, u64),
+    /// A key the intent needs, missing.
+    #[error("preamble lacks {0}=")]
+    Lacks(&'static str),
+    /// An intent wirebench does not know.
+    #[error("preamble intent '{0}' is not exchange, stream or source")]
+    Intent(String),
+}
+
 impl Preamble {
     /// The preamble line, newline included.
     pub fn encode(&self) -> Vec<u8> {
@@ -96,24 +122,24 @@ impl Preamble {
     }
 
     /// Parses one preamble line (with or without its newline).
-    pub fn parse(line: &[u8]) -> Result<Preamble, String> {
-        let text = std::str::from_utf8(line).map_err(|_| "preamble is not ASCII".to_string())?;
+    pub fn parse(line: &[u8]) -> Result<Preamble, PreambleError> {
+        let text = std::str::from_utf8(line).map_err(|_| PreambleError::NotAscii)?;
         let text = text.trim_end_matches('\n').trim_end_matches('\r');
         let rest = text
             .strip_prefix("WIREBENCH/1 ")
-            .ok_or_else(|| "preamble does not start with WIREBENCH/1".to_string())?;
+            .ok_or(PreambleError::NoMagic)?;
         let mut words = rest.split(' ');
         let intent = words.next().unwrap_or("");
         let (mut req, mut rep, mut msg, mut report) = (None, None, None, false);
         for word in words.filter(|w| !w.is_empty()) {
             let (key, value) = word
                 .split_once('=')
-                .ok_or_else(|| format!("preamble word '{word}' is not key=value"))?;
+                .ok_or_else(|| PreambleError::NotKeyValue(word.into()))?;
             let n: u64 = value
                 .parse()
-                .map_err(|_| format!("preamble {key}='{value}' is not a number"))?;
+                .map_err(|_| PreambleError::NotNumber(key.into(), value.into()))?;
             if n == 0 || n > MAX_SIZE {
-                return Err(format!("preamble {key}={n} is outside 1..=1GiB"));
+                return Err(PreambleError::OutOfRange(key.into(), n));
             }
             match key {
                 "req" => req = Some(n),
@@ -123,7 +149,7 @@ impl Preamble {
                 _ => {} // unknown keys are ignored, for forward compatibility
             }
         }
-        let need = |v: Option<u64>, key: &str| v.ok_or_else(|| format!("preamble lacks {key}="));
+        let need = |v: Option<u64>, key: &'static str| v.ok_or(PreambleError::Lacks(key));
         match intent {
             "exchange" => Ok(Preamble::Exchange {
                 request: need(req, "req")?,
@@ -136,9 +162,7 @@ impl Preamble {
             "source" => Ok(Preamble::Source {
                 message: need(msg, "msg")?,
             }),
-            other => Err(format!(
-                "preamble intent '{other}' is not exchange, stream or source"
-            )),
+            other => Err(PreambleError::Intent(other.into())),
         }
     }
 }

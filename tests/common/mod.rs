@@ -353,3 +353,38 @@ pub fn json_verdict<'a>(doc: &'a serde_json::Value, metric: &str) -> &'a serde_j
     assert_eq!(v["significant"], lo > thr || hi < -thr, "{v}");
     v
 }
+
+/// `wirebench run ARGS --json`'s document and exit code, run in this process through the
+/// library's entry point ([`wirebench::measure`], with a stop handle of its own) rather than
+/// by the binary: for tests that check figures, not the command line. Fails after `limit`.
+pub fn measure_json(args: &[&str], limit: Duration) -> (serde_json::Value, i32) {
+    use clap::Parser;
+    let argv: Vec<String> = ["wirebench", "run"]
+        .iter()
+        .chain(args)
+        .map(|s| s.to_string())
+        .collect();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok(cli) = wirebench::cli::Cli::try_parse_from(&argv) else {
+            panic!("bad arguments: {argv:?}")
+        };
+        let wirebench::cli::Command::Run(run) = cli.command else {
+            unreachable!("the argument list names run")
+        };
+        let plan = wirebench::plan::Plan::try_from(&run).expect("a valid plan");
+        let summary = wirebench::measure(&plan, &wirebench::Stop::new()).expect("a run");
+        let _ = tx.send(summary);
+    });
+    let summary = rx
+        .recv_timeout(limit)
+        .unwrap_or_else(|e| panic!("wirebench run {args:?} in process: {e}"));
+    let code = match wirebench::app::run::exit_code(&summary) == std::process::ExitCode::SUCCESS {
+        true => 0,
+        false => 1,
+    };
+    (
+        serde_json::to_value(&summary).expect("a summary is JSON"),
+        code,
+    )
+}

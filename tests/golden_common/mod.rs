@@ -89,12 +89,12 @@ pub fn summary(
         _ => "tcp",
     };
     Summary {
-        schema: SCHEMA,
-        wirebench_version: "0.1.0",
+        schema: SCHEMA.into(),
+        wirebench_version: "0.1.0".into(),
         started_unix_ms: 1_700_000_000_000,
         target: target.into(),
-        protocol,
-        mode,
+        protocol: protocol.into(),
+        mode: mode.into(),
         config,
         duration_s: MEASURED.as_secs_f64(),
         ok: total.ok,

@@ -159,20 +159,18 @@ fn parse(
             .map(|k| flags[k - 1]),
         Err(_) => None,
     };
+    // Where to read more when clap names no usage: this command's help.
+    let fallback = format!("wirebench {command} --help");
     let Some(key) = culprit else {
-        let line = super::super::one_line(&whole.render().to_string());
-        return Err(Located(
-            plan.run_at,
-            line.replace("(see 'wirebench --help')", &help),
-        ));
+        let line = super::super::one_line(&whole, &fallback);
+        return Err(Located(plan.run_at, line));
     };
     let name = key.flag.trim_start_matches('-');
     let message = match whole.kind() {
         clap::error::ErrorKind::UnknownArgument => format!(
             "unknown key '{name}' in [run]: not a `wirebench {command}` flag; use a flag's long name without --, e.g. size = \"64\" {help}"
         ),
-        _ => format!("{name}: {}", super::super::one_line(&whole.render().to_string()))
-            .replace("(see 'wirebench --help')", &help),
+        _ => format!("{name}: {}", super::super::one_line(&whole, &fallback)),
     };
     Err(Located(key.at, message))
 }

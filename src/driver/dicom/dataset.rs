@@ -201,11 +201,28 @@ pub struct DicomFile {
     pub dataset: Arc<[u8]>,
 }
 
+/// Bytes that are not a DICOM Part 10 file wirebench can send.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Part10Error {
+    /// No `DICM` after the preamble.
+    #[error("not a DICOM Part 10 file (no 'DICM' after the 128-byte preamble)")]
+    NotPart10,
+    /// The file ends inside an element's header.
+    #[error("truncated file meta")]
+    Truncated,
+    /// An element's value runs past the end.
+    #[error("a file meta element runs past the end of the file")]
+    PastEnd,
+    /// A file meta element it needs, missing or empty.
+    #[error("its file meta information lacks {0}")]
+    Lacks(&'static str),
+}
+
 /// Reads a Part 10 file's bytes: the 128-byte preamble, "DICM", the group 0002 file meta
 /// elements (always explicit VR little endian), then the data set (PS3.10 §7.1).
-pub fn read_part10(b: &[u8]) -> Result<DicomFile, String> {
+pub fn read_part10(b: &[u8]) -> Result<DicomFile, Part10Error> {
     if b.get(128..132) != Some(&b"DICM"[..]) {
-        return Err("not a DICOM Part 10 file (no 'DICM' after the 128-byte preamble)".into());
+        return Err(Part10Error::NotPart10);
     }
     let mut pos = 132;
     let (mut class, mut instance, mut ts) = (None, None, None);
@@ -216,14 +233,14 @@ pub fn read_part10(b: &[u8]) -> Result<DicomFile, String> {
         let elem = u16::from_le_bytes([h[2], h[3]]);
         let vr: [u8; 2] = [h[4], h[5]];
         let (len, head) = if long_form(&vr) {
-            let l = b.get(pos + 8..pos + 12).ok_or("truncated file meta")?;
+            let l = b.get(pos + 8..pos + 12).ok_or(Part10Error::Truncated)?;
             (u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize, 12)
         } else {
             (u16::from_le_bytes([h[6], h[7]]) as usize, 8)
         };
         let v = b
             .get(pos + head..pos + head + len)
-            .ok_or("a file meta element runs past the end of the file")?;
+            .ok_or(Part10Error::PastEnd)?;
         match elem {
             0x0002 => class = Some(uid_text(v)),
             0x0003 => instance = Some(uid_text(v)),
@@ -232,9 +249,8 @@ pub fn read_part10(b: &[u8]) -> Result<DicomFile, String> {
         }
         pos += head + len;
     }
-    let need = |v: Option<String>, what: &str| {
-        v.filter(|s| !s.is_empty())
-            .ok_or(format!("its file meta information lacks {what}"))
+    let need = |v: Option<String>, what: &'static str| {
+        v.filter(|s| !s.is_empty()).ok_or(Part10Error::Lacks(what))
     };
     Ok(DicomFile {
         sop_class: need(class, "the SOP class (0002,0002)")?,

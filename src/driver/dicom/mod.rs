@@ -200,7 +200,7 @@ impl DicomDriver {
         let body = &buf[pdu::HEADER..len];
         match kind {
             pdu::ASSOCIATE_AC => {
-                pdu::parse_ac(body).map_err(|e| OpError::new(ErrorKind::Mismatch, e))
+                pdu::parse_ac(body).map_err(|e| OpError::new(ErrorKind::Mismatch, e.to_string()))
             }
             pdu::ASSOCIATE_RJ => Err(OpError::new(ErrorKind::Status, pdu::rejection(body))),
             _ => Err(OpError::new(ErrorKind::Reset, pdu::abort_reason(body))),

@@ -128,18 +128,33 @@ pub fn peek(buf: &[u8]) -> Option<(u8, usize)> {
     Some((h[0], HEADER + len))
 }
 
+/// A PDU from the peer that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PduError {
+    /// An A-ASSOCIATE-AC shorter than its fixed fields.
+    #[error("a short A-ASSOCIATE-AC")]
+    ShortAc,
+    /// An A-ASSOCIATE-AC item longer than the PDU.
+    #[error("an A-ASSOCIATE-AC item runs past its PDU")]
+    AcItem,
+    /// A PDV item cut inside its length.
+    #[error("a truncated PDV item")]
+    ShortPdv,
+    /// A PDV item longer than the P-DATA-TF.
+    #[error("a PDV item runs past its P-DATA-TF")]
+    PdvItem,
+}
+
 /// Parses an A-ASSOCIATE-AC's body (after the 6-byte header): the contexts' results and the
 /// acceptor's maximum length.
-pub fn parse_ac(body: &[u8]) -> Result<Accepted, String> {
+pub fn parse_ac(body: &[u8]) -> Result<Accepted, PduError> {
     // Version, reserved, called and calling AE echoed, 32 reserved: 68 bytes (§9.3.3).
-    let mut rest = body.get(68..).ok_or("a short A-ASSOCIATE-AC")?;
+    let mut rest = body.get(68..).ok_or(PduError::ShortAc)?;
     let mut out = Accepted::default();
     while rest.len() >= 4 {
         let kind = rest[0];
         let len = u16::from_be_bytes([rest[2], rest[3]]) as usize;
-        let value = rest
-            .get(4..4 + len)
-            .ok_or("an A-ASSOCIATE-AC item runs past its PDU")?;
+        let value = rest.get(4..4 + len).ok_or(PduError::AcItem)?;
         match kind {
             0x21 if value.len() >= 4 => {
                 let (id, result) = (value[0], value[2]);
@@ -278,7 +293,7 @@ pub struct Pdv<'a> {
 }
 
 /// The PDVs of a P-DATA-TF body; an item that runs past the body ends the iteration with Err.
-pub fn pdvs(mut body: &[u8]) -> impl Iterator<Item = Result<Pdv<'_>, String>> {
+pub fn pdvs(mut body: &[u8]) -> impl Iterator<Item = Result<Pdv<'_>, PduError>> {
     std::iter::from_fn(move || {
         if body.is_empty() {
             return None;
@@ -288,11 +303,11 @@ pub fn pdvs(mut body: &[u8]) -> impl Iterator<Item = Result<Pdv<'_>, String>> {
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
         else {
             body = &[];
-            return Some(Err("a truncated PDV item".to_string()));
+            return Some(Err(PduError::ShortPdv));
         };
         let Some(item) = body.get(4..4 + len).filter(|i| i.len() >= 2) else {
             body = &[];
-            return Some(Err("a PDV item runs past its P-DATA-TF".to_string()));
+            return Some(Err(PduError::PdvItem));
         };
         body = &body[4 + len..];
         Some(Ok(Pdv {

@@ -153,7 +153,7 @@ impl DicomSession {
         match kind {
             pdu::P_DATA_TF => {
                 for pdv in pdu::pdvs(body) {
-                    let pdv = pdv.map_err(|e| OpError::new(ErrorKind::Mismatch, e))?;
+                    let pdv = pdv.map_err(|e| OpError::new(ErrorKind::Mismatch, e.to_string()))?;
                     if !pdv.command {
                         continue; // C-ECHO-RSP and C-STORE-RSP carry no data set
                     }

@@ -44,25 +44,34 @@ pub struct DicomSpec {
     pub images: Images,
 }
 
+/// An AE title that PS3.5 does not allow.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AeError {
+    /// More than 16 characters.
+    #[error("'{0}' has {1} characters; an AE title has at most 16")]
+    TooLong(String, usize),
+    /// Nothing but spaces.
+    #[error("an AE title is empty or only spaces")]
+    Empty,
+    /// A character outside the default repertoire.
+    #[error("'{0}' contains {1:?}; an AE title is ASCII without backslash or control characters")]
+    Character(String, char),
+}
+
 /// Checks an AE title (PS3.5 §6.2, VR AE): 1 to 16 characters of the default repertoire, no
 /// backslash or control characters, not only spaces. The error says what is wrong.
-pub fn check_ae(ae: &str) -> Result<(), String> {
+pub fn check_ae(ae: &str) -> Result<(), AeError> {
     if ae.len() > 16 {
-        return Err(format!(
-            "'{ae}' has {} characters; an AE title has at most 16",
-            ae.chars().count()
-        ));
+        return Err(AeError::TooLong(ae.into(), ae.chars().count()));
     }
     if ae.trim().is_empty() {
-        return Err("an AE title is empty or only spaces".into());
+        return Err(AeError::Empty);
     }
     if let Some(c) = ae
         .chars()
         .find(|c| !c.is_ascii() || c.is_ascii_control() || *c == '\\')
     {
-        return Err(format!(
-            "'{ae}' contains {c:?}; an AE title is ASCII without backslash or control characters"
-        ));
+        return Err(AeError::Character(ae.into(), c));
     }
     Ok(())
 }
@@ -77,6 +86,7 @@ mod tests {
         assert!(check_ae("SIXTEEN_CHARS_OK").is_ok());
         assert!(check_ae("SEVENTEEN_CHARS_X")
             .unwrap_err()
+            .to_string()
             .contains("at most 16"));
         assert!(check_ae("   ").is_err());
         assert!(check_ae("A\\B").is_err());

@@ -47,6 +47,7 @@ use failure::{stream_failure, unprocessed};
 use h2::client::{Connection, SendRequest};
 use handshake::handshake;
 use io::{Counts, Io};
+pub use request::RequestError;
 use request::Shapes;
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
@@ -74,7 +75,7 @@ const GOAWAY_FIRST: Failure = Failure {
 };
 
 /// Checks that every request of `spec` can be sent over HTTP/2 (at plan time: bad input).
-pub fn check(spec: &HttpSpec, https: bool) -> Result<(), String> {
+pub fn check(spec: &HttpSpec, https: bool) -> Result<(), RequestError> {
     Shapes::new(spec, https).map(|_| ())
 }
 

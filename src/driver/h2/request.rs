@@ -7,8 +7,35 @@ use crate::driver::http::template::{Rng, Template, Vars};
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH};
 use http::uri::{Authority, PathAndQuery, Scheme, Uri};
+use http::uri::{InvalidUri, InvalidUriParts};
 use http::{Method, Request, Version};
 use std::sync::Arc;
+
+/// A request HTTP/2 cannot carry, found at plan time (bad input).
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// `-X` that is no method.
+    #[error("-X {0}: not an HTTP method")]
+    Method(String),
+    /// A host that is no `:authority`.
+    #[error("'{0}' is not a valid :authority ({1})")]
+    Authority(String, InvalidUri),
+    /// `-H` whose name HTTP/2 does not take.
+    #[error("-H '{0}': not an HTTP/2 header name")]
+    HeaderName(String),
+    /// `-H` whose value is not a header value.
+    #[error("-H '{0}': not a valid header value")]
+    HeaderValue(String),
+    /// `-H Host:` that is no host.
+    #[error("-H '{0}': not a valid host")]
+    Host(String),
+    /// A path HTTP/2 does not take.
+    #[error("the path is not valid for HTTP/2 ({0})")]
+    Path(InvalidUri),
+    /// Scheme, authority and path that make no URI.
+    #[error("not a valid URI ({0})")]
+    Uri(InvalidUriParts),
+}
 
 /// A request, ready for `SendRequest::send_request`, and its body if it has one.
 pub(super) type Rendered = (Request<()>, Option<Bytes>);
@@ -73,7 +100,7 @@ fn sample(t: &Template) -> Vec<u8> {
 
 impl Shapes {
     /// Prepares every request of `spec`; an error names what HTTP/2 cannot carry.
-    pub(super) fn new(spec: &HttpSpec, https: bool) -> Result<Shapes, String> {
+    pub(super) fn new(spec: &HttpSpec, https: bool) -> Result<Shapes, RequestError> {
         spec.requests
             .iter()
             .map(|r| Shape::new(r, &spec.host, https))
@@ -90,12 +117,11 @@ impl Shapes {
 }
 
 impl Shape {
-    fn new(r: &HttpRequest, host: &str, https: bool) -> Result<Shape, String> {
+    fn new(r: &HttpRequest, host: &str, https: bool) -> Result<Shape, RequestError> {
         let method = Method::from_bytes(r.method.as_bytes())
-            .map_err(|_| format!("-X {}: not an HTTP method", r.method))?;
+            .map_err(|_| RequestError::Method(r.method.clone()))?;
         let mut authority = Part::Fixed(
-            Authority::try_from(host)
-                .map_err(|e| format!("'{host}' is not a valid :authority ({e})"))?,
+            Authority::try_from(host).map_err(|e| RequestError::Authority(host.into(), e))?,
         );
         let headers = headers(r, &mut authority)?;
         let path = path(&r.path)?;
@@ -182,19 +208,19 @@ impl Shape {
 fn headers(
     r: &HttpRequest,
     authority: &mut Part<Authority>,
-) -> Result<Vec<(HeaderName, Part<HeaderValue>)>, String> {
+) -> Result<Vec<(HeaderName, Part<HeaderValue>)>, RequestError> {
     let mut headers = Vec::new();
     for h in &r.headers {
         let line = sample(h);
         let text = String::from_utf8_lossy(&line).into_owned();
         let name = line.split(|&b| b == b':').next().unwrap_or_default();
         let name = HeaderName::from_bytes(name.trim_ascii())
-            .map_err(|_| format!("-H '{text}': not an HTTP/2 header name"))?;
+            .map_err(|_| RequestError::HeaderName(text.clone()))?;
         let value = HeaderValue::from_bytes(value_of(&line))
-            .map_err(|_| format!("-H '{text}': not a valid header value"))?;
+            .map_err(|_| RequestError::HeaderValue(text.clone()))?;
         if name == http::header::HOST {
             let a = Authority::try_from(value_of(&line))
-                .map_err(|_| format!("-H '{text}': not a valid host"))?;
+                .map_err(|_| RequestError::Host(text.clone()))?;
             *authority = match h.is_literal() {
                 true => Part::Fixed(a),
                 false => Part::Template(h.clone()),
@@ -211,8 +237,8 @@ fn headers(
 }
 
 /// The request path, checked for HTTP/2 (a template by a sample rendering).
-fn path(path: &Template) -> Result<Part<PathAndQuery>, String> {
-    let bad = |e: http::uri::InvalidUri| format!("the path is not valid for HTTP/2 ({e})");
+fn path(path: &Template) -> Result<Part<PathAndQuery>, RequestError> {
+    let bad = RequestError::Path;
     if path.is_literal() {
         let fixed = PathAndQuery::from_maybe_shared(Bytes::from(sample(path))).map_err(bad)?;
         return Ok(Part::Fixed(fixed));
@@ -231,12 +257,12 @@ fn body(body: Option<&Body>) -> Option<(Option<HeaderValue>, Part<Bytes>)> {
     }
 }
 
-fn uri(scheme: &Scheme, authority: Authority, path: PathAndQuery) -> Result<Uri, String> {
+fn uri(scheme: &Scheme, authority: Authority, path: PathAndQuery) -> Result<Uri, RequestError> {
     let mut parts = http::uri::Parts::default();
     parts.scheme = Some(scheme.clone());
     parts.authority = Some(authority);
     parts.path_and_query = Some(path);
-    Uri::from_parts(parts).map_err(|e| format!("not a valid URI ({e})"))
+    Uri::from_parts(parts).map_err(RequestError::Uri)
 }
 
 #[cfg(test)]

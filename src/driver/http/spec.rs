@@ -109,6 +109,11 @@ pub struct Accept {
     codes: Vec<u16>,
 }
 
+/// An `--accept` item that is no status or class of statuses.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--accept: '{0}' is not a status or class; write e.g. 2xx,3xx or 200,204")]
+pub struct AcceptError(pub String);
+
 impl Accept {
     /// Whether `code` counts as success.
     pub fn accepts(&self, code: u16) -> bool {
@@ -116,14 +121,10 @@ impl Accept {
     }
 
     /// Parses `2xx,3xx` or `200,204` (or a mix).
-    pub fn parse(text: &str) -> Result<Accept, String> {
+    pub fn parse(text: &str) -> Result<Accept, AcceptError> {
         let (mut classes, mut codes) = (Vec::new(), Vec::new());
         for item in text.split(',').map(str::trim) {
-            let bad = || {
-                format!(
-                    "--accept: '{item}' is not a status or class; write e.g. 2xx,3xx or 200,204"
-                )
-            };
+            let bad = || AcceptError(item.into());
             if let Some(c) = item.strip_suffix("xx") {
                 let c: u16 = c.parse().map_err(|_| bad())?;
                 if !(1..=5).contains(&c) {

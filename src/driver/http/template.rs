@@ -42,6 +42,31 @@ pub struct Vars<'a> {
     pub rng: &'a mut Rng,
 }
 
+/// A random placeholder written without what it needs; each names the flag it is in.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// `{zipf…}` without a key count and an exponent.
+    #[error("{what}: '{{{name}}}' needs a key count and an exponent: write {{zipf:N:s}} with N ≥ 1 keys and s > 0, e.g. {{zipf:1000:0.99}}")]
+    Zipf {
+        /// The flag.
+        what: String,
+        /// The placeholder, without braces.
+        name: String,
+    },
+    /// `{rand…}` or `{uniform…}` without a bound.
+    #[error(
+        "{what}: '{{{name}}}' needs a bound: write {{{kind}:N}} with N ≥ 1, e.g. {{{kind}:100}}"
+    )]
+    Bound {
+        /// The flag.
+        what: String,
+        /// The placeholder, without braces.
+        name: String,
+        /// `rand` or `uniform`.
+        kind: String,
+    },
+}
+
 impl Template {
     /// Parses `text`; `what` names the flag in error messages.
     ///
@@ -50,7 +75,7 @@ impl Template {
     /// form earlier versions required, where `{{` and `}}` each stand for one brace (so
     /// `{{"v": {rand:9}}}` still renders as `{"v": 4}`). JSON has no `{{` outside its strings,
     /// while nested objects end in `}}`: the form cannot be told by `}}`.
-    pub fn parse(what: &str, text: &str) -> Result<Template, String> {
+    pub fn parse(what: &str, text: &str) -> Result<Template, TemplateError> {
         let mut parts = Vec::new();
         let mut lit = Vec::new();
         let escaped = text.contains("{{");
@@ -148,7 +173,7 @@ impl Template {
 
 /// The placeholder `tail` starts with, and its length in bytes; `None` when the brace there is
 /// text. A `{rand...}` without a usable bound is an error, not text: it can only be a mistake.
-fn placeholder(what: &str, tail: &str) -> Result<Option<(Part, usize)>, String> {
+fn placeholder(what: &str, tail: &str) -> Result<Option<(Part, usize)>, TemplateError> {
     let Some(end) = tail.find('}') else {
         return Ok(None);
     };
@@ -164,7 +189,7 @@ fn placeholder(what: &str, tail: &str) -> Result<Option<(Part, usize)>, String> 
 
 /// The random placeholder `name` (`rand:N`, `uniform:N`, `zipf:N` or `zipf:N:s`), or the
 /// line that says how to write it.
-fn random(what: &str, name: &str) -> Result<Part, String> {
+fn random(what: &str, name: &str) -> Result<Part, TemplateError> {
     let (kind, args) = name.split_once(':').unwrap_or((name, ""));
     let mut args = args.split(':');
     let n = args
@@ -180,13 +205,14 @@ fn random(what: &str, name: &str) -> Result<Part, String> {
             .map(Part::Zipf),
         _ => None,
     };
+    let (what, name) = (what.to_string(), name.to_string());
     part.ok_or_else(|| match kind {
-        "zipf" => format!(
-            "{what}: '{{{name}}}' needs a key count and an exponent: write {{zipf:N:s}} with N ≥ 1 keys and s > 0, e.g. {{zipf:1000:0.99}}"
-        ),
-        _ => format!(
-            "{what}: '{{{name}}}' needs a bound: write {{{kind}:N}} with N ≥ 1, e.g. {{{kind}:100}}"
-        ),
+        "zipf" => TemplateError::Zipf { what, name },
+        _ => TemplateError::Bound {
+            what,
+            name,
+            kind: kind.into(),
+        },
     })
 }
 
@@ -241,7 +267,7 @@ mod tests {
             "{rand:-1}",
             "a{rand:1.5}",
         ] {
-            let e = Template::parse("--body", bad).expect_err(bad);
+            let e = Template::parse("--body", bad).expect_err(bad).to_string();
             assert!(e.starts_with("--body: '{rand"), "{e}");
             assert!(e.contains("{rand:100}"), "{e}");
         }

@@ -40,7 +40,7 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
         limit.is_none_or(|l| issued < l)
             && issue_until.is_none_or(|u| now < u)
             && (!until_steady || ctx.timeline.warming())
-            && !crate::engine::stop::requested()
+            && !ctx.timeline.stop.requested()
     };
     let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
     // Think time is waited on a timerfd, as the open loop's sends are: tokio's 1 ms tick made

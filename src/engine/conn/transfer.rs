@@ -120,7 +120,7 @@ async fn pump<D: Driver>(
             ))
         });
         let now = Instant::now();
-        let over = until.is_some_and(|u| now >= u) || crate::engine::stop::requested();
+        let over = until.is_some_and(|u| now >= u) || ctx.timeline.stop.requested();
         match step {
             // The last write counts too: the receiver will count its bytes.
             Ok(n) if upload => ctx.rec.borrow_mut().sent(now, n),

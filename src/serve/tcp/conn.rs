@@ -140,7 +140,7 @@ async fn handshake(
                 if let Some(i) = head.iter().position(|&b| b == b'\n') {
                     return Ok(match Preamble::parse(&buf[..=i]) {
                         Ok(p) => Hello::Wirebench(p, i + 1),
-                        Err(why) => Hello::Bad(why),
+                        Err(why) => Hello::Bad(why.to_string()),
                     });
                 }
                 if buf.len() >= MAX_PREAMBLE {

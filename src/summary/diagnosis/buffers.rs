@@ -29,7 +29,7 @@ const KNEE: f64 = 0.9;
 
 /// Whether the run is a bulk transfer (whose rate buffers bound).
 fn bulk(s: &Summary) -> bool {
-    super::is_tcp(s) && matches!(s.mode, "stream" | "source")
+    super::is_tcp(s) && matches!(&*s.mode, "stream" | "source")
 }
 
 /// The sweep of the client's buffers, for a bulk transfer.

@@ -256,9 +256,9 @@ pub struct Diagnosis {
     /// The target URL.
     pub target: String,
     /// The protocol and the client mode.
-    pub protocol: &'static str,
+    pub protocol: crate::summary::Name,
     /// See `protocol`.
-    pub mode: &'static str,
+    pub mode: crate::summary::Name,
     /// Measuring time of each step, s.
     pub step_s: f64,
     /// The user's run as given.

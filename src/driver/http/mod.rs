@@ -376,7 +376,7 @@ impl Protocol for Http1 {
             job.connections,
         )
         .blocking(at.blocking)
-        .tls(self.tls.clone())
+        .tls(self.tls.as_ref().map(|t| Arc::new(t.for_worker())))
     }
 }
 
@@ -396,7 +396,7 @@ pub fn tls_client(job: &Job, http2: bool) -> Result<Option<Arc<TlsClient>>, crat
     let t = &job.tls;
     job.target
         .tls()
-        .then(|| TlsClient::new(&job.target.host, t.insecure, t.cacert.as_deref(), http2))
+        .then(|| TlsClient::new(&job.target.host, t, http2))
         .transpose()
         .map(|c| c.map(Arc::new))
         .map_err(crate::driver::Error::Tls)

@@ -6,6 +6,10 @@
 #   http1      GET /small.bin (100 B) from nginx, 50 connections on keep-alive: wrk, h2load --h1, ab
 #   h2-m1/10/100  the same over h2c (prior knowledge), 10 connections, 1/10/100 streams each: h2load -m
 #   tcp-pp     64 B ping-pong on one connection: wirebench's echo server vs sockperf's, sockperf
+#   udp-pp     64 B UDP request/response, one flow: wirebench's UDP echo server vs sockperf's
+#              (UDP), sockperf ping-pong
+#   crr        GET /small.bin from nginx on a new connection per request, 10 at a time
+#              (wirebench --no-keepalive): ab without -k, wrk with Connection: close
 # A count is the whole client process (start-up, every thread, wind-down) ÷ its successful
 # requests. wirebench, h2load and ab stop after N requests; wrk and sockperf only stop after a
 # duration, so theirs is what they did in DUR_S seconds under callgrind. The gate (--check) counts
@@ -20,7 +24,7 @@
 #   --check   measure wirebench only and fail (exit 1) when a comparison's instructions per
 #             request in its worker threads grew > 5% over bench/cost-baseline.txt (the gate)
 #   --update  measure and rewrite bench/cost-baseline.txt from this run
-#   --only    just these comparisons (http1, h2-m1, h2-m10, h2-m100, tcp-pp)
+#   --only    just these comparisons (http1, h2-m1, h2-m10, h2-m100, tcp-pp, udp-pp, crr)
 # Environment: N=requests per wirebench/h2load/ab run (default 20000), DUR_S=seconds for wrk and
 # sockperf (default 4), TOLERANCE=percent for --check (default 5).
 set -euo pipefail
@@ -53,7 +57,7 @@ TOLERANCE=${TOLERANCE:-5}
 SERVER_CPU=0
 CLIENT_CPU=1
 BASELINE=$ROOT/bench/cost-baseline.txt
-ALL=(http1 h2-m1 h2-m10 h2-m100 tcp-pp)
+ALL=(http1 h2-m1 h2-m10 h2-m100 tcp-pp udp-pp crr)
 want() { [[ -z $ONLY || ,$ONLY, == *,$1,* ]]; }
 
 NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
@@ -142,6 +146,18 @@ if want tcp-pp; then
     fi
 fi
 
+if want udp-pp; then
+    taskset -c "$SERVER_CPU" "$WB" serve udp --threads 1 >"$RAW/udp-echo.txt" 2>&1 &
+    PIDS+=($!)
+    UDP_URL=$(wait_url "$RAW/udp-echo.txt" "$!")
+    if [[ $MODE != check ]]; then
+        SPU_PORT=$(free_port udp)
+        taskset -c "$SERVER_CPU" sockperf server -i 127.0.0.1 -p "$SPU_PORT" >"$RAW/sockperf-udp-server.txt" 2>&1 &
+        PIDS+=($!)
+        wait_bound udp "$SPU_PORT" "$!"
+    fi
+fi
+
 # ---------------------------------------------------------------------------------------------
 # One client under callgrind: COMPARISON TOOL cmd... -> a line in $COUNTS
 # ---------------------------------------------------------------------------------------------
@@ -210,6 +226,18 @@ if want tcp-pp; then
     count tcp-pp wirebench "${WBRUN[@]}" "$ECHO_URL" --size 64 -c 1
     [[ $MODE == check ]] || count tcp-pp sockperf sockperf ping-pong --tcp -i 127.0.0.1 -p "$SP_PORT" \
         -m 64 --mps=max -t "$DUR_S"
+fi
+if want udp-pp; then
+    count udp-pp wirebench "${WBRUN[@]}" "$UDP_URL" --size 64 -c 1
+    [[ $MODE == check ]] || count udp-pp sockperf sockperf ping-pong -i 127.0.0.1 -p "$SPU_PORT" \
+        -m 64 --mps=max -t "$DUR_S"
+fi
+if want crr; then
+    count crr wirebench "${WBRUN[@]}" "$URL" -c 10 --no-keepalive
+    if [[ $MODE != check ]]; then
+        count crr ab ab -c 10 -n "$N" "$URL"
+        count crr wrk wrk -t1 -c10 -d"${DUR_S}s" -H "Connection: close" "$URL"
+    fi
 fi
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,9 @@
 #   --quick   1 round, 2 s runs, no discarded warm-up round (~1 min): a smoke check, not a result
 #   (full: 3 rounds of 5 s after a discarded warm-up round, ~6 min)
 # Environment: ROUNDS=N overrides the number of measured rounds (default 3; --quick 1).
+#   BEFORE=PATH   also measure the servers of another wirebench binary (e.g. a build of the
+#                 commit before a change), as "async-before" and "blocking-before", in the same
+#                 rounds (the client is always this tree's); the table then shows before and after.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -35,10 +38,19 @@ SIZE=64
 CPU=0                              # client and every server
 DELAYS=(0 200us 1ms 5ms 50ms)      # 0: no --delay, the round trip alone
 KINDS=(async blocking python)
+BEFORE=${BEFORE:-}
+if [[ -n $BEFORE ]]; then
+    [[ -x $BEFORE ]] || { echo "bench/delay.sh: BEFORE=$BEFORE is not an executable wirebench" >&2; exit 2; }
+    KINDS=(async blocking async-before blocking-before python)
+fi
 
 require_cmds python3 taskset timeout cargo
 RESULTS=$ROOT/bench/results
 bench_setup "$RESULTS/raw/delay" # every run's own output, overwritten each time (ignored by git)
+if [[ -n $BEFORE ]]; then
+    cp "$BEFORE" "$RAW/wirebench-before"
+    OLD_WB=$RAW/wirebench-before
+fi
 RECORDS=$RAW/records.jsonl       # one JSON object per measured run; the summary is computed from it
 COMMANDS=$RAW/commands.txt       # every command exactly as run (without the timeout/CPU wrappers)
 DIR_ALIAS=$RAW                   # shown as DIR in the commands
@@ -103,6 +115,8 @@ start_server() { # kind delay -> URL[kind], SRV_PID[kind]
     case "$kind" in
         async) cmd=(taskset -c "$CPU" "$WB" serve tcp --threads 1 "${flag[@]}") ;;
         blocking) cmd=(taskset -c "$CPU" "$WB" serve tcp --threads 1 --blocking "${flag[@]}") ;;
+        async-before) cmd=(taskset -c "$CPU" "$OLD_WB" serve tcp --threads 1 "${flag[@]}") ;;
+        blocking-before) cmd=(taskset -c "$CPU" "$OLD_WB" serve tcp --threads 1 --blocking "${flag[@]}") ;;
         python)
             port=$(free_port)
             cmd=(taskset -c "$CPU" python3 "$SLEEPER" "$port" "$(seconds "$d")" "$SIZE")
@@ -144,7 +158,7 @@ measure() { # kind delay round dur -> prints one line, records when not the warm
     ok=$(json_get "$out" 'j["ok"]')
     # The server's CPU over the client's whole life (its 1 s warm-up included).
     srv=$(awk -v t=$((t1 - t0)) -v hz="$TICK" '{ printf "%.1f", t / hz / $3 * 100 }' "$RAW/$tag.cpu")
-    printf '   %-5s round %-7s %-8s p50 %9.1f µs  p99 %9.1f µs  %6d requests  server CPU %5s%%%s\n' \
+    printf '   %-5s round %-7s %-15s p50 %9.1f µs  p99 %9.1f µs  %6d requests  server CPU %5s%%%s\n' \
         "$d" "$round" "$kind" "$p50" "$p99" "$ok" "$srv" "$(bg_note "$bg")"
     [[ $round == warm-up ]] ||
         record "delay=$d" "kind=$kind" "round=$round" "p50=$p50" "p99=$p99" "ok=$ok" "srv=$srv" "bg=$bg"
@@ -153,7 +167,9 @@ measure() { # kind delay round dur -> prints one line, records when not the warm
 for d in "${DELAYS[@]}"; do
     echo "== delay $d: client and servers on CPU $CPU"
     for kind in "${KINDS[@]}"; do start_server "$kind" "$d"; done
-    alternate "$ROUNDS" "measure async $d" "measure blocking $d" "measure python $d"
+    turns=()
+    for kind in "${KINDS[@]}"; do turns+=("measure $kind $d"); done
+    alternate "$ROUNDS" "${turns[@]}"
     for kind in "${KINDS[@]}"; do stop_pid "${SRV_PID[$kind]}"; done
 done
 
@@ -166,6 +182,7 @@ HEADER=$(
         "$(python3 --version);" \
         "kernel $(uname -r); $(nproc) CPUs; client and every server on CPU $CPU (taskset -c $CPU);" \
         "$ROUNDS measured round(s) of ${DUR} s per server and delay, A B C$( ((WARM_ROUND)) && echo ', after one discarded warm-up round')"
+    [[ -z $BEFORE ]] || echo "before: the servers of BEFORE=$BEFORE ($("$OLD_WB" --version 2>/dev/null || echo '?'))"
 )
 python3 - "$RECORDS" "$RESULTS/delay.txt" "$HEADER" "$QUIET_PCT" "$WAITED" "$COMMANDS" <<'EOF'
 import json, re, statistics, sys
@@ -176,6 +193,8 @@ rows = [json.loads(l) for l in open(records) if l.strip()]
 names = {
     "async": "serve tcp (event loop)",
     "blocking": "serve tcp --blocking",
+    "async-before": "before: event loop",
+    "blocking-before": "before: --blocking",
     "python": "python time.sleep",
 }
 

@@ -406,6 +406,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<String>,
 
+    /// HTTPS: a full TLS handshake on every connection. By default a worker's connections resume
+    /// the TLS sessions of its earlier ones, as browsers do.
+    #[arg(long)]
+    pub no_tls_resume: bool,
+
     /// HTTP: one kind of a weighted mix of requests (repeatable): 'NAME=WEIGHT [METHOD]
     /// PATH-or-URL', with the run's -X, -H and --body, e.g. --mix 'read=80 GET /item/{zipf:1000:1}'
     /// --mix 'write=20 PUT /item/{seq}'. Each request's kind is drawn from --seed; each kind's

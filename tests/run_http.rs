@@ -22,7 +22,8 @@ struct Listen {
 }
 
 /// An nginx of this test's own: one worker, a temporary root and log, stopped by its PID.
-/// Its access log lines are `$connection $request_uri $status $server_protocol`.
+/// Its access log lines are `$connection $request_uri $status $ssl_session_reused
+/// $server_protocol` (`r` for a resumed TLS session, `.` for a full handshake, `-` without TLS).
 struct Nginx {
     child: Child,
     dir: PathBuf,
@@ -94,7 +95,7 @@ impl Nginx {
                 "worker_processes 1; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;
                  events {{ worker_connections 1024; }}
                  http {{
-                   log_format wb '$connection $request_uri $status $server_protocol';
+                   log_format wb '$connection $request_uri $status $ssl_session_reused $server_protocol';
                    access_log {d}/access.log wb;
                    client_body_temp_path {d}/body; proxy_temp_path {d}/proxy;
                    fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
@@ -373,6 +374,42 @@ fn https_verifies_certificates_unless_told_not_to() {
     assert_eq!(ngx.log().len(), 220);
 }
 
+/// TLS session resumption is on by default, as in browsers: after a worker's first connection,
+/// the next ones resume its session (nginx logs `r`); `--no-tls-resume` makes every connection
+/// a full handshake (`.`).
+#[test]
+fn tls_sessions_resume_unless_told_not_to() {
+    let ngx = Nginx::start_with("resume", "", true);
+    let url = format!("{}/small.txt", ngx.url);
+    let reused = |log: &[String]| -> Vec<String> {
+        log.iter()
+            .map(|l| l.split(' ').nth(3).unwrap_or("?").to_string())
+            .collect()
+    };
+    let args = [
+        &url,
+        "-c",
+        "1",
+        "--threads",
+        "1",
+        "-n",
+        "20",
+        "--no-keepalive",
+        "--insecure",
+    ];
+    let (json, code) = run_json(&args, LIMIT);
+    assert_eq!((code, n(&json["ok"])), (0, 20), "{json}");
+    let on = reused(&ngx.log());
+    let resumed = on.iter().filter(|r| *r == "r").count();
+    assert!(resumed >= 15, "want most of 20 connections resumed: {on:?}");
+    let mut off_args = args.to_vec();
+    off_args.push("--no-tls-resume");
+    let (json, code) = run_json(&off_args, LIMIT);
+    assert_eq!((code, n(&json["ok"])), (0, 20), "{json}");
+    let off = reused(&ngx.log()[20..]);
+    assert_eq!(off, vec!["."; 20], "--no-tls-resume: every handshake full");
+}
+
 #[test]
 fn bad_http_input_gets_one_line_and_exit_2() {
     let dir = std::env::temp_dir();
@@ -386,6 +423,10 @@ fn bad_http_input_gets_one_line_and_exit_2() {
         (
             vec!["run", "https://127.0.0.1:9/", "--cacert", "/no/such.pem"],
             "--cacert",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:9/", "--no-tls-resume"],
+            "apply to https://",
         ),
         (
             vec!["run", "http://127.0.0.1:9/", "-H", "NoColon"],

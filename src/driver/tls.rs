@@ -2,9 +2,15 @@
 //! run, with the system's usual web roots (webpki-roots), a CA of the user's (`--cacert`), or no
 //! verification at all (`--insecure`, for self-signed test servers). For HTTP/2 the client
 //! offers `h2` (then `http/1.1`) in ALPN, and a connection counts only if the server chose `h2`.
+//!
+//! Session resumption is on, as in browsers: each worker keeps its own session cache (see
+//! [`TlsClient::for_worker`]), so a worker's next connection resumes with a ticket from an
+//! earlier one (an abbreviated handshake, no certificate sent or checked). `--no-tls-resume`
+//! turns it off, so that every connection pays a full handshake (handshake studies).
 
 use crate::record::{ErrorKind, OpError};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::Resumption;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
@@ -17,8 +23,14 @@ use tokio_rustls::TlsConnector;
 #[derive(Clone)]
 pub struct TlsClient {
     connector: TlsConnector,
+    /// The configuration behind `connector`, to give each worker a session cache of its own.
+    config: Arc<ClientConfig>,
     name: ServerName<'static>,
+    resume: bool,
 }
+
+/// Sessions a worker's cache keeps: one per server name (rustls keeps a few tickets per name).
+const SESSIONS: usize = 32;
 
 /// How the client trusts a TLS server (`--insecure`, `--cacert`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,6 +39,8 @@ pub struct TlsOptions {
     pub insecure: bool,
     /// A PEM file of CA certificates to trust instead of the web roots.
     pub cacert: Option<String>,
+    /// Every connection makes a full handshake: no session resumption (`--no-tls-resume`).
+    pub no_resume: bool,
 }
 
 impl std::fmt::Debug for TlsClient {
@@ -59,14 +73,10 @@ pub enum TlsError {
 }
 
 impl TlsClient {
-    /// A client for `host`, verifying against `cacert` (PEM) or the web roots, or not at all;
-    /// with `http2`, offering `h2` in ALPN.
-    pub fn new(
-        host: &str,
-        insecure: bool,
-        cacert: Option<&str>,
-        http2: bool,
-    ) -> Result<TlsClient, TlsError> {
+    /// A client for `host`, verifying against `cacert` (PEM) or the web roots, or not at all
+    /// (`options`); with `http2`, offering `h2` in ALPN.
+    pub fn new(host: &str, options: &TlsOptions, http2: bool) -> Result<TlsClient, TlsError> {
+        let (insecure, cacert) = (options.insecure, options.cacert.as_deref());
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
@@ -86,14 +96,39 @@ impl TlsClient {
             // what it speaks (nginx fails a handshake that shares no protocol with a fatal alert).
             config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         }
+        let resume = !options.no_resume;
+        if !resume {
+            config.resumption = Resumption::disabled();
+        }
         let bare = host.rsplit_once(':').map_or(host, |(h, _)| h);
         let bare = bare.trim_start_matches('[').trim_end_matches(']');
         let name =
             ServerName::try_from(bare.to_string()).map_err(|_| TlsError::Name(bare.into()))?;
+        let config = Arc::new(config);
         Ok(TlsClient {
-            connector: TlsConnector::from(Arc::new(config)),
+            connector: TlsConnector::from(config.clone()),
+            config,
             name,
+            resume,
         })
+    }
+
+    /// The client for one worker: the same configuration with a session cache of its own, so
+    /// the worker's connections resume each other's sessions without a lock shared with the
+    /// other workers (rustls's cache sits behind a mutex).
+    pub fn for_worker(&self) -> TlsClient {
+        if !self.resume {
+            return self.clone();
+        }
+        let mut config = (*self.config).clone();
+        config.resumption = Resumption::in_memory_sessions(SESSIONS);
+        let config = Arc::new(config);
+        TlsClient {
+            connector: TlsConnector::from(config.clone()),
+            config,
+            name: self.name.clone(),
+            resume: true,
+        }
     }
 
     /// Runs the TLS handshake over a connected socket.

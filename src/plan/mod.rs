@@ -177,6 +177,7 @@ impl TryFrom<&RunArgs> for Plan {
             tls: TlsOptions {
                 insecure: a.insecure,
                 cacert: a.cacert.clone(),
+                no_resume: a.no_tls_resume,
             },
             schedule_text,
             seed,

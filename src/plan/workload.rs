@@ -15,10 +15,10 @@ pub const DEFAULT_SIZE: usize = 64;
 pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
     check_flags_fit(a, target)?;
     let mut workload = bytes(a)?;
-    if (a.insecure || a.cacert.is_some()) && !target.tls() {
+    if (a.insecure || a.cacert.is_some() || a.no_tls_resume) && !target.tls() {
         return usage_of(
-            &["--insecure", "--cacert"],
-            "--insecure and --cacert apply to https:// targets",
+            &["--insecure", "--cacert", "--no-tls-resume"],
+            "--insecure, --cacert and --no-tls-resume apply to https:// targets",
         );
     }
     if target.family() == Family::Http {

@@ -523,7 +523,7 @@ impl Protocol for Http2 {
             job.socket,
             at.worker,
             job.connections,
-            self.tls.clone(),
+            self.tls.as_ref().map(|t| Arc::new(t.for_worker())),
         )
     }
 }

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# Work per client CPU-second, wirebench beside its peers, on 127.0.0.1 only (issue 21 items 2, 3):
+#   udp     64 B UDP request/response, one flow: wirebench run udp:// against its UDP echo
+#           server vs sockperf ping-pong against sockperf's UDP server
+#   crr     GET /small.bin (100 B) from nginx, a new connection per request, 10 at a time:
+#           wirebench --no-keepalive vs ab (no -k) vs wrk with Connection: close
+#   tls     (--tls) HTTPS/1.1 on 50 keep-alive connections: wirebench vs wrk vs h2load --h1
+#   tls-crr (--tls) HTTPS, a new connection (a TLS handshake) per request, 10 at a time:
+#           wirebench (session resumption on, its default) and wirebench --no-tls-resume vs ab
+#           (no -k) vs wrk with Connection: close; nginx logs $ssl_session_reused, so the share
+#           of resumed handshakes is counted for each tool
+# Servers (nginx with one worker, wirebench's and sockperf's UDP servers) are pinned to CPU 0,
+# every client to CPU 1 (taskset -c). Each round runs every tool of a comparison in turn for DUR
+# seconds; the figure is successful requests ÷ the client process's user + system CPU seconds
+# (os.wait4), the ratio wirebench/peer is taken per round (paired), and the table shows its
+# median and the range over the rounds.
+#
+# Usage: bench/per_cpu.sh [--quick] [--tls]   (without --tls: udp and crr, written to
+#   bench/results/per_cpu.txt; with --tls: tls and tls-crr, written to bench/results/tls.txt)
+#   --quick   1 round of 2 s runs, no warm-up round: a smoke check
+# Environment: ROUNDS=N measured rounds (default 5; --quick 1), DUR=seconds per run (default 4).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+TLS=0
+args=()
+for a in "$@"; do
+    if [[ $a == --tls ]]; then TLS=1; else args+=("$a"); fi
+done
+bench_args "${args[@]}"
+if ((QUICK)); then
+    ROUNDS=${ROUNDS:-1}
+    DUR=${DUR:-2}
+    WARM_ROUND=0
+else
+    ROUNDS=${ROUNDS:-5}
+    DUR=${DUR:-4}
+    WARM_ROUND=1
+fi
+WARM_DUR=1
+SERVER_CPU=0
+CLIENT_CPU=1
+NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
+require_cmds python3 taskset timeout sockperf ab wrk h2load openssl "$NGINX"
+RESULTS=$ROOT/bench/results
+OUT_NAME=per_cpu
+((TLS)) && OUT_NAME=tls
+bench_setup "$RESULTS/raw/$OUT_NAME"
+RECORDS=$RAW/records.jsonl
+COMMANDS=$RAW/commands.txt
+: >"$RECORDS"
+: >"$COMMANDS"
+
+NGX_DIR=$(mktemp -d "${TMPDIR:-/tmp}/wirebench-percpu.XXXXXX")
+cleanup() {
+    stop_all
+    if [[ $NGX_DIR == */wirebench-percpu.* ]]; then rm -rf "$NGX_DIR"; fi
+}
+chmod 755 "$NGX_DIR"
+mkdir -p "$NGX_DIR/www" "$NGX_DIR/tmp" "$NGX_DIR/logs"
+head -c 100 /dev/zero | tr '\0' 'x' >"$NGX_DIR/www/small.bin"
+chmod -R a+rX "$NGX_DIR/www"
+openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
+    -keyout "$NGX_DIR/key.pem" -out "$NGX_DIR/cert.pem" \
+    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 >/dev/null 2>&1
+PORT=$(free_port)
+TLS_PORT=$(free_port)
+cat >"$NGX_DIR/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $NGX_DIR/nginx.pid;
+error_log $NGX_DIR/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    log_format reuse '\$ssl_session_reused';
+    access_log off;
+    keepalive_requests 1000000;
+    client_body_temp_path $NGX_DIR/tmp/body;
+    proxy_temp_path $NGX_DIR/tmp/proxy;
+    fastcgi_temp_path $NGX_DIR/tmp/fastcgi;
+    uwsgi_temp_path $NGX_DIR/tmp/uwsgi;
+    scgi_temp_path $NGX_DIR/tmp/scgi;
+    sendfile off;
+    server { listen 127.0.0.1:$PORT; root $NGX_DIR/www; }
+    server {
+        listen 127.0.0.1:$TLS_PORT ssl;
+        ssl_certificate $NGX_DIR/cert.pem;
+        ssl_certificate_key $NGX_DIR/key.pem;
+        access_log $NGX_DIR/logs/reuse.log reuse;
+        root $NGX_DIR/www;
+    }
+}
+EOF
+taskset -c "$SERVER_CPU" "$NGINX" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR" -e "$NGX_DIR/logs/error.log" \
+    </dev/null >"$RAW/nginx.out" 2>&1 &
+PIDS+=($!)
+wait_bound tcp "$PORT" "$!"
+wait_bound tcp "$TLS_PORT" "${PIDS[-1]}"
+URL=http://127.0.0.1:$PORT/small.bin
+TLS_URL=https://127.0.0.1:$TLS_PORT/small.bin
+REUSE_LOG=$NGX_DIR/logs/reuse.log
+
+if ((!TLS)); then
+    taskset -c "$SERVER_CPU" "$WB" serve udp --threads 1 >"$RAW/udp-echo.txt" 2>&1 &
+    PIDS+=($!)
+    UDP_URL=$(wait_url "$RAW/udp-echo.txt" "$!")
+    SPU_PORT=$(free_port udp)
+    taskset -c "$SERVER_CPU" sockperf server -i 127.0.0.1 -p "$SPU_PORT" >"$RAW/sockperf-server.txt" 2>&1 &
+    PIDS+=($!)
+    wait_bound udp "$SPU_PORT" "$!"
+fi
+
+# The client command of TOOL in comparison CMP for SECONDS.
+client_cmd() { # CMP TOOL SECONDS -> CMD array
+    local cmp=$1 tool=$2 s=$3
+    local wbr=("$WB" run --threads 1 -d "${s}s" --json -q --no-save)
+    case "$cmp/$tool" in
+        udp/wirebench) CMD=("${wbr[@]}" "$UDP_URL" --size 64 -c 1) ;;
+        udp/sockperf) CMD=(sockperf ping-pong -i 127.0.0.1 -p "$SPU_PORT" -m 64 --mps=max -t "$s") ;;
+        crr/wirebench) CMD=("${wbr[@]}" "$URL" -c 10 --no-keepalive) ;;
+        crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$URL") ;;
+        crr/wrk) CMD=(wrk -t1 -c10 -d"${s}s" -H "Connection: close" "$URL") ;;
+        tls/wirebench) CMD=("${wbr[@]}" "$TLS_URL" -c 50 --insecure) ;;
+        tls/wrk) CMD=(wrk -t1 -c50 -d"${s}s" "$TLS_URL") ;;
+        tls/h2load) CMD=(h2load --h1 -c50 -t1 -D "$s" "$TLS_URL") ;;
+        tls-crr/wirebench) CMD=("${wbr[@]}" "$TLS_URL" -c 10 --no-keepalive --insecure) ;;
+        tls-crr/wirebench-noresume) CMD=("${wbr[@]}" "$TLS_URL" -c 10 --no-keepalive --insecure --no-tls-resume) ;;
+        tls-crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$TLS_URL") ;;
+        tls-crr/wrk) CMD=(wrk -t1 -c10 -d"${s}s" -H "Connection: close" "$TLS_URL") ;;
+    esac
+}
+
+ok_of() { # TOOL OUTFILE -> successful requests as the tool reports them
+    case "$1" in
+        wirebench*) json_get "$2" 'j["ok"]' ;;
+        wrk) awk '/ requests in / { n = $1 } /Non-2xx/ { e = $NF } END { print n - e }' "$2" ;;
+        h2load) sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$2" ;;
+        ab) awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } /^Non-2xx/ { e = $3 } END { print c - f - e }' "$2" ;;
+        sockperf) sed -n 's/.*ReceivedMessages=\([0-9]*\).*/\1/p' "$2" | tail -n 1 ;;
+    esac
+}
+
+measure() { # CMP TOOL ROUND -> one line; a record unless the warm-up
+    local cmp=$1 tool=$2 round=$3 s=$DUR tag out rc=0 ok cpu lines0 lines1 reused=0 full=0
+    [[ $round != warm-up ]] || s=$WARM_DUR
+    tag=$cmp-$tool-r$round
+    out=$RAW/$tag.out
+    client_cmd "$cmp" "$tool" "$s"
+    [[ $round != 1 ]] || logcmd taskset -c "$CLIENT_CPU" "${CMD[@]}"
+    lines0=$(wc -l <"$REUSE_LOG" 2>/dev/null || echo 0)
+    bounded $((s + 30)) python3 "$CPUWRAP" "$RAW/$tag.cpu" taskset -c "$CLIENT_CPU" "${CMD[@]}" \
+        >"$out" 2>"$RAW/$tag.err" || rc=$?
+    sleep 0.2 # nginx writes a request's log line after its response
+    if [[ $cmp == tls* && -f $REUSE_LOG ]]; then
+        reused=$(tail -n +"$((lines0 + 1))" "$REUSE_LOG" | grep -c '^r$' || true)
+        full=$(tail -n +"$((lines0 + 1))" "$REUSE_LOG" | grep -c '^\.$' || true)
+    fi
+    ok=$(ok_of "$tool" "$out" 2>/dev/null || true)
+    if ((rc != 0)) || [[ -z $ok || $ok == 0 ]]; then
+        echo "$BENCH: $tool ($cmp) failed (exit $rc) or counted nothing; see $out" >&2
+        tail -n 5 "$out" "$RAW/$tag.err" >&2
+        exit 1
+    fi
+    cpu=$(awk '{ print $1 + $2 }' "$RAW/$tag.cpu")
+    printf '   %-8s round %-7s %-19s %9d ok  client CPU %6.2f s  %9.0f per CPU-s%s\n' "$cmp" "$round" \
+        "$tool" "$ok" "$cpu" "$(awk -v a="$ok" -v b="$cpu" 'BEGIN { print a / b }')" \
+        "$([[ $cmp != tls* ]] || echo "  TLS sessions resumed $reused, full $full")"
+    [[ $round == warm-up ]] ||
+        printf '{"cmp": "%s", "tool": "%s", "round": "%s", "ok": %s, "cpu": %s, "reused": %s, "full": %s}\n' \
+            "$cmp" "$tool" "$round" "$ok" "$cpu" "$reused" "$full" >>"$RECORDS"
+}
+
+if ((TLS)); then
+    declare -A TOOLS=([tls]="wirebench wrk h2load" [tls-crr]="wirebench wirebench-noresume ab wrk")
+    ORDER=(tls tls-crr)
+else
+    declare -A TOOLS=([udp]="wirebench sockperf" [crr]="wirebench ab wrk")
+    ORDER=(udp crr)
+fi
+echo "== servers on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU; $ROUNDS round(s) of $DUR s"
+for cmp in "${ORDER[@]}"; do
+    turns=()
+    for tool in ${TOOLS[$cmp]}; do turns+=("measure $cmp $tool"); done
+    alternate "$ROUNDS" "${turns[@]}"
+done
+
+python3 - "$RECORDS" "$RESULTS/$OUT_NAME.txt" "$COMMANDS" "$ROUNDS" "$DUR" \
+    "$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+')" \
+    "$(nginx -v 2>&1 | sed 's/.*: //'); $(sockperf --version 2>&1 | grep -o 'version [^ ]*' | head -n1 | sed 's/version/sockperf/'); $(wrk -v 2>&1 | head -n1 | awk '{print $1, $2}'); $(h2load --version 2>&1 | head -n1)" <<'EOF'
+import json, re, statistics, sys, time
+records, dest, commands, rounds, dur, rev, tools = sys.argv[1:]
+rows = [json.loads(l) for l in open(records) if l.strip()]
+med = statistics.median
+lines = [f"wirebench bench/per_cpu.sh   {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}   wirebench {rev}",
+         f"{tools}; nginx (1 worker) and the UDP servers on CPU 0, every client on CPU 1 (taskset -c);",
+         f"{rounds} measured rounds of {dur} s per tool, tools in turn within a round, after a discarded warm-up round",
+         "per CPU-s: successful requests / the client's user + system CPU seconds (wait4), median over rounds;",
+         "ratio: wirebench / peer per round (paired), median [min - max] over the rounds (> 1: wirebench does more per CPU-s)",
+         "on resumed TLS sessions: the share of nginx's log lines with $ssl_session_reused = r (in crr a request is a handshake)",
+         ""]
+for cmp in dict.fromkeys(r["cmp"] for r in rows):
+    by = {}
+    for r in rows:
+        if r["cmp"] == cmp:
+            by.setdefault(r["tool"], {})[r["round"]] = r
+    wb = by.get("wirebench", {})
+    for tool, rs in by.items():
+        per = [r["ok"] / r["cpu"] for r in rs.values()]
+        reuse = ""
+        if cmp.startswith("tls"):
+            ru, fu = sum(r["reused"] for r in rs.values()), sum(r["full"] for r in rs.values())
+            reuse = f"  on resumed TLS sessions: {ru / max(ru + fu, 1) * 100:5.1f}% of {ru + fu} requests"
+        ratio = ""
+        for base in ("wirebench", "wirebench-noresume"):
+            if tool.startswith("wirebench") or base not in by:
+                continue
+            b = by[base]
+            rr = [b[k]["ok"] / b[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in b]
+            ratio += f"  {base}/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"
+        if tool == "wirebench-noresume":
+            rr = [wb[k]["ok"] / wb[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in wb]
+            ratio = f"  wirebench/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"
+        lines.append(f"{cmp:<8} {tool:<19} {med(per):>10,.0f} per CPU-s  (rounds: {', '.join(f'{p:,.0f}' for p in per)}){ratio}{reuse}")
+    lines.append("")
+seen, cmds = set(), []
+for line in open(commands):
+    line = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", line.strip())
+    line = re.sub(r"-p \d+", "-p PORT", line)
+    if line not in seen:
+        seen.add(line)
+        cmds.append("  " + line)
+lines += ["Commands (as run, without the timeout/CPU wrappers; first round's durations):", *cmds]
+text = "\n".join(lines) + "\n"
+print("\n== summary\n" + text, end="")
+open(dest, "w").write(text)
+EOF

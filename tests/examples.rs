@@ -373,5 +373,26 @@ fn flash_shows_throughput_and_latency_shape_per_server_and_data_set() {
     ] {
         assert!(report.contains(table), "no {table:?} in:\n{report}");
     }
+    // The study reads back as wirebench wrote it (the --dataset axis included), and its page
+    // draws the study's view by data-set size: p95, and the mean above the median.
+    let json = dir.join("out/study.json");
+    let page = dir.join("page.html");
+    let (o, _) = run_bounded(
+        &[
+            "report",
+            json.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for caption in [
+        "<figcaption>p95 latency</figcaption>",
+        "mean above the median",
+    ] {
+        assert!(html.contains(caption), "no {caption:?} in the page");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -57,10 +57,52 @@ pub enum Command {
     /// Add result documents (stored ids or FILE.json) into one, histograms added exactly.
     Merge(MergeArgs),
     // --- end results history ---
+    /// File sets for web-server studies: `files make DIR --total 1G` writes a reproducible set
+    /// and its manifest, for `run URL/{file} --manifest DIR`.
+    #[command(subcommand)]
+    Files(FilesCommand),
     /// Render a wirebench JSON document (run, compare or peak --json, a study's study.json) as
     /// one self-contained HTML page: the tables, the methodology and charts (inline SVG, no
     /// network fetch).
     Report(ReportArgs),
+}
+
+/// `wirebench files ...`: file sets.
+#[derive(Debug, Subcommand)]
+pub enum FilesCommand {
+    /// Write a file set: files whose sizes follow --sizes, adding up to --total, the same bytes
+    /// for the same --seed, and DIR/manifest.tsv listing them most popular first.
+    Make(FilesMakeArgs),
+}
+
+/// `wirebench files make DIR --total SIZE`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  wirebench files make /tmp/set --total 1G --sizes specweb --seed 1\n  wirebench run 'http://127.0.0.1:8080/{file}' --manifest /tmp/set --popularity zipf:1.0 --dataset 100M,1G\n\
+Exit codes: 0 written, 2 bad input (nothing written), 1 a write failed."
+)]
+pub struct FilesMakeArgs {
+    /// Where to write the set: a new or empty directory.
+    #[arg(value_name = "DIR")]
+    pub dir: String,
+
+    /// The set's size in all, e.g. 100M or 3G.
+    #[arg(long, value_name = "BYTES")]
+    pub total: String,
+
+    /// How many files (their drawn sizes scaled to add up to --total) [default: as many as
+    /// the sizes drawn take to reach --total]
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+
+    /// The size law: specweb (SPECweb99's classes, 0.1 KB to 900 KB), lognormal:MEDIAN:SIGMA
+    /// (e.g. lognormal:8k:1.0) or fixed:SIZE [default: specweb]
+    #[arg(long, value_name = "LAW")]
+    pub sizes: Option<String>,
+
+    /// The seed of the sizes and the bytes: the same seed writes the same set [default: 1]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 /// `wirebench report FILE.json [-o report.html]`: a JSON document as an HTML page.
@@ -224,6 +266,15 @@ pub enum Arrival {
     Poisson,
 }
 
+/// The page cache's state before a run (`--cache`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CacheState {
+    /// As the machine left it.
+    Warm,
+    /// Dropped before each run (root).
+    Cold,
+}
+
 /// What the reference server does with a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ServerMode {
@@ -327,8 +378,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// Pause between a reply and the next request on the same connection, e.g. 10ms; a list
-    /// sweeps it: --think 0ms,1ms,10ms.
+    /// Pause between a reply and the next request on the same connection, e.g. 10ms, or drawn
+    /// from an exponential law of that mean, exp:10ms (seeded by --seed); a list sweeps it:
+    /// --think 0ms,1ms,10ms.
     #[arg(long, value_name = "DURATION")]
     pub think: Option<String>,
 
@@ -423,6 +475,28 @@ pub struct RunArgs {
     /// HTTP: requests to cycle through, one per line: 'METHOD PATH-or-URL' (method optional), as vegeta's targets.
     #[arg(long, value_name = "FILE")]
     pub targets: Option<String>,
+
+    /// HTTP: the file set `{file}` in the URL draws from (a directory written by `wirebench
+    /// files make`, or its manifest.tsv), e.g. http://127.0.0.1:8080/{file} --manifest /srv/set.
+    #[arg(long, value_name = "DIR", help_heading = "File sets")]
+    pub manifest: Option<String>,
+
+    /// How popular each file of --manifest is: zipf:S (Zipf's law over the manifest's ranks,
+    /// as SPECweb99 and the Flash study) or uniform; drawn from --seed [default: zipf:1.0]
+    #[arg(long, value_name = "zipf:S|uniform", help_heading = "File sets")]
+    pub popularity: Option<String>,
+
+    /// The data set's size: only the most popular files of --manifest up to this many bytes
+    /// are requested. A list sweeps it, one run per size: --dataset 100M,1G,4G [default: the
+    /// whole set]
+    #[arg(long, value_name = "BYTES", help_heading = "File sets")]
+    pub dataset: Option<String>,
+
+    /// The page cache before each run: warm (as it is) or cold (dropped: sync, then 3 into
+    /// /proc/sys/vm/drop_caches; needs root), so files come from the disk; the result records
+    /// it [default: warm]
+    #[arg(long, value_enum, value_name = "STATE")]
+    pub cache: Option<CacheState>,
 
     // --- wire speed (issue 9, item 5) ---
     /// Set the rates against the link's nominal rate: the payload rate as a % of it, and the
@@ -717,6 +791,13 @@ pub struct ServeHttpArgs {
     /// Serve the files under this directory for paths that are not built-in routes (sendfile).
     #[arg(long, value_name = "PATH")]
     pub dir: Option<String>,
+
+    /// Run under a memory limit that caps the page cache too (a cgroup v1 memory group, made
+    /// for this server and removed when it stops; needs root), e.g. 64M: files beyond it are
+    /// read from the disk, as on a machine with that much memory (the Flash study's large
+    /// data set). Pair with `run --cache cold`, which drops what is already cached.
+    #[arg(long, value_name = "BYTES")]
+    pub memory_limit: Option<String>,
 
     /// A request head must arrive within this long (from the connection, or its first byte),
     /// else 408 and close.

@@ -44,7 +44,8 @@
 //!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`],
 //!   [`driver::dicom`], with [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
 //!   [`driver::Session`] traits; [`driver::workload`] and [`driver::target`] say what a
-//!   protocol is asked to do, and where.
+//!   protocol is asked to do, and where; [`driver::files`]: file sets (`files make`, a
+//!   manifest, `{file}` drawn by popularity within a data-set size).
 //! - [`engine`]: runs a plan: worker threads, each a single-threaded runtime owning its
 //!   connections and its recorder; the connection loops (`engine/conn/`: closed loop, open loop,
 //!   bulk transfer, and the steps they share); deadlines; the first-connection gate; the
@@ -88,7 +89,8 @@
 //!   date for a study's methodology ([`sys::host`]); a diagnosis's evidence: the kernel's TCP
 //!   counters ([`sys::netstat`]), `TCP_INFO` of this process's connections ([`sys::tcpinfo`]),
 //!   CPU pressure and thread schedstat ([`sys::pressure`]); CPU affinity ([`sys::pin`], the
-//!   demo pins its client and server together).
+//!   demo pins its client and server together); memory cgroups, a listener's memory limit and
+//!   dropping the page cache ([`sys::cgroup`], disk-bound studies).
 //! - [`random`]: seeded randomness (`--seed`): the generator, counter-based draws, Zipf and
 //!   exponential laws, shared by the templates' keys and the Poisson arrivals.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.

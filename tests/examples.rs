@@ -140,10 +140,46 @@ fn addr(server: &ServerProcess) -> String {
     server.url.trim_start_matches("tcp://").to_string()
 }
 
+/// A small file set in `dir` (the Flash example's is 256 MiB, made by bench/flash.sh).
+fn small_set(dir: &Path) -> PathBuf {
+    let set = dir.join("set");
+    let made = common::bin()
+        .args([
+            "files",
+            "make",
+            set.to_str().unwrap(),
+            "--total",
+            "2M",
+            "--seed",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    set
+}
+
 #[test]
 fn every_example_passes_dry_run() {
+    let dir = scratch("dry");
     for name in ["dim", "mint", "handle", "flash"] {
-        let path = format!("{}/examples/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+        let mut path = format!("{}/examples/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+        if name == "flash" {
+            // Its plans read the manifest: a small set of this test's own, its data sets within.
+            let set = small_set(&dir);
+            let keys = [
+                ("manifest", format!("{:?}", set.to_str().unwrap())),
+                ("dataset", "\"256k,512k,1M,2M\"".to_string()),
+            ];
+            let keys: Vec<(&str, &str)> = keys.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let file = dir.join("flash.toml");
+            std::fs::write(&file, shorten(&example(name), &keys, &[])).unwrap();
+            path = file.to_str().unwrap().to_string();
+        }
         let (o, _) = run_bounded(&["study", &path, "--dry-run"], LIMIT);
         let text = String::from_utf8_lossy(&o.stdout);
         assert_eq!(
@@ -154,6 +190,7 @@ fn every_example_passes_dry_run() {
         );
         assert!(text.contains("estimated time:"), "{name}: {text}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -234,7 +271,9 @@ fn mint_compares_a_download_from_nginx_and_serve_http() {
 #[test]
 fn handle_finds_the_peak_of_a_capped_server() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let server = ServerProcess::start(&["--max-rate", "2000"]);
+    let mut server = common::serve_process("http", &["--max-rate", "2000"]);
+    let lines = common::stdout_lines(&mut server);
+    let server_addr = common::first_line_addr(&mut server, &lines, "http", Duration::from_secs(10));
     let dir = scratch("handle");
     let text = shorten(
         &example("handle"),
@@ -244,10 +283,11 @@ fn handle_finds_the_peak_of_a_capped_server() {
             ("start_rate", "500"),
             ("warmup", "\"100\""),
         ],
-        &[("127.0.0.1:7100", &addr(&server))],
+        &[("127.0.0.1:7102", &server_addr.to_string())],
     );
     // 1 when the confirmation run misses on a loaded machine: the report is written still.
     let report = run_study(&dir, &text, &[0, 1]);
+    stop(server);
     for table in [
         "peak ops/s",
         "mean latency",
@@ -257,43 +297,102 @@ fn handle_finds_the_peak_of_a_capped_server() {
     ] {
         assert!(report.contains(table), "no {table:?} in:\n{report}");
     }
+    // Both kinds of the mix ran, each reported apart.
+    let study = std::fs::read_to_string(dir.join("out/study.json")).unwrap();
+    for kind in ["\"resolve\"", "\"create\""] {
+        assert!(study.contains(kind), "no {kind} kind in study.json");
+    }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// lighttpd (Debian's) serving `root` on a free port: the child and its address.
+fn lighttpd(dir: &Path, root: &Path) -> (Child, String) {
+    let port = free_port();
+    let conf = format!(
+        "server.document-root = \"{}\"\nserver.bind = \"127.0.0.1\"\nserver.port = {port}\nserver.errorlog = \"{}/lighttpd.err\"\n",
+        root.display(),
+        dir.display()
+    );
+    std::fs::write(dir.join("lighttpd.conf"), conf).unwrap();
+    let mut child = Command::new("lighttpd")
+        .args(["-D", "-f", dir.join("lighttpd.conf").to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("lighttpd must be installed (apt-get install lighttpd; .ci/run does it)");
+    assert!(
+        listens(&mut child, port),
+        "lighttpd did not start on {port}"
+    );
+    (child, format!("127.0.0.1:{port}"))
 }
 
 #[test]
 fn flash_shows_throughput_and_latency_shape_per_server_and_data_set() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("flash");
-    let root = dir.join("www");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join("small"), vec![1u8; 8 << 10]).unwrap();
-    std::fs::write(root.join("large"), vec![2u8; 1 << 20]).unwrap();
-    let nginx = Nginx::start(&dir, &root);
-    let (serve, serve_addr) = serve_http(&root);
+    // A small set (the example's is 256 MiB): two data sets of its most popular files.
+    let set = small_set(&dir);
+    let nginx = Nginx::start(&dir, &set);
+    let (serve, serve_addr) = serve_http(&set);
+    let (light, light_addr) = lighttpd(&dir, &set);
     let text = shorten(
         &example("flash"),
         &[
+            ("manifest", &format!("{:?}", set.to_str().unwrap())),
+            ("dataset", "\"256k,2M\""),
+            // Dropping the page cache (root) would slow every other test on the machine.
+            ("cache", "\"warm\""),
             ("connections", "4"),
             ("duration", "\"300ms\""),
-            ("warmup", "\"100ms\""),
-            ("runs", "3"),
+            ("runs", "2"),
         ],
         &[
             ("127.0.0.1:8090", &nginx.1),
             ("127.0.0.1:8091", &serve_addr),
+            ("127.0.0.1:8092", &light_addr),
         ],
     );
     let report = run_study(&dir, &text, &[0]);
     stop(serve);
+    common::sigterm(&light);
+    stop(light);
     for table in [
-        "| target      | ops/s | median ",
+        "| target ",
+        "ops/s",
+        "median",
         "| mean ",
         "| p95",
-        "| nginx_small |",
-        "| serve_large |",
-        "Against the baseline 'nginx_small'",
+        "| nginx ",
+        "| serve ",
+        "| lighttpd ",
+        "262144",
+        "2097152",
+        "Against the baseline 'nginx'",
     ] {
         assert!(report.contains(table), "no {table:?} in:\n{report}");
+    }
+    // The study reads back as wirebench wrote it (the --dataset axis included), and its page
+    // draws the study's view by data-set size: p95, and the mean above the median.
+    let json = dir.join("out/study.json");
+    let page = dir.join("page.html");
+    let (o, _) = run_bounded(
+        &[
+            "report",
+            json.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for caption in [
+        "<figcaption>p95 latency</figcaption>",
+        "mean above the median",
+    ] {
+        assert!(html.contains(caption), "no {caption:?} in the page");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -346,6 +346,8 @@ fn study() -> String {
                 "none: the generator's threads may run on any CPU (0-1); wirebench pins no thread"
                     .into(),
             link: "none given (no --link): rates are not set against a line rate".into(),
+            cache: None,
+            server_memory: None,
         },
         targets: vec![
             TargetInfo {

@@ -7,6 +7,7 @@ mod clash;
 pub mod compare;
 pub mod demo;
 pub mod diagnose;
+pub mod files;
 pub mod peak;
 mod pipe;
 pub mod report;
@@ -130,6 +131,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => export::main(&args),
         Command::Merge(args) => merge::main(&args),
         Command::Report(args) => report::main(&args),
+        Command::Files(c) => files::main(&c),
     }
 }
 

@@ -115,6 +115,12 @@ pub fn measure(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
         (None, None) => Goal::Open,
     };
     let mut progress = progress.towards(goal);
+    if plan.cache == Some(crate::plan::Cache::Cold) {
+        // Before the warm-up too: the run starts from the disk, whatever ran before it.
+        crate::sys::cgroup::drop_page_cache().map_err(|e| {
+            anyhow::anyhow!("--cache cold: cannot drop the page cache ({e}): it needs root and a writable /proc/sys/vm/drop_caches")
+        })?;
+    }
     let stop = crate::engine::stop::process();
     let summary = crate::measure_watching(plan, stop, &mut |s| progress.show(s));
     progress.finish();

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// The flags a sweep may vary, in the order their axes take: the first swept one gives the
 /// tables' columns, the others one table per value.
-const SWEPT: [(&str, Kind); 7] = [
+const SWEPT: [(&str, Kind); 8] = [
     ("--size", Kind::Bytes),
     ("--connections", Kind::Count),
     ("--rate", Kind::Rate),
@@ -25,6 +25,7 @@ const SWEPT: [(&str, Kind); 7] = [
     ("--think", Kind::Duration),
     ("--sndbuf", Kind::Bytes),
     ("--rcvbuf", Kind::Bytes),
+    ("--dataset", Kind::Bytes),
 ];
 
 /// The raw text of a sweepable flag, if given.
@@ -37,6 +38,7 @@ fn get<'a>(a: &'a RunArgs, flag: &str) -> Option<&'a str> {
         "--think" => a.think.as_deref(),
         "--sndbuf" => a.socket.sndbuf.as_deref(),
         "--rcvbuf" => a.socket.rcvbuf.as_deref(),
+        "--dataset" => a.dataset.as_deref(),
         _ => None,
     }
 }
@@ -51,6 +53,7 @@ fn set(a: &mut RunArgs, flag: &str, value: String) {
         "--think" => a.think = Some(value),
         "--sndbuf" => a.socket.sndbuf = Some(value),
         "--rcvbuf" => a.socket.rcvbuf = Some(value),
+        "--dataset" => a.dataset = Some(value),
         _ => unreachable!("{flag} is not in SWEPT"),
     }
 }

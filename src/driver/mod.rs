@@ -7,6 +7,7 @@
 //! one. None of them knows about rates, deadlines or phases.
 
 pub mod dicom;
+pub mod files;
 pub mod h2;
 pub mod http;
 mod stream;

@@ -26,7 +26,7 @@ pub enum LoadModel {
         /// Requests in flight per connection.
         pipeline: usize,
         /// Pause between a reply and the next request.
-        think: Option<Duration>,
+        think: Option<Think>,
     },
     /// Requests go out on a fixed timetable, whatever the replies do (no coordinated omission).
     Open {
@@ -52,8 +52,14 @@ impl LoadModel {
         Some(self.in_flight()).filter(|&n| n != UNLIMITED)
     }
 
-    /// How long a connection pauses after a reply before sending again.
+    /// How long a connection pauses after a reply before sending again (the mean, when the
+    /// pauses are drawn).
     pub fn think(&self) -> Option<Duration> {
+        self.thinking().map(|t| t.mean)
+    }
+
+    /// The think time and its law.
+    pub fn thinking(&self) -> Option<Think> {
         match self {
             LoadModel::Closed { think, .. } => *think,
             LoadModel::Open { .. } => None,
@@ -65,6 +71,39 @@ impl LoadModel {
         match self {
             LoadModel::Closed { .. } => None,
             LoadModel::Open { schedule, .. } => Some(schedule),
+        }
+    }
+}
+
+/// A pause between a reply and the next request (`--think`): always `mean`, or drawn from an
+/// exponential law of that mean (`--think exp:10ms`: a population of users who think
+/// independently, so their requests form a Poisson stream; TPC-W's and httperf's think times).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Think {
+    /// The pause, or its mean.
+    pub mean: Duration,
+    /// With the seed of the draws: exponential pauses; without: every pause `mean`.
+    pub exp_seed: Option<u64>,
+}
+
+impl Think {
+    /// The pause after request `n` (its `{seq}`): the same for the same seed and `n`,
+    /// whichever connection sent it.
+    pub fn pause(&self, n: u64) -> Duration {
+        match self.exp_seed {
+            None => self.mean,
+            Some(seed) => {
+                let x = crate::random::exp1(crate::random::mix(seed, n));
+                Duration::from_secs_f64(self.mean.as_secs_f64() * x)
+            }
+        }
+    }
+
+    /// `10ms` or `exp:10ms`, as the flag is written.
+    pub fn law(&self) -> &'static str {
+        match self.exp_seed {
+            None => "fixed",
+            Some(_) => "exp",
         }
     }
 }
@@ -127,6 +166,34 @@ mod tests {
             think: None,
         };
         assert_eq!(closed.in_flight_limit(), Some(1));
+    }
+
+    #[test]
+    fn exponential_think_times_have_their_mean_and_a_cov_of_one() {
+        let ms = Duration::from_millis(10);
+        let fixed = Think {
+            mean: ms,
+            exp_seed: None,
+        };
+        assert_eq!(fixed.pause(7), ms);
+        let exp = Think {
+            mean: ms,
+            exp_seed: Some(3),
+        };
+        let xs: Vec<f64> = (0..100_000).map(|n| exp.pause(n).as_secs_f64()).collect();
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
+        assert!((mean / 0.010 - 1.0).abs() < 0.02, "{mean}");
+        assert!((sd / mean - 1.0).abs() < 0.02, "CoV {}", sd / mean);
+        assert_eq!(exp.pause(5), exp.pause(5));
+        assert_ne!(
+            exp.pause(5),
+            Think {
+                exp_seed: Some(4),
+                ..exp
+            }
+            .pause(5)
+        );
     }
 
     #[test]

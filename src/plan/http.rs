@@ -39,20 +39,22 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         has_host,
         body,
     };
-    if let Some(mix) = super::mix::of(a, &base, target)? {
+    if let Some(mut mix) = super::mix::of(a, &base, target)? {
+        let files = super::files::bind(a, &mut mix.requests)?;
         return Ok(HttpSpec {
+            files: files.clone(),
             requests: mix.requests,
             host: target.host.clone(),
             accept,
             keepalive: !a.no_keepalive,
-            path_text: mix.text,
+            path_text: with_files(mix.text, &files),
             http2: a.http2,
             // The plan sets the run's seed once it has drawn one.
             seed: a.seed.unwrap_or(0),
             mix: Some(mix.mix),
         });
     }
-    let (requests, path_text) = match &a.targets {
+    let (mut requests, path_text) = match &a.targets {
         None => (vec![base], target.path.clone()),
         Some(file) => {
             let listed = targets(file, &base, target)?;
@@ -60,17 +62,27 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
             (listed.into_iter().map(|(r, _)| r).collect(), shown)
         }
     };
+    let files = super::files::bind(a, &mut requests)?;
     Ok(HttpSpec {
+        files: files.clone(),
         requests,
         host: target.host.clone(),
         accept,
         keepalive: !a.no_keepalive,
-        path_text,
+        path_text: with_files(path_text, &files),
         http2: a.http2,
         // The plan sets the run's seed once it has drawn one.
         seed: a.seed.unwrap_or(0),
         mix: None,
     })
+}
+
+/// The requests as reports name them, with the file set `{file}` draws from.
+fn with_files(text: String, files: &Option<Arc<crate::driver::files::FileSet>>) -> String {
+    match files {
+        Some(f) => format!("{text} ({})", f.text()),
+        None => text,
+    }
 }
 
 pub(super) fn check_method(m: &str) -> Result<(), UsageError> {

@@ -19,7 +19,7 @@ pub fn model(
     a: &RunArgs,
     family: Family,
     unit: usize,
-    think: Option<Duration>,
+    think: Option<crate::load::Think>,
     seed: u64,
 ) -> Result<(LoadModel, Option<String>), UsageError> {
     let poisson = a.arrival == Some(Arrival::Poisson);

@@ -4,6 +4,7 @@
 
 pub mod dicom;
 pub mod file;
+pub mod files;
 pub mod http;
 pub mod link;
 pub mod load;
@@ -58,6 +59,8 @@ pub struct Plan {
     pub link: Option<link::Link>,
     /// The seed of everything random in the run (`--seed`, or one drawn afresh).
     pub seed: u64,
+    /// The page cache before the run (`--cache`): dropped when cold; None when not asked.
+    pub cache: Option<Cache>,
 }
 
 impl Plan {
@@ -66,6 +69,7 @@ impl Plan {
     pub fn is_random(&self) -> bool {
         self.workload.http.as_ref().is_some_and(|h| h.is_random())
             || self.load.schedule().is_some_and(|s| s.is_random())
+            || self.load.thinking().is_some_and(|t| t.exp_seed.is_some())
     }
 }
 
@@ -127,11 +131,7 @@ impl TryFrom<&RunArgs> for Plan {
         }
         let connections = connections_of(a)?;
         check_concurrency(a, workload.mode)?;
-        let think = a
-            .think
-            .as_deref()
-            .map(|t| duration_flag("--think", t))
-            .transpose()?;
+        let think = a.think.as_deref().map(|t| think_of(t, seed)).transpose()?;
         if think.is_some() && workload.mode.bulk() {
             return usage_of(
                 &["--think"],
@@ -181,8 +181,60 @@ impl TryFrom<&RunArgs> for Plan {
             },
             schedule_text,
             seed,
+            cache: cache_of(a)?,
         })
     }
+}
+
+/// The page cache's state before a run (`--cache`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cache {
+    /// As the machine left it.
+    Warm,
+    /// Dropped before the run.
+    Cold,
+}
+
+impl Cache {
+    /// The flag's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cache::Warm => "warm",
+            Cache::Cold => "cold",
+        }
+    }
+}
+
+/// `--cache`: cold needs root, to drop the page cache before each run.
+fn cache_of(a: &RunArgs) -> Result<Option<Cache>, UsageError> {
+    use crate::cli::CacheState;
+    if a.cache == Some(CacheState::Cold) && !crate::sys::cgroup::is_root() {
+        return usage_of(&["--cache"], "--cache cold drops the page cache (/proc/sys/vm/drop_caches), which needs root: run as root, or leave --cache out (warm)");
+    }
+    Ok(a.cache.map(|c| match c {
+        CacheState::Warm => Cache::Warm,
+        CacheState::Cold => Cache::Cold,
+    }))
+}
+
+/// The stream of the run's seed that exponential think times are drawn from.
+const THINK_STREAM: u64 = 0x0074_6869_6e6b;
+
+/// `--think 10ms` (every pause) or `--think exp:10ms` (exponential pauses of that mean).
+fn think_of(text: &str, seed: u64) -> Result<crate::load::Think, UsageError> {
+    let (exp, t) = match text.trim().split_once(':') {
+        Some(("exp", t)) => (true, t),
+        Some((law, _)) => {
+            return usage_of(&["--think"], format!(
+                "--think '{text}': '{law}' is not a think-time law: give a pause (10ms) or exp:MEAN (exp:10ms)"
+            ))
+        }
+        None => (false, text),
+    };
+    Ok(crate::load::Think {
+        mean: duration_flag("--think", t)?,
+        exp_seed: exp.then(|| crate::random::mix(seed, THINK_STREAM)),
+    })
 }
 
 /// Parses a whole-number flag (`--connections`, `--pipeline`); a list there is a sweep, which

@@ -69,6 +69,12 @@ fn methodology(study: &Study, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "- CPU: {} ({} logical CPUs)", m.cpu, m.cpus)?;
     writeln!(out, "- Pinning: {}", m.pinning)?;
     writeln!(out, "- Link: {}", m.link)?;
+    if let Some(c) = &m.cache {
+        writeln!(out, "- Page cache: {c}")?;
+    }
+    if let Some(s) = &m.server_memory {
+        writeln!(out, "- Server memory: {s}")?;
+    }
     writeln!(out, "\nTargets:\n")?;
     let mut t = Table::new();
     t.load_preset(ASCII_MARKDOWN);

@@ -107,13 +107,18 @@ fn config_line(s: &Summary) -> String {
         }
     }
     if let Some(t) = c.think_s {
+        // `exp:10ms`: the mean of exponential pauses, as the flag is written.
+        let law = match c.think_law.as_deref() {
+            Some(l) => format!("{l}:"),
+            None => String::new(),
+        };
         match c.think_achieved_s {
             Some(a) => parts.push(format!(
-                "think {} (waited {})",
+                "think {law}{} (waited {})",
                 format_us(t * 1e6),
                 format_us(a * 1e6)
             )),
-            None => parts.push(format!("think {}", format_us(t * 1e6))),
+            None => parts.push(format!("think {law}{}", format_us(t * 1e6))),
         }
     }
     if let Some(n) = c.requests {
@@ -124,6 +129,12 @@ fn config_line(s: &Summary) -> String {
     }
     if let Some(b) = c.rcvbuf {
         parts.push(format!("SO_RCVBUF {}", size(b as u64)));
+    }
+    if let Some(cache) = &c.cache {
+        parts.push(format!("{cache} cache"));
+    }
+    if let Some(m) = c.server_memory_limit_bytes {
+        parts.push(format!("server memory limit {} MiB", m >> 20));
     }
     if let Some(seed) = c.seed {
         parts.push(format!("seed {seed}"));
@@ -322,6 +333,12 @@ mod tests {
                 pipeline: Some(1),
                 think_s: None,
                 think_achieved_s: None,
+                think_law: None,
+                dataset_bytes: None,
+                dataset_files: None,
+                popularity: None,
+                cache: None,
+                server_memory_limit_bytes: None,
                 request_bytes: 64,
                 reply_bytes: Some(64),
                 reply_until: None,

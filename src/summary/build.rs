@@ -285,6 +285,7 @@ fn with_messages(plan: &Plan, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> 
 
 /// The run's settings, as the report shows them.
 fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
+    let files = plan.workload.http.as_ref().and_then(|h| h.files.as_deref());
     super::Config {
         connections: plan.connections,
         threads: plan.threads,
@@ -325,5 +326,24 @@ fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
         sndbuf: plan.socket.sndbuf,
         rcvbuf: plan.socket.rcvbuf,
         seed: plan.is_random().then_some(plan.seed),
+        think_law: plan
+            .load
+            .thinking()
+            .filter(|t| t.exp_seed.is_some())
+            .map(|t| t.law().to_string()),
+        dataset_bytes: files.map(|f| f.bytes),
+        dataset_files: files.map(|f| f.files),
+        popularity: files.map(|f| f.popularity.text()),
+        cache: plan.cache.map(|c| c.name().to_string()),
+        server_memory_limit_bytes: server_memory_limit(plan),
     }
+}
+
+/// The memory limit of the server listening on the target's port, when it runs here.
+fn server_memory_limit(plan: &Plan) -> Option<u64> {
+    let addr = plan.target.addr;
+    if !addr.ip().is_loopback() {
+        return None;
+    }
+    crate::sys::cgroup::listener_of(addr.port()).and_then(crate::sys::cgroup::memory_limit_of)
 }

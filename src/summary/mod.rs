@@ -134,6 +134,26 @@ pub struct Config {
     /// The seed of the run's random draws (`--seed` repeats them); absent when it drew none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// `exp` when the think times were drawn from an exponential law of mean `think_s`
+    /// (`--think exp:10ms`); absent for a fixed pause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_law: Option<String>,
+    /// The data set `{file}` drew from (`--manifest`, `--dataset`): its bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_bytes: Option<u64>,
+    /// How many files that data set holds (the most popular of the manifest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_files: Option<u64>,
+    /// How popular each file was: `zipf:S` or `uniform`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub popularity: Option<String>,
+    /// The page cache before the run (`--cache`): `cold` (dropped) or `warm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
+    /// The memory limit of the cgroup of the process listening on the target's port (on
+    /// this machine), page cache included; absent when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_memory_limit_bytes: Option<u64>,
 }
 
 /// Errors by kind.

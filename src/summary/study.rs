@@ -95,4 +95,11 @@ pub struct Methodology {
     pub pinning: String,
     /// The link the rates are set against (`--link`), or why there is none.
     pub link: String,
+    /// The page cache before each run (`--cache`), in words; absent when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
+    /// The memory limit (cgroup, page cache included) of each target's server on this
+    /// machine, in words; absent when no target's server has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_memory: Option<String>,
 }

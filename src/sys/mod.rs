@@ -5,6 +5,7 @@
 //! ([`pressure`]), a diagnosis's evidence; where threads run ([`pin`]: CPU affinity, as the demo
 //! pins its client and server).
 
+pub mod cgroup;
 pub mod file;
 pub mod host;
 pub mod link;

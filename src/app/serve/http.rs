@@ -16,15 +16,52 @@ use std::time::Duration;
 /// SIGTERM, then prints the final counters.
 pub fn main(args: &ServeHttpArgs) -> anyhow::Result<ExitCode> {
     let options = options(args)?;
-    let (socket, description) = (options.socket, describe(&options));
+    let limit = args.memory_limit.as_deref().map(memory_limit).transpose()?;
+    let (socket, mut description) = (options.socket, describe(&options));
+    // Confined before the first file is read, so every page it caches is charged to its group.
+    let confined = match limit {
+        Some(bytes) => {
+            let c = crate::sys::cgroup::confine(bytes).map_err(|e| {
+                anyhow::anyhow!("--memory-limit: cannot make a memory cgroup ({e}): this needs root and cgroup v1's memory controller at /sys/fs/cgroup/memory")
+            })?;
+            let held = c.limit().unwrap_or(bytes);
+            description.push_str(&format!(
+                ", memory limit {} MiB (page cache included)",
+                held >> 20
+            ));
+            Some(c)
+        }
+        None => None,
+    };
     let listen = (args.listen.as_str(), 8080);
-    accept_until_signal(
+    let code = accept_until_signal(
         "http",
         listen,
         &socket,
         &description,
         |listener, shutdown| run(listener, options, shutdown),
-    )
+    );
+    if let Some(c) = confined {
+        c.release();
+    }
+    code
+}
+
+/// Checks `--memory-limit`: a size of at least 1 MiB, and root to make the group.
+fn memory_limit(text: &str) -> Result<u64, UsageError> {
+    let n = crate::units::parse_size(text)
+        .map_err(|e| UsageError::flag("--memory-limit", format!("--memory-limit: {e}")))?;
+    if n < 1 << 20 {
+        return usage(format!(
+            "--memory-limit {text} is below 1 MiB, too little to run a server: give e.g. 64M"
+        ));
+    }
+    if !crate::sys::cgroup::is_root() {
+        return usage(
+            "--memory-limit makes a memory cgroup, which needs root: run as root, or leave it out",
+        );
+    }
+    Ok(n)
 }
 
 /// Validates the flags.

@@ -123,7 +123,7 @@ fn to_dir(
     };
     let keep = Keep::prepare_merged(&a.keep, &checked.run_args().keep, Kind::Study, false)
         .inspect_err(|_| unmake())?;
-    let method = out::methodology(&a.file, text, checked.run_args());
+    let method = out::methodology(&a.file, text, checked.run_args(), plan);
     // Ctrl-C (or SIGTERM) stops the run in progress and starts no other, as without --out:
     // the study of what was measured is written, marked interrupted, and saved as such.
     super::run::stop_on_ctrl_c()?;

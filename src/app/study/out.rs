@@ -9,7 +9,7 @@ use crate::summary::study::{self, Document, Methodology, Study, TargetInfo};
 use std::path::Path;
 
 /// The methodology facts, gathered before the runs start.
-pub fn methodology(path: &str, text: &str, run: &RunArgs) -> Methodology {
+pub fn methodology(path: &str, text: &str, run: &RunArgs, plan: &PlanFile) -> Methodology {
     let (cpu, cpus) = crate::sys::host::cpu();
     let link = match &run.link {
         Some(l) => format!("--link {l}: each run's rates are set against it (its link lines)"),
@@ -26,7 +26,43 @@ pub fn methodology(path: &str, text: &str, run: &RunArgs) -> Methodology {
         cpu,
         cpus,
         link,
+        cache: run.cache.map(|c| match c {
+            crate::cli::CacheState::Cold => {
+                "cold: dropped before each run (sync, then 3 into /proc/sys/vm/drop_caches)"
+                    .to_string()
+            }
+            crate::cli::CacheState::Warm => "warm: as the machine left it".to_string(),
+        }),
+        server_memory: server_memory(plan),
     }
+}
+
+/// Each target's server memory limit, when its server listens on this machine under one:
+/// `nginx 64 MiB, serve 64 MiB, lighttpd none`; None when no server has a limit.
+fn server_memory(plan: &PlanFile) -> Option<String> {
+    let mut any = false;
+    let parts: Vec<String> = (plan.targets.iter())
+        .map(|t| {
+            let limit = local_port(&t.url)
+                .and_then(crate::sys::cgroup::listener_of)
+                .and_then(crate::sys::cgroup::memory_limit_of);
+            any |= limit.is_some();
+            match limit {
+                Some(b) => format!("{} {} MiB", t.name, b >> 20),
+                None => format!("{} none", t.name),
+            }
+        })
+        .collect();
+    any.then(|| parts.join(", ") + " (cgroup memory.limit_in_bytes of the process listening on its port, page cache included)")
+}
+
+/// The port of a URL on this machine (127.x.x.x, localhost, [::1]); None for another host.
+fn local_port(url: &str) -> Option<u16> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    let (host, port) = authority.rsplit_once(':')?;
+    let local = host.starts_with("127.") || host == "localhost" || host == "[::1]";
+    local.then(|| port.parse().ok()).flatten()
 }
 
 /// The whole study: the plan's title and targets, the methodology, the document and the

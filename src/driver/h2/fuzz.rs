@@ -40,6 +40,7 @@ pub fn request(method: &str, host: &str, path: &str, headers: &[&str], body: Opt
         http2: true,
         seed: 0,
         mix: None,
+        files: None,
     };
     let mut checked = false;
     for https in [false, true] {

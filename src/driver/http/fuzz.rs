@@ -42,6 +42,7 @@ pub fn responses(wire: &[u8], pieces: &[usize], requests: usize, heads: u64) -> 
         http2: false,
         seed: 0,
         mix: None,
+        files: None,
     });
     let mut s = HttpSession::new(Stream::Blocking(stream), spec, 0, 1);
     s.in_flight = (0..requests as u64)

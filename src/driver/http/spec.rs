@@ -25,6 +25,8 @@ pub struct HttpSpec {
     /// A weighted mix of the requests (`--mix`): each request of the kind drawn for it, not
     /// the requests in turn.
     pub mix: Option<Mix>,
+    /// The file set `{file}` draws from (`--manifest`, `--dataset`, `--popularity`).
+    pub files: Option<Arc<crate::driver::files::FileSet>>,
 }
 
 /// A weighted mix of request kinds (`--mix`, a plan file's `[mix.NAME]`): request `n` is of

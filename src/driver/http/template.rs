@@ -4,15 +4,18 @@
 //! Placeholders: `{seq}` a number unique to each request of the run, `{worker}` the worker
 //! thread, `{rand:N}` and `{uniform:N}` a random integer below N, `{zipf:N:s}` a key below N
 //! drawn by Zipf's law with exponent s (1 when left out; key 0 the most popular, as YCSB's),
-//! `{uuid}` a random UUID (version 4). The draws come from the run's seed and the request's
+//! `{uuid}` a random UUID (version 4), `{file}` the path of a file of the run's file set
+//! (`--manifest`), drawn by its popularity. The draws come from the run's seed and the request's
 //! number, so `--seed` repeats them whichever connection sends the request. Any other
 //! brace is text, so `--body '{"v": {rand:100}}'` is JSON as written. A template with `{{`
 //! in it is read in the older escaped form: `{{` and `}}` each stand for one brace (`{{seq}}`
 //! is the text `{seq}`). A template is parsed once; rendering appends to a buffer without allocating.
 
+use crate::driver::files::FileSet;
 pub use crate::random::Rng;
 use crate::random::Zipf;
 use std::io::Write;
+use std::sync::Arc;
 
 /// One piece of a template.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,6 +27,8 @@ enum Part {
     Uniform(u64),
     Zipf(Zipf),
     Uuid,
+    /// `{file}`: a file of the run's set, once the plan has bound one.
+    File(Option<Arc<FileSet>>),
 }
 
 /// A parsed template.
@@ -126,9 +131,23 @@ impl Template {
         self.parts.iter().any(|p| {
             matches!(
                 p,
-                Part::Rand(_) | Part::Uniform(_) | Part::Zipf(_) | Part::Uuid
+                Part::Rand(_) | Part::Uniform(_) | Part::Zipf(_) | Part::Uuid | Part::File(_)
             )
         })
+    }
+
+    /// Whether the template names `{file}`.
+    pub fn has_file(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::File(_)))
+    }
+
+    /// Draws `{file}` from `set` (the plan binds the run's file set once it has read it).
+    pub fn bind_files(&mut self, set: &Arc<FileSet>) {
+        for p in &mut self.parts {
+            if let Part::File(f) = p {
+                *f = Some(set.clone());
+            }
+        }
     }
 
     /// Appends the rendered template to `out`.
@@ -151,6 +170,11 @@ impl Template {
                 Part::Zipf(z) => {
                     let _ = write!(out, "{}", z.sample(vars.rng) - 1);
                 }
+                Part::File(Some(set)) => {
+                    crate::driver::files::write_path(out, set.pick(vars.rng));
+                }
+                // A plan always binds a set (a `{file}` without --manifest is bad input).
+                Part::File(None) => {}
                 Part::Uuid => {
                     let (a, b) = (vars.rng.next_u64(), vars.rng.next_u64());
                     // Version 4, variant 10xx (RFC 9562).
@@ -181,6 +205,7 @@ fn placeholder(what: &str, tail: &str) -> Result<Option<(Part, usize)>, Template
         "seq" => Part::Seq,
         "worker" => Part::Worker,
         "uuid" => Part::Uuid,
+        "file" => Part::File(None),
         name if is_rand(name) => random(what, name)?,
         _ => return Ok(None),
     };

@@ -124,7 +124,9 @@ async fn after_replies<D: Driver>(
         // Requests pipelined behind a "Connection: close" are sent again on a new connection.
         retire(ctx, slot, op_start);
     }
-    if let Some(t) = ctx.plan.load.think() {
+    if let Some(think) = ctx.plan.load.thinking() {
+        // Drawn per request (the last one's number), so --seed repeats the pauses.
+        let t = think.pause(slot.seq);
         // A pause never outlasts the time for issuing requests.
         let from = Instant::now();
         let asked = from + t;

@@ -61,6 +61,10 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     page.heading(3, "Throughput and latency per target");
     page.para("Means over the kept runs; * where the mean exceeds p95: a few very slow requests dominate it.");
     page.raw(&shape_table(doc));
+    let charts = shape_charts(doc);
+    if !charts.is_empty() {
+        page.figures(charts);
+    }
     sweep::render(page, &doc["sweep"])
 }
 
@@ -161,6 +165,59 @@ fn difference_chart(verdicts: &[&Value]) -> Option<String> {
         floor: -100.0,
     };
     Some(chart.svg("Difference from the baseline, with 95% CI"))
+}
+
+/// The Flash study's view as charts, when the targets ran at several points (data-set sizes,
+/// say): p95, and how far the mean lies above the median (a few slow requests pull it up),
+/// a bar per target at each point.
+fn shape_charts(doc: &Value) -> Vec<(String, String)> {
+    let shapes: Vec<&Value> = doc["shapes"].as_array().into_iter().flatten().collect();
+    let (mut points, mut targets): (Vec<String>, Vec<String>) = (vec![], vec![]);
+    for s in &shapes {
+        let (at, t) = (text(&s["at"]), text(&s["target"]));
+        if !points.contains(&at) {
+            points.push(at);
+        }
+        if !targets.contains(&t) {
+            targets.push(t);
+        }
+    }
+    if points.len() < 2 {
+        return vec![];
+    }
+    let chart = |kind: &'static str, title: &str, value: &dyn Fn(&Value) -> Option<f64>| {
+        let series = (targets.iter())
+            .map(|t| BarSeries {
+                name: t.clone(),
+                values: (points.iter())
+                    .map(|at| {
+                        let s = shapes
+                            .iter()
+                            .find(|s| text(&s["target"]) == *t && text(&s["at"]) == *at)?;
+                        Some((value(s)?.max(0.0), None))
+                    })
+                    .collect(),
+            })
+            .collect();
+        let c = BarChart {
+            kind,
+            categories: points.clone(),
+            x_name: String::new(),
+            series,
+            y: (Unit::Micros, title.to_string()),
+            scale: Scale::Linear,
+            floor: 0.0,
+        };
+        (title.to_string(), c.svg(title))
+    };
+    vec![
+        chart("shape-p95", "p95 latency", &|s| num(&s["p95_us"])),
+        chart(
+            "shape-mean",
+            "mean above the median (mean - median)",
+            &|s| Some(num(&s["mean_us"])? - num(&s["p50_us"])?),
+        ),
+    ]
 }
 
 /// The Flash study's table: ops/s, median, mean (starred above p95), p95 per target.

@@ -55,7 +55,7 @@ fn run_name(sweep: &Sweep, p: &Point, with_target: bool) -> String {
 /// value is not a number (then the tables say it all).
 fn x_values(flag: &str, values: &[String]) -> Option<(Vec<f64>, Unit)> {
     let unit = match flag {
-        "--size" | "--sndbuf" | "--rcvbuf" => Unit::Bytes,
+        "--size" | "--sndbuf" | "--rcvbuf" | "--dataset" => Unit::Bytes,
         "--think" => Unit::Micros,
         _ => Unit::Count,
     };

@@ -1,0 +1,95 @@
+//! `wirebench files make DIR --total SIZE`: writes a file set ([`crate::driver::files`]): the
+//! sizes drawn from the seed, each file's bytes from the seed and its rank, then the manifest,
+//! last, so that a set cut short by an error has none and cannot be mistaken for whole.
+
+use crate::cli::{FilesCommand, FilesMakeArgs};
+use crate::driver::files::{self, Manifest, Sizes, MANIFEST};
+use crate::error::UsageError;
+use anyhow::Context;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// `wirebench files ...`.
+pub fn main(c: &FilesCommand) -> anyhow::Result<ExitCode> {
+    match c {
+        FilesCommand::Make(a) => make(a),
+    }
+}
+
+/// The set `a` asks for: its sizes, its law's name and its seed; bad input is a usage error.
+fn planned(a: &FilesMakeArgs) -> Result<Manifest, UsageError> {
+    let total = crate::units::parse_size(&a.total)
+        .map_err(|e| UsageError::flag("--total", format!("--total: {e}")))?;
+    if total == 0 {
+        return Err(UsageError::flag(
+            "--total",
+            "--total 0 makes an empty set: give its size, e.g. --total 100M",
+        ));
+    }
+    let law = a.sizes.as_deref().unwrap_or("specweb");
+    let sizes = Sizes::parse(law).map_err(|e| UsageError::flag("--sizes", e))?;
+    let seed = a.seed.unwrap_or(1);
+    let files = files::plan(total, a.count, &sizes, seed)
+        .map_err(|e| UsageError::flags(&["--count", "--total"], e))?;
+    Ok(Manifest {
+        seed,
+        sizes: law.to_string(),
+        files,
+    })
+}
+
+/// Writes the set.
+fn make(a: &FilesMakeArgs) -> anyhow::Result<ExitCode> {
+    let m = planned(a)?;
+    let dir = Path::new(&a.dir);
+    if dir.exists() {
+        let empty = std::fs::read_dir(dir)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(false);
+        if !empty {
+            return Err(UsageError::new(format!(
+                "{} exists and is not an empty directory: give a new directory (a set is written whole, never over other files)",
+                a.dir
+            ))
+            .into());
+        }
+    }
+    let mut buf = vec![0u8; 1 << 16];
+    for (i, &size) in m.files.iter().enumerate() {
+        let path = dir.join(files::path_of(i as u64));
+        if i % 1000 == 0 {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
+            }
+        }
+        write_file(&path, m.seed, i as u64, size, &mut buf)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    std::fs::write(dir.join(MANIFEST), m.text())
+        .with_context(|| format!("cannot write {}", dir.join(MANIFEST).display()))?;
+    println!(
+        "wrote {} files, {} bytes ({}, seed {}) to {}; manifest {}",
+        crate::units::thousands(m.files.len() as u64),
+        crate::units::thousands(m.total()),
+        m.sizes,
+        m.seed,
+        a.dir,
+        dir.join(MANIFEST).display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// File `i` of the set, `size` bytes.
+fn write_file(path: &Path, seed: u64, i: u64, size: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    let mut f = std::fs::File::create(path)?;
+    let mut at = 0u64;
+    while at < size {
+        let n = (size - at).min(buf.len() as u64) as usize;
+        files::fill(seed, i, at, &mut buf[..n]);
+        f.write_all(&buf[..n])?;
+        at += n as u64;
+    }
+    Ok(())
+}

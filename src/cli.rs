@@ -2,6 +2,8 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub mod launch;
+
 /// wirebench: measure how many operations per second and MB/s a network service sustains, and at what latency.
 #[derive(Debug, Parser)]
 #[command(
@@ -61,6 +63,10 @@ pub enum Command {
     /// one self-contained HTML page: the tables, the methodology and charts (inline SVG, no
     /// network fetch).
     Report(ReportArgs),
+    /// Run one load from many machines on Slurm, MPI or Kubernetes: write (and submit) what the
+    /// engine needs so each task runs a shard (`run --shard auto`), then merge the shards.
+    #[command(subcommand)]
+    Launch(launch::LaunchCommand),
 }
 
 /// `wirebench report FILE.json [-o report.html]`: a JSON document as an HTML page.

@@ -19,6 +19,7 @@ pub mod diff;
 pub mod export;
 pub mod history;
 pub mod keep;
+pub mod launch;
 pub mod merge;
 pub mod show;
 // --- end results history ---
@@ -40,7 +41,7 @@ pub fn main() -> ExitCode {
         eprintln!("error: {hint}");
         return ExitCode::from(EXIT_USAGE);
     }
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(launch::mpi_spelling(std::env::args().collect())) {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
@@ -134,6 +135,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => export::main(&args),
         Command::Merge(args) => merge::main(&args),
         Command::Report(args) => report::main(&args),
+        Command::Launch(cmd) => launch::main(&cmd),
     }
 }
 

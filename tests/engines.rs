@@ -137,12 +137,28 @@ impl Drop for Server {
     }
 }
 
-/// A fresh directory of this test's own (every node reads the same file system).
-fn tempdir(name: &str) -> PathBuf {
+/// A fresh directory of this test's own (every node reads the same file system), removed
+/// when dropped (declared first in a test, so dropped after what runs in it).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempdir(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("wirebench-engines-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 /// The merged document a launcher left in `dir`, checked against its shards and the server:
@@ -195,7 +211,7 @@ fn slurm_shards_on_two_nodes_merge_to_the_servers_count() {
     let state = dir.join("cluster");
     let state_s = state.display().to_string();
     // Every user (slurm, munge) walks into the cluster's directory.
-    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&*dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     struct Cluster(String);
     impl Drop for Cluster {
         fn drop(&mut self) {
@@ -220,8 +236,10 @@ fn slurm_shards_on_two_nodes_merge_to_the_servers_count() {
             "2",
             "--submit",
             "--wait",
+            // Time for the engine to start every shard on a loaded machine (ssh and orted
+            // took 3.8 s once with a build running beside them).
             "--start-in",
-            "2s",
+            "6s",
             "--dir",
             &out.display().to_string(),
             "--",
@@ -257,4 +275,224 @@ fn slurm_shards_on_two_nodes_merge_to_the_servers_count() {
     let mut sorted = hostnames.clone();
     sorted.sort();
     assert_eq!(sorted, ["wb19s-1", "wb19s-2"], "one shard on each node");
+}
+
+/// `wirebench launch mpi --submit` over sshd in two namespaces (mpirun's ssh launch, its
+/// daemons wired over 198.19.20.0/24): each process a shard by OMPI_COMM_WORLD_RANK.
+#[test]
+fn mpi_shards_over_ssh_merge_to_the_servers_count() {
+    require!("mpirun", "sshd", "ssh", "ssh-keygen", "ip");
+    let _serial = common::one_at_a_time();
+    let hosts = Hosts::up("wb19m", "198.19.20", 2);
+    let dir = tempdir("mpi");
+    let ssh = dir.join("ssh").display().to_string();
+    struct Sshd(String);
+    impl Drop for Sshd {
+        fn drop(&mut self) {
+            sh("sshd.sh", &["down", &self.0]);
+        }
+    }
+    let _sshd = Sshd(ssh.clone());
+    sh("sshd.sh", &["up", &ssh, hosts.prefix, "2"]);
+    let hostfile = dir.join("hosts");
+    std::fs::write(&hostfile, "198.19.20.11 slots=1\n198.19.20.12 slots=1\n").unwrap();
+    let server = Server::start(&hosts, &[]);
+    let out = dir.join("out");
+    let mut launch = bin();
+    launch.envs([
+        ("OMPI_ALLOW_RUN_AS_ROOT", "1".to_string()),
+        ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1".into()),
+        ("OMPI_MCA_plm_rsh_args", format!("-F {ssh}/ssh_config")),
+        ("OMPI_MCA_oob_tcp_if_include", "198.19.20.0/24".into()),
+        ("OMPI_MCA_btl_tcp_if_include", "198.19.20.0/24".into()),
+    ]);
+    let (o, _) = run_bounded_with(
+        launch,
+        &[
+            "launch",
+            "mpi",
+            "--hostfile",
+            &hostfile.display().to_string(),
+            "-np",
+            "2",
+            "--submit",
+            // Time for the engine to start every shard on a loaded machine (ssh and orted
+            // took 3.8 s once with a build running beside them).
+            "--start-in",
+            "6s",
+            "--dir",
+            &out.display().to_string(),
+            "--",
+            "run",
+            &server.url,
+            "-n",
+            "3001",
+            "-c",
+            "4",
+        ],
+        LIMIT,
+    );
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let served = server.stop();
+    assert_eq!(served, 3001);
+    check_merged(&out, 2, served, 1000.0);
+    let shard: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("shard-1.json")).unwrap()).unwrap();
+    assert_eq!(shard["shard"]["source"], "OMPI_COMM_WORLD_RANK");
+}
+
+/// `podman` with its storage and configuration in `dir` (CONTAINERS_CONF: runc, the issue's
+/// ulimits, no network unless one is named: never the default CNI bridge).
+fn podman(dir: &Path) -> Command {
+    let mut c = Command::new("podman");
+    c.env("CONTAINERS_CONF", dir.join("containers.conf"))
+        .arg("--root")
+        .arg(dir.join("storage"))
+        .arg("--runroot")
+        .arg(dir.join("run"))
+        .args(["--storage-driver", "vfs"]);
+    c
+}
+
+/// Runs `command`, which must succeed; its stdout.
+fn ok(mut command: Command) -> Vec<u8> {
+    let out = command.stderr(Stdio::piped()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The image of the Containerfile around the tests' binary, in `dir`'s storage. That binary
+/// links glibc dynamically (a static one is a build of its own, too long for CI), so a layer
+/// on top adds the libraries `ldd` names; the Containerfile's own layer is as shipped.
+fn build_image(dir: &Path) -> &'static str {
+    let ctx = dir.join("ctx");
+    let libs = dir.join("libs");
+    std::fs::create_dir_all(&ctx).unwrap();
+    let binary = PathBuf::from(bin().get_program());
+    std::fs::copy(&binary, ctx.join("wirebench")).unwrap();
+    let containerfile = Path::new(env!("CARGO_MANIFEST_DIR")).join("Containerfile");
+    let mut b = podman(dir);
+    b.args([
+        "build",
+        "-q",
+        "--build-arg",
+        "BINARY=wirebench",
+        "-t",
+        "localhost/wb19:bin",
+        "-f",
+    ])
+    .arg(&containerfile)
+    .arg(&ctx);
+    ok(b);
+    let ldd = String::from_utf8(ok({
+        let mut c = Command::new("ldd");
+        c.arg(&binary);
+        c
+    }))
+    .unwrap();
+    let mut layer = String::from("FROM localhost/wb19:bin\n");
+    for lib in ldd.split_whitespace().filter(|w| w.starts_with('/')) {
+        let to = libs.join(lib.trim_start_matches('/'));
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(lib, &to).unwrap();
+        layer += &format!("COPY {} {lib}\n", lib.trim_start_matches('/'));
+    }
+    std::fs::write(libs.join("Containerfile"), layer).unwrap();
+    let mut b = podman(dir);
+    b.args(["build", "-q", "-t", "localhost/wb19:test"])
+        .arg(&libs);
+    ok(b);
+    "localhost/wb19:test"
+}
+
+/// The Kubernetes launcher's pods, run by podman in three namespaces: the arguments of the
+/// manifest `launch k8s` writes, JOB_COMPLETION_INDEX set as an Indexed Job sets it, each
+/// result read from the container's output as `kubectl logs` would.
+#[test]
+fn k8s_pods_under_podman_merge_to_the_servers_count() {
+    require!("podman", "runc", "ldd", "ip");
+    let _serial = common::one_at_a_time();
+    let hosts = Hosts::up("wb19p", "198.19.21", 3);
+    let dir = tempdir("podman");
+    struct Storage(PathBuf);
+    impl Drop for Storage {
+        fn drop(&mut self) {
+            let mut rm = podman(&self.0);
+            let _ = rm.args(["rmi", "-a", "-f"]).output();
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let storage = Storage(dir.to_path_buf());
+    std::fs::write(
+        dir.join("containers.conf"),
+        "[containers]\ndefault_ulimits = [\"nofile=20000:20000\", \"nproc=32768:32768\"]\nnetns = \"none\"\n\
+         [engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n",
+    )
+    .unwrap();
+    let image = build_image(&dir);
+    let server = Server::start(&hosts, &[]);
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        + 5_000;
+    let manifest = String::from_utf8(ok({
+        let mut c = bin();
+        c.args([
+            "launch",
+            "k8s",
+            "--parallelism",
+            "3",
+            "--image",
+            image,
+            "--start-at",
+        ])
+        .arg(start.to_string())
+        .args(["--", "run", &server.url, "-n", "3001", "-c", "3"]);
+        c
+    }))
+    .unwrap();
+    let args = manifest
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("args: "))
+        .unwrap();
+    let args: Vec<String> = serde_json::from_str(args).unwrap();
+    let pods: Vec<Child> = (0..3)
+        .map(|i| {
+            let mut c = podman(&dir);
+            c.args(["run", "--rm", "--network"])
+                .arg(format!("ns:/run/netns/{}-{}", hosts.prefix, i + 1))
+                .args(["-e", &format!("JOB_COMPLETION_INDEX={i}"), image])
+                .args(&args)
+                .stdout(std::fs::File::create(dir.join(format!("shard-{i}.json"))).unwrap())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut pod in pods {
+        assert!(wait_exit(&mut pod, LIMIT).success(), "a pod failed");
+    }
+    let files: Vec<String> = (0..3)
+        .map(|i| dir.join(format!("shard-{i}.json")).display().to_string())
+        .collect();
+    let mut merge = vec!["merge"];
+    merge.extend(files.iter().map(String::as_str));
+    std::fs::write(dir.join("merged.json"), common::stdout_ok(&merge, LIMIT)).unwrap();
+    let served = server.stop();
+    assert_eq!(served, 3001);
+    let merged = check_merged(&dir, 3, served, 1000.0);
+    let shard: Value = serde_json::from_str(&std::fs::read_to_string(&files[2]).unwrap()).unwrap();
+    assert_eq!(shard["shard"]["source"], "JOB_COMPLETION_INDEX");
+    assert_eq!(merged["shards"]["world"], 3);
+    drop(storage);
 }

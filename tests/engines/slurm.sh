@@ -62,8 +62,17 @@ EOF
 
 down() {
   set +e
+  local pids=()
   for f in "$D"/slurmd-*.pid "$D/slurmctld.pid" "$D/munge/munged.pid"; do
-    [ -s "$f" ] && kill "$(cat "$f")"
+    [ -s "$f" ] && pids+=("$(cat "$f")")
+  done
+  [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}"
+  # Until they are gone: slurmctld saves its state as it stops, into DIR.
+  for _ in $(seq 1 50); do
+    alive=0
+    for p in "${pids[@]}"; do [ -d "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.1
   done
   return 0
 }

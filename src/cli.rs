@@ -821,6 +821,32 @@ pub struct PeakArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub rest: String,
 
+    /// Run each step as this many shards, each its share of the rate and connections, merged
+    /// and judged on the merged latency: the peak of a load from many generators.
+    #[arg(long, value_name = "N", help_heading = "Shards (many machines)")]
+    pub shards: Option<u64>,
+
+    /// How each step's shards start: `local` (N processes here) or a command that starts N
+    /// copies of what follows it, e.g. 'srun --ntasks=8' or 'mpirun --hostfile h -np 8'.
+    #[arg(
+        long,
+        default_value = "local",
+        value_name = "local|CMD",
+        requires = "shards",
+        help_heading = "Shards (many machines)"
+    )]
+    pub launcher: String,
+
+    /// Where each step's shard results go: shared by every node with srun or mpirun
+    /// [default: a temporary directory, emptied after each step]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "shards",
+        help_heading = "Shards (many machines)"
+    )]
+    pub shard_dir: Option<String>,
+
     /// The run each step repeats (target, workload, connections, --warmup, --json ...).
     #[command(flatten)]
     pub run: RunArgs,

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod demo;
 pub mod diagnose;
 pub mod peak;
+pub mod peak_shards;
 mod pipe;
 pub mod report;
 pub mod run;

@@ -117,6 +117,30 @@ fn slurm_and_mpi_scripts_run_every_shard_then_merge() {
     ] {
         assert!(slurm.lines().any(|l| l == line), "{line}\n{slurm}");
     }
+    // A peak search: run once on the first node, each step one srun of the 8 shards.
+    let peak = stdout_ok(
+        &[
+            "launch",
+            "slurm",
+            "-N",
+            "4",
+            "--ntasks-per-node",
+            "2",
+            "--dir",
+            "/shared/wb",
+            "--",
+            "peak",
+            "tcp://198.18.0.2:7000",
+            "--slo",
+            "p99<=10ms",
+            "-c",
+            "64",
+        ],
+        LIMIT,
+    );
+    let line = "  --shards 8 --launcher 'srun --nodes=4 --ntasks=8 --ntasks-per-node=2' --shard-dir \"$dir/steps\" -q --no-save --json > \"$dir/peak.json\"";
+    assert!(peak.lines().any(|l| l == line), "{peak}");
+    assert!(!peak.contains("\"$wirebench\" merge"), "{peak}");
     let hosts = std::env::temp_dir().join(format!("wirebench-launch-hosts-{}", std::process::id()));
     std::fs::write(&hosts, "198.18.0.11 slots=2\n").unwrap();
     let h = hosts.display().to_string();
@@ -165,14 +189,18 @@ fn bad_launches_are_refused_in_one_line() {
         (
             vec![
                 "launch",
-                "slurm",
-                "-N",
+                "k8s",
+                "--parallelism",
                 "2",
+                "--image",
+                "wb",
                 "--",
                 "peak",
                 "tcp://198.18.0.2:7000",
+                "--slo",
+                "p99<=1ms",
             ],
-            "launch runs `wirebench run`",
+            "a Job per step",
         ),
         (
             vec![

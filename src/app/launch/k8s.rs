@@ -14,6 +14,9 @@ const RESULTS: &str = "/results";
 
 /// `wirebench launch k8s`.
 pub fn main(a: &K8sArgs) -> anyhow::Result<ExitCode> {
+    if a.shared.command.first().map(String::as_str) == Some("peak") {
+        return Err(UsageError::new("a peak search on Kubernetes would be a Job per step: launch `-- run …` here, or run `wirebench peak URL --shards N --launcher CMD` where a launcher (srun, mpirun) reaches the nodes").into());
+    }
     check_command(&a.shared.command, a.parallelism)?;
     let name_ok = !a.name.is_empty()
         && a.name.len() <= 63

@@ -43,7 +43,65 @@ pub fn mpi_spelling(mut argv: Vec<String>) -> Vec<String> {
 }
 
 /// The flags a launcher sets on every shard itself: the user gives none of them.
-const SET_BY_LAUNCHER: [&str; 4] = ["--shard", "--start-at", "--out", "--world"];
+const SET_BY_LAUNCHER: [&str; 7] = [
+    "--shard",
+    "--start-at",
+    "--out",
+    "--world",
+    "--shards",
+    "--launcher",
+    "--shard-dir",
+];
+
+/// `-- peak URL …`: a peak search run once, on the first node, whose every step is one launch
+/// of the `world` shards through the engine; checked as the run of its steps would be.
+fn check_peak(words: &[String], world: u64) -> Result<(), UsageError> {
+    let n = world.to_string();
+    let argv: Vec<String> = ["wirebench"]
+        .into_iter()
+        .chain(words.iter().map(String::as_str))
+        .chain(["--shards", &n])
+        .map(String::from)
+        .collect();
+    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        UsageError::new(format!(
+            "the command after --: {}",
+            super::one_line(&e.render().to_string())
+        ))
+    })?;
+    let Command::Peak(p) = cli.command else {
+        return Err(UsageError::new(
+            "launch runs `wirebench peak` or `wirebench run`",
+        ));
+    };
+    let mut run = super::peak_shards::run_words(&argv, &p.run.connections)?;
+    run.extend(["--rate".into(), n, "-d".into(), "1s".into()]);
+    check_command(&run, world)
+}
+
+/// What a shell launcher runs once the time zero is fixed: for `run`, `launcher` starting the
+/// shards, then the merge; for `peak`, the search, each of its steps through `launcher`.
+pub fn body(command: &[String], start_in_ms: u64, launcher: &str, world: u64) -> String {
+    if command.first().map(String::as_str) == Some("peak") {
+        let mut tail: String = quiet_flags(command)
+            .iter()
+            .map(|f| format!(" {f}"))
+            .collect();
+        if !command.iter().any(|w| w == "--json") {
+            tail += " --json";
+        }
+        return format!(
+            "\"$wirebench\" {} \\\n  --shards {world} --launcher {} --shard-dir \"$dir/steps\"{tail} > \"$dir/peak.json\"\nstatus=$?\necho \"wirebench: the peak search is in $dir/peak.json\" >&2\nexit \"$status\"\n",
+            quote_all(command),
+            quote(launcher)
+        );
+    }
+    format!(
+        "{launcher} {}\nstatus=$?\n{}",
+        shard_line(command, start_in_ms),
+        merge_lines(world)
+    )
+}
 
 /// Checks the command after `--` for a load of `world` shards: a `run` whose flags parse and
 /// whose totals split into `world` non-empty shares. `Err` names the problem and the fix.
@@ -54,9 +112,10 @@ pub fn check_command(words: &[String], world: u64) -> Result<(), UsageError> {
             crate::plan::shard::MAX_WORLD
         )));
     }
-    if words.first().map(String::as_str) != Some("run") {
+    let peak = words.first().map(String::as_str) == Some("peak");
+    if words.first().map(String::as_str) != Some("run") && !peak {
         return Err(UsageError::new(format!(
-            "launch runs `wirebench run` on every shard: write `-- run URL …` after the launcher's flags (got '{}')",
+            "launch runs `wirebench run` on every shard (or a `wirebench peak` whose steps it launches): write `-- run URL …` or `-- peak URL …` after the launcher's flags (got '{}')",
             words.join(" ")
         )));
     }
@@ -68,6 +127,9 @@ pub fn check_command(words: &[String], world: u64) -> Result<(), UsageError> {
         return Err(UsageError::new(format!(
             "{flag} is set by the launcher on every shard: leave it out of the command after --"
         )));
+    }
+    if peak {
+        return check_peak(words, world);
     }
     // The last rank gets the smallest share: if it has one, every rank has.
     let last = format!("{}/{world}", world - 1);
@@ -256,7 +318,13 @@ mod tests {
         assert!(check_command(&words("run tcp://127.0.0.1:9 -c 4"), 4).is_ok());
         for (cmd, world, says) in [
             ("run tcp://127.0.0.1:9 -c 3", 4, "leaves rank 3 none"),
-            ("peak tcp://127.0.0.1:9", 2, "launch runs `wirebench run`"),
+            ("diff a b", 2, "launch runs `wirebench run`"),
+            ("peak tcp://127.0.0.1:9 -c 2", 2, "the command after --"),
+            (
+                "peak tcp://127.0.0.1:9 --slo p99<=1ms -c 2",
+                4,
+                "leaves rank 3 none",
+            ),
             (
                 "run tcp://127.0.0.1:9 --shard 0/2",
                 2,

@@ -2,7 +2,7 @@
 //! `mpirun` starts one shard per process (rank and size from OMPI_COMM_WORLD_RANK/SIZE or
 //! PMI_RANK/SIZE: the binary links no MPI), then `wirebench merge` of the shards.
 
-use super::{absolute, binary, check_command, merge_lines, need, quote, write_file};
+use super::{absolute, binary, check_command, need, quote, write_file};
 use crate::cli::launch::MpiArgs;
 use crate::error::UsageError;
 use std::path::Path;
@@ -63,12 +63,10 @@ pub fn script(a: &MpiArgs, hostfile: &str, dir: &str, wirebench: &str, start_in_
         .iter()
         .map(|x| format!("{} ", quote(x)))
         .collect();
-    s += &format!(
-        "mpirun --hostfile {} -np {} -x WIREBENCH_T0 {extra}{}\n",
+    let mpirun = format!(
+        "mpirun --hostfile {} -np {} -x WIREBENCH_T0 {extra}",
         quote(hostfile),
-        a.np,
-        super::shard_line(&a.shared.command, start_in_ms)
+        a.np
     );
-    s += "status=$?\n";
-    s + &merge_lines(a.np)
+    s + &super::body(&a.shared.command, start_in_ms, mpirun.trim_end(), a.np)
 }

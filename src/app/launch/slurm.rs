@@ -2,7 +2,7 @@
 //! script whose `srun` step runs one shard per task, all released at one agreed start, then
 //! `wirebench merge` of the shards into DIR/merged.json.
 
-use super::{absolute, binary, check_command, merge_lines, need, quote, write_file};
+use super::{absolute, binary, check_command, need, quote, write_file};
 use crate::cli::launch::SlurmArgs;
 use crate::error::UsageError;
 use std::path::Path;
@@ -83,12 +83,9 @@ pub fn script(a: &SlurmArgs, dir: &str, wirebench: &str, start_in_ms: u64) -> St
     s += &format!("dir={}\n", quote(dir));
     s += "mkdir -p \"$dir\"\nrm -f \"$dir\"/shard-*.json \"$dir/merged.json\"\n";
     s += "export WIREBENCH_T0=$(date +%s%3N)\n";
-    s += &format!(
-        "srun --nodes={} --ntasks={tasks} --ntasks-per-node={} {}\n",
-        a.nodes,
-        a.ntasks_per_node,
-        super::shard_line(&a.shared.command, start_in_ms)
+    let srun = format!(
+        "srun --nodes={} --ntasks={tasks} --ntasks-per-node={}",
+        a.nodes, a.ntasks_per_node
     );
-    s += "status=$?\n";
-    s + &merge_lines(tasks)
+    s + &super::body(&a.shared.command, start_in_ms, &srun, tasks)
 }

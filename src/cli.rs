@@ -2,6 +2,8 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub mod launch;
+
 /// wirebench: measure how many operations per second and MB/s a network service sustains, and at what latency.
 #[derive(Debug, Parser)]
 #[command(
@@ -65,6 +67,10 @@ pub enum Command {
     /// one self-contained HTML page: the tables, the methodology and charts (inline SVG, no
     /// network fetch).
     Report(ReportArgs),
+    /// Run one load from many machines on Slurm, MPI or Kubernetes: write (and submit) what the
+    /// engine needs so each task runs a shard (`run --shard auto`), then merge the shards.
+    #[command(subcommand)]
+    Launch(launch::LaunchCommand),
 }
 
 /// `wirebench files ...`: file sets.
@@ -907,6 +913,32 @@ pub struct PeakArgs {
     /// Pause between steps, so a queue a failed step left at the target drains first.
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub rest: String,
+
+    /// Run each step as this many shards, each its share of the rate and connections, merged
+    /// and judged on the merged latency: the peak of a load from many generators.
+    #[arg(long, value_name = "N", help_heading = "Shards (many machines)")]
+    pub shards: Option<u64>,
+
+    /// How each step's shards start: `local` (N processes here) or a command that starts N
+    /// copies of what follows it, e.g. 'srun --ntasks=8' or 'mpirun --hostfile h -np 8'.
+    #[arg(
+        long,
+        default_value = "local",
+        value_name = "local|CMD",
+        requires = "shards",
+        help_heading = "Shards (many machines)"
+    )]
+    pub launcher: String,
+
+    /// Where each step's shard results go: shared by every node with srun or mpirun
+    /// [default: a temporary directory, emptied after each step]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "shards",
+        help_heading = "Shards (many machines)"
+    )]
+    pub shard_dir: Option<String>,
 
     /// The run each step repeats (target, workload, connections, --warmup, --json ...).
     #[command(flatten)]

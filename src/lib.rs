@@ -79,7 +79,9 @@
 //! - Many machines: [`plan::shard`] (rank and world from `--shard` or the engine's environment,
 //!   the totals split, `--start-at`), [`app::shard`] (`run --shard`: its share, its start skew,
 //!   `--out`), [`summary::shard`] (a shard's section; `merge` checks every rank once, one plan);
-//!   each second of a result carries its histogram ([`record::compact`]), so merges stay exact.
+//!   each second of a result carries its histogram ([`record::compact`]), so merges stay exact;
+//!   [`app::launch`] writes (and submits) what Slurm, MPI or Kubernetes needs to run the shards
+//!   and merge them; [`app::peak_shards`]: `peak --shards N`, each step one launch, merged.
 //! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
 //!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram

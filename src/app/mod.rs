@@ -9,6 +9,7 @@ pub mod demo;
 pub mod diagnose;
 pub mod files;
 pub mod peak;
+pub mod peak_shards;
 mod pipe;
 pub mod report;
 pub mod run;
@@ -21,6 +22,7 @@ pub mod diff;
 pub mod export;
 pub mod history;
 pub mod keep;
+pub mod launch;
 pub mod merge;
 pub mod show;
 // --- end results history ---
@@ -42,7 +44,7 @@ pub fn main() -> ExitCode {
         eprintln!("error: {hint}");
         return ExitCode::from(EXIT_USAGE);
     }
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(launch::mpi_spelling(std::env::args().collect())) {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
@@ -132,6 +134,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Merge(args) => merge::main(&args),
         Command::Report(args) => report::main(&args),
         Command::Files(c) => files::main(&c),
+        Command::Launch(cmd) => launch::main(&cmd),
     }
 }
 

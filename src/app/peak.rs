@@ -50,6 +50,9 @@ struct Live<'a> {
 pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.run.shard, "peak")?;
     let setup = setup(args)?;
+    if let Some(n) = args.shards {
+        super::peak_shards::check(args, n)?;
+    }
     let show = !args.run.quiet && !args.run.json;
     let keep = RefCell::new(Keep::prepare(&args.run.keep, Kind::Peak, args.run.quiet)?);
     super::run::stop_on_ctrl_c()?;
@@ -220,7 +223,13 @@ fn run_step(
         None => "offering",
     };
     let progress = live.bar.start(&format!("{what} {rate} requests/s"));
-    let (summary, mut lost) = super::run::measure_point(&plan, progress)?;
+    let (summary, mut lost) = match args.shards {
+        Some(n) => (
+            super::peak_shards::measure(args, n, rate, setup.step)?,
+            None,
+        ),
+        None => super::run::measure_point(&plan, progress)?,
+    };
     let first = steps.first().map(|b| &b.result);
     let mut step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
     step.retry = why.map(Why::name);

@@ -7,11 +7,14 @@
 //! one second; `bench/series_cost.sh` measures it per second of result.
 
 use super::damage::MAX_INFLATED;
-use super::{check_v2, decode_histogram, HistogramError, HIST_LOWEST_NS, HIST_SIGFIG};
+use super::{
+    check_v2, decode_histogram, v2_header, Counts, HistogramError, HIST_LOWEST_NS, HIST_SIGFIG,
+};
 use base64::Engine as _;
+use flate2::{Decompress, FlushDecompress, Status};
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
-use std::io::Read as _;
+use std::cell::RefCell;
 
 /// The compressed V2 cookie (`0x1c849304 | 0x10`), as the HdrHistogram spec fixes it.
 const COMPRESSED_COOKIE: u32 = 0x1c84_9314;
@@ -61,21 +64,29 @@ pub struct Sum {
 
 impl Sum {
     /// Adds the histogram `text` holds, checked as [`decode`] checks it.
+    /// On an error the sum is left partly added: drop it (a merge stops there).
     pub fn add(&mut self, text: &str) -> Result<(), HistogramError> {
-        let bytes = inflate(text)?;
-        let ((digits, low), mut counts) = check_v2(&bytes)?;
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let Scratch { inflater, bytes } = &mut *scratch;
+            inflate_into(text, inflater, bytes)?;
+            self.add_v2(bytes)
+        })
+    }
+
+    /// Adds an uncompressed V2 serialization, checking its counts as it reads them.
+    fn add_v2(&mut self, bytes: &[u8]) -> Result<(), HistogramError> {
+        let ((digits, low), counts) = v2_header(bytes)?;
         if digits != u64::from(HIST_SIGFIG) || low != HIST_LOWEST_NS {
-            let h = decode_histogram(&bytes)?;
+            let h = decode_histogram(bytes)?;
             let other = self.other.get_or_insert_with(super::new_histogram);
             return other.add(h).map_err(HistogramError::Add);
         }
         let mut index = 0usize;
-        while !counts.is_empty() {
-            let (value, used) = varint(counts);
-            counts = &counts[used..];
-            let count = ((value >> 1) as i64) ^ -((value & 1) as i64);
-            // check_v2 bounds a run of zeros to 2^32 buckets, and the highest value to an
-            // hour, so no index here is out of reach; one beyond the hour's is refused below.
+        for count in Counts::new(counts) {
+            let count = count?;
+            // Counts bounds a run of zeros to 2^32 buckets, so no index here is out of
+            // reach; one beyond the hour's is refused below.
             if count < 0 {
                 index += count.unsigned_abs() as usize;
                 continue;
@@ -111,22 +122,6 @@ impl Sum {
 /// then 1024 more per doubling up to 2^42 ns), with room for the top one's rounding.
 const MAX_BUCKETS: usize = 2048 + 1024 * 32;
 
-/// One LEB128 varint as the V2 format writes it (at most 9 bytes, the 9th whole); its value
-/// and the bytes it took. [`check_v2`] has checked that none ends inside a number.
-fn varint(bytes: &[u8]) -> (u64, usize) {
-    let mut value = 0u64;
-    for (i, &b) in bytes.iter().take(9).enumerate() {
-        if i == 8 {
-            return (value | u64::from(b) << 56, 9);
-        }
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return (value, i + 1);
-        }
-    }
-    (value, bytes.len().min(9))
-}
-
 /// The lowest value of bucket `index` in a histogram of wirebench's bounds (lowest 1 ns, so
 /// unit magnitude 0; 3 digits, so 2048 sub-buckets), as HdrHistogram's `value_for` computes it.
 fn value_at(index: u64) -> u64 {
@@ -140,8 +135,33 @@ fn value_at(index: u64) -> u64 {
     }
 }
 
+/// What inflating needs, kept per thread: setting up an inflater zeroes tens of KB, which a
+/// merge of 12,000 seconds paid 12,000 times.
+struct Scratch {
+    inflater: Decompress,
+    bytes: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch {
+        inflater: Decompress::new(true),
+        bytes: Vec::new(),
+    });
+}
+
 /// The uncompressed V2 serialization `text` holds, inflated within [`MAX_INFLATED`] bytes.
 fn inflate(text: &str) -> Result<Vec<u8>, HistogramError> {
+    let mut bytes = Vec::new();
+    inflate_into(text, &mut Decompress::new(true), &mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`inflate`] into `out` with `inflater` (reset here): never by a length the input claims.
+fn inflate_into(
+    text: &str,
+    inflater: &mut Decompress,
+    out: &mut Vec<u8>,
+) -> Result<(), HistogramError> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
         .map_err(HistogramError::Base64)?;
@@ -161,15 +181,34 @@ fn inflate(text: &str) -> Result<Vec<u8>, HistogramError> {
             holds: body.len(),
         });
     }
-    let mut inflated = Vec::new();
-    flate2::read::ZlibDecoder::new(body)
-        .take(MAX_INFLATED + 1)
-        .read_to_end(&mut inflated)
-        .map_err(HistogramError::Inflate)?;
-    if inflated.len() as u64 > MAX_INFLATED {
-        return Err(HistogramError::Inflates);
+    let broken = |why: String| HistogramError::Inflate(std::io::Error::other(why));
+    inflater.reset(true);
+    out.clear();
+    loop {
+        if out.len() as u64 > MAX_INFLATED {
+            return Err(HistogramError::Inflates);
+        }
+        if out.len() == out.capacity() {
+            out.reserve(out.capacity().max(8192));
+        }
+        let before = (inflater.total_in(), out.len());
+        let input = &body[(inflater.total_in() as usize).min(body.len())..];
+        let status = inflater
+            .decompress_vec(input, out, FlushDecompress::None)
+            .map_err(|e| broken(e.to_string()))?;
+        match status {
+            Status::StreamEnd => break,
+            // No progress with room to write: the stream ends before its end.
+            _ if (inflater.total_in(), out.len()) == before && out.len() < out.capacity() => {
+                return Err(broken("the stream ends early".into()))
+            }
+            _ => {}
+        }
     }
-    Ok(inflated)
+    match out.len() as u64 > MAX_INFLATED {
+        true => Err(HistogramError::Inflates),
+        false => Ok(()),
+    }
 }
 
 #[cfg(test)]

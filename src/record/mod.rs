@@ -94,6 +94,14 @@ pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, HistogramError> 
 /// Checks an uncompressed V2 serialization as [`decode_histogram`] does, without building the
 /// histogram; returns its significant digits and lowest value, and its counts' bytes.
 pub fn check_v2(bytes: &[u8]) -> Result<((u64, u64), &[u8]), HistogramError> {
+    let (layout, counts) = v2_header(bytes)?;
+    check_counts(counts)?;
+    Ok((layout, counts))
+}
+
+/// [`check_v2`]'s checks of the header only: the counts' bytes are for the caller to check
+/// ([`Counts`] does as it reads them).
+pub(crate) fn v2_header(bytes: &[u8]) -> Result<((u64, u64), &[u8]), HistogramError> {
     const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
     const HEADER: usize = 40;
     let be = |at: usize, n: usize| -> u64 {
@@ -118,45 +126,81 @@ pub fn check_v2(bytes: &[u8]) -> Result<((u64, u64), &[u8]), HistogramError> {
     if digits > u64::from(HIST_SIGFIG) || low < HIST_LOWEST_NS || high > HIST_HIGHEST_NS {
         return Err(HistogramError::Bounds { low, high, digits });
     }
-    let counts = &bytes[HEADER..HEADER + payload];
-    check_counts(counts)?;
-    Ok(((digits, low), counts))
+    Ok(((digits, low), &bytes[HEADER..HEADER + payload]))
 }
 
 /// The counts of a V2 payload: LEB128 varints (at most 9 bytes, the 9th whole), zig-zag coded;
 /// a negative one is a run of zero counts, which no histogram of wirebench's bounds has more
 /// than 2^32 of. The counts add up to at most [`damage::MAX_SAMPLES`].
-fn check_counts(mut payload: &[u8]) -> Result<(), HistogramError> {
-    let mut samples = 0u64;
-    while !payload.is_empty() {
+fn check_counts(payload: &[u8]) -> Result<(), HistogramError> {
+    Counts::new(payload).try_for_each(|c| c.map(|_| ()))
+}
+
+/// The counts of a V2 payload one by one, each checked as [`check_counts`] says: a merge adds
+/// them as it checks them, in one pass.
+pub(crate) struct Counts<'a> {
+    rest: &'a [u8],
+    samples: u64,
+}
+
+impl<'a> Counts<'a> {
+    /// The counts of `payload`.
+    pub(crate) fn new(payload: &'a [u8]) -> Self {
+        Counts {
+            rest: payload,
+            samples: 0,
+        }
+    }
+
+    /// The next varint and the bytes it took; most counts of a second take one byte.
+    fn varint(&self) -> Result<(u64, usize), HistogramError> {
+        let bytes = self.rest;
+        if bytes[0] < 0x80 {
+            return Ok((u64::from(bytes[0]), 1));
+        }
         let mut value = 0u64;
-        let mut used = 0;
-        for (i, &b) in payload.iter().take(9).enumerate() {
-            used = i + 1;
+        for (i, &b) in bytes.iter().take(9).enumerate() {
             if i == 8 {
-                value |= u64::from(b) << 56;
-                break;
+                return Ok((value | u64::from(b) << 56, 9));
             }
             value |= u64::from(b & 0x7f) << (7 * i);
             if b & 0x80 == 0 {
-                break;
+                return Ok((value, i + 1));
             }
         }
-        let last = payload[used - 1];
-        if used < 9 && last & 0x80 != 0 {
-            return Err(HistogramError::CutNumber);
-        }
+        Err(HistogramError::CutNumber)
+    }
+
+    /// The next count, checked.
+    fn step(&mut self) -> Result<i64, HistogramError> {
+        let (value, used) = self.varint()?;
+        self.rest = &self.rest[used..];
         let decoded = ((value >> 1) as i64) ^ -((value & 1) as i64);
         if decoded < -(1i64 << 32) {
             return Err(HistogramError::LongRun(decoded.unsigned_abs()));
         }
-        samples = samples.saturating_add(decoded.max(0) as u64);
-        if samples > damage::MAX_SAMPLES {
+        self.samples = self.samples.saturating_add(decoded.max(0) as u64);
+        if self.samples > damage::MAX_SAMPLES {
             return Err(HistogramError::TooMany);
         }
-        payload = &payload[used..];
+        Ok(decoded)
     }
-    Ok(())
+}
+
+impl Iterator for Counts<'_> {
+    /// A count (negative: a run of that many empty buckets), or what is wrong (the last item).
+    type Item = Result<i64, HistogramError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let step = self.step();
+        if step.is_err() {
+            self.rest = &[];
+        }
+        Some(step)
+    }
 }
 
 /// A latency histogram with wirebench's fixed bounds (1 ns .. 1 h, 3 significant digits).

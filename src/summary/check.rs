@@ -12,6 +12,8 @@
 
 use base64::Engine as _;
 use serde_json::Value;
+use std::fmt;
+use std::sync::OnceLock;
 
 /// The schemas, by the `schema` name a document carries.
 const SCHEMAS: [(&str, &str); 8] = [
@@ -132,8 +134,11 @@ pub enum Why {
 }
 
 /// `why` at `at`.
-fn at(at: impl Into<String>, why: Why) -> Invalid {
-    Invalid::Field { at: at.into(), why }
+fn at(at: impl fmt::Display, why: Why) -> Invalid {
+    Invalid::Field {
+        at: at.to_string(),
+        why,
+    }
 }
 
 /// Checks `doc` against the schema it names, and every document and histogram inside it;
@@ -143,9 +148,9 @@ pub fn document(doc: &Value) -> Result<(), Invalid> {
     let Some(schema) = schema_of(doc) else {
         return Ok(());
     };
-    let v = Validator { root: &schema };
-    v.check(&schema, doc, "")?;
-    nested(doc, "", true, true)
+    let v = Validator { root: schema };
+    v.check(schema, doc, Path::Top)?;
+    nested(doc, Path::Top, true, true)
 }
 
 /// [`document`] without decoding the per-second histograms, for a reader that checks each as
@@ -154,26 +159,34 @@ pub fn document_adding_seconds(doc: &Value) -> Result<(), Invalid> {
     let Some(schema) = schema_of(doc) else {
         return Ok(());
     };
-    Validator { root: &schema }.check(&schema, doc, "")?;
-    nested(doc, "", true, false)
+    Validator { root: schema }.check(schema, doc, Path::Top)?;
+    nested(doc, Path::Top, true, false)
 }
 
-/// The parsed schema `doc` names, if any.
-fn schema_of(doc: &Value) -> Option<Value> {
+/// The parsed schema `doc` names, if any: each parsed once per process (`merge` checks
+/// hundreds of documents, and parsing a schema cost more than checking a document by it).
+fn schema_of(doc: &Value) -> Option<&'static Value> {
+    static PARSED: OnceLock<Vec<Option<Value>>> = OnceLock::new();
     let name = doc.get("schema")?.as_str()?;
-    let (_, text) = SCHEMAS.iter().find(|(n, _)| *n == name)?;
+    let at = SCHEMAS.iter().position(|(n, _)| *n == name)?;
     // The embedded schemas are committed JSON; tests/schema.rs parses each of them too.
-    serde_json::from_str(text).ok()
+    let parsed = PARSED.get_or_init(|| {
+        SCHEMAS
+            .iter()
+            .map(|(_, text)| serde_json::from_str(text).ok())
+            .collect()
+    });
+    parsed[at].as_ref()
 }
 
 /// Documents inside `v` (a sweep's results, a study's document) checked against their own
 /// schema, and every histogram decoded.
-fn nested(v: &Value, path: &str, root: bool, seconds: bool) -> Result<(), Invalid> {
+fn nested(v: &Value, path: Path, root: bool, seconds: bool) -> Result<(), Invalid> {
     match v {
         Value::Object(map) => {
             if !root {
                 if let Some(schema) = schema_of(v) {
-                    Validator { root: &schema }.check(&schema, v, path)?;
+                    Validator { root: schema }.check(schema, v, path)?;
                 }
             }
             if map.get("encoding").and_then(Value::as_str) == Some(HISTOGRAM) {
@@ -186,21 +199,23 @@ fn nested(v: &Value, path: &str, root: bool, seconds: bool) -> Result<(), Invali
                 .filter(|_| seconds)
             {
                 crate::record::compact::check(text)
-                    .map_err(|e| at(join(path, "histogram"), Why::Histogram(e)))?;
+                    .map_err(|e| at(path.key("histogram"), Why::Histogram(e)))?;
             }
             for (k, x) in map {
-                let field = join(path, k);
+                let field = path.key(k);
                 if let Some(us) = x.as_f64().filter(|_| k.ends_with("_us")) {
                     if us.abs() > MAX_US {
                         return Err(at(field, Why::Beyond(us)));
                     }
                 }
-                nested(x, &field, false, seconds)?;
+                if x.is_object() || x.is_array() {
+                    nested(x, field, false, seconds)?;
+                }
             }
         }
         Value::Array(items) => {
             for (i, x) in items.iter().enumerate() {
-                nested(x, &format!("{path}[{i}]"), false, seconds)?;
+                nested(x, path.item(i), false, seconds)?;
             }
         }
         _ => {}
@@ -209,8 +224,8 @@ fn nested(v: &Value, path: &str, root: bool, seconds: bool) -> Result<(), Invali
 }
 
 /// A histogram's `data`: base64 of a V2 serialization that decodes.
-fn histogram(data: Option<&Value>, path: &str) -> Result<(), Invalid> {
-    let field = join(path, "data");
+fn histogram(data: Option<&Value>, path: Path) -> Result<(), Invalid> {
+    let field = path.key("data");
     let Some(text) = data.and_then(Value::as_str) else {
         return Err(at(field, Why::NotString));
     };
@@ -223,11 +238,38 @@ fn histogram(data: Option<&Value>, path: &str) -> Result<(), Invalid> {
         .map_err(|e| at(field, Why::Histogram(e)))
 }
 
-/// `path.key`, or `key` at the top.
-fn join(path: &str, key: &str) -> String {
-    match path {
-        "" => key.to_string(),
-        p => format!("{p}.{key}"),
+/// Where a value sits in a document (`series[0].p99_us`), written out only when an error
+/// names it: a document has thousands of fields, and checking them must not format each name.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    /// The document itself.
+    Top,
+    /// A field of an object.
+    Key(&'a Path<'a>, &'a str),
+    /// An item of an array.
+    Item(&'a Path<'a>, usize),
+}
+
+impl<'a> Path<'a> {
+    /// The field `key` of the object here.
+    fn key(&'a self, key: &'a str) -> Path<'a> {
+        Path::Key(self, key)
+    }
+
+    /// The item `i` of the array here.
+    fn item(&'a self, i: usize) -> Path<'a> {
+        Path::Item(self, i)
+    }
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Top => Ok(()),
+            Path::Key(Path::Top, k) => f.write_str(k),
+            Path::Key(p, k) => write!(f, "{p}.{k}"),
+            Path::Item(p, i) => write!(f, "{p}[{i}]"),
+        }
     }
 }
 
@@ -238,7 +280,7 @@ struct Validator<'s> {
 
 impl Validator<'_> {
     /// Checks `v` (at `path`) against `schema`.
-    fn check(&self, schema: &Value, v: &Value, path: &str) -> Result<(), Invalid> {
+    fn check(&self, schema: &Value, v: &Value, path: Path) -> Result<(), Invalid> {
         let Some(s) = schema.as_object() else {
             return match schema {
                 Value::Bool(false) => Err(at(shown(path), Why::NotAllowed)),
@@ -286,7 +328,7 @@ impl Validator<'_> {
         &self,
         s: &serde_json::Map<String, Value>,
         v: &Value,
-        path: &str,
+        path: Path,
     ) -> Result<(), Invalid> {
         let here = |why| Err(at(shown(path), why));
         if let Some(t) = s.get("type") {
@@ -330,7 +372,7 @@ impl Validator<'_> {
 
     /// Exactly one alternative holds; when none does, the error of the first that is not
     /// `null` (the alternative a value was meant to be) is the one said.
-    fn one_of(&self, alts: &[Value], v: &Value, path: &str) -> Result<(), Invalid> {
+    fn one_of(&self, alts: &[Value], v: &Value, path: Path) -> Result<(), Invalid> {
         let results: Vec<_> = alts.iter().map(|a| self.check(a, v, path)).collect();
         match results.iter().filter(|r| r.is_ok()).count() {
             1 => Ok(()),
@@ -350,7 +392,7 @@ impl Validator<'_> {
         &self,
         s: &serde_json::Map<String, Value>,
         v: &Value,
-        path: &str,
+        path: Path,
     ) -> Result<(), Invalid> {
         let Some(map) = v.as_object() else {
             return Err(at(shown(path), Why::NotObject));
@@ -363,16 +405,16 @@ impl Validator<'_> {
         {
             let name = name.as_str().unwrap_or_default();
             if !map.contains_key(name) {
-                return Err(at(join(path, name), Why::Missing));
+                return Err(at(path.key(name), Why::Missing));
             }
         }
         let props = s.get("properties").and_then(Value::as_object);
         for (k, x) in map {
             match props.and_then(|p| p.get(k)) {
-                Some(p) => self.check(p, x, &join(path, k))?,
+                Some(p) => self.check(p, x, path.key(k))?,
                 None => match s.get("additionalProperties") {
-                    Some(Value::Bool(false)) => return Err(at(join(path, k), Why::NotField)),
-                    Some(extra) => self.check(extra, x, &join(path, k))?,
+                    Some(Value::Bool(false)) => return Err(at(path.key(k), Why::NotField)),
+                    Some(extra) => self.check(extra, x, path.key(k))?,
                     None => {}
                 },
             }
@@ -385,7 +427,7 @@ impl Validator<'_> {
         &self,
         s: &serde_json::Map<String, Value>,
         items: &[Value],
-        path: &str,
+        path: Path,
     ) -> Result<(), Invalid> {
         let here = |why| Err(at(shown(path), why));
         let count = |k: &str| s.get(k).and_then(Value::as_u64);
@@ -398,11 +440,11 @@ impl Validator<'_> {
         let prefix = s.get("prefixItems").and_then(Value::as_array);
         let skip = prefix.map_or(0, Vec::len);
         for (i, (p, x)) in prefix.into_iter().flatten().zip(items).enumerate() {
-            self.check(p, x, &format!("{path}[{i}]"))?;
+            self.check(p, x, path.item(i))?;
         }
         if let Some(each) = s.get("items") {
             for (i, x) in items.iter().enumerate().skip(skip) {
-                self.check(each, x, &format!("{path}[{i}]"))?;
+                self.check(each, x, path.item(i))?;
             }
         }
         Ok(())
@@ -423,20 +465,54 @@ fn is_type(v: &Value, t: &str) -> bool {
     }
 }
 
-/// The document's top, or the field.
-fn shown(path: &str) -> &str {
-    match path {
-        "" => "the document",
-        p => p,
+/// The document's top, or the field, as an error message names it.
+fn shown(path: Path) -> Shown {
+    Shown(path)
+}
+
+/// [`shown`]'s text, written out only when a message is.
+struct Shown<'a>(Path<'a>);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Path::Top => f.write_str("the document"),
+            p => p.fmt(f),
+        }
     }
 }
 
-/// A value as an error message shows it: short.
+/// A value as an error message shows it: short. Only its first characters are written out
+/// (a failed `oneOf` alternative names a value that may be a whole series).
 fn brief(v: &Value) -> String {
-    let text = v.to_string();
+    /// Keeps the first `room` bytes written to it, then refuses the rest.
+    struct Head {
+        text: Vec<u8>,
+        room: usize,
+    }
+    impl std::io::Write for Head {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.room - self.text.len());
+            self.text.extend_from_slice(&buf[..n]);
+            match n {
+                0 if !buf.is_empty() => Err(std::io::ErrorKind::WriteZero.into()),
+                n => Ok(n),
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // 41 characters are at most 164 bytes of UTF-8.
+    let mut head = Head {
+        text: Vec::new(),
+        room: 41 * 4,
+    };
+    let _ = serde_json::to_writer(&mut head, v);
+    let text = String::from_utf8_lossy(&head.text);
     match text.char_indices().nth(40) {
         Some((i, _)) => format!("{}…", &text[..i]),
-        None => text,
+        None => text.into_owned(),
     }
 }
 
@@ -456,12 +532,12 @@ mod tests {
         let v = Validator { root: &s };
         let bad = json!({"a": [{"n": 1}, {"n": -2}]});
         assert_eq!(
-            v.check(&s, &bad, "").unwrap_err().to_string(),
+            v.check(&s, &bad, Path::Top).unwrap_err().to_string(),
             "a[1].n: -2 is below its minimum 0"
         );
         let bad = json!({"a": [{"n": "7"}]});
         assert_eq!(
-            v.check(&s, &bad, "").unwrap_err().to_string(),
+            v.check(&s, &bad, Path::Top).unwrap_err().to_string(),
             "a[0].n: \"7\" is not of type \"integer\""
         );
     }

@@ -51,12 +51,63 @@ pub enum Sizes {
     Fixed(u64),
 }
 
+/// A file set's flags or manifest that cannot be used; each message names the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum FileSetError {
+    /// `--sizes` that is no size law.
+    #[error("--sizes '{0}' is not a size law: write specweb, lognormal:MEDIAN:SIGMA (e.g. lognormal:8k:1.0) or fixed:SIZE (e.g. fixed:16k)")]
+    SizeLaw(String),
+    /// A log-normal law out of range.
+    #[error("--sizes '{0}': the median must lie in 1 byte ..= 1 GiB and sigma in 0 ..= 10, e.g. lognormal:8k:1.0")]
+    Lognormal(String),
+    /// A fixed size out of range.
+    #[error("--sizes '{0}': a file holds 1 byte to 1 GiB, e.g. fixed:16k")]
+    Fixed(String),
+    /// `--count 0`.
+    #[error("--count 0 makes no files: give at least 1")]
+    NoFiles,
+    /// More files than bytes.
+    #[error("--count {count} files cannot share --total {total} bytes: each needs at least 1 byte; give a larger --total or a smaller --count")]
+    CountAboveTotal {
+        /// `--count`.
+        count: u64,
+        /// `--total`, in bytes.
+        total: u64,
+    },
+    /// `--count` beyond [`MOST_FILES`].
+    #[error("--count {0}: at most {MOST_FILES} files")]
+    CountAboveMost(u64),
+    /// A total that takes more than [`MOST_FILES`] files of the sizes drawn.
+    #[error("--total {0} bytes takes more than {MOST_FILES} files of these sizes: give larger --sizes or a --count")]
+    TotalAboveMost(u64),
+    /// A manifest without its first line.
+    #[error("it does not start with '{HEADER}': write a set with `wirebench files make DIR --total SIZE`")]
+    NoHeader,
+    /// A manifest line that is not the next file's path and size.
+    #[error(
+        "line {line} is not '{want}<TAB>BYTES': write the set again with `wirebench files make`"
+    )]
+    Line {
+        /// The line, from 1.
+        line: usize,
+        /// The path it should name.
+        want: String,
+    },
+    /// A manifest of more than [`MOST_FILES`] files.
+    #[error("it lists more than {MOST_FILES} files")]
+    ManifestAboveMost,
+    /// A manifest of no file.
+    #[error("it lists no files")]
+    Empty,
+    /// `--popularity` that is no popularity.
+    #[error("--popularity '{0}' is not a popularity: write zipf:S with S > 0 (e.g. zipf:1.0) or uniform")]
+    Popularity(String),
+}
+
 impl Sizes {
     /// Parses `specweb`, `lognormal:MEDIAN:SIGMA` (`lognormal:8k:1.0`) or `fixed:SIZE`.
-    pub fn parse(text: &str) -> Result<Sizes, String> {
-        let bad = || {
-            format!("--sizes '{text}' is not a size law: write specweb, lognormal:MEDIAN:SIGMA (e.g. lognormal:8k:1.0) or fixed:SIZE (e.g. fixed:16k)")
-        };
+    pub fn parse(text: &str) -> Result<Sizes, FileSetError> {
+        let bad = || FileSetError::SizeLaw(text.into());
         let mut parts = text.trim().split(':');
         let sizes = match (parts.next(), parts.next(), parts.next(), parts.next()) {
             (Some("specweb"), None, _, _) => Sizes::Specweb,
@@ -64,18 +115,14 @@ impl Sizes {
                 let median = crate::units::parse_size(m).map_err(|_| bad())?;
                 let sigma: f64 = s.parse().map_err(|_| bad())?;
                 if median == 0 || median > LARGEST_FILE || !(0.0..=10.0).contains(&sigma) {
-                    return Err(format!("--sizes '{text}': the median must lie in 1 byte ..= 1 GiB and sigma in 0 ..= 10, e.g. lognormal:8k:1.0"));
+                    return Err(FileSetError::Lognormal(text.into()));
                 }
                 Sizes::Lognormal { median, sigma }
             }
             (Some("fixed"), Some(n), None, _) => {
                 match crate::units::parse_size(n).map_err(|_| bad())? {
                     n @ 1..=LARGEST_FILE => Sizes::Fixed(n),
-                    _ => {
-                        return Err(format!(
-                            "--sizes '{text}': a file holds 1 byte to 1 GiB, e.g. fixed:16k"
-                        ))
-                    }
+                    _ => return Err(FileSetError::Fixed(text.into())),
                 }
             }
             _ => return Err(bad()),
@@ -116,14 +163,17 @@ fn normal(rng: &mut Rng) -> f64 {
 /// The sizes of a set of `total` bytes, most popular file first: `count` files whose drawn
 /// sizes are scaled to add up to `total`, or, without a count, files drawn until `total` is
 /// reached (the last one cut to fit).
-pub fn plan(total: u64, count: Option<u64>, sizes: &Sizes, seed: u64) -> Result<Vec<u64>, String> {
+pub fn plan(
+    total: u64,
+    count: Option<u64>,
+    sizes: &Sizes,
+    seed: u64,
+) -> Result<Vec<u64>, FileSetError> {
     let mut rng = Rng::seeded(mix(seed, SIZES_STREAM));
     match count {
-        Some(0) => Err("--count 0 makes no files: give at least 1".to_string()),
-        Some(n) if n > total => Err(format!(
-            "--count {n} files cannot share --total {total} bytes: each needs at least 1 byte; give a larger --total or a smaller --count"
-        )),
-        Some(n) if n > MOST_FILES => Err(format!("--count {n}: at most {MOST_FILES} files")),
+        Some(0) => Err(FileSetError::NoFiles),
+        Some(n) if n > total => Err(FileSetError::CountAboveTotal { count: n, total }),
+        Some(n) if n > MOST_FILES => Err(FileSetError::CountAboveMost(n)),
         Some(n) => {
             let drawn: Vec<u64> = (0..n).map(|_| sizes.draw(&mut rng)).collect();
             let sum: u128 = drawn.iter().map(|&d| u128::from(d)).sum();
@@ -151,7 +201,7 @@ pub fn plan(total: u64, count: Option<u64>, sizes: &Sizes, seed: u64) -> Result<
             let mut sum = 0u64;
             while sum < total {
                 if out.len() as u64 == MOST_FILES {
-                    return Err(format!("--total {total} bytes takes more than {MOST_FILES} files of these sizes: give larger --sizes or a --count"));
+                    return Err(FileSetError::TotalAboveMost(total));
                 }
                 let n = sizes.draw(&mut rng).min(total - sum);
                 out.push(n);
@@ -206,12 +256,10 @@ impl Manifest {
     }
 
     /// Reads a manifest's text; the error says which line is wrong.
-    pub fn parse(text: &str) -> Result<Manifest, String> {
+    pub fn parse(text: &str) -> Result<Manifest, FileSetError> {
         let mut lines = text.lines().enumerate();
         if lines.next().map(|(_, l)| l) != Some(HEADER) {
-            return Err(format!(
-                "it does not start with '{HEADER}': write a set with `wirebench files make DIR --total SIZE`"
-            ));
+            return Err(FileSetError::NoHeader);
         }
         let (mut seed, mut sizes, mut files) = (0, String::new(), Vec::new());
         for (n, line) in lines {
@@ -229,18 +277,15 @@ impl Manifest {
                 _ => None,
             };
             let Some(size) = size else {
-                return Err(format!(
-                    "line {} is not '{want}<TAB>BYTES': write the set again with `wirebench files make`",
-                    n + 1
-                ));
+                return Err(FileSetError::Line { line: n + 1, want });
             };
             if files.len() as u64 >= MOST_FILES {
-                return Err(format!("it lists more than {MOST_FILES} files"));
+                return Err(FileSetError::ManifestAboveMost);
             }
             files.push(size);
         }
         if files.is_empty() {
-            return Err("it lists no files".to_string());
+            return Err(FileSetError::Empty);
         }
         Ok(Manifest { seed, sizes, files })
     }
@@ -257,7 +302,7 @@ pub enum Popularity {
 
 impl Popularity {
     /// Parses `zipf`, `zipf:S` or `uniform`.
-    pub fn parse(text: &str) -> Result<Popularity, String> {
+    pub fn parse(text: &str) -> Result<Popularity, FileSetError> {
         let s = match text.trim() {
             "uniform" => return Ok(Popularity::Uniform),
             "zipf" => Some(1.0),
@@ -266,9 +311,8 @@ impl Popularity {
                 .and_then(|s| s.parse::<f64>().ok())
                 .filter(|s| *s > 0.0 && s.is_finite()),
         };
-        s.map(Popularity::Zipf).ok_or_else(|| {
-            format!("--popularity '{text}' is not a popularity: write zipf:S with S > 0 (e.g. zipf:1.0) or uniform")
-        })
+        s.map(Popularity::Zipf)
+            .ok_or_else(|| FileSetError::Popularity(text.into()))
     }
 
     /// The flag's spelling, for reports.
@@ -397,7 +441,7 @@ mod tests {
         };
         assert_eq!(Manifest::parse(&m.text()).unwrap(), m);
         let bad = m.text().replace("000/000002", "000/000009");
-        assert!(Manifest::parse(&bad).unwrap_err().starts_with("line 9 "));
+        assert!(Manifest::parse(&bad).unwrap_err().to_string().starts_with("line 9 "));
         assert!(Manifest::parse("hello").is_err());
     }
 

@@ -441,7 +441,10 @@ mod tests {
         };
         assert_eq!(Manifest::parse(&m.text()).unwrap(), m);
         let bad = m.text().replace("000/000002", "000/000009");
-        assert!(Manifest::parse(&bad).unwrap_err().to_string().starts_with("line 9 "));
+        assert!(Manifest::parse(&bad)
+            .unwrap_err()
+            .to_string()
+            .starts_with("line 9 "));
         assert!(Manifest::parse("hello").is_err());
     }
 

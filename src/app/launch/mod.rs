@@ -79,6 +79,21 @@ fn check_peak(words: &[String], world: u64) -> Result<(), UsageError> {
     check_command(&run, world)
 }
 
+/// The lines every launch script starts with after its own header: what each shard does, the
+/// binary and result directory (`$WIREBENCH` and `$dir`), and the time all shards start from.
+pub fn preamble(wirebench: &str, dir: &str) -> String {
+    let mut s = String::from(
+        "# shard of the load below (its share of the totals), all released at WIREBENCH_T0 + the\n",
+    );
+    s += "# delay; each writes $dir/shard-RANK.json, then `wirebench merge` adds them exactly.\n";
+    s += "set -uo pipefail\n";
+    s += &format!("wirebench=${{WIREBENCH:-{}}}\n", quote(wirebench));
+    s += &format!("dir={}\n", quote(dir));
+    s += "mkdir -p \"$dir\"\nrm -f \"$dir\"/shard-*.json \"$dir/merged.json\"\n";
+    s += "export WIREBENCH_T0=$(date +%s%3N)\n";
+    s
+}
+
 /// What a shell launcher runs once the time zero is fixed: for `run`, `launcher` starting the
 /// shards, then the merge; for `peak`, the search, each of its steps through `launcher`.
 pub fn body(command: &[String], start_in_ms: u64, launcher: &str, world: u64) -> String {

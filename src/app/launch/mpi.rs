@@ -50,14 +50,7 @@ pub fn script(a: &MpiArgs, hostfile: &str, dir: &str, wirebench: &str, start_in_
         env!("CARGO_PKG_VERSION"),
         a.np
     );
-    s +=
-        "# shard of the load below (its share of the totals), all released at WIREBENCH_T0 + the\n";
-    s += "# delay; each writes $dir/shard-RANK.json, then `wirebench merge` adds them exactly.\n";
-    s += "set -uo pipefail\n";
-    s += &format!("wirebench=${{WIREBENCH:-{}}}\n", quote(wirebench));
-    s += &format!("dir={}\n", quote(dir));
-    s += "mkdir -p \"$dir\"\nrm -f \"$dir\"/shard-*.json \"$dir/merged.json\"\n";
-    s += "export WIREBENCH_T0=$(date +%s%3N)\n";
+    s += &super::preamble(wirebench, dir);
     let extra: String = a
         .mpirun_args
         .iter()

@@ -75,14 +75,7 @@ pub fn script(a: &SlurmArgs, dir: &str, wirebench: &str, start_in_ms: u64) -> St
         "# Written by `wirebench launch slurm` (wirebench {}): each of the {tasks} tasks runs one\n",
         env!("CARGO_PKG_VERSION")
     );
-    s +=
-        "# shard of the load below (its share of the totals), all released at WIREBENCH_T0 + the\n";
-    s += "# delay; each writes $dir/shard-RANK.json, then `wirebench merge` adds them exactly.\n";
-    s += "set -uo pipefail\n";
-    s += &format!("wirebench=${{WIREBENCH:-{}}}\n", quote(wirebench));
-    s += &format!("dir={}\n", quote(dir));
-    s += "mkdir -p \"$dir\"\nrm -f \"$dir\"/shard-*.json \"$dir/merged.json\"\n";
-    s += "export WIREBENCH_T0=$(date +%s%3N)\n";
+    s += &super::preamble(wirebench, dir);
     let srun = format!(
         "srun --nodes={} --ntasks={tasks} --ntasks-per-node={}",
         a.nodes, a.ntasks_per_node

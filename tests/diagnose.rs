@@ -255,13 +255,7 @@ fn nginx_is_healthy() {
            server {{ listen 127.0.0.1:{port}; root {d}/www; }} }}"
     );
     std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-    let mut ngx: Child = Command::new("nginx")
-        .args(["-c", &format!("{d}/nginx.conf"), "-p", &format!("{d}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nginx must be installed (apt-get install nginx-light; .ci/run does it)");
+    let mut ngx: Child = common::spawn_nginx(&dir);
     assert!(listens(&mut ngx, port), "nginx did not start on {port}");
     let doc = diagnose(&[&format!("http://127.0.0.1:{port}/small.txt"), "-d", "2s"]);
     // SAFETY: kill(2) on the PID of the nginx master this test started (SIGTERM stops its worker).

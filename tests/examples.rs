@@ -96,13 +96,7 @@ impl Nginx {
                 root.display()
             );
             std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-            let mut child = Command::new("nginx")
-                .args(["-c", &format!("{d}/nginx.conf"), "-p", &format!("{d}")])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("nginx must be installed (apt-get install nginx-light; .ci/run does it)");
+            let mut child = common::spawn_nginx(dir);
             if listens(&mut child, port) {
                 return Nginx(child, format!("127.0.0.1:{port}"));
             }

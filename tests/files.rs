@@ -7,7 +7,7 @@ mod common;
 use common::{bin, free_port, listens, run_bounded, usage_error};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -186,13 +186,7 @@ fn nginx(dir: &Path, root: &Path) -> (Child, u16) {
         root.display()
     );
     std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-    let mut ngx = Command::new("nginx")
-        .args(["-c", &format!("{d}/nginx.conf"), "-p", &format!("{d}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nginx must be installed (apt-get install nginx-light; .ci/run does it)");
+    let mut ngx = common::spawn_nginx(dir);
     assert!(listens(&mut ngx, port), "nginx did not start on {port}");
     (ngx, port)
 }

@@ -108,13 +108,7 @@ impl Nginx {
             );
             std::fs::write(dir.join("nginx.conf"), conf).unwrap();
             // Its workers must not hold the test harness's output pipes open.
-            let mut child = Command::new("nginx")
-                .args(["-c", &format!("{d}/nginx.conf"), "-p", &format!("{d}")])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("nginx must be installed (apt-get install nginx-light; .ci/run does it)");
+            let mut child = common::spawn_nginx(&dir);
             if listens(&mut child, port) {
                 break (child, port);
             }

@@ -286,6 +286,19 @@ pub fn wait_for_stats<S: std::fmt::Debug>(
     }
 }
 
+/// nginx with `DIR/nginx.conf` and `DIR` as its prefix, started by the test (its workers hold
+/// none of the harness's output pipes); wait for it with [`listens`].
+pub fn spawn_nginx(dir: &std::path::Path) -> Child {
+    let d = dir.display();
+    Command::new("nginx")
+        .args(["-c", &format!("{d}/nginx.conf"), "-p", &format!("{d}")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nginx must be installed (apt-get install nginx-light; .ci/run does it)")
+}
+
 /// Waits (≤ 5 s) until `child` itself listens on 127.0.0.1:`port`: a socket listening there
 /// whose inode is among the child's descriptors. False if the child exits first (its bind
 /// failed) or never does: then someone else owns the port, and a connect would reach them.

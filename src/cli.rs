@@ -390,113 +390,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub think: Option<String>,
 
-    /// Request (or stream/source message) size in bytes; uses wirebench framing, so the reference
-    /// server knows the sizes. A list or doubling range sweeps it, one run per size:
-    /// --size 4,128,512..64k is 4, 128, 512, 1k, 2k … 64k [default: 64]
-    #[arg(short = 's', long, value_name = "BYTES", conflicts_with = "payload")]
-    pub size: Option<String>,
+    /// TCP and UDP: what a request is, and how its reply ends.
+    #[command(flatten)]
+    pub message: crate::driver::tcp::flags::MessageArgs,
 
-    /// Raw request bytes for third-party servers: TEXT with \r \n \t \xHH escapes, or @FILE.
-    #[arg(long, value_name = "TEXT|@FILE")]
-    pub payload: Option<String>,
+    /// Open loop: the rate, a UDP stream's bandwidth, stages.
+    #[command(flatten)]
+    pub load: LoadArgs,
 
-    /// Reply size in bytes [default: the request size, i.e. an echo]
-    #[arg(long, value_name = "BYTES", conflicts_with = "until")]
-    pub expect_size: Option<String>,
+    /// HTTP: the requests and TLS.
+    #[command(flatten)]
+    pub http: crate::driver::http::flags::HttpArgs,
 
-    /// A reply ends with this delimiter (escapes allowed), e.g. 'END\r\n' for memcached.
-    #[arg(long, value_name = "DELIM")]
-    pub until: Option<String>,
-
-    /// Send --size requests as plain bytes, without the one-line wirebench preamble, to a
-    /// third-party fixed-size echo server.
-    #[arg(long)]
-    pub raw: bool,
-
-    /// Open loop: send R requests/s in all, on a fixed timetable whatever the replies do; latency
-    /// counts from each request's intended send time (no coordinated omission). A linear ramp:
-    /// FROM..TO/DURATION, e.g. 1000..50000/30s. A list or doubling range (no /DURATION) sweeps
-    /// it, one run per rate: --rate 1000,5000 or --rate 1000..64000.
-    #[arg(long, value_name = "RATE", allow_hyphen_values = true, conflicts_with_all = ["stages", "think"])]
-    pub rate: Option<String>,
-
-    /// UDP stream: send at this bit rate, e.g. 100Mbit, 1Gbit, 500k (bits per second; the
-    /// datagram rate is this over --size; -b as iperf3's) [default: 1Mbit, as iperf3]
-    #[arg(short = 'b', long, value_name = "BITS/S", conflicts_with_all = ["rate", "stages"])]
-    pub bandwidth: Option<String>,
-
-    /// Open loop in steps, each held for its duration: DURATION@RATE,... e.g. '10s@1000,10s@5000'.
-    #[arg(long, value_name = "STAGES", conflicts_with = "think")]
-    pub stages: Option<String>,
-
-    /// HTTP: the request method.
-    #[arg(short = 'X', long, value_name = "METHOD")]
-    pub method: Option<String>,
-
-    /// HTTP: a request header 'Name: value' (repeatable; {seq}, {worker}, {rand:N}, {uuid} allowed).
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
-    pub headers: Vec<String>,
-
-    /// HTTP: the request body, TEXT (placeholders allowed) or @FILE (sent as it is).
-    #[arg(long, value_name = "TEXT|@FILE")]
-    pub body: Option<String>,
-
-    /// HTTP: statuses that count as success, e.g. 2xx,3xx or 200,204 [default: 2xx]
-    #[arg(long, value_name = "LIST")]
-    pub accept: Option<String>,
-
-    /// HTTP: a new connection for every request (Connection: close); connect time is reported
-    /// on its own.
-    #[arg(long)]
-    pub no_keepalive: bool,
-
-    /// HTTP/2 instead of HTTP/1.1: on http:// with prior knowledge (h2c: the connection starts
-    /// with the HTTP/2 preface, no Upgrade), on https:// by ALPN "h2". -c is the connections;
-    /// --pipeline K the concurrent streams on each, 1 unless given (like h2load -m K).
-    #[arg(long)]
-    pub http2: bool,
-
-    /// HTTPS: accept any server certificate (self-signed test servers).
-    #[arg(long, conflicts_with = "cacert")]
-    pub insecure: bool,
-
-    /// HTTPS: trust the CA certificates in this PEM file instead of the usual web roots.
-    #[arg(long, value_name = "FILE")]
-    pub cacert: Option<String>,
-
-    /// HTTPS: a full TLS handshake on every connection. By default a worker's connections resume
-    /// the TLS sessions of its earlier ones, as browsers do.
-    #[arg(long)]
-    pub no_tls_resume: bool,
-
-    /// HTTP: one kind of a weighted mix of requests (repeatable): 'NAME=WEIGHT [METHOD]
-    /// PATH-or-URL', with the run's -X, -H and --body, e.g. --mix 'read=80 GET /item/{zipf:1000:1}'
-    /// --mix 'write=20 PUT /item/{seq}'. Each request's kind is drawn from --seed; each kind's
-    /// counts, errors and latency are reported apart, beside the totals. A plan file's
-    /// [mix.NAME] tables (weight, method, url, headers, body) become these, with a JSON object
-    /// after the '='.
-    #[arg(long, value_name = "NAME=WEIGHT [METHOD] PATH")]
-    pub mix: Vec<String>,
-
-    /// HTTP: requests to cycle through, one per line: 'METHOD PATH-or-URL' (method optional), as vegeta's targets.
-    #[arg(long, value_name = "FILE")]
-    pub targets: Option<String>,
-
-    /// HTTP: the file set `{file}` in the URL draws from (a directory written by `wirebench
-    /// files make`, or its manifest.tsv), e.g. http://127.0.0.1:8080/{file} --manifest /srv/set.
-    #[arg(long, value_name = "DIR", help_heading = "File sets")]
-    pub manifest: Option<String>,
-
-    /// How popular each file of --manifest is: zipf:S (Zipf's law over the manifest's ranks,
-    /// as SPECweb99 and the Flash study) or uniform; drawn from --seed [default: zipf:1.0]
-    #[arg(long, value_name = "zipf:S|uniform", help_heading = "File sets")]
-    pub popularity: Option<String>,
-
-    /// The data set's size: only the most popular files of --manifest up to this many bytes
-    /// are requested. A list sweeps it, one run per size: --dataset 100M,1G,4G [default: the
-    /// whole set]
-    #[arg(long, value_name = "BYTES", help_heading = "File sets")]
-    pub dataset: Option<String>,
+    /// HTTP: the file set of `{file}`.
+    #[command(flatten)]
+    pub file_set: crate::driver::http::flags::FileSetArgs,
 
     /// The page cache before each run: warm (as it is) or cold (dropped: sync, then 3 into
     /// /proc/sys/vm/drop_caches; needs root), so files come from the disk; the result records
@@ -513,26 +421,9 @@ pub struct RunArgs {
     pub link: Option<String>,
     // --- end wire speed ---
     // --- DICOM (issue 11, item 3) ---
-    /// DICOM: what each request is: echo (C-ECHO, DICOM's ping, as echoscu) or store (C-STORE
-    /// of an image, as storescu: a generated CT slice of --size pixel bytes, 512k unless
-    /// given, with a fresh SOP Instance UID; or the files of --files) [default: echo]
-    #[arg(long, value_name = "OP", value_parser = ["echo", "store"], help_heading = "DICOM")]
-    pub op: Option<String>,
-
-    /// DICOM: our AE title in the association request (storescu's -aet); the called AE is the
-    /// URL's path, dicom://HOST:PORT/CALLED_AE [default: WIREBENCH]
-    #[arg(long, value_name = "AE", help_heading = "DICOM")]
-    pub calling_ae: Option<String>,
-
-    /// DICOM: with --op store, send the Part 10 files of DIR in turn, each with its own SOP class
-    /// and transfer syntax, instead of generated images.
-    #[arg(long, value_name = "DIR", help_heading = "DICOM")]
-    pub files: Option<String>,
-
-    /// Write one generated CT image (--size pixel bytes) as a Part 10 file and exit, e.g. for
-    /// storescu as a second opinion.
-    #[arg(long, value_name = "FILE", hide = true)]
-    pub save_example: Option<String>,
+    /// DICOM: the operation and its images.
+    #[command(flatten)]
+    pub dicom: crate::driver::dicom::flags::DicomArgs,
     // --- end DICOM ---
     /// Client socket options.
     #[command(flatten)]
@@ -584,6 +475,26 @@ pub struct RunArgs {
     /// One shard of a load run from many machines.
     #[command(flatten)]
     pub shard: ShardArgs,
+}
+
+/// The open-loop flags of `wirebench run`: when requests are sent, whatever the replies do.
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
+pub struct LoadArgs {
+    /// Open loop: send R requests/s in all, on a fixed timetable whatever the replies do; latency
+    /// counts from each request's intended send time (no coordinated omission). A linear ramp:
+    /// FROM..TO/DURATION, e.g. 1000..50000/30s. A list or doubling range (no /DURATION) sweeps
+    /// it, one run per rate: --rate 1000,5000 or --rate 1000..64000.
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true, conflicts_with_all = ["stages", "think"])]
+    pub rate: Option<String>,
+
+    /// UDP stream: send at this bit rate, e.g. 100Mbit, 1Gbit, 500k (bits per second; the
+    /// datagram rate is this over --size; -b as iperf3's) [default: 1Mbit, as iperf3]
+    #[arg(short = 'b', long, value_name = "BITS/S", conflicts_with_all = ["rate", "stages"])]
+    pub bandwidth: Option<String>,
+
+    /// Open loop in steps, each held for its duration: DURATION@RATE,... e.g. '10s@1000,10s@5000'.
+    #[arg(long, value_name = "STAGES", conflicts_with = "think")]
+    pub stages: Option<String>,
 }
 
 /// The shard contract (issue 19): one load from N generators, merged by `wirebench merge`.

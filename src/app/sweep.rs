@@ -31,14 +31,14 @@ const SWEPT: [(&str, Kind); 8] = [
 /// The raw text of a sweepable flag, if given.
 fn get<'a>(a: &'a RunArgs, flag: &str) -> Option<&'a str> {
     match flag {
-        "--size" => a.size.as_deref(),
+        "--size" => a.message.size.as_deref(),
         "--connections" => Some(&a.connections),
-        "--rate" => a.rate.as_deref(),
+        "--rate" => a.load.rate.as_deref(),
         "--pipeline" => a.pipeline.as_deref(),
         "--think" => a.think.as_deref(),
         "--sndbuf" => a.socket.sndbuf.as_deref(),
         "--rcvbuf" => a.socket.rcvbuf.as_deref(),
-        "--dataset" => a.dataset.as_deref(),
+        "--dataset" => a.file_set.dataset.as_deref(),
         _ => None,
     }
 }
@@ -46,14 +46,14 @@ fn get<'a>(a: &'a RunArgs, flag: &str) -> Option<&'a str> {
 /// Sets one value of a sweepable flag.
 fn set(a: &mut RunArgs, flag: &str, value: String) {
     match flag {
-        "--size" => a.size = Some(value),
+        "--size" => a.message.size = Some(value),
         "--connections" => a.connections = value,
-        "--rate" => a.rate = Some(value),
+        "--rate" => a.load.rate = Some(value),
         "--pipeline" => a.pipeline = Some(value),
         "--think" => a.think = Some(value),
         "--sndbuf" => a.socket.sndbuf = Some(value),
         "--rcvbuf" => a.socket.rcvbuf = Some(value),
-        "--dataset" => a.dataset = Some(value),
+        "--dataset" => a.file_set.dataset = Some(value),
         _ => unreachable!("{flag} is not in SWEPT"),
     }
 }

@@ -175,9 +175,9 @@ impl TryFrom<&RunArgs> for Plan {
             deadline,
             socket: SocketOptions::try_from(&a.socket)?,
             tls: TlsOptions {
-                insecure: a.insecure,
-                cacert: a.cacert.clone(),
-                no_resume: a.no_tls_resume,
+                insecure: a.http.insecure,
+                cacert: a.http.cacert.clone(),
+                no_resume: a.http.no_tls_resume,
             },
             schedule_text,
             seed,

@@ -15,7 +15,7 @@ pub const DEFAULT_SIZE: usize = 64;
 pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
     check_flags_fit(a, target)?;
     let mut workload = bytes(a)?;
-    if (a.insecure || a.cacert.is_some() || a.no_tls_resume) && !target.tls() {
+    if (a.http.insecure || a.http.cacert.is_some() || a.http.no_tls_resume) && !target.tls() {
         return usage_of(
             &["--insecure", "--cacert", "--no-tls-resume"],
             "--insecure, --cacert and --no-tls-resume apply to https:// targets",
@@ -24,7 +24,7 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
     if target.family() == Family::Http {
         let spec = http::spec(a, target)?;
         workload.http = Some(std::sync::Arc::new(spec));
-        if a.no_keepalive {
+        if a.http.no_keepalive {
             // A connection per request is the crr mode, HTTP-style.
             workload.mode = ClientMode::Crr;
         }
@@ -73,9 +73,9 @@ fn payload(text: &str) -> Result<Vec<u8>, UsageError> {
 }
 
 fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
-    let request = match (&a.size, &a.payload) {
+    let request = match (&a.message.size, &a.message.payload) {
         (_, Some(p)) => {
-            if a.raw {
+            if a.message.raw {
                 return usage_of(
                     &["--raw", "--size", "--payload"],
                     "--raw applies to --size; --payload is always sent as it is",
@@ -90,10 +90,10 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
                 }
                 None => DEFAULT_SIZE,
             },
-            preamble: !a.raw,
+            preamble: !a.message.raw,
         },
     };
-    let reply = match (&a.expect_size, &a.until) {
+    let reply = match (&a.message.expect_size, &a.message.until) {
         (Some(s), _) => Reply::Size(
             parse_message_size("--expect-size", s)
                 .map_err(|e| UsageError::flag("--expect-size", e))?,
@@ -117,7 +117,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
         (None, None) => Reply::Size(request.len()),
     };
     let bulk = matches!(mode(a), ClientMode::Stream | ClientMode::Source);
-    if bulk && (a.expect_size.is_some() || a.until.is_some()) {
+    if bulk && (a.message.expect_size.is_some() || a.message.until.is_some()) {
         return usage_of(
             &["--expect-size", "--until", "--mode"],
             format!(
@@ -126,7 +126,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
             ),
         );
     }
-    if mode(a) == ClientMode::Source && a.payload.is_some() {
+    if mode(a) == ClientMode::Source && a.message.payload.is_some() {
         return usage_of(&["--mode", "--size", "--payload"], "--mode source reads what the server pushes: use --size for the message size, not --payload");
     }
     Ok(Workload {
@@ -152,21 +152,21 @@ pub(super) fn mode(a: &RunArgs) -> ClientMode {
 fn check_flags_fit(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
     let family = target.family();
     let http_only = [
-        ("-X/--method", a.method.is_some()),
-        ("-H/--header", !a.headers.is_empty()),
-        ("--body", a.body.is_some()),
-        ("--accept", a.accept.is_some()),
-        ("--no-keepalive", a.no_keepalive),
-        ("--targets", a.targets.is_some()),
-        ("--http2", a.http2),
-        ("--mix", !a.mix.is_empty()),
+        ("-X/--method", a.http.method.is_some()),
+        ("-H/--header", !a.http.headers.is_empty()),
+        ("--body", a.http.body.is_some()),
+        ("--accept", a.http.accept.is_some()),
+        ("--no-keepalive", a.http.no_keepalive),
+        ("--targets", a.http.targets.is_some()),
+        ("--http2", a.http.http2),
+        ("--mix", !a.http.mix.is_empty()),
     ];
     let stream_only = [
-        ("--size", a.size.is_some()),
-        ("--payload", a.payload.is_some()),
-        ("--expect-size", a.expect_size.is_some()),
-        ("--until", a.until.is_some()),
-        ("--raw", a.raw),
+        ("--size", a.message.size.is_some()),
+        ("--payload", a.message.payload.is_some()),
+        ("--expect-size", a.message.expect_size.is_some()),
+        ("--until", a.message.until.is_some()),
+        ("--raw", a.message.raw),
     ];
     let (wrong, fits) = match family {
         Family::Http => (stream_only.iter().find(|f| f.1), "tcp:// and udp://"),
@@ -203,7 +203,7 @@ fn check_datagrams(a: &RunArgs, w: &Workload) -> Result<(), UsageError> {
             ),
         );
     }
-    if a.until.is_some() {
+    if a.message.until.is_some() {
         return usage_of(&["--until", "--expect-size"], "--until finds replies in a byte stream; a UDP reply is one datagram: use --expect-size or nothing");
     }
     let reply = match w.reply {

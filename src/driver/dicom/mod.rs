@@ -9,6 +9,7 @@
 
 pub mod dataset;
 pub mod dimse;
+pub mod flags;
 pub mod pdu;
 mod session;
 pub mod spec;

@@ -4,6 +4,7 @@
 //! gigabyte download costs a read buffer. Each response records its status, its time to first
 //! byte, and counts as success when its status is accepted.
 
+pub mod flags;
 #[doc(hidden)]
 pub mod fuzz;
 mod response;

@@ -2,6 +2,7 @@
 //! a connection queues requests, writes them, and parses replies (sized or delimited), checking
 //! echoed bytes. It knows nothing of rates, deadlines or phases: that is the engine's business.
 
+pub mod flags;
 mod reply;
 mod request;
 

@@ -477,6 +477,13 @@ pub struct RunArgs {
     pub shard: ShardArgs,
 }
 
+impl RunArgs {
+    /// The flag groups that belong to protocols, in the order a misplaced flag is looked for.
+    pub fn groups(&self) -> [&dyn crate::driver::FlagGroup; 3] {
+        [&self.message, &self.http, &self.dicom]
+    }
+}
+
 /// The open-loop flags of `wirebench run`: when requests are sent, whatever the replies do.
 #[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
 pub struct LoadArgs {

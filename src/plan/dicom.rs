@@ -16,30 +16,6 @@ use crate::units::parse_message_size;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Whether `target` is a DICOM target.
-pub fn is_dicom(target: &Target) -> bool {
-    target.scheme.protocol == "dicom"
-}
-
-/// DICOM's own flags apply to dicom:// targets only.
-pub fn refuse_flags(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
-    let given = [
-        ("--op", a.dicom.op.is_some()),
-        ("--calling-ae", a.dicom.calling_ae.is_some()),
-        ("--files", a.dicom.files.is_some()),
-    ];
-    match given.iter().find(|f| f.1) {
-        Some((flag, _)) => usage_of(
-            &[flag],
-            format!(
-                "{flag} applies to dicom:// targets, not to {}://",
-                target.scheme.protocol
-            ),
-        ),
-        None => Ok(()),
-    }
-}
-
 /// The DICOM workload of `a` against `target`.
 pub fn spec(a: &RunArgs, target: &Target) -> Result<DicomSpec, UsageError> {
     check_fit(a)?;

@@ -3,8 +3,11 @@
 
 use super::http;
 use crate::cli::{self, RunArgs};
-use crate::driver::target::{Family, Target};
+use crate::driver::dicom::flags::DICOM;
+use crate::driver::http::flags::HTTP;
+use crate::driver::target::Target;
 use crate::driver::workload::{ClientMode, Reply, Request, Workload};
+use crate::driver::{self};
 use crate::error::{usage_of, UsageError};
 use crate::units::{parse_message_size, unescape};
 
@@ -13,15 +16,17 @@ pub const DEFAULT_SIZE: usize = 64;
 
 /// The workload of a run of `a` against `target`.
 pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
-    check_flags_fit(a, target)?;
+    driver::check_flags_fit(&a.groups(), target)?;
     let mut workload = bytes(a)?;
+    driver::check(target.scheme.name, &workload)?;
     if (a.http.insecure || a.http.cacert.is_some() || a.http.no_tls_resume) && !target.tls() {
         return usage_of(
             &["--insecure", "--cacert", "--no-tls-resume"],
             "--insecure, --cacert and --no-tls-resume apply to https:// targets",
         );
     }
-    if target.family() == Family::Http {
+    // Each group's workload where the target's protocol reads it.
+    if driver::reads(target.scheme.name, HTTP) {
         let spec = http::spec(a, target)?;
         workload.http = Some(std::sync::Arc::new(spec));
         if a.http.no_keepalive {
@@ -29,10 +34,7 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
             workload.mode = ClientMode::Crr;
         }
     }
-    if target.family() == Family::Datagram {
-        check_datagrams(a, &workload)?;
-    }
-    if super::dicom::is_dicom(target) {
+    if driver::reads(target.scheme.name, DICOM) {
         let spec = super::dicom::spec(a, target)?;
         // The report's request size: one operation's data set (the command alone for echo);
         // a response's size is the peer's, so none is claimed.
@@ -42,8 +44,6 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
         };
         workload.reply = Reply::Size(0);
         workload.dicom = Some(std::sync::Arc::new(spec));
-    } else {
-        super::dicom::refuse_flags(a, target)?;
     }
     Ok(workload)
 }
@@ -146,86 +146,4 @@ pub(super) fn mode(a: &RunArgs) -> ClientMode {
         cli::ClientMode::Stream => ClientMode::Stream,
         cli::ClientMode::Source => ClientMode::Source,
     }
-}
-
-/// Flags that belong to other protocols are usage errors, not silently ignored.
-fn check_flags_fit(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
-    let family = target.family();
-    let http_only = [
-        ("-X/--method", a.http.method.is_some()),
-        ("-H/--header", !a.http.headers.is_empty()),
-        ("--body", a.http.body.is_some()),
-        ("--accept", a.http.accept.is_some()),
-        ("--no-keepalive", a.http.no_keepalive),
-        ("--targets", a.http.targets.is_some()),
-        ("--http2", a.http.http2),
-        ("--mix", !a.http.mix.is_empty()),
-    ];
-    let stream_only = [
-        ("--size", a.message.size.is_some()),
-        ("--payload", a.message.payload.is_some()),
-        ("--expect-size", a.message.expect_size.is_some()),
-        ("--until", a.message.until.is_some()),
-        ("--raw", a.message.raw),
-    ];
-    let (wrong, fits) = match family {
-        Family::Http => (stream_only.iter().find(|f| f.1), "tcp:// and udp://"),
-        _ => (http_only.iter().find(|f| f.1), "http://"),
-    };
-    if let Some((flag, _)) = wrong {
-        return usage_of(
-            &[flag],
-            format!(
-                "{flag} applies to {fits} targets, not to {}://",
-                target.scheme.protocol
-            ),
-        );
-    }
-    if family == Family::Http && matches!(mode(a), ClientMode::Stream | ClientMode::Source) {
-        return usage_of(
-            &["--mode"],
-            "--mode stream and source are for tcp://; an HTTP download is a GET of a large body",
-        );
-    }
-    Ok(())
-}
-
-/// What datagrams cannot do: replies found by a delimiter, modes that need a connection,
-/// sizes past the UDP limit, and wirebench framing smaller than its header.
-fn check_datagrams(a: &RunArgs, w: &Workload) -> Result<(), UsageError> {
-    use crate::wire::datagram::{HEADER_LEN, MAX_DATAGRAM};
-    if matches!(w.mode, ClientMode::Crr | ClientMode::Source) {
-        return usage_of(
-            &["--mode"],
-            format!(
-                "--mode {} needs a connection; over udp:// use --mode rr or --mode stream",
-                w.mode.name()
-            ),
-        );
-    }
-    if a.message.until.is_some() {
-        return usage_of(&["--until", "--expect-size"], "--until finds replies in a byte stream; a UDP reply is one datagram: use --expect-size or nothing");
-    }
-    let reply = match w.reply {
-        Reply::Size(n) => n,
-        Reply::Until(_) => 0,
-    };
-    let largest = w.request.len().max(reply);
-    if largest > MAX_DATAGRAM {
-        return usage_of(&["--size", "--expect-size"], format!(
-            "a {largest}-byte datagram is over the UDP limit of {MAX_DATAGRAM} bytes: use a smaller --size or --expect-size"
-        ));
-    }
-    if let Request::Sized {
-        size,
-        preamble: true,
-    } = w.request
-    {
-        if size < HEADER_LEN {
-            return usage_of(&["--size", "--raw", "--payload"], format!(
-                "--size {size} is below the {HEADER_LEN}-byte wirebench datagram header: use --size {HEADER_LEN} or more, or --raw / --payload for plain datagrams"
-            ));
-        }
-    }
-    Ok(())
 }

@@ -27,3 +27,26 @@ pub struct DicomArgs {
     #[arg(long, value_name = "FILE", hide = true)]
     pub save_example: Option<String>,
 }
+
+/// The group's name in [`crate::driver::Protocol::FLAGS`].
+pub const DICOM: &str = "dicom";
+
+impl crate::driver::FlagGroup for DicomArgs {
+    fn name(&self) -> &'static str {
+        DICOM
+    }
+
+    fn given(&self) -> Option<&'static str> {
+        [
+            ("--op", self.op.is_some()),
+            ("--calling-ae", self.calling_ae.is_some()),
+            ("--files", self.files.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
+    fn fits(&self) -> &'static str {
+        "dicom://"
+    }
+}

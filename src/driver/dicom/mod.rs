@@ -62,6 +62,7 @@ impl Protocol for Dicom {
         tls: false,
         path: true,
     }];
+    const FLAGS: &'static [&'static str] = &[flags::DICOM, super::tcp::flags::MESSAGE];
     type Driver = DicomDriver;
 
     fn prepare(job: &Job) -> Result<Dicom, crate::driver::Error> {

@@ -2,6 +2,8 @@
 //! and the file sets `{file}` draws from. clap parses them (`cli::RunArgs` flattens these
 //! groups); the plan validates them.
 
+use crate::driver::workload::Workload;
+use crate::error::{usage_of, UsageError};
 use clap::Args;
 
 /// HTTP and HTTPS: the requests and how the server is trusted.
@@ -59,6 +61,45 @@ pub struct HttpArgs {
     /// HTTP: requests to cycle through, one per line: 'METHOD PATH-or-URL' (method optional), as vegeta's targets.
     #[arg(long, value_name = "FILE")]
     pub targets: Option<String>,
+}
+
+/// The group's name in [`crate::driver::Protocol::FLAGS`].
+pub const HTTP: &str = "http";
+
+impl crate::driver::FlagGroup for HttpArgs {
+    fn name(&self) -> &'static str {
+        HTTP
+    }
+
+    fn given(&self) -> Option<&'static str> {
+        [
+            ("-X/--method", self.method.is_some()),
+            ("-H/--header", !self.headers.is_empty()),
+            ("--body", self.body.is_some()),
+            ("--accept", self.accept.is_some()),
+            ("--no-keepalive", self.no_keepalive),
+            ("--targets", self.targets.is_some()),
+            ("--http2", self.http2),
+            ("--mix", !self.mix.is_empty()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
+    fn fits(&self) -> &'static str {
+        "http://"
+    }
+}
+
+/// What HTTP cannot do, checked when the plan is made: a bulk mode (a download is a GET).
+pub fn check(w: &Workload) -> Result<(), UsageError> {
+    if w.mode.bulk() {
+        return usage_of(
+            &["--mode"],
+            "--mode stream and source are for tcp://; an HTTP download is a GET of a large body",
+        );
+    }
+    Ok(())
 }
 
 /// HTTP: the file set a URL's `{file}` draws from.

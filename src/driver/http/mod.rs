@@ -369,7 +369,12 @@ pub struct Http1 {
 
 impl Protocol for Http1 {
     const SCHEMES: &'static [Scheme] = &SCHEMES;
+    const FLAGS: &'static [&'static str] = &[flags::HTTP];
     type Driver = HttpDriver;
+
+    fn check(workload: &super::workload::Workload) -> Result<(), crate::error::UsageError> {
+        flags::check(workload)
+    }
 
     fn prepare(job: &Job) -> Result<Http1, crate::driver::Error> {
         Ok(Http1 {

@@ -30,3 +30,28 @@ pub struct MessageArgs {
     #[arg(long)]
     pub raw: bool,
 }
+
+/// The group's name in [`crate::driver::Protocol::FLAGS`].
+pub const MESSAGE: &str = "message";
+
+impl crate::driver::FlagGroup for MessageArgs {
+    fn name(&self) -> &'static str {
+        MESSAGE
+    }
+
+    fn given(&self) -> Option<&'static str> {
+        [
+            ("--size", self.size.is_some()),
+            ("--payload", self.payload.is_some()),
+            ("--expect-size", self.expect_size.is_some()),
+            ("--until", self.until.is_some()),
+            ("--raw", self.raw),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
+    fn fits(&self) -> &'static str {
+        "tcp:// and udp://"
+    }
+}

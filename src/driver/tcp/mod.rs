@@ -486,6 +486,7 @@ impl Protocol for Tcp {
         tls: false,
         path: false,
     }];
+    const FLAGS: &'static [&'static str] = &[flags::MESSAGE];
     type Driver = TcpDriver;
 
     fn prepare(_job: &Job) -> Result<Tcp, crate::driver::Error> {

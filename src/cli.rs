@@ -186,6 +186,16 @@ pub enum Runs {
 #[error("'{0}' is not a number of runs: give a count, e.g. --runs 5, or --runs auto (compare)")]
 pub struct RunsError(pub String);
 
+impl serde::Serialize for Runs {
+    /// As `--runs` takes it: a count, or `auto`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Runs::Count(n) => s.serialize_u64(*n as u64),
+            Runs::Auto => s.serialize_str("auto"),
+        }
+    }
+}
+
 impl std::str::FromStr for Runs {
     type Err = RunsError;
     fn from_str(s: &str) -> Result<Runs, RunsError> {
@@ -202,7 +212,7 @@ impl std::str::FromStr for Runs {
 pub struct NoFailIf;
 
 /// `wirebench compare NAME=URL NAME=URL …`: repeated runs and a verdict per metric.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 #[command(
     after_help = "Example:\n  wirebench compare --baseline nginx nginx=http://127.0.0.1:8080/f mint=http://127.0.0.1:8081/f -d 5s --runs 6 --discard-first\n\
 Every run flag applies (sizes, rates, sweeps …). Exit codes: 0 all requests ok, 1 some failed, 2 bad input, \
@@ -236,6 +246,7 @@ pub struct CompareArgs {
 
     /// The targets and the load, as for `wirebench run`.
     #[command(flatten)]
+    #[serde(flatten)]
     pub run: RunArgs,
 }
 
@@ -251,7 +262,8 @@ pub enum ServeCommand {
 }
 
 /// What each client connection does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ClientMode {
     /// Request/response on persistent connections.
     Rr,
@@ -264,7 +276,8 @@ pub enum ClientMode {
 }
 
 /// How open-loop requests arrive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Arrival {
     /// Evenly spaced: request i when the rate's integral reaches i.
     Fixed,
@@ -273,7 +286,8 @@ pub enum Arrival {
 }
 
 /// The page cache's state before a run (`--cache`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CacheState {
     /// As the machine left it.
     Warm,
@@ -293,7 +307,7 @@ pub enum ServerMode {
 }
 
 /// Socket options shared by client and server.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, serde::Serialize)]
 pub struct SocketArgs {
     /// Set TCP_NODELAY (disable Nagle's algorithm). This is the default.
     #[arg(long, conflicts_with = "no_nodelay")]
@@ -312,7 +326,7 @@ pub struct SocketArgs {
 }
 
 /// `wirebench run URL`: the load generator.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, serde::Serialize)]
 #[command(
     after_help = "Duration units: ns, us, ms, s, m, h (a bare number is seconds). \
 Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input, \
@@ -392,18 +406,22 @@ pub struct RunArgs {
 
     /// TCP and UDP: what a request is, and how its reply ends.
     #[command(flatten)]
+    #[serde(flatten)]
     pub message: crate::driver::tcp::flags::MessageArgs,
 
     /// Open loop: the rate, a UDP stream's bandwidth, stages.
     #[command(flatten)]
+    #[serde(flatten)]
     pub load: LoadArgs,
 
     /// HTTP: the requests and TLS.
     #[command(flatten)]
+    #[serde(flatten)]
     pub http: crate::driver::http::flags::HttpArgs,
 
     /// HTTP: the file set of `{file}`.
     #[command(flatten)]
+    #[serde(flatten)]
     pub file_set: crate::driver::http::flags::FileSetArgs,
 
     /// The page cache before each run: warm (as it is) or cold (dropped: sync, then 3 into
@@ -423,10 +441,12 @@ pub struct RunArgs {
     // --- DICOM (issue 11, item 3) ---
     /// DICOM: the operation and its images.
     #[command(flatten)]
+    #[serde(flatten)]
     pub dicom: crate::driver::dicom::flags::DicomArgs,
     // --- end DICOM ---
     /// Client socket options.
     #[command(flatten)]
+    #[serde(flatten)]
     pub socket: SocketArgs,
 
     /// Print the result as JSON (schema: schema/result.v1.json; a sweep or several targets:
@@ -470,10 +490,12 @@ pub struct RunArgs {
 
     /// Where the result is saved, its tags and its thresholds.
     #[command(flatten)]
+    #[serde(flatten)]
     pub keep: KeepArgs,
 
     /// One shard of a load run from many machines.
     #[command(flatten)]
+    #[serde(flatten)]
     pub shard: ShardArgs,
 }
 
@@ -485,7 +507,7 @@ impl RunArgs {
 }
 
 /// The open-loop flags of `wirebench run`: when requests are sent, whatever the replies do.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LoadArgs {
     /// Open loop: send R requests/s in all, on a fixed timetable whatever the replies do; latency
     /// counts from each request's intended send time (no coordinated omission). A linear ramp:
@@ -505,7 +527,7 @@ pub struct LoadArgs {
 }
 
 /// The shard contract (issue 19): one load from N generators, merged by `wirebench merge`.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, serde::Serialize)]
 pub struct ShardArgs {
     /// Run as rank R of N shards of one load: R/N, or `auto` (SLURM_PROCID/SLURM_NTASKS,
     /// OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE, or JOB_COMPLETION_INDEX
@@ -800,7 +822,7 @@ pub const PEAK_CONNECTIONS: &str = "10";
 
 /// `wirebench peak URL --slo 'p99<=50ms'`: the peak search. Each step is `wirebench run` with
 /// the other flags and `--rate` set by the search.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 #[command(
     after_help = "Example:\n  wirebench peak http://127.0.0.1:8080/ --slo 'p99<=50ms' -c 8 --step 5s\n\
 Exit codes: 0 a peak was found and confirmed (a majority of 3 trials passed), 1 no peak confirmed, 2 bad input, \
@@ -860,6 +882,7 @@ pub struct PeakArgs {
 
     /// The run each step repeats (target, workload, connections, --warmup, --json ...).
     #[command(flatten)]
+    #[serde(flatten)]
     pub run: RunArgs,
 }
 
@@ -880,7 +903,7 @@ fn one_target(a: clap::Arg) -> clap::Arg {
 // ---- results history (issue 10, items 1-3) ----
 
 /// Saving a result to the history, and its pass/fail thresholds: on run, compare, peak, study.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, serde::Serialize)]
 pub struct KeepArgs {
     /// The history database [default: $XDG_DATA_HOME/wirebench/history.db, else
     /// ~/.local/share/wirebench/history.db]
@@ -898,6 +921,7 @@ pub struct KeepArgs {
         value_name = "KEY=VALUE",
         help_heading = "History and thresholds"
     )]
+    #[serde(rename = "tag")]
     pub tags: Vec<String>,
 
     /// Fail (exit 3) if this holds (repeatable; all are checked and each printed pass or fail),

@@ -12,6 +12,7 @@ pub mod mix;
 pub mod shard;
 pub mod target;
 pub mod workload;
+pub mod write;
 
 use crate::cli::{RunArgs, SocketArgs};
 use crate::driver::target::Target;

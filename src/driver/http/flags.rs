@@ -7,7 +7,7 @@ use crate::error::{usage_of, UsageError};
 use clap::Args;
 
 /// HTTP and HTTPS: the requests and how the server is trusted.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HttpArgs {
     /// HTTP: the request method.
     #[arg(short = 'X', long, value_name = "METHOD")]
@@ -15,6 +15,7 @@ pub struct HttpArgs {
 
     /// HTTP: a request header 'Name: value' (repeatable; {seq}, {worker}, {rand:N}, {uuid} allowed).
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    #[serde(rename = "header")]
     pub headers: Vec<String>,
 
     /// HTTP: the request body, TEXT (placeholders allowed) or @FILE (sent as it is).
@@ -103,7 +104,7 @@ pub fn check(w: &Workload) -> Result<(), UsageError> {
 }
 
 /// HTTP: the file set a URL's `{file}` draws from.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FileSetArgs {
     /// HTTP: the file set `{file}` in the URL draws from (a directory written by `wirebench
     /// files make`, or its manifest.tsv), e.g. http://127.0.0.1:8080/{file} --manifest /srv/set.

@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// TCP and UDP: a request's bytes and its reply's end.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MessageArgs {
     /// Request (or stream/source message) size in bytes; uses wirebench framing, so the reference
     /// server knows the sizes. A list or doubling range sweeps it, one run per size:

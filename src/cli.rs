@@ -186,6 +186,16 @@ pub enum Runs {
 #[error("'{0}' is not a number of runs: give a count, e.g. --runs 5, or --runs auto (compare)")]
 pub struct RunsError(pub String);
 
+impl serde::Serialize for Runs {
+    /// As `--runs` takes it: a count, or `auto`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Runs::Count(n) => s.serialize_u64(*n as u64),
+            Runs::Auto => s.serialize_str("auto"),
+        }
+    }
+}
+
 impl std::str::FromStr for Runs {
     type Err = RunsError;
     fn from_str(s: &str) -> Result<Runs, RunsError> {
@@ -202,7 +212,7 @@ impl std::str::FromStr for Runs {
 pub struct NoFailIf;
 
 /// `wirebench compare NAME=URL NAME=URL …`: repeated runs and a verdict per metric.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 #[command(
     after_help = "Example:\n  wirebench compare --baseline nginx nginx=http://127.0.0.1:8080/f mint=http://127.0.0.1:8081/f -d 5s --runs 6 --discard-first\n\
 Every run flag applies (sizes, rates, sweeps …). Exit codes: 0 all requests ok, 1 some failed, 2 bad input, \
@@ -236,6 +246,7 @@ pub struct CompareArgs {
 
     /// The targets and the load, as for `wirebench run`.
     #[command(flatten)]
+    #[serde(flatten)]
     pub run: RunArgs,
 }
 
@@ -251,7 +262,8 @@ pub enum ServeCommand {
 }
 
 /// What each client connection does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ClientMode {
     /// Request/response on persistent connections.
     Rr,
@@ -264,7 +276,8 @@ pub enum ClientMode {
 }
 
 /// How open-loop requests arrive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Arrival {
     /// Evenly spaced: request i when the rate's integral reaches i.
     Fixed,
@@ -273,7 +286,8 @@ pub enum Arrival {
 }
 
 /// The page cache's state before a run (`--cache`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CacheState {
     /// As the machine left it.
     Warm,
@@ -293,7 +307,7 @@ pub enum ServerMode {
 }
 
 /// Socket options shared by client and server.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, serde::Serialize)]
 pub struct SocketArgs {
     /// Set TCP_NODELAY (disable Nagle's algorithm). This is the default.
     #[arg(long, conflicts_with = "no_nodelay")]
@@ -312,7 +326,7 @@ pub struct SocketArgs {
 }
 
 /// `wirebench run URL`: the load generator.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, serde::Serialize)]
 #[command(
     after_help = "Duration units: ns, us, ms, s, m, h (a bare number is seconds). \
 Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input, \
@@ -390,113 +404,25 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub think: Option<String>,
 
-    /// Request (or stream/source message) size in bytes; uses wirebench framing, so the reference
-    /// server knows the sizes. A list or doubling range sweeps it, one run per size:
-    /// --size 4,128,512..64k is 4, 128, 512, 1k, 2k … 64k [default: 64]
-    #[arg(short = 's', long, value_name = "BYTES", conflicts_with = "payload")]
-    pub size: Option<String>,
+    /// TCP and UDP: what a request is, and how its reply ends.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub message: crate::driver::tcp::flags::MessageArgs,
 
-    /// Raw request bytes for third-party servers: TEXT with \r \n \t \xHH escapes, or @FILE.
-    #[arg(long, value_name = "TEXT|@FILE")]
-    pub payload: Option<String>,
+    /// Open loop: the rate, a UDP stream's bandwidth, stages.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub load: LoadArgs,
 
-    /// Reply size in bytes [default: the request size, i.e. an echo]
-    #[arg(long, value_name = "BYTES", conflicts_with = "until")]
-    pub expect_size: Option<String>,
+    /// HTTP: the requests and TLS.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub http: crate::driver::http::flags::HttpArgs,
 
-    /// A reply ends with this delimiter (escapes allowed), e.g. 'END\r\n' for memcached.
-    #[arg(long, value_name = "DELIM")]
-    pub until: Option<String>,
-
-    /// Send --size requests as plain bytes, without the one-line wirebench preamble, to a
-    /// third-party fixed-size echo server.
-    #[arg(long)]
-    pub raw: bool,
-
-    /// Open loop: send R requests/s in all, on a fixed timetable whatever the replies do; latency
-    /// counts from each request's intended send time (no coordinated omission). A linear ramp:
-    /// FROM..TO/DURATION, e.g. 1000..50000/30s. A list or doubling range (no /DURATION) sweeps
-    /// it, one run per rate: --rate 1000,5000 or --rate 1000..64000.
-    #[arg(long, value_name = "RATE", allow_hyphen_values = true, conflicts_with_all = ["stages", "think"])]
-    pub rate: Option<String>,
-
-    /// UDP stream: send at this bit rate, e.g. 100Mbit, 1Gbit, 500k (bits per second; the
-    /// datagram rate is this over --size; -b as iperf3's) [default: 1Mbit, as iperf3]
-    #[arg(short = 'b', long, value_name = "BITS/S", conflicts_with_all = ["rate", "stages"])]
-    pub bandwidth: Option<String>,
-
-    /// Open loop in steps, each held for its duration: DURATION@RATE,... e.g. '10s@1000,10s@5000'.
-    #[arg(long, value_name = "STAGES", conflicts_with = "think")]
-    pub stages: Option<String>,
-
-    /// HTTP: the request method.
-    #[arg(short = 'X', long, value_name = "METHOD")]
-    pub method: Option<String>,
-
-    /// HTTP: a request header 'Name: value' (repeatable; {seq}, {worker}, {rand:N}, {uuid} allowed).
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
-    pub headers: Vec<String>,
-
-    /// HTTP: the request body, TEXT (placeholders allowed) or @FILE (sent as it is).
-    #[arg(long, value_name = "TEXT|@FILE")]
-    pub body: Option<String>,
-
-    /// HTTP: statuses that count as success, e.g. 2xx,3xx or 200,204 [default: 2xx]
-    #[arg(long, value_name = "LIST")]
-    pub accept: Option<String>,
-
-    /// HTTP: a new connection for every request (Connection: close); connect time is reported
-    /// on its own.
-    #[arg(long)]
-    pub no_keepalive: bool,
-
-    /// HTTP/2 instead of HTTP/1.1: on http:// with prior knowledge (h2c: the connection starts
-    /// with the HTTP/2 preface, no Upgrade), on https:// by ALPN "h2". -c is the connections;
-    /// --pipeline K the concurrent streams on each, 1 unless given (like h2load -m K).
-    #[arg(long)]
-    pub http2: bool,
-
-    /// HTTPS: accept any server certificate (self-signed test servers).
-    #[arg(long, conflicts_with = "cacert")]
-    pub insecure: bool,
-
-    /// HTTPS: trust the CA certificates in this PEM file instead of the usual web roots.
-    #[arg(long, value_name = "FILE")]
-    pub cacert: Option<String>,
-
-    /// HTTPS: a full TLS handshake on every connection. By default a worker's connections resume
-    /// the TLS sessions of its earlier ones, as browsers do.
-    #[arg(long)]
-    pub no_tls_resume: bool,
-
-    /// HTTP: one kind of a weighted mix of requests (repeatable): 'NAME=WEIGHT [METHOD]
-    /// PATH-or-URL', with the run's -X, -H and --body, e.g. --mix 'read=80 GET /item/{zipf:1000:1}'
-    /// --mix 'write=20 PUT /item/{seq}'. Each request's kind is drawn from --seed; each kind's
-    /// counts, errors and latency are reported apart, beside the totals. A plan file's
-    /// [mix.NAME] tables (weight, method, url, headers, body) become these, with a JSON object
-    /// after the '='.
-    #[arg(long, value_name = "NAME=WEIGHT [METHOD] PATH")]
-    pub mix: Vec<String>,
-
-    /// HTTP: requests to cycle through, one per line: 'METHOD PATH-or-URL' (method optional), as vegeta's targets.
-    #[arg(long, value_name = "FILE")]
-    pub targets: Option<String>,
-
-    /// HTTP: the file set `{file}` in the URL draws from (a directory written by `wirebench
-    /// files make`, or its manifest.tsv), e.g. http://127.0.0.1:8080/{file} --manifest /srv/set.
-    #[arg(long, value_name = "DIR", help_heading = "File sets")]
-    pub manifest: Option<String>,
-
-    /// How popular each file of --manifest is: zipf:S (Zipf's law over the manifest's ranks,
-    /// as SPECweb99 and the Flash study) or uniform; drawn from --seed [default: zipf:1.0]
-    #[arg(long, value_name = "zipf:S|uniform", help_heading = "File sets")]
-    pub popularity: Option<String>,
-
-    /// The data set's size: only the most popular files of --manifest up to this many bytes
-    /// are requested. A list sweeps it, one run per size: --dataset 100M,1G,4G [default: the
-    /// whole set]
-    #[arg(long, value_name = "BYTES", help_heading = "File sets")]
-    pub dataset: Option<String>,
+    /// HTTP: the file set of `{file}`.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub file_set: crate::driver::http::flags::FileSetArgs,
 
     /// The page cache before each run: warm (as it is) or cold (dropped: sync, then 3 into
     /// /proc/sys/vm/drop_caches; needs root), so files come from the disk; the result records
@@ -513,29 +439,14 @@ pub struct RunArgs {
     pub link: Option<String>,
     // --- end wire speed ---
     // --- DICOM (issue 11, item 3) ---
-    /// DICOM: what each request is: echo (C-ECHO, DICOM's ping, as echoscu) or store (C-STORE
-    /// of an image, as storescu: a generated CT slice of --size pixel bytes, 512k unless
-    /// given, with a fresh SOP Instance UID; or the files of --files) [default: echo]
-    #[arg(long, value_name = "OP", value_parser = ["echo", "store"], help_heading = "DICOM")]
-    pub op: Option<String>,
-
-    /// DICOM: our AE title in the association request (storescu's -aet); the called AE is the
-    /// URL's path, dicom://HOST:PORT/CALLED_AE [default: WIREBENCH]
-    #[arg(long, value_name = "AE", help_heading = "DICOM")]
-    pub calling_ae: Option<String>,
-
-    /// DICOM: with --op store, send the Part 10 files of DIR in turn, each with its own SOP class
-    /// and transfer syntax, instead of generated images.
-    #[arg(long, value_name = "DIR", help_heading = "DICOM")]
-    pub files: Option<String>,
-
-    /// Write one generated CT image (--size pixel bytes) as a Part 10 file and exit, e.g. for
-    /// storescu as a second opinion.
-    #[arg(long, value_name = "FILE", hide = true)]
-    pub save_example: Option<String>,
+    /// DICOM: the operation and its images.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub dicom: crate::driver::dicom::flags::DicomArgs,
     // --- end DICOM ---
     /// Client socket options.
     #[command(flatten)]
+    #[serde(flatten)]
     pub socket: SocketArgs,
 
     /// Print the result as JSON (schema: schema/result.v1.json; a sweep or several targets:
@@ -579,15 +490,44 @@ pub struct RunArgs {
 
     /// Where the result is saved, its tags and its thresholds.
     #[command(flatten)]
+    #[serde(flatten)]
     pub keep: KeepArgs,
 
     /// One shard of a load run from many machines.
     #[command(flatten)]
+    #[serde(flatten)]
     pub shard: ShardArgs,
 }
 
+impl RunArgs {
+    /// The flag groups that belong to protocols, in the order a misplaced flag is looked for.
+    pub fn groups(&self) -> [&dyn crate::driver::FlagGroup; 3] {
+        [&self.message, &self.http, &self.dicom]
+    }
+}
+
+/// The open-loop flags of `wirebench run`: when requests are sent, whatever the replies do.
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LoadArgs {
+    /// Open loop: send R requests/s in all, on a fixed timetable whatever the replies do; latency
+    /// counts from each request's intended send time (no coordinated omission). A linear ramp:
+    /// FROM..TO/DURATION, e.g. 1000..50000/30s. A list or doubling range (no /DURATION) sweeps
+    /// it, one run per rate: --rate 1000,5000 or --rate 1000..64000.
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true, conflicts_with_all = ["stages", "think"])]
+    pub rate: Option<String>,
+
+    /// UDP stream: send at this bit rate, e.g. 100Mbit, 1Gbit, 500k (bits per second; the
+    /// datagram rate is this over --size; -b as iperf3's) [default: 1Mbit, as iperf3]
+    #[arg(short = 'b', long, value_name = "BITS/S", conflicts_with_all = ["rate", "stages"])]
+    pub bandwidth: Option<String>,
+
+    /// Open loop in steps, each held for its duration: DURATION@RATE,... e.g. '10s@1000,10s@5000'.
+    #[arg(long, value_name = "STAGES", conflicts_with = "think")]
+    pub stages: Option<String>,
+}
+
 /// The shard contract (issue 19): one load from N generators, merged by `wirebench merge`.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, serde::Serialize)]
 pub struct ShardArgs {
     /// Run as rank R of N shards of one load: R/N, or `auto` (SLURM_PROCID/SLURM_NTASKS,
     /// OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE, or JOB_COMPLETION_INDEX
@@ -882,7 +822,7 @@ pub const PEAK_CONNECTIONS: &str = "10";
 
 /// `wirebench peak URL --slo 'p99<=50ms'`: the peak search. Each step is `wirebench run` with
 /// the other flags and `--rate` set by the search.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 #[command(
     after_help = "Example:\n  wirebench peak http://127.0.0.1:8080/ --slo 'p99<=50ms' -c 8 --step 5s\n\
 Exit codes: 0 a peak was found and confirmed (a majority of 3 trials passed), 1 no peak confirmed, 2 bad input, \
@@ -942,6 +882,7 @@ pub struct PeakArgs {
 
     /// The run each step repeats (target, workload, connections, --warmup, --json ...).
     #[command(flatten)]
+    #[serde(flatten)]
     pub run: RunArgs,
 }
 
@@ -962,7 +903,7 @@ fn one_target(a: clap::Arg) -> clap::Arg {
 // ---- results history (issue 10, items 1-3) ----
 
 /// Saving a result to the history, and its pass/fail thresholds: on run, compare, peak, study.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, serde::Serialize)]
 pub struct KeepArgs {
     /// The history database [default: $XDG_DATA_HOME/wirebench/history.db, else
     /// ~/.local/share/wirebench/history.db]
@@ -980,6 +921,7 @@ pub struct KeepArgs {
         value_name = "KEY=VALUE",
         help_heading = "History and thresholds"
     )]
+    #[serde(rename = "tag")]
     pub tags: Vec<String>,
 
     /// Fail (exit 3) if this holds (repeatable; all are checked and each printed pass or fail),

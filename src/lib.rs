@@ -35,7 +35,9 @@
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
 //!   part ([`plan::target`], [`plan::workload`] with [`plan::http`] and [`plan::dicom`],
 //!   [`plan::load`]). Usage
-//!   errors are found here.
+//!   errors are found here. A misplaced protocol flag is refused through the drivers
+//!   ([`driver::check_flags_fit`]), not by a list of schemes here; [`plan::write`] writes a
+//!   study's typed arguments down as a plan file (serde).
 //! - [`load`]: WHEN to send: the closed loop, or an open-loop [`load::Schedule`] (constant rate,
 //!   ramp, stages) as pure functions of the request index; [`load::sweep`]: which values a
 //!   sweep takes (lists, doubling ranges) and in which order points and targets run;
@@ -43,7 +45,11 @@
 //! - [`driver`]: WHAT one operation is. Each protocol is a module registered once in
 //!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`],
 //!   [`driver::dicom`], with [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
-//!   [`driver::Session`] traits; [`driver::workload`] and [`driver::target`] say what a
+//!   [`driver::Session`] traits. `run`'s flags come in groups by protocol (`#[command(flatten)]`
+//!   in [`cli::RunArgs`]), each defined beside the driver that reads it
+//!   ([`driver::tcp::flags`], [`driver::http::flags`], [`driver::dicom::flags`]); a protocol
+//!   names the groups it reads ([`driver::Protocol::FLAGS`]) and checks its workload at plan
+//!   time ([`driver::Protocol::check`]); [`driver::workload`] and [`driver::target`] say what a
 //!   protocol is asked to do, and where; [`driver::files`]: file sets (`files make`, a
 //!   manifest, `{file}` drawn by popularity within a data-set size).
 //! - [`engine`]: runs a plan: worker threads, each a single-threaded runtime owning its

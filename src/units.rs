@@ -55,16 +55,19 @@ pub enum UnitError {
 
 /// A payload throughput unit forced with `--units` (SI, as every rate wirebench prints:
 /// 1 kB = 1000 B); without it the tables take the unit their largest figure calls for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 pub enum ByteUnit {
     /// kB/s (10^3 B/s), the unit of the DIM study's tables.
     #[value(name = "kB", alias = "KB", alias = "kb")]
+    #[serde(rename = "kB")]
     Kilo,
     /// MB/s (10^6 B/s).
     #[value(name = "MB", alias = "mb")]
+    #[serde(rename = "MB")]
     Mega,
     /// GB/s (10^9 B/s).
     #[value(name = "GB", alias = "gb")]
+    #[serde(rename = "GB")]
     Giga,
 }
 

@@ -22,6 +22,7 @@ pub mod diff;
 pub mod export;
 pub mod history;
 pub mod keep;
+pub mod knob;
 pub mod launch;
 pub mod merge;
 pub mod show;

@@ -143,7 +143,7 @@ pub fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
             "peak searches one target: give one URL (compare targets with `wirebench compare`)",
         );
     }
-    if r.rate.is_some() || r.stages.is_some() || r.bandwidth.is_some() {
+    if r.load.rate.is_some() || r.load.stages.is_some() || r.load.bandwidth.is_some() {
         return usage_of(&["--rate", "--stages", "--bandwidth", "--start-rate"], "peak sets the rate of each step itself: leave out --rate, --stages and --bandwidth (use --start-rate)");
     }
     if r.think.is_some() {
@@ -199,7 +199,7 @@ pub fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
 /// The run of one step: the user's arguments at `rate` for `step`.
 pub fn step_args(run: &RunArgs, rate: f64, step: Duration) -> RunArgs {
     let mut a = run.clone();
-    a.rate = Some(format!("{rate}"));
+    a.load.rate = Some(format!("{rate}"));
     a.duration = Some(format!("{}us", step.as_micros()));
     a
 }

@@ -96,12 +96,12 @@ fn split(a: &RunArgs, who: Shard) -> Result<(RunArgs, Share), UsageError> {
         return Err(zero("--connections", total.to_string()));
     }
     out.connections = connections.to_string();
-    if a.stages.is_some() {
+    if a.load.stages.is_some() {
         return Err(UsageError::new(
             "--shard splits a constant --rate; --stages are not split yet: give --rate R",
         ));
     }
-    let rate = match &a.rate {
+    let rate = match &a.load.rate {
         Some(r) => {
             let total: f64 = r.trim().parse().map_err(|_| {
                 UsageError::new(format!("--shard splits a constant --rate; '{r}' (a ramp or a sweep) is not split yet: give --rate R"))
@@ -110,7 +110,7 @@ fn split(a: &RunArgs, who: Shard) -> Result<(RunArgs, Share), UsageError> {
             if mine <= 0.0 {
                 return Err(zero("--rate", r.clone()));
             }
-            out.rate = Some(mine.to_string());
+            out.load.rate = Some(mine.to_string());
             Some(mine)
         }
         None => None,
@@ -169,21 +169,21 @@ fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
         ("--deadline", d(&a.deadline)),
         ("--pipeline", d(&a.pipeline)),
         ("--think", d(&a.think)),
-        ("--size", d(&a.size)),
-        ("--payload", d(&a.payload)),
-        ("--expect-size", d(&a.expect_size)),
-        ("--until", d(&a.until)),
-        ("--raw", d(&a.raw)),
-        ("--rate", d(&a.rate)),
-        ("--bandwidth", d(&a.bandwidth)),
-        ("--method", d(&a.method)),
-        ("--header", d(&a.headers)),
-        ("--body", d(&a.body)),
-        ("--accept", d(&a.accept)),
-        ("--no-keepalive", d(&a.no_keepalive)),
-        ("--http2", d(&a.http2)),
-        ("--targets", d(&a.targets)),
-        ("--op", d(&a.op)),
+        ("--size", d(&a.message.size)),
+        ("--payload", d(&a.message.payload)),
+        ("--expect-size", d(&a.message.expect_size)),
+        ("--until", d(&a.message.until)),
+        ("--raw", d(&a.message.raw)),
+        ("--rate", d(&a.load.rate)),
+        ("--bandwidth", d(&a.load.bandwidth)),
+        ("--method", d(&a.http.method)),
+        ("--header", d(&a.http.headers)),
+        ("--body", d(&a.http.body)),
+        ("--accept", d(&a.http.accept)),
+        ("--no-keepalive", d(&a.http.no_keepalive)),
+        ("--http2", d(&a.http.http2)),
+        ("--targets", d(&a.http.targets)),
+        ("--op", d(&a.dicom.op)),
         ("socket", d(&a.socket)),
     ];
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()

@@ -5,8 +5,9 @@
 use super::keep::Keep;
 use crate::cli::RunArgs;
 
+use super::knob::Knob;
 use crate::error::UsageError;
-use crate::load::sweep::{self, Axis, Kind};
+use crate::load::sweep::{self, Axis};
 use crate::plan::Plan;
 use crate::report::progress::{Points, Progress};
 use crate::summary::sweep::{NamedTarget, Point, Sweep, SCHEMA};
@@ -15,49 +16,6 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// The flags a sweep may vary, in the order their axes take: the first swept one gives the
-/// tables' columns, the others one table per value.
-const SWEPT: [(&str, Kind); 8] = [
-    ("--size", Kind::Bytes),
-    ("--connections", Kind::Count),
-    ("--rate", Kind::Rate),
-    ("--pipeline", Kind::Count),
-    ("--think", Kind::Duration),
-    ("--sndbuf", Kind::Bytes),
-    ("--rcvbuf", Kind::Bytes),
-    ("--dataset", Kind::Bytes),
-];
-
-/// The raw text of a sweepable flag, if given.
-fn get<'a>(a: &'a RunArgs, flag: &str) -> Option<&'a str> {
-    match flag {
-        "--size" => a.size.as_deref(),
-        "--connections" => Some(&a.connections),
-        "--rate" => a.rate.as_deref(),
-        "--pipeline" => a.pipeline.as_deref(),
-        "--think" => a.think.as_deref(),
-        "--sndbuf" => a.socket.sndbuf.as_deref(),
-        "--rcvbuf" => a.socket.rcvbuf.as_deref(),
-        "--dataset" => a.dataset.as_deref(),
-        _ => None,
-    }
-}
-
-/// Sets one value of a sweepable flag.
-fn set(a: &mut RunArgs, flag: &str, value: String) {
-    match flag {
-        "--size" => a.size = Some(value),
-        "--connections" => a.connections = value,
-        "--rate" => a.rate = Some(value),
-        "--pipeline" => a.pipeline = Some(value),
-        "--think" => a.think = Some(value),
-        "--sndbuf" => a.socket.sndbuf = Some(value),
-        "--rcvbuf" => a.socket.rcvbuf = Some(value),
-        "--dataset" => a.dataset = Some(value),
-        _ => unreachable!("{flag} is not in SWEPT"),
-    }
-}
-
 /// The runs a command line asks for (targets × swept points × rounds), every one validated;
 /// a batch, not a study: a study is what a plan file (`wirebench study`) runs.
 pub struct Batch {
@@ -65,6 +23,8 @@ pub struct Batch {
     pub targets: Vec<NamedTarget>,
     /// The swept flags.
     pub axes: Vec<Axis>,
+    /// The fields they vary, one per axis.
+    pub knobs: Vec<Knob>,
     /// The points, each an index per axis (the first axis turning fastest).
     pub points: Vec<Vec<usize>>,
     /// Runs of each target at each point (`--runs`).
@@ -95,11 +55,13 @@ impl Batch {
     pub fn of(a: &RunArgs) -> Result<Batch, UsageError> {
         let targets = targets(a)?;
         let (rounds, discard) = repeats(a)?;
-        let mut axes = Vec::new();
-        for (flag, kind) in SWEPT {
-            match get(a, flag) {
+        let (mut axes, mut knobs) = (Vec::new(), Vec::new());
+        for knob in Knob::ALL {
+            let (flag, kind) = (knob.flag(), knob.kind());
+            match knob.get(a) {
                 Some(t) if sweep::is_sweep(kind, t) => {
                     axes.push(sweep::expand(flag, kind, t).map_err(|e| UsageError::flag(flag, e))?);
+                    knobs.push(knob);
                 }
                 _ => {}
             }
@@ -124,8 +86,8 @@ impl Batch {
         for (point, target) in sweep::interleave(points.len(), targets.len()) {
             let mut args = a.clone();
             args.urls = vec![targets[target].url.clone()];
-            for (axis, &i) in axes.iter().zip(&points[point]) {
-                set(&mut args, axis.flag, axis.values[i].clone());
+            for ((axis, knob), &i) in axes.iter().zip(&knobs).zip(&points[point]) {
+                knob.set(&mut args, axis.values[i].clone());
             }
             let plan = Plan::try_from(&args).map_err(|e| e.in_target(&targets[target].name))?;
             plans.push((point, target, plan));
@@ -145,6 +107,7 @@ impl Batch {
         Ok(Batch {
             targets,
             axes,
+            knobs,
             points,
             rounds,
             discard,

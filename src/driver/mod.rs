@@ -17,6 +17,7 @@ pub mod tls;
 pub mod udp;
 pub mod workload;
 
+use crate::error::UsageError;
 use crate::record::{ErrorKind, OpError, PeerReport, Segment};
 use crate::sys::socket::SocketOptions;
 use std::sync::Arc;
@@ -65,7 +66,55 @@ macro_rules! registry {
             )+
             Err(Error::NoProtocol(job.target.scheme.name))
         }
+
+        /// Whether the protocols that serve `scheme` read the flag group called `group`.
+        pub fn reads(scheme: &str, group: &str) -> bool {
+            [$((<$protocol as Protocol>::SCHEMES, <$protocol as Protocol>::FLAGS)),+]
+                .into_iter()
+                .any(|(s, f)| s.iter().any(|s| s.name == scheme) && f.contains(&group))
+        }
+
+        /// The checks of the protocols that serve `scheme` on a workload built from the
+        /// flags, at plan time.
+        pub fn check(scheme: &str, w: &Workload) -> Result<(), UsageError> {
+            $(
+                if <$protocol as Protocol>::SCHEMES.iter().any(|s| s.name == scheme) {
+                    <$protocol>::check(w)?;
+                }
+            )+
+            Ok(())
+        }
     };
+}
+
+/// A group of `wirebench run` flags that some protocols read ([`tcp::flags::MessageArgs`],
+/// [`http::flags::HttpArgs`], [`dicom::flags::DicomArgs`]): a protocol lists the groups it
+/// reads in [`Protocol::FLAGS`], and the plan refuses a flag of a group the target's protocol
+/// does not read, naming the targets it applies to.
+pub trait FlagGroup {
+    /// The group's name, as [`Protocol::FLAGS`] lists it.
+    fn name(&self) -> &'static str;
+    /// The first of its flags that was given, as the error names it (e.g. `-X/--method`).
+    fn given(&self) -> Option<&'static str>;
+    /// The targets it applies to, in words (e.g. `http://`).
+    fn fits(&self) -> &'static str;
+}
+
+/// Refuses a flag of `groups` that the protocol of `target` does not read.
+pub fn check_flags_fit(groups: &[&dyn FlagGroup], target: &Target) -> Result<(), UsageError> {
+    for g in groups {
+        if let Some(flag) = g.given().filter(|_| !reads(target.scheme.name, g.name())) {
+            return crate::error::usage_of(
+                &[flag],
+                format!(
+                    "{flag} applies to {} targets, not to {}://",
+                    g.fits(),
+                    target.scheme.protocol
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 registry!(tcp::Tcp, udp::Udp, h2::Http2, http::Http1, dicom::Dicom);
@@ -112,6 +161,15 @@ pub trait Protocol: Sized + Send + Sync + 'static {
     const SCHEMES: &'static [Scheme];
     /// The driver each worker gets.
     type Driver: Driver;
+
+    /// The flag groups it reads (each a [`FlagGroup::name`]); the plan refuses the others'.
+    const FLAGS: &'static [&'static str];
+
+    /// Checks a workload built from the flags, at plan time: what this protocol cannot do
+    /// (a UDP reply found by a delimiter); the error names the flags to change.
+    fn check(_workload: &Workload) -> Result<(), UsageError> {
+        Ok(())
+    }
 
     /// Whether it carries `job`, among the protocols that share its scheme.
     fn carries(_job: &Job) -> bool {

@@ -16,34 +16,10 @@ use crate::units::parse_message_size;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Whether `target` is a DICOM target.
-pub fn is_dicom(target: &Target) -> bool {
-    target.scheme.protocol == "dicom"
-}
-
-/// DICOM's own flags apply to dicom:// targets only.
-pub fn refuse_flags(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
-    let given = [
-        ("--op", a.op.is_some()),
-        ("--calling-ae", a.calling_ae.is_some()),
-        ("--files", a.files.is_some()),
-    ];
-    match given.iter().find(|f| f.1) {
-        Some((flag, _)) => usage_of(
-            &[flag],
-            format!(
-                "{flag} applies to dicom:// targets, not to {}://",
-                target.scheme.protocol
-            ),
-        ),
-        None => Ok(()),
-    }
-}
-
 /// The DICOM workload of `a` against `target`.
 pub fn spec(a: &RunArgs, target: &Target) -> Result<DicomSpec, UsageError> {
     check_fit(a)?;
-    let calling = a.calling_ae.as_deref().unwrap_or(DEFAULT_CALLING_AE);
+    let calling = a.dicom.calling_ae.as_deref().unwrap_or(DEFAULT_CALLING_AE);
     check_ae(calling).map_err(|e| {
         UsageError::flags(
             &["--calling-ae"],
@@ -60,7 +36,7 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<DicomSpec, UsageError> {
             target.url
         ))
     })?;
-    let op = match a.op.as_deref() {
+    let op = match a.dicom.op.as_deref() {
         None | Some("echo") => Op::Echo,
         Some("store") => Op::Store,
         Some(other) => {
@@ -70,12 +46,12 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<DicomSpec, UsageError> {
             )
         }
     };
-    let images = match (&a.files, &a.size) {
+    let images = match (&a.dicom.files, &a.message.size) {
         (Some(_), Some(_)) => return usage_of(&["--size", "--files"], "--size sets a generated image's pixel bytes; --files sends the files as they are: give one of them"),
         (Some(dir), None) => Images::Files(files(dir)?),
         (None, size) => Images::Generated(image_size(size.as_deref())?),
     };
-    if op == Op::Echo && (a.files.is_some() || a.size.is_some()) {
+    if op == Op::Echo && (a.dicom.files.is_some() || a.message.size.is_some()) {
         return usage_of(&["--files", "--size", "--op"], "--files and --size say what --op store sends; --op echo (the default) sends no image: add --op store");
     }
     Ok(DicomSpec {
@@ -114,10 +90,10 @@ fn check_fit(a: &RunArgs) -> Result<(), UsageError> {
         return usage_of(&["--pipeline"], "--pipeline: DICOM operations on an association go one at a time (no asynchronous operations window is negotiated): add connections with -c instead");
     }
     let foreign = [
-        ("--payload", a.payload.is_some()),
-        ("--expect-size", a.expect_size.is_some()),
-        ("--until", a.until.is_some()),
-        ("--raw", a.raw),
+        ("--payload", a.message.payload.is_some()),
+        ("--expect-size", a.message.expect_size.is_some()),
+        ("--until", a.message.until.is_some()),
+        ("--raw", a.message.raw),
     ];
     if let Some((flag, _)) = foreign.iter().find(|f| f.1) {
         return usage_of(

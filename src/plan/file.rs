@@ -74,7 +74,7 @@ pub struct PlanFile {
 }
 
 /// Flags given once per value on the command line: a list in the file repeats the flag.
-const REPEATED: [&str; 2] = ["--header", "--slo"];
+pub const REPEATED: [&str; 2] = ["--header", "--slo"];
 
 /// The line and column of byte offset `at` in `text`.
 pub fn pos(text: &str, at: usize) -> Pos {

@@ -16,12 +16,12 @@ pub fn bind(a: &RunArgs, requests: &mut [HttpRequest]) -> Result<Option<Arc<File
     let names_file = requests
         .iter()
         .any(|r| templates(r).any(Template::has_file));
-    let Some(dir) = &a.manifest else {
+    let Some(dir) = &a.file_set.manifest else {
         if names_file {
             return usage_of(&["--manifest"], "{file} in the URL draws from a file set: give --manifest DIR, a set written by `wirebench files make DIR --total 1G`");
         }
-        if a.dataset.is_some() || a.popularity.is_some() {
-            let flag = if a.dataset.is_some() {
+        if a.file_set.dataset.is_some() || a.file_set.popularity.is_some() {
+            let flag = if a.file_set.dataset.is_some() {
                 "--dataset"
             } else {
                 "--popularity"
@@ -34,8 +34,13 @@ pub fn bind(a: &RunArgs, requests: &mut [HttpRequest]) -> Result<Option<Arc<File
         return usage_of(&["--manifest"], format!("--manifest {dir}: no request names {{file}}, so none would draw from it: put {{file}} in the URL, e.g. http://HOST/{{file}}"));
     }
     let m = read(dir)?;
-    let dataset = a.dataset.as_deref().map(|t| dataset(t, &m)).transpose()?;
-    let popularity = Popularity::parse(a.popularity.as_deref().unwrap_or("zipf:1.0"))
+    let dataset = a
+        .file_set
+        .dataset
+        .as_deref()
+        .map(|t| dataset(t, &m))
+        .transpose()?;
+    let popularity = Popularity::parse(a.file_set.popularity.as_deref().unwrap_or("zipf:1.0"))
         .map_err(|e| UsageError::flag("--popularity", e))?;
     let set = Arc::new(FileSet::of(&m, dataset, popularity));
     for r in requests.iter_mut() {

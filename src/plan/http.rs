@@ -10,27 +10,29 @@ use std::sync::Arc;
 
 /// Builds the HTTP spec of a run against `target`.
 pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
-    let accept = Accept::parse(a.accept.as_deref().unwrap_or("2xx"))
+    let accept = Accept::parse(a.http.accept.as_deref().unwrap_or("2xx"))
         .map_err(|e| UsageError::flag("--accept", e))?;
     let method = a
+        .http
         .method
         .clone()
-        .unwrap_or_else(|| if a.body.is_some() { "POST" } else { "GET" }.to_string());
+        .unwrap_or_else(|| if a.http.body.is_some() { "POST" } else { "GET" }.to_string());
     check_method(&method)?;
     let headers = a
+        .http
         .headers
         .iter()
         .map(|h| header(h))
         .collect::<Result<Vec<_>, _>>()?;
-    if a.http2 {
-        a.headers.iter().try_for_each(|h| h2_header(h))?;
+    if a.http.http2 {
+        a.http.headers.iter().try_for_each(|h| h2_header(h))?;
     }
-    let has_host = a.headers.iter().any(|h| {
+    let has_host = a.http.headers.iter().any(|h| {
         h.split(':')
             .next()
             .is_some_and(|n| n.trim().eq_ignore_ascii_case("host"))
     });
-    let body = a.body.as_deref().map(body).transpose()?;
+    let body = a.http.body.as_deref().map(body).transpose()?;
     let base = HttpRequest {
         method,
         path: Template::parse("URL path", &target.path)
@@ -46,15 +48,15 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
             requests: mix.requests,
             host: target.host.clone(),
             accept,
-            keepalive: !a.no_keepalive,
+            keepalive: !a.http.no_keepalive,
             path_text: with_files(mix.text, &files),
-            http2: a.http2,
+            http2: a.http.http2,
             // The plan sets the run's seed once it has drawn one.
             seed: a.seed.unwrap_or(0),
             mix: Some(mix.mix),
         });
     }
-    let (mut requests, path_text) = match &a.targets {
+    let (mut requests, path_text) = match &a.http.targets {
         None => (vec![base], target.path.clone()),
         Some(file) => {
             let listed = targets(file, &base, target)?;
@@ -68,9 +70,9 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         requests,
         host: target.host.clone(),
         accept,
-        keepalive: !a.no_keepalive,
+        keepalive: !a.http.no_keepalive,
         path_text: with_files(path_text, &files),
-        http2: a.http2,
+        http2: a.http.http2,
         // The plan sets the run's seed once it has drawn one.
         seed: a.seed.unwrap_or(0),
         mix: None,

@@ -27,7 +27,7 @@ pub fn model(
     let per_datagram = |bits: f64| Schedule::Constant {
         rate: bits / (unit as f64 * 8.0),
     };
-    let schedule = match (&a.rate, &a.stages, &a.bandwidth) {
+    let schedule = match (&a.load.rate, &a.load.stages, &a.load.bandwidth) {
         (Some(r), _, _) => parse_rate(r).map_err(|e| UsageError::flag("--rate", e))?,
         (None, Some(s), _) => parse_stages(s).map_err(|e| UsageError::flag("--stages", e))?,
         (None, None, Some(b)) if udp_stream => per_datagram(
@@ -124,12 +124,13 @@ fn warmup(text: &str) -> Result<Warmup, UsageError> {
 
 /// The open-loop timetable as the user wrote it, for reports (`--rate 1000` reads `1000/s`).
 fn schedule_text(a: &RunArgs) -> Option<String> {
-    let rate = a.rate.as_ref().map(|r| match r.contains('/') {
+    let rate = a.load.rate.as_ref().map(|r| match r.contains('/') {
         true => r.clone(),
         false => format!("{r}/s"),
     });
-    rate.or_else(|| a.stages.clone()).or_else(|| {
-        a.bandwidth
+    rate.or_else(|| a.load.stages.clone()).or_else(|| {
+        a.load
+            .bandwidth
             .as_ref()
             .map(|b| b.trim_end_matches("/s").to_string() + "/s")
     })

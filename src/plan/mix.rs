@@ -42,23 +42,23 @@ const MOST: usize = 64;
 /// The run's mix, if `--mix` is given: each kind from `base` (the run's method, headers and
 /// body) with what the kind sets itself.
 pub fn of(a: &RunArgs, base: &HttpRequest, target: &Target) -> Result<Option<Kinds>, UsageError> {
-    if a.mix.is_empty() {
+    if a.http.mix.is_empty() {
         return Ok(None);
     }
-    if a.targets.is_some() {
+    if a.http.targets.is_some() {
         return usage("--mix and --targets both choose the requests: give the requests as --mix kinds, each with a weight");
     }
-    if a.http2 {
+    if a.http.http2 {
         return usage("--mix is measured over HTTP/1.1 only for now: drop --http2");
     }
-    if a.mix.len() > MOST {
+    if a.http.mix.len() > MOST {
         return usage(format!(
             "--mix: {} kinds, at most {MOST}: merge some",
-            a.mix.len()
+            a.http.mix.len()
         ));
     }
     let (mut requests, mut names, mut weights, mut shown) = (vec![], vec![], vec![], vec![]);
-    for text in &a.mix {
+    for text in &a.http.mix {
         let (name, request, weight, path) = kind(a, text, base, target)?;
         if names.contains(&name) {
             return usage(format!(
@@ -131,7 +131,7 @@ fn kind(
     let own_body = written.body.as_deref().map(body).transpose()?;
     let method = match (&written.method, &own_body) {
         (Some(m), _) => m.clone(),
-        (None, Some(_)) if a.method.is_none() => "POST".to_string(),
+        (None, Some(_)) if a.http.method.is_none() => "POST".to_string(),
         (None, _) => base.method.clone(),
     };
     check_method(&method).map_err(|e| UsageError::flag("--mix", format!("{at}: {}", e.0)))?;

@@ -12,6 +12,7 @@ pub mod mix;
 pub mod shard;
 pub mod target;
 pub mod workload;
+pub mod write;
 
 use crate::cli::{RunArgs, SocketArgs};
 use crate::driver::target::Target;
@@ -175,9 +176,9 @@ impl TryFrom<&RunArgs> for Plan {
             deadline,
             socket: SocketOptions::try_from(&a.socket)?,
             tls: TlsOptions {
-                insecure: a.insecure,
-                cacert: a.cacert.clone(),
-                no_resume: a.no_tls_resume,
+                insecure: a.http.insecure,
+                cacert: a.http.cacert.clone(),
+                no_resume: a.http.no_tls_resume,
             },
             schedule_text,
             seed,

@@ -3,8 +3,11 @@
 
 use super::http;
 use crate::cli::{self, RunArgs};
-use crate::driver::target::{Family, Target};
+use crate::driver::dicom::flags::DICOM;
+use crate::driver::http::flags::HTTP;
+use crate::driver::target::Target;
 use crate::driver::workload::{ClientMode, Reply, Request, Workload};
+use crate::driver::{self};
 use crate::error::{usage_of, UsageError};
 use crate::units::{parse_message_size, unescape};
 
@@ -13,26 +16,25 @@ pub const DEFAULT_SIZE: usize = 64;
 
 /// The workload of a run of `a` against `target`.
 pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
-    check_flags_fit(a, target)?;
+    driver::check_flags_fit(&a.groups(), target)?;
     let mut workload = bytes(a)?;
-    if (a.insecure || a.cacert.is_some() || a.no_tls_resume) && !target.tls() {
+    driver::check(target.scheme.name, &workload)?;
+    if (a.http.insecure || a.http.cacert.is_some() || a.http.no_tls_resume) && !target.tls() {
         return usage_of(
             &["--insecure", "--cacert", "--no-tls-resume"],
             "--insecure, --cacert and --no-tls-resume apply to https:// targets",
         );
     }
-    if target.family() == Family::Http {
+    // Each group's workload where the target's protocol reads it.
+    if driver::reads(target.scheme.name, HTTP) {
         let spec = http::spec(a, target)?;
         workload.http = Some(std::sync::Arc::new(spec));
-        if a.no_keepalive {
+        if a.http.no_keepalive {
             // A connection per request is the crr mode, HTTP-style.
             workload.mode = ClientMode::Crr;
         }
     }
-    if target.family() == Family::Datagram {
-        check_datagrams(a, &workload)?;
-    }
-    if super::dicom::is_dicom(target) {
+    if driver::reads(target.scheme.name, DICOM) {
         let spec = super::dicom::spec(a, target)?;
         // The report's request size: one operation's data set (the command alone for echo);
         // a response's size is the peer's, so none is claimed.
@@ -42,8 +44,6 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
         };
         workload.reply = Reply::Size(0);
         workload.dicom = Some(std::sync::Arc::new(spec));
-    } else {
-        super::dicom::refuse_flags(a, target)?;
     }
     Ok(workload)
 }
@@ -73,9 +73,9 @@ fn payload(text: &str) -> Result<Vec<u8>, UsageError> {
 }
 
 fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
-    let request = match (&a.size, &a.payload) {
+    let request = match (&a.message.size, &a.message.payload) {
         (_, Some(p)) => {
-            if a.raw {
+            if a.message.raw {
                 return usage_of(
                     &["--raw", "--size", "--payload"],
                     "--raw applies to --size; --payload is always sent as it is",
@@ -90,10 +90,10 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
                 }
                 None => DEFAULT_SIZE,
             },
-            preamble: !a.raw,
+            preamble: !a.message.raw,
         },
     };
-    let reply = match (&a.expect_size, &a.until) {
+    let reply = match (&a.message.expect_size, &a.message.until) {
         (Some(s), _) => Reply::Size(
             parse_message_size("--expect-size", s)
                 .map_err(|e| UsageError::flag("--expect-size", e))?,
@@ -117,7 +117,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
         (None, None) => Reply::Size(request.len()),
     };
     let bulk = matches!(mode(a), ClientMode::Stream | ClientMode::Source);
-    if bulk && (a.expect_size.is_some() || a.until.is_some()) {
+    if bulk && (a.message.expect_size.is_some() || a.message.until.is_some()) {
         return usage_of(
             &["--expect-size", "--until", "--mode"],
             format!(
@@ -126,7 +126,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
             ),
         );
     }
-    if mode(a) == ClientMode::Source && a.payload.is_some() {
+    if mode(a) == ClientMode::Source && a.message.payload.is_some() {
         return usage_of(&["--mode", "--size", "--payload"], "--mode source reads what the server pushes: use --size for the message size, not --payload");
     }
     Ok(Workload {
@@ -146,86 +146,4 @@ pub(super) fn mode(a: &RunArgs) -> ClientMode {
         cli::ClientMode::Stream => ClientMode::Stream,
         cli::ClientMode::Source => ClientMode::Source,
     }
-}
-
-/// Flags that belong to other protocols are usage errors, not silently ignored.
-fn check_flags_fit(a: &RunArgs, target: &Target) -> Result<(), UsageError> {
-    let family = target.family();
-    let http_only = [
-        ("-X/--method", a.method.is_some()),
-        ("-H/--header", !a.headers.is_empty()),
-        ("--body", a.body.is_some()),
-        ("--accept", a.accept.is_some()),
-        ("--no-keepalive", a.no_keepalive),
-        ("--targets", a.targets.is_some()),
-        ("--http2", a.http2),
-        ("--mix", !a.mix.is_empty()),
-    ];
-    let stream_only = [
-        ("--size", a.size.is_some()),
-        ("--payload", a.payload.is_some()),
-        ("--expect-size", a.expect_size.is_some()),
-        ("--until", a.until.is_some()),
-        ("--raw", a.raw),
-    ];
-    let (wrong, fits) = match family {
-        Family::Http => (stream_only.iter().find(|f| f.1), "tcp:// and udp://"),
-        _ => (http_only.iter().find(|f| f.1), "http://"),
-    };
-    if let Some((flag, _)) = wrong {
-        return usage_of(
-            &[flag],
-            format!(
-                "{flag} applies to {fits} targets, not to {}://",
-                target.scheme.protocol
-            ),
-        );
-    }
-    if family == Family::Http && matches!(mode(a), ClientMode::Stream | ClientMode::Source) {
-        return usage_of(
-            &["--mode"],
-            "--mode stream and source are for tcp://; an HTTP download is a GET of a large body",
-        );
-    }
-    Ok(())
-}
-
-/// What datagrams cannot do: replies found by a delimiter, modes that need a connection,
-/// sizes past the UDP limit, and wirebench framing smaller than its header.
-fn check_datagrams(a: &RunArgs, w: &Workload) -> Result<(), UsageError> {
-    use crate::wire::datagram::{HEADER_LEN, MAX_DATAGRAM};
-    if matches!(w.mode, ClientMode::Crr | ClientMode::Source) {
-        return usage_of(
-            &["--mode"],
-            format!(
-                "--mode {} needs a connection; over udp:// use --mode rr or --mode stream",
-                w.mode.name()
-            ),
-        );
-    }
-    if a.until.is_some() {
-        return usage_of(&["--until", "--expect-size"], "--until finds replies in a byte stream; a UDP reply is one datagram: use --expect-size or nothing");
-    }
-    let reply = match w.reply {
-        Reply::Size(n) => n,
-        Reply::Until(_) => 0,
-    };
-    let largest = w.request.len().max(reply);
-    if largest > MAX_DATAGRAM {
-        return usage_of(&["--size", "--expect-size"], format!(
-            "a {largest}-byte datagram is over the UDP limit of {MAX_DATAGRAM} bytes: use a smaller --size or --expect-size"
-        ));
-    }
-    if let Request::Sized {
-        size,
-        preamble: true,
-    } = w.request
-    {
-        if size < HEADER_LEN {
-            return usage_of(&["--size", "--raw", "--payload"], format!(
-                "--size {size} is below the {HEADER_LEN}-byte wirebench datagram header: use --size {HEADER_LEN} or more, or --raw / --payload for plain datagrams"
-            ));
-        }
-    }
-    Ok(())
 }

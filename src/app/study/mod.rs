@@ -9,7 +9,7 @@
 
 mod dry;
 mod out;
-mod read;
+pub mod read;
 
 use super::keep::Keep;
 use crate::cli::{RunArgs, StudyArgs};

@@ -9,6 +9,7 @@ use super::super::sweep::Batch;
 use crate::cli::{Cli, Command, CompareArgs, PeakArgs, RunArgs};
 use crate::error::UsageError;
 use crate::plan::file::{self, Flag, PlanFile, Pos, Target};
+use crate::plan::write::{plan_file, WriteError};
 use clap::Parser;
 
 /// A bad plan: where, and what is wrong.
@@ -31,6 +32,18 @@ impl Checked {
             Checked::Run(a, _) => a,
             Checked::Compare(a, _) => &a.run,
             Checked::Peak(a, _) => &a.run,
+        }
+    }
+}
+
+impl Checked {
+    /// The plan written down again as a plan file (`title` its title), from the typed
+    /// arguments: reading it back gives the same arguments.
+    pub fn write(&self, title: Option<&str>) -> Result<String, WriteError> {
+        match self {
+            Checked::Run(a, _) => plan_file(title, "run", a),
+            Checked::Compare(a, _) => plan_file(title, "compare", a),
+            Checked::Peak(a, _) => plan_file(title, "peak", a),
         }
     }
 }
@@ -196,4 +209,112 @@ fn blame(plan: &PlanFile, own: &[Flag], e: &UsageError) -> Pos {
         .find(named)
         .or_else(|| plan.targets.iter().find(at_url));
     target.map_or(plan.run_at, |t| t.at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `text` as a plan file from a temporary file.
+    fn read_text(text: &str) -> Checked {
+        let dir = std::env::temp_dir().join(format!("wirebench-write-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{:x}.toml", crate::random::fresh_seed()));
+        std::fs::write(&path, text).unwrap();
+        let read = read(path.to_str().unwrap());
+        std::fs::remove_file(&path).unwrap();
+        match read {
+            Ok((_, _, checked)) => checked,
+            Err(Located(at, e)) => panic!("{}:{}: {e}\n{text}", at.line, at.col),
+        }
+    }
+
+    /// Plan file → typed arguments → plan file → the same typed arguments.
+    fn round_trip(text: &str) -> String {
+        let first = read_text(text);
+        let written = first.write(Some("again")).unwrap();
+        let second = read_text(&written);
+        assert_eq!(
+            format!("{:?}", first.run_args()),
+            format!("{:?}", second.run_args()),
+            "{written}"
+        );
+        assert_eq!(second.write(Some("again")).unwrap(), written);
+        written
+    }
+
+    #[test]
+    fn a_run_plan_reads_back_as_the_same_arguments() {
+        let written = round_trip(
+            r#"
+title = "sizes"
+[targets]
+local = "tcp://127.0.0.1:7000"
+remote = "tcp://127.0.0.1:7001"
+[run]
+size = [16, 128]
+connections = "1..4"
+duration = "1s"
+mode = "rr"
+warmup = "auto"
+runs = 3
+discard_first = true
+think = "exp:1ms"
+seed = "18446744073709551615"
+no_nodelay = true
+sndbuf = "64k"
+units = "kB"
+tag = "commit=3f2a"
+fail_if = "p99>20ms"
+"#,
+        );
+        assert!(written.contains("size = \"16,128\""), "{written}");
+        assert!(
+            written.contains("seed = \"18446744073709551615\""),
+            "{written}"
+        );
+    }
+
+    #[test]
+    fn an_http_compare_plan_reads_back_as_the_same_arguments() {
+        let written = round_trip(
+            r#"
+command = "compare"
+[targets]
+a = "https://127.0.0.1:8080/x?q=\"1\""
+b = "https://127.0.0.1:8443/"
+[run]
+method = "POST"
+header = ["X-A: 1", "X-B: \"two\""]
+body = "k={seq}\n"
+accept = "2xx,3xx"
+insecure = true
+http2 = true
+rate = "1000"
+arrival = "poisson"
+runs = "auto"
+precision = "2%"
+threshold = "5%"
+"#,
+        );
+        assert!(written.contains("header = ["), "{written}");
+    }
+
+    #[test]
+    fn a_flag_given_twice_that_a_plan_file_gives_once_is_refused() {
+        let Ok(Command::Run(a)) = Cli::try_parse_from([
+            "wirebench",
+            "run",
+            "tcp://127.0.0.1:1",
+            "--tag",
+            "a=1",
+            "--tag",
+            "b=2",
+        ])
+        .map(|c| c.command) else {
+            unreachable!("a run line")
+        };
+        let e = plan_file(None, "run", &a).unwrap_err();
+        assert_eq!(e, WriteError::Repeated("tag".into(), 2));
+    }
 }

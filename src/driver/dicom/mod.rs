@@ -9,6 +9,7 @@
 
 pub mod dataset;
 pub mod dimse;
+pub mod flags;
 pub mod pdu;
 mod session;
 pub mod spec;
@@ -61,6 +62,7 @@ impl Protocol for Dicom {
         tls: false,
         path: true,
     }];
+    const FLAGS: &'static [&'static str] = &[flags::DICOM, super::tcp::flags::MESSAGE];
     type Driver = DicomDriver;
 
     fn prepare(job: &Job) -> Result<Dicom, crate::driver::Error> {

@@ -503,6 +503,11 @@ pub struct Http2 {
 
 impl Protocol for Http2 {
     const SCHEMES: &'static [Scheme] = &crate::driver::http::SCHEMES;
+    const FLAGS: &'static [&'static str] = &[crate::driver::http::flags::HTTP];
+
+    fn check(w: &crate::driver::workload::Workload) -> Result<(), crate::error::UsageError> {
+        crate::driver::http::flags::check(w)
+    }
     type Driver = H2Driver;
 
     fn carries(job: &Job) -> bool {

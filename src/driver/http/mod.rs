@@ -4,6 +4,7 @@
 //! gigabyte download costs a read buffer. Each response records its status, its time to first
 //! byte, and counts as success when its status is accepted.
 
+pub mod flags;
 #[doc(hidden)]
 pub mod fuzz;
 mod response;
@@ -368,7 +369,12 @@ pub struct Http1 {
 
 impl Protocol for Http1 {
     const SCHEMES: &'static [Scheme] = &SCHEMES;
+    const FLAGS: &'static [&'static str] = &[flags::HTTP];
     type Driver = HttpDriver;
+
+    fn check(workload: &super::workload::Workload) -> Result<(), crate::error::UsageError> {
+        flags::check(workload)
+    }
 
     fn prepare(job: &Job) -> Result<Http1, crate::driver::Error> {
         Ok(Http1 {

@@ -2,6 +2,7 @@
 //! a connection queues requests, writes them, and parses replies (sized or delimited), checking
 //! echoed bytes. It knows nothing of rates, deadlines or phases: that is the engine's business.
 
+pub mod flags;
 mod reply;
 mod request;
 
@@ -485,6 +486,7 @@ impl Protocol for Tcp {
         tls: false,
         path: false,
     }];
+    const FLAGS: &'static [&'static str] = &[flags::MESSAGE];
     type Driver = TcpDriver;
 
     fn prepare(_job: &Job) -> Result<Tcp, crate::driver::Error> {

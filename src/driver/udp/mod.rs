@@ -10,6 +10,7 @@
 //! event loop (see [`UdpDriver::blocking`]): one `send` and one `recv` per round trip, as
 //! sockperf makes.
 
+mod check;
 mod sock;
 mod window;
 
@@ -368,6 +369,11 @@ impl Protocol for Udp {
         tls: false,
         path: false,
     }];
+    const FLAGS: &'static [&'static str] = &[crate::driver::tcp::flags::MESSAGE];
+
+    fn check(workload: &Workload) -> Result<(), crate::error::UsageError> {
+        check::datagrams(workload)
+    }
     type Driver = UdpDriver;
 
     fn prepare(_job: &Job) -> Result<Udp, crate::driver::Error> {

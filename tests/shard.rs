@@ -338,6 +338,59 @@ fn a_start_in_the_past_is_late_and_auto_reads_the_engine() {
     assert_eq!(merged["shards"]["late"], serde_json::json!([1]));
 }
 
+/// Two shards that differ only in a workload flag (here --arrival) ran different loads: the
+/// merge refuses them and names the flag, as it names a different --rate.
+#[test]
+fn shards_of_another_arrival_are_refused_by_name() {
+    let server = ServerProcess::start(&[]);
+    let dir = tempdir("arrival");
+    let out = dir.join("shard-%r.json").display().to_string();
+    let mut runs = shard_runs(
+        &server.url,
+        2,
+        &out,
+        &["--rate", "200", "-c", "2", "-d", "300ms"],
+    );
+    runs[0].extend([
+        "--arrival".into(),
+        "poisson".into(),
+        "--seed".into(),
+        "7".into(),
+    ]);
+    runs[1].extend(["--seed".into(), "7".into()]);
+    for r in &mut runs {
+        r[5] = "+300ms".into(); // --start-at: soon, the test is short
+    }
+    let t0 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let children: Vec<_> = runs
+        .iter()
+        .map(|a| {
+            bin()
+                .args(a)
+                .env("WIREBENCH_T0", t0.to_string())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let files: Vec<String> = (0..2)
+        .map(|r| dir.join(format!("shard-{r}.json")).display().to_string())
+        .collect();
+    let (code, err) = merge(&files).unwrap_err();
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--arrival Poisson vs unset"), "{err}");
+    assert!(!err.contains("--seed"), "the seeds agree: {err}");
+}
+
 /// Bad shard flags: one line, exit 2, before anything runs.
 #[test]
 fn bad_shard_flags_are_usage_errors() {

@@ -234,6 +234,33 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT", help_heading = "Repeated runs")]
     pub tail_threshold: Option<String>,
 
+    /// Run each run as this many shards, each its share of the connections, rate and
+    /// requests, merged before the paired analysis: a comparison under a load from many
+    /// generators.
+    #[arg(long, value_name = "N", help_heading = "Shards (many machines)")]
+    pub shards: Option<u64>,
+
+    /// How each run's shards start: `local` (N processes here) or a command that starts N
+    /// copies of what follows it, e.g. 'srun --ntasks=8' or 'mpirun --hostfile h -np 8'.
+    #[arg(
+        long,
+        default_value = "local",
+        value_name = "local|CMD",
+        requires = "shards",
+        help_heading = "Shards (many machines)"
+    )]
+    pub launcher: String,
+
+    /// Where each run's shard results go: shared by every node with srun or mpirun
+    /// [default: a temporary directory, emptied after each run]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "shards",
+        help_heading = "Shards (many machines)"
+    )]
+    pub shard_dir: Option<String>,
+
     /// The targets and the load, as for `wirebench run`.
     #[command(flatten)]
     pub run: RunArgs,

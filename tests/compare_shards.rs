@@ -5,7 +5,7 @@
 mod common;
 
 use common::{
-    bin, first_line_addr, one_at_a_time, run_bounded, serve_process, stdout_lines,
+    first_line_addr, merged_ok, one_at_a_time, run_bounded, serve_process, stdout_lines,
     stop_with_sigterm, usage_error,
 };
 use serde_json::Value;
@@ -57,20 +57,28 @@ fn check_merged_runs(doc: &Value, world: usize, connections: u64) -> Vec<u64> {
         .collect();
     let mut per_target = vec![0; names.len()];
     for point in sweep["points"].as_array().unwrap() {
-        let r = &point["result"];
-        let ranks = r["shards"]["ranks"].as_array().expect("a merged run");
-        assert_eq!(ranks.len(), world, "{}", r["shards"]);
-        let ok: u64 = ranks.iter().map(|s| s["ok"].as_u64().unwrap()).sum();
-        assert_eq!(r["ok"].as_u64(), Some(ok));
-        let conns: u64 = ranks
-            .iter()
-            .map(|s| s["share"]["connections"].as_u64().unwrap())
-            .sum();
-        assert_eq!(conns, connections);
+        let ok = merged_ok(&point["result"], world, connections);
         let t = names.iter().position(|n| point["target"] == *n).unwrap();
         per_target[t] += ok;
     }
     per_target
+}
+
+/// `wirebench ARGS` (a comparison of `a` and `b`, each run as 2 shards of `connections`),
+/// which must succeed: every run is the exact merge of its shards, the comparison's counts
+/// are the servers' own, and there are verdicts. How long it took.
+fn compared(args: &[&str], a: Counted, b: Counted, connections: u64) -> Duration {
+    let (out, took) = run_bounded(args, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["sweep"]["points"].as_array().unwrap().len(), 4);
+    let ok = check_merged_runs(&doc, 2, connections);
+    assert!(ok.iter().all(|&n| n > 0), "{ok:?}");
+    assert!(!doc["verdicts"].as_array().unwrap().is_empty());
+    assert_eq!(vec![a.served(), b.served()], ok);
+    took
 }
 
 /// Two servers compared in 2 rounds, each run 2 shards of 2 connections for 500 ms: every
@@ -97,20 +105,7 @@ fn compare_runs_each_run_as_merged_shards() {
         "-q",
         "--no-save",
     ];
-    let (out, took) = run_bounded(&args, LIMIT);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(doc["sweep"]["points"].as_array().unwrap().len(), 4);
-    let ok = check_merged_runs(&doc, 2, 4);
-    assert!(ok.iter().all(|&n| n > 0), "{ok:?}");
-    assert!(!doc["verdicts"].as_array().unwrap().is_empty());
-    assert_eq!(vec![a.served(), b.served()], ok);
+    let took = compared(&args, a, b, 4);
     eprintln!("compare --shards 2, 4 runs: {took:?}");
 }
 
@@ -130,18 +125,7 @@ fn a_study_plan_with_shards_runs_merged_shards() {
         ),
     )
     .unwrap();
-    let (out, took) = run_bounded(&["study", plan.to_str().unwrap()], LIMIT);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_str(&text).unwrap();
-    let ok = check_merged_runs(&doc, 2, 3);
-    assert!(ok.iter().all(|&n| n > 0), "{ok:?}");
-    assert_eq!(vec![a.served(), b.served()], ok);
+    let took = compared(&["study", plan.to_str().unwrap()], a, b, 3);
     let _ = std::fs::remove_dir_all(&dir);
     eprintln!("study shards = 2, 4 runs: {took:?}");
 }
@@ -158,5 +142,4 @@ fn compare_shards_that_cannot_split_are_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("leaves rank 2 none"), "{err}");
     assert_eq!(a.served(), 0, "nothing ran");
-    let _ = bin;
 }

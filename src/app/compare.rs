@@ -175,9 +175,10 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
 /// With `--shards N`: each run launched as N shards and merged ([`super::shards`]), the
 /// shards' `run` checked now (it parses, and its totals split into N shares).
 fn sharded(args: &CompareArgs, batch: &Batch, seed: u64) -> Result<Option<Sharded>, UsageError> {
-    let Some(n) = args.shards else {
+    let Some(fleet) = Fleet::of(&args.fleet) else {
         return Ok(None);
     };
+    let n = fleet.n;
     // The swept flags and the seed are set on each run: the point's values, compare's seed.
     let drop: Vec<&str> = batch
         .axes
@@ -187,11 +188,6 @@ fn sharded(args: &CompareArgs, batch: &Batch, seed: u64) -> Result<Option<Sharde
         .collect();
     let mut words = shards::respell(&shards::command_line(), &drop)?;
     words.push(format!("--seed={seed}"));
-    let fleet = Fleet {
-        n,
-        launcher: args.launcher.clone(),
-        dir: args.shard_dir.clone(),
-    };
     let sharded = Sharded { fleet, words };
     let first: Vec<_> = batch
         .axes

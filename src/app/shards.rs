@@ -101,6 +101,17 @@ impl Sharded {
     }
 }
 
+impl Fleet {
+    /// The fleet `a` asks for, if `--shards` is given.
+    pub fn of(a: &crate::cli::FleetArgs) -> Option<Fleet> {
+        a.shards.map(|n| Fleet {
+            n,
+            launcher: a.launcher.clone(),
+            dir: a.shard_dir.clone(),
+        })
+    }
+}
+
 /// Numbers each step's directory.
 static STEP: AtomicU64 = AtomicU64::new(0);
 

@@ -244,6 +244,11 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT", help_heading = "Repeated runs")]
     pub tail_threshold: Option<String>,
 
+    /// Each run run as N shards (`--shards`, `--launcher`, `--shard-dir`).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub fleet: FleetArgs,
+
     /// The targets and the load, as for `wirebench run`.
     #[command(flatten)]
     #[serde(flatten)]
@@ -854,8 +859,24 @@ pub struct PeakArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub rest: String,
 
-    /// Run each step as this many shards, each its share of the rate and connections, merged
-    /// and judged on the merged latency: the peak of a load from many generators.
+    /// Each step run as N shards (`--shards`, `--launcher`, `--shard-dir`).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub fleet: FleetArgs,
+
+    /// The run each step repeats (target, workload, connections, --warmup, --json ...).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub run: RunArgs,
+}
+
+/// A command whose steps (a peak's steps, a comparison's runs) each run as N shards,
+/// launched by the engine's own launcher and merged (issue 19, item 4).
+#[derive(Debug, Args, Clone, serde::Serialize)]
+pub struct FleetArgs {
+    /// Run each step (a peak step, a compared run) as this many shards, each its share of
+    /// the rate, connections and requests, merged and judged on the merged figures: the
+    /// load of many generators.
     #[arg(long, value_name = "N", help_heading = "Shards (many machines)")]
     pub shards: Option<u64>,
 
@@ -879,11 +900,6 @@ pub struct PeakArgs {
         help_heading = "Shards (many machines)"
     )]
     pub shard_dir: Option<String>,
-
-    /// The run each step repeats (target, workload, connections, --warmup, --json ...).
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub run: RunArgs,
 }
 
 /// Flags `run` takes that this command does not (`ids`): out of its help (the command refuses

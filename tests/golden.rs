@@ -34,14 +34,7 @@ fn tcp_rr() -> Summary {
             ));
         }
     });
-    let mut s = summary(
-        "tcp://127.0.0.1:7000",
-        "rr",
-        config(64, Some(64)),
-        &total,
-        series,
-        None,
-    );
+    let mut s = tcp_rr_summary(&total, series);
     s.warmup = Some(Warmup {
         duration_s: 1.0,
         ok: 38_211,
@@ -253,14 +246,7 @@ fn open_loop_tcp() -> Summary {
         rec.received_bytes += n * 64;
     });
     offered(&mut series, 20_000.0);
-    let mut s = summary(
-        "tcp://127.0.0.1:7000",
-        "rr",
-        config(64, Some(64)),
-        &total,
-        series,
-        None,
-    );
+    let mut s = tcp_rr_summary(&total, series);
     s.service_time = Distribution::of(&total.service);
     s.open_loop = Some(open_loop("20000/s", 20_000.0, &total, false));
     finish(s)
@@ -359,14 +345,7 @@ fn tcp_rr_with_a_dip() -> Summary {
         let per_s = if second == 1 { 10_000 } else { 40_000 };
         exchanges(rec, second, length, per_s, 64);
     });
-    let s = summary(
-        "tcp://127.0.0.1:7000",
-        "rr",
-        config(64, Some(64)),
-        &total,
-        series,
-        None,
-    );
+    let s = tcp_rr_summary(&total, series);
     finish(s)
 }
 

@@ -854,3 +854,51 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         .collect();
     assert_eq!(left.len(), 3, "no temporary file left: {left:?}");
 }
+
+/// A result merged from shards (issue 19) shows its per-rank table: one row per rank, with
+/// its host, and the caption of how far apart the shards began.
+#[test]
+fn a_merged_result_shows_a_row_per_shard() {
+    let _serial = one_at_a_time();
+    let scratch = Scratch::new("shards");
+    let srv = ServerProcess::start(&[]);
+    let out = scratch.0.join("shard-%r.json").display().to_string();
+    let shards: Vec<_> = (0..2)
+        .map(|r| {
+            let shard = format!("{r}/2");
+            common::bin()
+                .args(["run", &srv.url, "-c", "4", "-d", "1s", "-q", "--no-save"])
+                .args(["--shard", &shard, "--start-at", "+1s", "--out", &out])
+                .env("WIREBENCH_T0", wirebench::store::now_ms().to_string())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in shards {
+        assert!(common::wait_exit(&mut c, LIMIT).success());
+    }
+    let files: Vec<String> = (0..2)
+        .map(|r| {
+            scratch
+                .0
+                .join(format!("shard-{r}.json"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let (merged, _) = run_bounded(&["merge", &files[0], &files[1]], LIMIT);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    let page = render_and_open("shards", &doc, &scratch.0);
+    assert_eq!(table_rows(&page.dom, "shards"), 2);
+    let host = doc["shards"]["ranks"][0]["host"].as_str().unwrap();
+    let table = page.dom.split("<table class=\"shards\"").nth(1).unwrap();
+    assert!(table.contains(host), "{table}");
+    assert!(page.dom.contains("merged from 2 shards"), "the caption");
+}

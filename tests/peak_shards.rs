@@ -60,16 +60,7 @@ fn a_search_of_merged_shards_finds_the_servers_max_rate() {
     );
     assert_eq!(doc["peak"]["confirmed"], true);
     for step in doc["steps"].as_array().unwrap() {
-        let r = &step["result"];
-        let ranks = r["shards"]["ranks"].as_array().expect("a merged step");
-        assert_eq!(ranks.len(), 2, "{}", r["shards"]);
-        let ok: u64 = ranks.iter().map(|s| s["ok"].as_u64().unwrap()).sum();
-        assert_eq!(r["ok"].as_u64(), Some(ok));
-        let conns: u64 = ranks
-            .iter()
-            .map(|s| s["share"]["connections"].as_u64().unwrap())
-            .sum();
-        assert_eq!(conns, 32);
+        common::merged_ok(&step["result"], 2, 32);
     }
 }
 

@@ -144,20 +144,9 @@ fn shard_runs(url: &str, world: u64, out: &str, extra: &[&str]) -> Vec<Vec<Strin
         .collect()
 }
 
-/// Three shards of one load by count, started together against one server: each runs its
-/// share (remainders to the lowest ranks), and the merge's ok is the sum of the shards' and
-/// the server's own count of requests; every rank is in the `shards` section with its skew.
-/// A missing rank, a rank given twice, a shard of another plan or another world size, and a
-/// damaged per-second histogram are each refused: one line, exit 2, nothing printed.
-#[test]
-fn shards_merge_to_the_servers_count_and_bad_sets_are_refused() {
-    let mut server = serve_process("tcp", &[]);
-    let lines = stdout_lines(&mut server);
-    let addr = first_line_addr(&mut server, &lines, "tcp", LIMIT);
-    let url = format!("tcp://{addr}");
-    let dir = tempdir("count");
-    let out = dir.join("shard-%r.json").display().to_string();
-    let runs = shard_runs(&url, 3, &out, &["-n", "3001", "-c", "7"]);
+/// Starts the shards' `runs` at once, their --start-at counted from one agreed now
+/// (WIREBENCH_T0, as a launcher sets it), and waits for each to succeed.
+fn launch_together(runs: &[Vec<String>]) {
     let t0 = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -178,6 +167,23 @@ fn shards_merge_to_the_servers_count_and_bad_sets_are_refused() {
         let o = c.wait_with_output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
+}
+
+/// Three shards of one load by count, started together against one server: each runs its
+/// share (remainders to the lowest ranks), and the merge's ok is the sum of the shards' and
+/// the server's own count of requests; every rank is in the `shards` section with its skew.
+/// A missing rank, a rank given twice, a shard of another plan or another world size, and a
+/// damaged per-second histogram are each refused: one line, exit 2, nothing printed.
+#[test]
+fn shards_merge_to_the_servers_count_and_bad_sets_are_refused() {
+    let mut server = serve_process("tcp", &[]);
+    let lines = stdout_lines(&mut server);
+    let addr = first_line_addr(&mut server, &lines, "tcp", LIMIT);
+    let url = format!("tcp://{addr}");
+    let dir = tempdir("count");
+    let out = dir.join("shard-%r.json").display().to_string();
+    let runs = shard_runs(&url, 3, &out, &["-n", "3001", "-c", "7"]);
+    launch_together(&runs);
     let files: Vec<String> = (0..3)
         .map(|r| dir.join(format!("shard-{r}.json")).display().to_string())
         .collect();
@@ -336,6 +342,40 @@ fn a_start_in_the_past_is_late_and_auto_reads_the_engine() {
     let merged = merge(&[zero, dir.join("k8s-1.json").display().to_string()]).unwrap();
     assert_eq!(merged["ok"], 200);
     assert_eq!(merged["shards"]["late"], serde_json::json!([1]));
+}
+
+/// Two shards that differ only in a workload flag (here --arrival) ran different loads: the
+/// merge refuses them and names the flag, as it names a different --rate.
+#[test]
+fn shards_of_another_arrival_are_refused_by_name() {
+    let server = ServerProcess::start(&[]);
+    let dir = tempdir("arrival");
+    let out = dir.join("shard-%r.json").display().to_string();
+    let mut runs = shard_runs(
+        &server.url,
+        2,
+        &out,
+        &["--rate", "200", "-c", "2", "-d", "300ms"],
+    );
+    runs[0].extend([
+        "--arrival".into(),
+        "poisson".into(),
+        "--seed".into(),
+        "7".into(),
+    ]);
+    runs[1].extend(["--seed".into(), "7".into()]);
+    for r in &mut runs {
+        r[5] = "+300ms".into(); // --start-at: soon, the test is short
+    }
+    launch_together(&runs);
+    let files: Vec<String> = (0..2)
+        .map(|r| dir.join(format!("shard-{r}.json")).display().to_string())
+        .collect();
+    let (code, err) = merge(&files).unwrap_err();
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--arrival Poisson vs unset"), "{err}");
+    assert!(!err.contains("--seed"), "the seeds agree: {err}");
 }
 
 /// Bad shard flags: one line, exit 2, before anything runs.

@@ -15,6 +15,7 @@ pub mod report;
 pub mod run;
 mod serve;
 pub mod shard;
+pub mod shards;
 pub mod study;
 pub mod sweep;
 // --- results history (issue 10, items 1-3) ---

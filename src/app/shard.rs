@@ -22,7 +22,7 @@ pub struct Prepared {
 pub fn refuse(a: &ShardArgs, command: &str) -> Result<(), UsageError> {
     if a.shard.is_some() || a.start_at.is_some() || a.out.is_some() {
         return Err(UsageError::new(format!(
-            "--shard, --start-at and --out are for `wirebench run` so far: run each shard with `wirebench run --shard R/N`, merge them, and give `{command}` the merged figures"
+            "--shard, --start-at and --out are for `wirebench run` so far: give `{command} --shards N [--launcher CMD]` to run each step as N shards, or run each shard with `wirebench run --shard R/N` and merge them"
         )));
     }
     Ok(())
@@ -145,9 +145,10 @@ fn split(a: &RunArgs, who: Shard) -> Result<(RunArgs, Share), UsageError> {
     ))
 }
 
-/// The plan a shard runs a share of, flag by flag: everything that shapes the load, the
-/// totals as given; not the shard's own flags nor where its result goes.
-fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
+/// The plan a shard runs a share of, flag by flag: every flag that changes what is measured
+/// (the load, the workload, the protocol, the socket), the totals as given; not the shard's
+/// own flags, nor where its result goes or how it is shown ([`NOT_PLAN`]).
+pub fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
     // Options read as their value, or `unset`: `--rate unset vs 5000`, not `None vs Some(..)`.
     let d = |v: &dyn std::fmt::Debug| {
         let text = format!("{v:?}");
@@ -157,7 +158,8 @@ fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
             None => text,
         }
     };
-    let pairs: [(&str, String); 27] = [
+    let s = &a.socket;
+    let pairs: Vec<(&str, String)> = vec![
         ("url", a.urls.join(" ")),
         ("--mode", d(&a.mode)),
         ("--connections", a.connections.clone()),
@@ -168,6 +170,8 @@ fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
         ("--timeout", a.timeout.clone()),
         ("--deadline", d(&a.deadline)),
         ("--pipeline", d(&a.pipeline)),
+        ("--arrival", d(&a.arrival)),
+        ("--seed", d(&a.seed)),
         ("--think", d(&a.think)),
         ("--size", d(&a.message.size)),
         ("--payload", d(&a.message.payload)),
@@ -176,18 +180,57 @@ fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
         ("--raw", d(&a.message.raw)),
         ("--rate", d(&a.load.rate)),
         ("--bandwidth", d(&a.load.bandwidth)),
+        ("--stages", d(&a.load.stages)),
         ("--method", d(&a.http.method)),
         ("--header", d(&a.http.headers)),
         ("--body", d(&a.http.body)),
         ("--accept", d(&a.http.accept)),
         ("--no-keepalive", d(&a.http.no_keepalive)),
         ("--http2", d(&a.http.http2)),
+        ("--insecure", d(&a.http.insecure)),
+        ("--cacert", d(&a.http.cacert)),
+        ("--no-tls-resume", d(&a.http.no_tls_resume)),
+        ("--mix", d(&a.http.mix)),
         ("--targets", d(&a.http.targets)),
+        ("--manifest", d(&a.file_set.manifest)),
+        ("--popularity", d(&a.file_set.popularity)),
+        ("--dataset", d(&a.file_set.dataset)),
+        ("--cache", d(&a.cache)),
+        ("--link", d(&a.link)),
         ("--op", d(&a.dicom.op)),
-        ("socket", d(&a.socket)),
+        ("--calling-ae", d(&a.dicom.calling_ae)),
+        ("--files", d(&a.dicom.files)),
+        ("--nodelay", d(&s.nodelay)),
+        ("--no-nodelay", d(&s.no_nodelay)),
+        ("--sndbuf", d(&s.sndbuf)),
+        ("--rcvbuf", d(&s.rcvbuf)),
     ];
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
+
+/// `run`'s flags that are not part of a shard's plan: the shard's own, where the result goes
+/// and how it is shown, how often it repeats (a shard runs once), and `--save-example` (which
+/// measures nothing). Every other flag of `run` is in [`plan_of`] (a test checks).
+pub const NOT_PLAN: [&str; 18] = [
+    "--shard",
+    "--world",
+    "--start-at",
+    "--max-skew",
+    "--out",
+    "--json",
+    "--quiet",
+    "--units",
+    "--runs",
+    "--discard-first",
+    "--discard",
+    "--yes",
+    "--db",
+    "--tag",
+    "--fail-if",
+    "--no-save",
+    "--save-example",
+    "--help",
+];
 
 /// Waits until the agreed start, if any, and returns how late (ms) this shard was released.
 /// Sleeps to within 2 ms, then yields, so the start is not a whole timer tick late.
@@ -242,4 +285,31 @@ pub fn write_out(pattern: &str, rank: u64, document: &str) -> Result<(), UsageEr
                 "--out {path}: cannot write ({e}): check the directory"
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    /// A flag added to `run` must be put in the plan hash or named as not part of it: a
+    /// shard that ran another workload must not merge silently.
+    #[test]
+    fn every_run_flag_is_in_the_plan_or_named_outside_it() {
+        let cli = crate::cli::Cli::command();
+        let run = cli.find_subcommand("run").expect("a run command");
+        let args = crate::cli::Cli::parse_from(["wirebench", "run", "tcp://h:1"]);
+        let crate::cli::Command::Run(a) = args.command else {
+            panic!("run parses as run")
+        };
+        let plan = plan_of(&a);
+        for arg in run.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            let flag = format!("--{long}");
+            assert!(
+                plan.contains_key(&flag) || NOT_PLAN.contains(&flag.as_str()),
+                "{flag} is neither in plan_of nor in NOT_PLAN"
+            );
+        }
+    }
 }

@@ -35,6 +35,8 @@ pub struct Batch {
     pub runs: Vec<Run>,
     /// The seed of [`Batch::shuffle`], once the targets' order was randomized.
     pub seed: Option<u64>,
+    /// Each run launched as shards and merged (`compare --shards`), if so.
+    pub sharded: Option<super::shards::Sharded>,
 }
 
 /// One run of a batch.
@@ -113,6 +115,7 @@ impl Batch {
             discard,
             runs,
             seed: None,
+            sharded: None,
         })
     }
 
@@ -516,7 +519,14 @@ pub fn measure_until(
             n => format!(" run {}/{n}", run.round + 1),
         };
         let progress = bar.start(&format!("{name}{round} {}", describe(&values)));
-        let (result, lost) = match super::run::measure_point(&run.plan, progress) {
+        let measured = match &batch.sharded {
+            Some(s) => {
+                let words = s.run_words(&sweep.targets[run.target].url, &values_of(&values));
+                s.fleet.measure(&words, "compare").map(|r| (r, None))
+            }
+            None => super::run::measure_point(&run.plan, progress),
+        };
+        let (result, lost) = match measured {
             Ok(measured) => measured,
             Err(e) => return (sweep, Some(e)),
         };
@@ -559,6 +569,13 @@ pub fn measure_until(
         }
     }
     (sweep, None)
+}
+
+/// A point's swept values as flag and value.
+fn values_of(
+    values: &std::collections::BTreeMap<&'static str, String>,
+) -> Vec<(&'static str, String)> {
+    values.iter().map(|(f, v)| (*f, v.clone())).collect()
 }
 
 /// `--size 1024 --connections 4`, for the progress line.

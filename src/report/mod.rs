@@ -14,6 +14,7 @@
 //! - [`diagnosis`]: `wirebench diagnose`'s findings, or its `wirebench.diagnosis/1` JSON.
 //! - [`peak`]: the peak search's table and curve, or its `wirebench.peak/1` JSON.
 //! - [`study`], [`csv`]: a study's report.md (tables and methodology) and its tables as CSV.
+//! - [`shards`]: the per-rank table of a merged result (terminal and HTML).
 //! - [`progress`]: the live one-line progress display on stderr while a run is going.
 //! - [`history`]: the `wirebench history` table; [`export`]: a stored document's results as
 //!   CSV or Markdown.
@@ -37,6 +38,7 @@ pub mod peak;
 pub mod progress;
 pub mod repeat;
 mod series;
+pub mod shards;
 pub mod study;
 pub mod sweep;
 pub mod table;

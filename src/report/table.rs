@@ -36,6 +36,7 @@ pub fn write_width(summary: &Summary, out: &mut dyn Write, width: Option<u16>) -
     super::link::write(summary.throughput.link.as_ref(), out)?;
     distributions(summary, out, width)?;
     super::mix::write(summary, out, width)?;
+    super::shards::write(summary, out, width)?;
     errors(summary, out, width)?;
     super::series::write(summary, out, width)?;
     writeln!(out)?;

@@ -401,3 +401,19 @@ pub fn measure_json(args: &[&str], limit: Duration) -> (serde_json::Value, i32) 
         code,
     )
 }
+
+/// A result merged from `world` shards (issue 19): its `shards` section lists each rank, the
+/// ranks' ok add up to the merge's, and their connections to `connections`. Its ok.
+#[allow(dead_code)] // not every test file checks merged shards
+pub fn merged_ok(r: &serde_json::Value, world: usize, connections: u64) -> u64 {
+    let ranks = r["shards"]["ranks"].as_array().expect("a merged result");
+    assert_eq!(ranks.len(), world, "{}", r["shards"]);
+    let ok: u64 = ranks.iter().map(|s| s["ok"].as_u64().unwrap()).sum();
+    assert_eq!(r["ok"].as_u64(), Some(ok));
+    let conns: u64 = ranks
+        .iter()
+        .map(|s| s["share"]["connections"].as_u64().unwrap())
+        .sum();
+    assert_eq!(conns, connections);
+    ok
+}

@@ -132,6 +132,20 @@ pub fn summary(
     }
 }
 
+/// The summary of `--mode rr` over TCP of 64-byte messages to 127.0.0.1:7000 that recorded
+/// `total` and `series`.
+#[allow(dead_code)] // not every golden test has an rr run
+pub fn tcp_rr_summary(total: &Recorder, series: Vec<SeriesPoint>) -> Summary {
+    summary(
+        "tcp://127.0.0.1:7000",
+        "rr",
+        config(64, Some(64)),
+        total,
+        series,
+        None,
+    )
+}
+
 /// Adds the notes the diagnosis makes of the finished summary.
 pub fn finish(mut s: Summary) -> Summary {
     s.notes = wirebench::summary::diagnose::notes(&s);

@@ -74,7 +74,8 @@ fn check_peak(words: &[String], world: u64) -> Result<(), UsageError> {
             "launch runs `wirebench peak` or `wirebench run`",
         ));
     };
-    let mut run = super::peak_shards::run_words(&argv, &p.run.connections)?;
+    let url = p.run.urls.first().map_or("", String::as_str);
+    let mut run = super::peak_shards::run_words(&argv, url, &p.run.connections)?;
     run.extend(["--rate".into(), n, "-d".into(), "1s".into()]);
     check_command(&run, world)
 }

@@ -160,7 +160,11 @@ fn parse(
     let parse =
         |flags: &[&Flag]| Cli::try_parse_from(argv(targets, command, flags)).map(|c| c.command);
     let whole = match parse(&flags) {
-        Ok(c) => return Ok(c),
+        Ok(c) => {
+            // The shards of a `shards = N` plan run the flags of this command line.
+            super::super::shards::stand_for(argv(targets, command, &flags));
+            return Ok(c);
+        }
         Err(e) => e,
     };
     let help = format!("(see 'wirebench {command} --help')");

@@ -25,6 +25,7 @@ pub mod page;
 pub mod peak;
 pub mod result;
 pub mod scale;
+pub mod shards;
 pub mod study;
 pub mod svg;
 pub mod sweep;

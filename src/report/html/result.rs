@@ -27,6 +27,7 @@ pub fn render(page: &mut Page, r: &Value) -> Result<(), RenderError> {
     mix(page, r);
     errors(page, r);
     extras(page, r);
+    super::shards::render(page, r);
     let mut charts = Vec::new();
     let mut spectra: Vec<(String, &Value)> = DISTRIBUTIONS
         .iter()

@@ -8,6 +8,7 @@
 pub mod fuzz;
 mod request;
 mod response;
+mod reuse;
 pub mod spec;
 pub mod template;
 
@@ -18,10 +19,12 @@ use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, S
 use crate::record::{ErrorKind, OpError};
 use crate::sys::socket::SocketOptions;
 use request::{render_request, Fixed};
-use response::{LastHead, Parser};
+use response::Parser;
+use reuse::Reuse;
 use spec::HttpSpec;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use template::{Rng, Vars};
@@ -49,6 +52,8 @@ pub struct HttpDriver {
     tls: Option<Arc<TlsClient>>,
     /// The request, rendered once, when every request is the same bytes.
     fixed: Option<Arc<Fixed>>,
+    /// What the worker's connections hand on to each other.
+    reuse: Rc<Reuse>,
 }
 
 impl HttpDriver {
@@ -64,6 +69,7 @@ impl HttpDriver {
             addr,
             socket,
             fixed: Fixed::of(&spec),
+            reuse: Rc::default(),
             spec,
             worker,
             connections: connections as u64,
@@ -98,8 +104,13 @@ impl Driver for HttpDriver {
         }
         // Connect time includes the TLS handshake: both are paid before the first request.
         let took = started.elapsed();
-        let mut session =
-            HttpSession::new(stream, self.spec.clone(), self.worker, self.connections);
+        let mut session = HttpSession::new(
+            stream,
+            self.spec.clone(),
+            self.worker,
+            self.connections,
+            self.reuse.clone(),
+        );
         session.fixed = self.fixed.clone();
         Ok((session, Some(took)))
     }
@@ -132,8 +143,8 @@ pub struct HttpSession {
     inbuf: Box<[u8]>,
     in_flight: VecDeque<Pending>,
     parser: Parser,
-    /// The last response head, so that the same head again is not parsed again.
-    last_head: LastHead,
+    /// Read buffers and the last response head, shared with the worker's other connections.
+    reuse: Rc<Reuse>,
     completed: Vec<Done>,
     reusable: bool,
     /// The SO_RCVLOWAT in force (1, the kernel's default, outside long bodies).
@@ -150,7 +161,13 @@ pub(crate) fn unique_seq(seq: u64, connections: u64) -> u64 {
 
 impl HttpSession {
     /// A session on a connected stream, with nothing in flight yet.
-    fn new(stream: Stream, spec: Arc<HttpSpec>, worker: usize, connections: u64) -> Self {
+    fn new(
+        stream: Stream,
+        spec: Arc<HttpSpec>,
+        worker: usize,
+        connections: u64,
+        reuse: Rc<Reuse>,
+    ) -> Self {
         HttpSession {
             stream,
             spec,
@@ -160,10 +177,10 @@ impl HttpSession {
             out_pos: 0,
             body: Vec::new(),
             body_queued: 0,
-            inbuf: vec![0; FIRST_READ].into_boxed_slice(),
+            inbuf: reuse.buffer(),
             in_flight: VecDeque::new(),
             parser: Parser::default(),
-            last_head: LastHead::default(),
+            reuse,
             completed: Vec::new(),
             reusable: true,
             lowat: 1,
@@ -211,6 +228,12 @@ impl HttpSession {
             big[..self.inbuf.len()].copy_from_slice(&self.inbuf);
             self.inbuf = big;
         }
+    }
+}
+
+impl Drop for HttpSession {
+    fn drop(&mut self) {
+        self.reuse.give(std::mem::take(&mut self.inbuf));
     }
 }
 

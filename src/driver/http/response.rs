@@ -131,7 +131,7 @@ fn digits(v: &[u8]) -> Option<u64> {
 /// The longest head [`LastHead`] keeps.
 const LAST_HEAD_MAX: usize = 2048;
 
-/// A connection's last complete response head, as bytes, and what it said. A server answers
+/// A worker's last complete response head, as bytes, and what it said. A server answers
 /// the same request with the same head but for its Date, which changes once a second; a head
 /// that starts with the same bytes is the same head (the parser reads no further than the
 /// blank line that ends it), so it is compared, not parsed again: one memcmp instead of
@@ -272,14 +272,18 @@ impl HttpSession {
         // A head that arrives whole in one read (the usual case) is parsed where it lies; only
         // a head split across reads is gathered in `head` (copying it cost ~150 instructions).
         let parsed = if keep == 0 {
-            let whole = self.last_head.parse(&self.inbuf[at..at + take]);
+            let whole = self
+                .reuse
+                .last_head
+                .borrow_mut()
+                .parse(&self.inbuf[at..at + take]);
             if let Ok(None) = whole {
                 p.head.extend_from_slice(&self.inbuf[at..at + take]);
             }
             whole
         } else {
             p.head.extend_from_slice(&self.inbuf[at..at + take]);
-            self.last_head.parse(&p.head)
+            self.reuse.last_head.borrow_mut().parse(&p.head)
         };
         let head = match parsed {
             Ok(Some(h)) => h,

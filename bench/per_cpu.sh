@@ -4,6 +4,7 @@
 #           server vs sockperf ping-pong against sockperf's UDP server
 #   crr     GET /small.bin (100 B) from nginx, a new connection per request, 10 at a time:
 #           wirebench --no-keepalive vs ab (no -k) vs wrk with Connection: close
+#   http1   (--http1) GET /small.bin on 50 keep-alive connections: wirebench vs wrk -t1 vs ab -k
 #   tls     (--tls) HTTPS/1.1 on 50 keep-alive connections: wirebench vs wrk vs h2load --h1
 #   tls-crr (--tls) HTTPS, a new connection (a TLS handshake) per request, 10 at a time:
 #           wirebench (session resumption on, its default) and wirebench --no-tls-resume vs ab
@@ -15,16 +16,23 @@
 # (os.wait4), the ratio wirebench/peer is taken per round (paired), and the table shows its
 # median and the range over the rounds.
 #
-# Usage: bench/per_cpu.sh [--quick] [--tls]   (without --tls: udp and crr, written to
-#   bench/results/per_cpu.txt; with --tls: tls and tls-crr, written to bench/results/tls.txt)
+# Usage: bench/per_cpu.sh [--quick] [--tls | --http1]   (without either: udp and crr, written to
+#   bench/results/per_cpu.txt; with --tls: tls and tls-crr, written to bench/results/tls.txt;
+#   with --http1: http1, written to bench/results/http1_per_cpu.txt)
+#   WB_OLD=PATH (with --http1) runs that wirebench binary too, as wirebench-old: before/after
 #   --quick   1 round of 2 s runs, no warm-up round: a smoke check
 # Environment: ROUNDS=N measured rounds (default 5; --quick 1), DUR=seconds per run (default 4).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TLS=0
+HTTP1=0
 args=()
 for a in "$@"; do
-    if [[ $a == --tls ]]; then TLS=1; else args+=("$a"); fi
+    case "$a" in
+        --tls) TLS=1 ;;
+        --http1) HTTP1=1 ;;
+        *) args+=("$a") ;;
+    esac
 done
 bench_args "${args[@]}"
 if ((QUICK)); then
@@ -44,6 +52,7 @@ require_cmds python3 taskset timeout sockperf ab wrk h2load openssl "$NGINX"
 RESULTS=$ROOT/bench/results
 OUT_NAME=per_cpu
 ((TLS)) && OUT_NAME=tls
+((HTTP1)) && OUT_NAME=http1_per_cpu
 bench_setup "$RESULTS/raw/$OUT_NAME"
 RECORDS=$RAW/records.jsonl
 COMMANDS=$RAW/commands.txt
@@ -99,7 +108,7 @@ URL=http://127.0.0.1:$PORT/small.bin
 TLS_URL=https://127.0.0.1:$TLS_PORT/small.bin
 REUSE_LOG=$NGX_DIR/logs/reuse.log
 
-if ((!TLS)); then
+if ((!TLS && !HTTP1)); then
     taskset -c "$SERVER_CPU" "$WB" serve udp --threads 1 >"$RAW/udp-echo.txt" 2>&1 &
     PIDS+=($!)
     UDP_URL=$(wait_url "$RAW/udp-echo.txt" "$!")
@@ -116,6 +125,10 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
     case "$cmp/$tool" in
         udp/wirebench) CMD=("${wbr[@]}" "$UDP_URL" --size 64 -c 1) ;;
         udp/sockperf) CMD=(sockperf ping-pong -i 127.0.0.1 -p "$SPU_PORT" -m 64 --mps=max -t "$s") ;;
+        http1/wirebench) CMD=("${wbr[@]}" "$URL" -c 50) ;;
+        http1/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 50) ;;
+        http1/wrk) CMD=(wrk -t1 -c50 -d"${s}s" "$URL") ;;
+        http1/ab) CMD=(ab -k -c 50 -t "$s" -n 100000000 "$URL") ;;
         crr/wirebench) CMD=("${wbr[@]}" "$URL" -c 10 --no-keepalive) ;;
         crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$URL") ;;
         crr/wrk) CMD=(wrk -t1 -c10 -d"${s}s" -H "Connection: close" "$URL") ;;
@@ -169,7 +182,10 @@ measure() { # CMP TOOL ROUND -> one line; a record unless the warm-up
             "$cmp" "$tool" "$round" "$ok" "$cpu" "$reused" "$full" >>"$RECORDS"
 }
 
-if ((TLS)); then
+if ((HTTP1)); then
+    declare -A TOOLS=([http1]="wirebench${WB_OLD:+ wirebench-old} wrk ab")
+    ORDER=(http1)
+elif ((TLS)); then
     declare -A TOOLS=([tls]="wirebench wrk h2load" [tls-crr]="wirebench wirebench-noresume ab wrk")
     ORDER=(tls tls-crr)
 else
@@ -210,13 +226,13 @@ for cmp in dict.fromkeys(r["cmp"] for r in rows):
             ru, fu = sum(r["reused"] for r in rs.values()), sum(r["full"] for r in rs.values())
             reuse = f"  on resumed TLS sessions: {ru / max(ru + fu, 1) * 100:5.1f}% of {ru + fu} requests"
         ratio = ""
-        for base in ("wirebench", "wirebench-noresume"):
+        for base in ("wirebench", "wirebench-old", "wirebench-noresume"):
             if tool.startswith("wirebench") or base not in by:
                 continue
             b = by[base]
             rr = [b[k]["ok"] / b[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in b]
             ratio += f"  {base}/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"
-        if tool == "wirebench-noresume":
+        if tool.startswith("wirebench-"):
             rr = [wb[k]["ok"] / wb[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in wb]
             ratio = f"  wirebench/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"
         lines.append(f"{cmp:<8} {tool:<19} {med(per):>10,.0f} per CPU-s  (rounds: {', '.join(f'{p:,.0f}' for p in per)}){ratio}{reuse}")

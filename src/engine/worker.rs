@@ -443,6 +443,8 @@ pub struct WorkerSpec {
 }
 
 /// Runs one worker to completion on the calling thread, opening sessions with `driver`.
+// Never inlined: bench/cost.sh's gate counts this function's inclusive instructions by name.
+#[inline(never)]
 pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -44,7 +44,7 @@ pub fn responses(wire: &[u8], pieces: &[usize], requests: usize, heads: u64) -> 
         mix: None,
         files: None,
     });
-    let mut s = HttpSession::new(Stream::Blocking(stream), spec, 0, 1);
+    let mut s = HttpSession::new(Stream::Blocking(stream), spec, 0, 1, Default::default());
     s.in_flight = (0..requests as u64)
         .map(|seq| Pending {
             seq,

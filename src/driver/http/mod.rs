@@ -7,7 +7,9 @@
 pub mod flags;
 #[doc(hidden)]
 pub mod fuzz;
+mod request;
 mod response;
+mod reuse;
 pub mod spec;
 pub mod template;
 
@@ -17,10 +19,13 @@ use super::tls::TlsClient;
 use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, Session};
 use crate::record::{ErrorKind, OpError};
 use crate::sys::socket::SocketOptions;
+use request::{render_request, Fixed};
 use response::Parser;
-use spec::{Body, HttpSpec};
+use reuse::Reuse;
+use spec::HttpSpec;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use template::{Rng, Vars};
@@ -46,6 +51,10 @@ pub struct HttpDriver {
     connections: u64,
     blocking: bool,
     tls: Option<Arc<TlsClient>>,
+    /// The request, rendered once, when every request is the same bytes.
+    fixed: Option<Arc<Fixed>>,
+    /// What the worker's connections hand on to each other.
+    reuse: Rc<Reuse>,
 }
 
 impl HttpDriver {
@@ -60,6 +69,8 @@ impl HttpDriver {
         HttpDriver {
             addr,
             socket,
+            fixed: Fixed::of(&spec),
+            reuse: Rc::default(),
             spec,
             worker,
             connections: connections as u64,
@@ -94,7 +105,14 @@ impl Driver for HttpDriver {
         }
         // Connect time includes the TLS handshake: both are paid before the first request.
         let took = started.elapsed();
-        let session = HttpSession::new(stream, self.spec.clone(), self.worker, self.connections);
+        let mut session = HttpSession::new(
+            stream,
+            self.spec.clone(),
+            self.worker,
+            self.connections,
+            self.reuse.clone(),
+        );
+        session.fixed = self.fixed.clone();
         Ok((session, Some(took)))
     }
 }
@@ -117,7 +135,6 @@ pub struct HttpSession {
     spec: Arc<HttpSpec>,
     worker: usize,
     connections: u64,
-    rng: Rng,
     out: Vec<u8>,
     out_pos: usize,
     /// Scratch space for rendering a templated body (its length goes in the header first).
@@ -127,10 +144,14 @@ pub struct HttpSession {
     inbuf: Box<[u8]>,
     in_flight: VecDeque<Pending>,
     parser: Parser,
+    /// Read buffers and the last response head, shared with the worker's other connections.
+    reuse: Rc<Reuse>,
     completed: Vec<Done>,
     reusable: bool,
     /// The SO_RCVLOWAT in force (1, the kernel's default, outside long bodies).
     lowat: u64,
+    /// The request, when every request is the same bytes.
+    fixed: Option<Arc<Fixed>>,
 }
 
 /// The `{seq}` of the engine's request `seq` (connection k's n-th request is `k << 40 | n`):
@@ -141,71 +162,48 @@ pub(crate) fn unique_seq(seq: u64, connections: u64) -> u64 {
 
 impl HttpSession {
     /// A session on a connected stream, with nothing in flight yet.
-    fn new(stream: Stream, spec: Arc<HttpSpec>, worker: usize, connections: u64) -> Self {
+    fn new(
+        stream: Stream,
+        spec: Arc<HttpSpec>,
+        worker: usize,
+        connections: u64,
+        reuse: Rc<Reuse>,
+    ) -> Self {
         HttpSession {
             stream,
             spec,
             worker,
             connections,
-            rng: Rng::new(),
             out: Vec::new(),
             out_pos: 0,
             body: Vec::new(),
             body_queued: 0,
-            inbuf: vec![0; FIRST_READ].into_boxed_slice(),
+            inbuf: reuse.buffer(),
             in_flight: VecDeque::new(),
             parser: Parser::default(),
+            reuse,
             completed: Vec::new(),
             reusable: true,
             lowat: 1,
+            fixed: None,
         }
     }
 
     /// Renders request `seq` into the output buffer; returns its kind in the mix (0: none).
     fn render(&mut self, seq: u64) -> u8 {
         let unique = unique_seq(seq, self.connections);
-        let spec = self.spec.clone();
-        let (req, kind) = spec.choose(unique);
+        let spec = &*self.spec;
         // The request's own draws: its keys depend on the seed and its number alone.
-        self.rng = Rng::nth(spec.seed, unique);
+        // (A local generator: seeding one per connection from the kernel cost a getrandom(2)
+        // per connection, and was never drawn from.)
+        let mut rng = Rng::nth(spec.seed, unique);
         let mut vars = Vars {
             seq: unique,
             worker: self.worker,
-            rng: &mut self.rng,
+            rng: &mut rng,
         };
-        let out = &mut self.out;
-        out.extend_from_slice(req.method.as_bytes());
-        out.push(b' ');
-        req.path.render(&mut vars, out);
-        out.extend_from_slice(b" HTTP/1.1\r\n");
-        if !req.has_host {
-            out.extend_from_slice(b"Host: ");
-            out.extend_from_slice(spec.host.as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-        for h in &req.headers {
-            h.render(&mut vars, out);
-            out.extend_from_slice(b"\r\n");
-        }
-        if !spec.keepalive {
-            out.extend_from_slice(b"Connection: close\r\n");
-        }
-        let body: &[u8] = match &req.body {
-            None => &[],
-            Some(Body::Bytes(b)) => b,
-            Some(Body::Template(t)) => {
-                self.body.clear();
-                t.render(&mut vars, &mut self.body);
-                &self.body
-            }
-        };
-        if req.body.is_some() {
-            use std::io::Write;
-            let _ = write!(out, "Content-Length: {}\r\n", body.len());
-        }
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(body);
-        self.body_queued += body.len();
+        let (kind, body) = render_request(spec, &mut vars, &mut self.out, &mut self.body);
+        self.body_queued += body;
         kind
     }
 
@@ -234,6 +232,12 @@ impl HttpSession {
     }
 }
 
+impl Drop for HttpSession {
+    fn drop(&mut self) {
+        self.reuse.give(std::mem::take(&mut self.inbuf));
+    }
+}
+
 impl Session for HttpSession {
     fn in_flight(&self) -> usize {
         self.in_flight.len()
@@ -248,9 +252,18 @@ impl Session for HttpSession {
             self.out.clear();
             self.out_pos = 0;
         }
-        let start = self.out.len();
-        let kind = self.render(seq);
-        let head = self.out[start..].starts_with(b"HEAD ");
+        let (kind, head) = match &self.fixed {
+            Some(f) => {
+                self.out.extend_from_slice(&f.bytes);
+                self.body_queued += f.body;
+                (0, f.head)
+            }
+            None => {
+                let start = self.out.len();
+                let kind = self.render(seq);
+                (kind, self.out[start..].starts_with(b"HEAD "))
+            }
+        };
         self.in_flight.push_back(Pending {
             seq,
             sent,

@@ -870,6 +870,11 @@ pub struct PeakArgs {
     pub run: RunArgs,
 }
 
+/// Whether `--launcher` is its default, which a plan file leaves out (it needs `shards`).
+fn is_local(launcher: &str) -> bool {
+    launcher == "local"
+}
+
 /// A command whose steps (a peak's steps, a comparison's runs) each run as N shards,
 /// launched by the engine's own launcher and merged (issue 19, item 4).
 #[derive(Debug, Args, Clone, serde::Serialize)]
@@ -889,6 +894,7 @@ pub struct FleetArgs {
         requires = "shards",
         help_heading = "Shards (many machines)"
     )]
+    #[serde(skip_serializing_if = "is_local")]
     pub launcher: String,
 
     /// Where each step's shard results go: shared by every node with srun or mpirun

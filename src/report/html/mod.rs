@@ -105,7 +105,7 @@ fn title(doc: &Value) -> (String, String) {
 /// The sections of a (non-study) document: results, charts, methodology.
 pub(crate) fn body(page: &mut page::Page, doc: &Value) -> Result<(), RenderError> {
     match schema(doc)? {
-        "wirebench.result/1" => result::render(page, doc),
+        "wirebench.result/1" => result::render(page, &crate::summary::Summary::tolerant(doc)),
         "wirebench.sweep/1" => sweep::render(page, doc),
         "wirebench.compare/1" => compare::render(page, doc),
         "wirebench.peak/1" => peak::render(page, doc),

@@ -221,8 +221,8 @@ pub fn judge(
     let points = labelled_points(&sweep);
     let seed = sweep.seed.unwrap_or(0);
     Comparison {
-        schema: SCHEMA,
-        method: METHOD,
+        schema: SCHEMA.into(),
+        method: METHOD.into(),
         baseline: sweep.targets[baseline].name.clone(),
         seed: sweep.seed,
         order: compare::order(&sweep, &points),

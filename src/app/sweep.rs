@@ -125,7 +125,7 @@ impl Batch {
             let mut args = a.clone();
             args.urls = vec![targets[target].url.clone()];
             for (axis, &i) in axes.iter().zip(&points[point]) {
-                set(&mut args, axis.flag, axis.values[i].clone());
+                set(&mut args, &axis.flag, axis.values[i].clone());
             }
             let plan = Plan::try_from(&args).map_err(|e| e.in_target(&targets[target].name))?;
             plans.push((point, target, plan));
@@ -527,8 +527,8 @@ pub fn measure_until(
     let total = batch.runs.len();
     let bar = Points::new(Some(total), live);
     let mut sweep = Sweep {
-        schema: SCHEMA,
-        wirebench_version: env!("CARGO_PKG_VERSION"),
+        schema: SCHEMA.into(),
+        wirebench_version: env!("CARGO_PKG_VERSION").into(),
         targets: batch.targets,
         axes: batch.axes,
         runs: batch.rounds,
@@ -545,7 +545,7 @@ pub fn measure_until(
             .axes
             .iter()
             .zip(&at)
-            .map(|(x, &v)| (x.flag, x.values[v].clone()))
+            .map(|(x, &v)| (x.flag.clone(), x.values[v].clone()))
             .collect();
         let name = sweep.targets[run.target].name.clone();
         let round = match batch.rounds {
@@ -599,7 +599,7 @@ pub fn measure_until(
 }
 
 /// `--size 1024 --connections 4`, for the progress line.
-fn describe(values: &std::collections::BTreeMap<&'static str, String>) -> String {
+fn describe(values: &std::collections::BTreeMap<crate::summary::Name, String>) -> String {
     let parts: Vec<String> = values.iter().map(|(f, v)| format!("{f} {v}")).collect();
     parts.join(" ")
 }

@@ -15,7 +15,7 @@ pub mod merge;
 pub mod mix;
 pub mod paired;
 pub mod peak;
-mod read;
+pub mod read;
 pub mod serial;
 pub mod shard;
 pub mod slo;

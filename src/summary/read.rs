@@ -4,22 +4,37 @@
 //! (zero, empty, absent), so a page of it renders rather than failing on one field.
 
 use super::Summary;
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 impl Summary {
     /// `doc` as a summary: as written when it reads whole, else with every field it lacks or
     /// cannot give its type taking its default (see the module's doc).
     pub fn tolerant(doc: &Value) -> Summary {
-        if let Ok(s) = Summary::deserialize(doc) {
-            return s;
-        }
-        let Ok(mut base) = serde_json::to_value(Summary::default()) else {
-            return Summary::default();
-        };
-        overlay(&mut base, doc);
-        Summary::deserialize(&base).unwrap_or_default()
+        tolerant(doc)
     }
+}
+
+/// `doc` as a `T` (a document kind): as written when it reads whole, else with every field
+/// it lacks or cannot give its type taking its default.
+pub fn tolerant<T: Default + Serialize + DeserializeOwned>(doc: &Value) -> T {
+    if let Ok(t) = T::deserialize(doc) {
+        return t;
+    }
+    let Ok(mut base) = serde_json::to_value(T::default()) else {
+        return T::default();
+    };
+    overlay(&mut base, doc);
+    T::deserialize(&base).unwrap_or_default()
+}
+
+/// Reads a result inside another document (a sweep's point, a peak's step) as
+/// [`Summary::tolerant`] does.
+pub(crate) fn tolerant_summary<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Summary, D::Error> {
+    Ok(Summary::tolerant(&Value::deserialize(d)?))
 }
 
 /// Writes `doc`'s fields over `base`'s, object by object: a field `doc` lacks, or holds in

@@ -9,7 +9,7 @@ use super::page::{kv, table, Page};
 use super::scale::{cell, Unit};
 use super::{sweep_charts, RenderError};
 use crate::summary::stats;
-use crate::summary::Summary;
+use crate::summary::{self, read, Summary};
 use serde_json::Value;
 
 /// A figure read from each run's result.
@@ -95,28 +95,34 @@ pub struct Point {
 impl Sweep {
     /// Reads a `wirebench.sweep/1` document.
     pub fn read(doc: &Value) -> Sweep {
-        let axes: Vec<(String, Vec<String>)> = (doc["axes"].as_array().into_iter().flatten())
-            .map(|a| {
-                let values = a["values"].as_array().into_iter().flatten();
-                (fields::text(&a["flag"]), values.map(fields::text).collect())
-            })
+        Sweep::of(read::tolerant(doc))
+    }
+
+    /// The page's view of a sweep: its points located by their axes' values, in axis order.
+    pub fn of(sweep: summary::sweep::Sweep) -> Sweep {
+        let axes: Vec<(String, Vec<String>)> = (sweep.axes.into_iter())
+            .map(|a| (a.flag.into_owned(), a.values))
             .collect();
-        let points = (doc["points"].as_array().into_iter().flatten())
+        let points = (sweep.points.into_iter())
             .map(|p| Point {
-                target: fields::text(&p["target"]),
-                at: axes
-                    .iter()
-                    .map(|(f, _)| fields::text(&p["values"][f]))
+                at: (axes.iter())
+                    .map(|(f, _)| {
+                        p.values
+                            .get(f.as_str())
+                            .map_or("-".to_string(), String::clone)
+                    })
                     .collect(),
-                run: p["run"].as_u64().unwrap_or(1),
-                discarded: p["discarded"].as_bool().unwrap_or(false),
-                result: Summary::tolerant(&p["result"]),
+                target: p.target,
+                run: p.run as u64,
+                discarded: p.discarded,
+                result: p.result,
             })
             .collect();
         Sweep {
-            targets: fields::targets(doc),
+            targets: sweep.targets.into_iter().map(|t| t.name).collect(),
             axes,
-            runs: doc["runs"].as_u64().unwrap_or(1),
+            // A sweep runs each point once at least; a document without the field did.
+            runs: (sweep.runs as u64).max(1),
             points,
         }
     }

@@ -110,7 +110,7 @@ pub(crate) fn body(page: &mut page::Page, doc: &Value) -> Result<(), RenderError
         "wirebench.compare/1" => compare::render(page, doc),
         "wirebench.peak/1" => peak::render(page, doc),
         "wirebench.diagnosis/1" => {
-            diagnosis::render(page, doc);
+            diagnosis::render(page, &crate::summary::read::tolerant(doc));
             Ok(())
         }
         // A study inside a study: its inner document, once.

@@ -58,11 +58,15 @@ pub enum RenderError {
 }
 
 /// The document's schema, checked: one of [`SCHEMAS`].
-pub fn schema(doc: &Value) -> Result<&str, RenderError> {
-    let schema = doc["schema"].as_str().ok_or(RenderError::NoSchema)?;
-    match SCHEMAS.contains(&schema) {
-        true => Ok(schema),
-        false => Err(RenderError::UnknownSchema(schema.to_string())),
+pub fn schema(doc: &Value) -> Result<&'static str, RenderError> {
+    use serde::Deserialize;
+    let head = crate::summary::study::Head::deserialize(doc).map_err(|_| RenderError::NoSchema)?;
+    if head.schema.is_empty() {
+        return Err(RenderError::NoSchema);
+    }
+    match SCHEMAS.iter().find(|s| **s == head.schema) {
+        Some(schema) => Ok(schema),
+        None => Err(RenderError::UnknownSchema(head.schema)),
     }
 }
 
@@ -92,11 +96,11 @@ fn page_of(doc: &Value) -> Result<String, RenderError> {
 /// A title and a one-line lede for a document on its own.
 fn title(doc: &Value) -> (String, String) {
     let target = fields::targets(doc).join(", ");
-    let what = match doc["schema"].as_str() {
-        Some("wirebench.sweep/1") => "sweep",
-        Some("wirebench.compare/1") => "comparison",
-        Some("wirebench.peak/1") => "peak search",
-        Some("wirebench.diagnosis/1") => "diagnosis",
+    let what = match schema(doc) {
+        Ok("wirebench.sweep/1") => "sweep",
+        Ok("wirebench.compare/1") => "comparison",
+        Ok("wirebench.peak/1") => "peak search",
+        Ok("wirebench.diagnosis/1") => "diagnosis",
         _ => "run",
     };
     (format!("wirebench {what}: {target}"), fields::lede(doc))

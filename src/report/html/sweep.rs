@@ -203,7 +203,10 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     );
     page.heading(2, "Methodology");
     let mut pairs = vec![
-        ("Schema".to_string(), fields::text(&doc["schema"])),
+        (
+            "Schema".to_string(),
+            super::schema(doc).unwrap_or("-").to_string(),
+        ),
         ("Runs".to_string(), method(&sweep)),
     ];
     if let Some(first) = sweep.points.first() {

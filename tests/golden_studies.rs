@@ -5,6 +5,9 @@
 //! `load::search`, `app::peak::conclusion`, `diagnosis::variants_for` and `findings`), then
 //! rendered by the command's own report functions: no network, no timing.
 //!
+//! Each document is also checked against its committed schema and read back into its type
+//! unchanged ([`golden_common::round_trips`]).
+//!
 //! After an intended change to a report, rewrite the files and review the diff:
 //! `UPDATE_GOLDEN=1 cargo test --release --test golden_studies`.
 
@@ -98,6 +101,7 @@ fn compare() -> String {
     // As `compare --seed 17` would have run them (the fixture's order is the one given).
     sweep.seed = Some(17);
     let comparison = wirebench::app::compare::judge(sweep, 0, Default::default());
+    round_trips(&comparison, "compare");
     // As `wirebench compare` renders it (app::compare::main).
     text(|out| {
         wirebench::report::sweep::write_as(&comparison.sweep, "compare", out)?;
@@ -181,7 +185,7 @@ fn peak() -> String {
         // The seventh step meets a stall of the machine: it fails a rate the target sustains.
         let stalled = steps.len() == 6;
         let mut step = Step::judge(step_run(rate, stalled), &setup.slos, first, None, confirm);
-        step.retry = why.map(Why::name);
+        step.retry = why.map(|w| w.name().into());
         step
     };
     let found = loop {
@@ -204,8 +208,8 @@ fn peak() -> String {
         .collect();
     let contradictions = wirebench::app::peak::contradictions(&outcomes);
     let study = PeakStudy {
-        schema: PEAK_SCHEMA,
-        wirebench_version: "0.1.0",
+        schema: PEAK_SCHEMA.into(),
+        wirebench_version: "0.1.0".into(),
         target: "tcp://127.0.0.1:7000".into(),
         objectives: setup.slos.iter().map(|s| s.text.clone()).collect(),
         step_s: setup.step.as_secs_f64(),
@@ -222,6 +226,7 @@ fn peak() -> String {
         .iter()
         .map(|s| wirebench::report::peak::step_line(s) + "\n")
         .collect();
+    round_trips(&study, "peak");
     lines + &text(|out| wirebench::report::peak::write(&study, out))
 }
 
@@ -289,7 +294,7 @@ fn diagnose() -> String {
                 _ => stalled(false, 23, 41_000_000, 3_000_000),
             };
             Variant {
-                hypothesis,
+                hypothesis: hypothesis.into(),
                 flags: change.flags(),
                 figures: Figures::of(&s),
                 change,
@@ -297,8 +302,8 @@ fn diagnose() -> String {
         })
         .collect();
     let d = Diagnosis {
-        schema: dx::DIAGNOSIS_SCHEMA,
-        wirebench_version: "0.1.0",
+        schema: dx::DIAGNOSIS_SCHEMA.into(),
+        wirebench_version: "0.1.0".into(),
         target: base.target.clone(),
         protocol: base.protocol.clone(),
         mode: base.mode.clone(),
@@ -308,6 +313,7 @@ fn diagnose() -> String {
         evidence,
         variants,
     };
+    round_trips(&d, "diagnosis");
     text(|out| wirebench::report::diagnosis::write(&d, out))
 }
 
@@ -330,9 +336,9 @@ fn study() -> String {
     let sweep = sweep_of(&["rr", "push"], axes, 3, 1, points);
     let plan = "title = \"DIM: message rate by connections\"\n\n[targets]\nrr = { url = \"tcp://127.0.0.1:7000\", server = \"wirebench serve tcp (echo)\" }\npush = { url = \"tcp://127.0.0.1:7001\", server = \"wirebench serve tcp --mode source\", run = { mode = \"source\", size = \"64k\" } }\n\n[run]\nmode = \"rr\"\nsize = \"64\"\nconnections = \"1,4\"\nduration = \"2.5s\"\nruns = 3\ndiscard = 1\n";
     let study = Study {
-        schema: wirebench::summary::study::SCHEMA,
+        schema: wirebench::summary::study::SCHEMA.into(),
         title: "DIM: message rate by connections".into(),
-        command: "run",
+        command: "run".into(),
         methodology: Methodology {
             date: wirebench::sys::host::utc(1_700_000_000),
             command: "wirebench study dim.toml --out results/dim".into(),
@@ -367,6 +373,10 @@ fn study() -> String {
         diagnoses: Vec::new(),
         interrupted: false,
     };
+    round_trips(&study, "study");
+    if let Document::Run(sweep) = &study.document {
+        round_trips(sweep, "sweep");
+    }
     text(|out| wirebench::report::study::write(&study, out))
 }
 

@@ -230,6 +230,14 @@ fn full_rr_result_validates() {
     assert_eq!(decoded, total.latency);
     assert_eq!(doc["latency"]["count"], summary.ok);
     assert_eq!(doc["latency"]["histogram"]["data"], latency.histogram.data);
+    assert_reads_back(&doc);
+}
+
+/// The document reads back into a [`Summary`] (as report, the store and merge read it) that
+/// writes the same JSON again.
+fn assert_reads_back(doc: &Value) {
+    let read: Summary = serde_json::from_value(doc.clone()).expect("the result reads back");
+    assert_eq!(render(&read), *doc, "read back, the result differs");
 }
 
 #[test]
@@ -245,6 +253,7 @@ fn bulk_result_with_null_latency_validates() {
     assert!((doc["throughput"]["gbit_per_s"].as_f64().unwrap() - 1.0).abs() < 1e-9);
     let connect = summary.connect.as_ref().unwrap();
     assert_eq!(connect.histogram.decode().unwrap().len(), 1);
+    assert_reads_back(&doc);
 }
 
 /// An open-loop run: the timetable's figures with the send-lag distribution, or without it

@@ -183,7 +183,7 @@ fn sharded(args: &CompareArgs, batch: &Batch, seed: u64) -> Result<Option<Sharde
     let drop: Vec<&str> = batch
         .axes
         .iter()
-        .map(|a| a.flag)
+        .map(|a| a.flag.as_ref())
         .chain(["--seed"])
         .collect();
     let mut words = shards::respell(&shards::command_line(), &drop)?;
@@ -192,7 +192,7 @@ fn sharded(args: &CompareArgs, batch: &Batch, seed: u64) -> Result<Option<Sharde
     let first: Vec<_> = batch
         .axes
         .iter()
-        .map(|a| (a.flag, a.values[0].clone()))
+        .map(|a| (a.flag.as_ref(), a.values[0].clone()))
         .collect();
     super::launch::check_command(&sharded.run_words(&batch.targets[0].url, &first), n)?;
     Ok(Some(sharded))
@@ -249,8 +249,8 @@ pub fn judge(
     let points = labelled_points(&sweep);
     let seed = sweep.seed.unwrap_or(0);
     Comparison {
-        schema: SCHEMA,
-        method: METHOD,
+        schema: SCHEMA.into(),
+        method: METHOD.into(),
         baseline: sweep.targets[baseline].name.clone(),
         seed: sweep.seed,
         order: compare::order(&sweep, &points),

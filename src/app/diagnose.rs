@@ -80,7 +80,7 @@ pub fn diagnosis(run: &RunArgs, show: bool) -> anyhow::Result<(Diagnosis, ExitCo
         let plan = Plan::try_from(&changed(&base_args, change))?;
         let s = super::run::measure(&plan, progress(show))?;
         variants.push(Variant {
-            hypothesis,
+            hypothesis: hypothesis.into(),
             flags,
             figures: Figures::of(&s),
             change,
@@ -88,8 +88,8 @@ pub fn diagnosis(run: &RunArgs, show: bool) -> anyhow::Result<(Diagnosis, ExitCo
     }
     let findings = dx::findings(&base, &evidence, &variants);
     let d = Diagnosis {
-        schema: dx::DIAGNOSIS_SCHEMA,
-        wirebench_version: env!("CARGO_PKG_VERSION"),
+        schema: dx::DIAGNOSIS_SCHEMA.into(),
+        wirebench_version: env!("CARGO_PKG_VERSION").into(),
         target: base.target.clone(),
         protocol: base.protocol.clone(),
         mode: base.mode.clone(),

@@ -101,8 +101,8 @@ fn document(
     stopped: Option<String>,
 ) -> PeakStudy {
     PeakStudy {
-        schema: PEAK_SCHEMA,
-        wirebench_version: env!("CARGO_PKG_VERSION"),
+        schema: PEAK_SCHEMA.into(),
+        wirebench_version: env!("CARGO_PKG_VERSION").into(),
         target: args.run.urls[0].clone(),
         objectives: setup.slos.iter().map(|s| s.text.clone()).collect(),
         step_s: setup.step.as_secs_f64(),
@@ -232,7 +232,7 @@ fn run_step(
     };
     let first = steps.first().map(|b| &b.result);
     let mut step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
-    step.retry = why.map(Why::name);
+    step.retry = why.map(|w| w.name().into());
     if lost.is_none() && step.rejects_everything() && steps.iter().any(|s| s.result.ok > 0) {
         // It answered before and now fails every request without a timeout (it was killed
         // as the step connected, or turned to refusing): gone, as an unreachable target is.

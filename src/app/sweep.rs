@@ -493,8 +493,8 @@ pub fn measure_until(
     let total = batch.runs.len();
     let bar = Points::new(Some(total), live);
     let mut sweep = Sweep {
-        schema: SCHEMA,
-        wirebench_version: env!("CARGO_PKG_VERSION"),
+        schema: SCHEMA.into(),
+        wirebench_version: env!("CARGO_PKG_VERSION").into(),
         targets: batch.targets,
         axes: batch.axes,
         runs: batch.rounds,
@@ -511,7 +511,7 @@ pub fn measure_until(
             .axes
             .iter()
             .zip(&at)
-            .map(|(x, &v)| (x.flag, x.values[v].clone()))
+            .map(|(x, &v)| (x.flag.clone(), x.values[v].clone()))
             .collect();
         let name = sweep.targets[run.target].name.clone();
         let round = match batch.rounds {
@@ -573,13 +573,16 @@ pub fn measure_until(
 
 /// A point's swept values as flag and value.
 fn values_of(
-    values: &std::collections::BTreeMap<&'static str, String>,
-) -> Vec<(&'static str, String)> {
-    values.iter().map(|(f, v)| (*f, v.clone())).collect()
+    values: &std::collections::BTreeMap<crate::summary::Name, String>,
+) -> Vec<(&str, String)> {
+    values
+        .iter()
+        .map(|(f, v)| (f.as_ref(), v.clone()))
+        .collect()
 }
 
 /// `--size 1024 --connections 4`, for the progress line.
-fn describe(values: &std::collections::BTreeMap<&'static str, String>) -> String {
+fn describe(values: &std::collections::BTreeMap<crate::summary::Name, String>) -> String {
     let parts: Vec<String> = values.iter().map(|(f, v)| format!("{f} {v}")).collect();
     parts.join(" ")
 }

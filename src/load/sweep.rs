@@ -99,10 +99,10 @@ pub enum Kind {
 }
 
 /// A swept flag and the values it takes, each a text the flag accepts on its own.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Axis {
-    /// The flag, e.g. `--size`.
-    pub flag: &'static str,
+    /// The flag, e.g. `--size` (owned when read back from a document).
+    pub flag: std::borrow::Cow<'static, str>,
     /// Its values, in the order given, without repeats.
     pub values: Vec<String>,
 }
@@ -142,7 +142,10 @@ pub fn expand(flag: &'static str, kind: Kind, text: &str) -> Result<Axis, SweepE
             }
         }
     }
-    Ok(Axis { flag, values })
+    Ok(Axis {
+        flag: flag.into(),
+        values,
+    })
 }
 
 /// A plausible sweep of `kind`, for messages.

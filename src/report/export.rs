@@ -2,7 +2,9 @@
 //! each run of a sweep, comparison or study; each step of a peak search), with its headline
 //! figures. JSON export is the stored document itself and needs no rendering.
 
-use crate::store::Kind;
+use crate::store::{Kind, Typed};
+use crate::summary::sweep::Sweep;
+use crate::summary::{Distribution, Summary};
 use serde_json::Value;
 use std::io::{self, Write};
 
@@ -30,88 +32,70 @@ struct Line<'a> {
     point: String,
     run: String,
     discarded: bool,
-    result: &'a Value,
+    result: &'a Summary,
 }
 
 /// The results of `doc`, labelled.
-fn lines(kind: Kind, doc: &Value) -> Vec<Line<'_>> {
-    let (kind, doc) = crate::store::headline::inner(kind, doc);
-    fn sweep_points(sweep: &Value) -> Vec<Line<'_>> {
-        let Some(points) = sweep["points"].as_array() else {
-            return Vec::new();
-        };
-        points
-            .iter()
+fn lines(doc: &Typed) -> Vec<Line<'_>> {
+    fn sweep_points(sweep: &Sweep) -> Vec<Line<'_>> {
+        (sweep.points.iter())
             .map(|p| {
-                let values: Vec<String> = p["values"]
-                    .as_object()
-                    .map(|m| {
-                        m.iter()
-                            .map(|(k, v)| format!("{k} {}", v.as_str().unwrap_or("")))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let values: Vec<String> =
+                    (p.values.iter()).map(|(k, v)| format!("{k} {v}")).collect();
                 Line {
-                    target: p["target"].as_str().unwrap_or("").to_string(),
+                    target: p.target.clone(),
                     point: values.join(" "),
-                    run: p["run"].to_string(),
-                    discarded: p["discarded"].as_bool().unwrap_or(false),
-                    result: &p["result"],
+                    run: p.run.to_string(),
+                    discarded: p.discarded,
+                    result: &p.result,
                 }
             })
             .collect()
     }
-    match kind {
-        Kind::Result => vec![Line {
-            target: doc["target"].as_str().unwrap_or("").to_string(),
+    match doc {
+        Typed::Result(r) => vec![Line {
+            target: r.target.clone(),
             point: String::new(),
             run: "1".into(),
             discarded: false,
-            result: doc,
+            result: r,
         }],
-        Kind::Sweep | Kind::Study => sweep_points(doc),
-        Kind::Compare => sweep_points(&doc["sweep"]),
-        Kind::Peak => doc["steps"]
-            .as_array()
-            .map(|steps| {
-                steps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| Line {
-                        target: doc["target"].as_str().unwrap_or("").to_string(),
-                        point: format!("--rate {:.0}", s["offered_per_s"].as_f64().unwrap_or(0.0)),
-                        run: (i + 1).to_string(),
-                        discarded: false,
-                        result: &s["result"],
-                    })
-                    .collect()
+        Typed::Sweep(s) => sweep_points(s),
+        Typed::Compare(c) => sweep_points(&c.sweep),
+        Typed::Peak(p) => (p.steps.iter().enumerate())
+            .map(|(i, s)| Line {
+                target: p.target.clone(),
+                point: format!("--rate {:.0}", s.offered_per_s),
+                run: (i + 1).to_string(),
+                discarded: false,
+                result: &s.result,
             })
-            .unwrap_or_default(),
+            .collect(),
     }
 }
 
 /// A line's cells, in [`COLUMNS`] order.
 fn cells(l: &Line) -> Vec<String> {
     let r = l.result;
-    let num = |v: &Value| v.as_f64().map_or_else(String::new, |x| format!("{x:.3}"));
-    let t = &r["throughput"];
-    let mb =
-        t["sent_mb_per_s"].as_f64().unwrap_or(0.0) + t["received_mb_per_s"].as_f64().unwrap_or(0.0);
+    let num = |x: f64| format!("{x:.3}");
+    let latency =
+        |f: fn(&Distribution) -> f64| r.latency.as_ref().map_or_else(String::new, |d| num(f(d)));
+    let t = &r.throughput;
     vec![
         l.target.clone(),
         l.point.clone(),
         l.run.clone(),
         l.discarded.to_string(),
-        num(&r["duration_s"]),
-        r["ok"].to_string(),
-        r["errors"]["total"].to_string(),
-        num(&t["ops_per_s"]),
-        format!("{mb:.3}"),
-        num(&r["latency"]["p50_us"]),
-        num(&r["latency"]["p99_us"]),
-        num(&r["latency"]["p999_us"]),
-        num(&r["latency"]["max_us"]),
-        r["schema"].as_str().unwrap_or("").to_string(),
+        num(r.duration_s),
+        r.ok.to_string(),
+        r.errors.total.to_string(),
+        num(t.ops_per_s),
+        num(t.sent_mb_per_s + t.received_mb_per_s),
+        latency(|d| d.p50_us),
+        latency(|d| d.p99_us),
+        latency(|d| d.p999_us),
+        latency(|d| d.max_us),
+        r.schema.to_string(),
     ]
 }
 
@@ -127,7 +111,7 @@ fn csv_field(s: &str) -> String {
 /// Writes `doc`'s results as CSV with a header line.
 pub fn csv(kind: Kind, doc: &Value, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", COLUMNS.join(","))?;
-    for l in lines(kind, doc) {
+    for l in lines(&Typed::read(kind, doc)) {
         let row: Vec<String> = cells(&l).iter().map(|c| csv_field(c)).collect();
         writeln!(out, "{}", row.join(","))?;
     }
@@ -138,7 +122,7 @@ pub fn csv(kind: Kind, doc: &Value, out: &mut dyn Write) -> io::Result<()> {
 pub fn markdown(kind: Kind, doc: &Value, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "| {} |", COLUMNS.join(" | "))?;
     writeln!(out, "|{}", "---|".repeat(COLUMNS.len()))?;
-    for l in lines(kind, doc) {
+    for l in lines(&Typed::read(kind, doc)) {
         let row: Vec<String> = cells(&l).iter().map(|c| c.replace('|', "\\|")).collect();
         writeln!(out, "| {} |", row.join(" | "))?;
     }

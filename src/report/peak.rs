@@ -144,7 +144,7 @@ fn result(s: &Step) -> String {
     if s.generator_limited {
         why.push("generator-limited".into());
     }
-    let verdict = match (s.passed, s.retry) {
+    let verdict = match (s.passed, s.retry.as_deref()) {
         (true, Some(again)) => format!("pass ({})", again.replace('_', " ")),
         (true, None) => "pass".to_string(),
         (false, Some(again)) => format!("fail ({})", again.replace('_', " ")),

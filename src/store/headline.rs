@@ -3,6 +3,13 @@
 //! study) lists its best rate and its worst p99 over the kept runs; a peak search its peak.
 
 use super::Kind;
+use crate::summary::compare::Comparison;
+use crate::summary::peak::PeakStudy;
+use crate::summary::read::tolerant;
+use crate::summary::study::{self, Document, Head, Study};
+use crate::summary::sweep::Sweep;
+use crate::summary::Summary;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Headline figures of a stored run; None where the document has no such figure.
@@ -35,84 +42,119 @@ pub fn inner(kind: Kind, doc: &Value) -> (Kind, &Value) {
     (kind, inner)
 }
 
-/// The result documents (`wirebench.result/1`) inside a document, and whether each is kept.
-pub fn results(kind: Kind, doc: &Value) -> Vec<(&Value, bool)> {
-    let (kind, doc) = inner(kind, doc);
-    fn points(sweep: &Value) -> Vec<(&Value, bool)> {
-        sweep["points"]
-            .as_array()
-            .map(|ps| {
-                ps.iter()
-                    .map(|p| (&p["result"], !p["discarded"].as_bool().unwrap_or(false)))
-                    .collect()
-            })
-            .unwrap_or_default()
+/// A stored document read into its kind's type: a study's own document
+/// (`wirebench.study/1`) as the command's document it holds. Fields an older document lacks
+/// take their defaults ([`crate::summary::read::tolerant`]), so every stored document loads.
+pub enum Typed {
+    /// `wirebench.result/1`.
+    Result(Box<Summary>),
+    /// `wirebench.sweep/1` (a run's sweep, or a study's).
+    Sweep(Box<Sweep>),
+    /// `wirebench.compare/1`.
+    Compare(Box<Comparison>),
+    /// `wirebench.peak/1`.
+    Peak(Box<PeakStudy>),
+}
+
+impl Typed {
+    /// `doc`, stored as `kind`, read.
+    pub fn read(kind: Kind, doc: &Value) -> Typed {
+        let head = Head::deserialize(doc).unwrap_or_default();
+        match kind {
+            Kind::Study if head.schema == study::SCHEMA => match tolerant::<Study>(doc).document {
+                Document::Run(s) => Typed::Sweep(Box::new(s)),
+                Document::Compare(c) => Typed::Compare(c),
+                Document::Peak(p) => Typed::Peak(p),
+            },
+            Kind::Result => Typed::Result(Box::new(tolerant(doc))),
+            Kind::Sweep | Kind::Study => Typed::Sweep(Box::new(tolerant(doc))),
+            Kind::Compare => Typed::Compare(Box::new(tolerant(doc))),
+            Kind::Peak => Typed::Peak(Box::new(tolerant(doc))),
+        }
     }
-    match kind {
-        Kind::Result => vec![(doc, true)],
-        Kind::Sweep | Kind::Study => points(doc),
-        Kind::Compare => points(&doc["sweep"]),
-        Kind::Peak => doc["steps"]
-            .as_array()
-            // The confirmation run is the measurement at the peak; the other steps probed.
-            .map(|s| {
-                s.iter()
-                    .map(|st| (&st["result"], st["confirmation"].as_bool().unwrap_or(false)))
-                    .collect()
-            })
-            .unwrap_or_default(),
+
+    /// The results it holds, and whether each is kept: a sweep's runs but the discarded
+    /// ones; of a peak search's steps, the confirmation (the measurement at the peak; the
+    /// other steps probed).
+    pub fn results(&self) -> Vec<(&Summary, bool)> {
+        fn points(s: &Sweep) -> Vec<(&Summary, bool)> {
+            s.points.iter().map(|p| (&p.result, !p.discarded)).collect()
+        }
+        match self {
+            Typed::Result(r) => vec![(r, true)],
+            Typed::Sweep(s) => points(s),
+            Typed::Compare(c) => points(&c.sweep),
+            Typed::Peak(p) => (p.steps.iter())
+                .map(|st| (&st.result, st.confirmation))
+                .collect(),
+        }
+    }
+
+    /// The target URLs it measured.
+    pub fn targets(&self) -> Vec<String> {
+        let urls = |s: &Sweep| s.targets.iter().map(|t| t.url.clone()).collect();
+        match self {
+            Typed::Result(r) => vec![r.target.clone()],
+            Typed::Peak(p) => vec![p.target.clone()],
+            Typed::Sweep(s) => urls(s),
+            Typed::Compare(c) => urls(&c.sweep),
+        }
     }
 }
 
 /// The target URLs a document measured.
 pub fn targets(kind: Kind, doc: &Value) -> Vec<String> {
-    let (kind, doc) = inner(kind, doc);
-    let urls = |sweep: &Value| -> Vec<String> {
-        sweep["targets"]
-            .as_array()
-            .map(|ts| {
-                ts.iter()
-                    .filter_map(|t| t["url"].as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    match kind {
-        Kind::Result | Kind::Peak => doc["target"]
-            .as_str()
-            .map(str::to_string)
-            .into_iter()
-            .collect(),
-        Kind::Sweep | Kind::Study => urls(doc),
-        Kind::Compare => urls(&doc["sweep"]),
-    }
+    Typed::read(kind, doc).targets()
 }
 
 impl Headline {
     /// The headline figures of `doc`.
     pub fn of(kind: Kind, doc: &Value) -> Headline {
-        let (kind, doc) = inner(kind, doc);
-        let runs = results(kind, doc);
-        let sum_i = |f: &dyn Fn(&Value) -> Option<i64>| -> Option<i64> {
-            runs.iter().map(|(r, _)| f(r)).sum::<Option<i64>>()
-        };
+        let typed = Typed::read(kind, doc);
+        let runs = typed.results();
         let kept = || runs.iter().filter(|(_, k)| *k).map(|(r, _)| *r);
-        let best = kept()
-            .filter_map(|r| r["throughput"]["ops_per_s"].as_f64())
-            .reduce(f64::max);
+        let best = kept().map(|r| r.throughput.ops_per_s).reduce(f64::max);
         let worst_p99 = kept()
-            .filter_map(|r| r["latency"]["p99_us"].as_f64())
+            .filter_map(|r| r.latency.as_ref().map(|l| l.p99_us))
             .reduce(f64::max);
-        let ops_per_s = match kind {
-            Kind::Peak => doc["peak"]["ops_per_s"].as_f64(),
+        let ops_per_s = match &typed {
+            Typed::Peak(p) => p.peak.as_ref().map(|p| p.ops_per_s),
             _ => best,
         };
+        let sum = |f: fn(&Summary) -> u64| Some(runs.iter().map(|(r, _)| f(r) as i64).sum());
         Headline {
-            ok: sum_i(&|r| r["ok"].as_i64()),
-            errors: sum_i(&|r| r["errors"]["total"].as_i64()),
+            ok: sum(|r| r.ok),
+            errors: sum(|r| r.errors.total),
             ops_per_s,
             p99_us: worst_p99,
-            duration_s: runs.iter().map(|(r, _)| r["duration_s"].as_f64()).sum(),
+            duration_s: Some(runs.iter().map(|(r, _)| r.duration_s).sum()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result stored by an older wirebench, without the fields added since (wire bytes,
+    /// think times, a mix, shards …), still gives its headline.
+    #[test]
+    fn an_older_result_still_reads() {
+        let doc = serde_json::json!({
+            "schema": "wirebench.result/1",
+            "target": "tcp://127.0.0.1:9",
+            "ok": 1200,
+            "errors": { "total": 3, "by_kind": [] },
+            "throughput": { "ops_per_s": 400.5 },
+            "latency": null,
+            "duration_s": 3.0,
+        });
+        let h = Headline::of(Kind::Result, &doc);
+        assert_eq!(
+            (h.ok, h.errors, h.ops_per_s),
+            (Some(1200), Some(3), Some(400.5))
+        );
+        assert_eq!((h.p99_us, h.duration_s), (None, Some(3.0)));
+        assert_eq!(targets(Kind::Result, &doc), ["tcp://127.0.0.1:9"]);
     }
 }

@@ -19,7 +19,7 @@ mod migrate;
 pub use error::StoreError;
 use error::{busy, move_aside, remove_empty, sql};
 
-pub use headline::{results, Headline};
+pub use headline::{Headline, Typed};
 pub use id::Ref;
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -273,7 +273,11 @@ impl Store {
         let doc: serde_json::Value = serde_json::from_str(entry.document)
             .map_err(|e| StoreError::Refused(format!("the document to store is not JSON: {e}")))?;
         let head = Headline::of(entry.kind, &doc);
-        let schema = doc["schema"].as_str().unwrap_or("?").to_string();
+        let schema = <crate::summary::study::Head as serde::Deserialize>::deserialize(&doc)
+            .map(|h| h.schema)
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "?".to_string());
         let targets = serde_json::Value::from(headline::targets(entry.kind, &doc)).to_string();
         let id = id::fresh();
         let now = now_ms();

@@ -11,7 +11,7 @@ use serde::Serialize;
 pub const MIN_KEPT: usize = 3;
 
 /// What `--runs auto` asked for and what it got.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct AutoRuns {
     /// The widest interval allowed, as ± % of the ratio.
     pub precision_pct: f64,
@@ -26,14 +26,14 @@ pub struct AutoRuns {
 }
 
 /// A verdict whose interval is wider than the precision.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Wide {
     /// The target's name.
     pub target: String,
     /// The swept values of the point.
     pub at: String,
     /// The metric (`p99_us`).
-    pub metric: &'static str,
+    pub metric: super::Name,
     /// Its interval's half-width, as ± % of the ratio.
     pub half_width_pct: f64,
 }
@@ -55,7 +55,7 @@ pub fn wide(verdicts: &[Verdict], precision_pct: f64) -> Vec<Wide> {
         .map(|(v, h)| Wide {
             target: v.target.clone(),
             at: v.at.clone(),
-            metric: v.metric,
+            metric: v.metric.clone(),
             half_width_pct: h,
         })
         .collect()
@@ -119,7 +119,7 @@ mod tests {
         Verdict {
             target: "b".into(),
             at: String::new(),
-            metric,
+            metric: metric.into(),
             baseline_mean: 1.0,
             mean: 1.0,
             ratio: 1.0,

@@ -6,7 +6,8 @@
 use super::paired::{self, Interval, Method};
 use super::stats;
 use super::sweep::{Metric, Sweep};
-use serde::Serialize;
+use super::Name;
+use serde::{Deserialize, Serialize};
 
 /// The metrics a comparison gives a verdict on.
 pub const METRICS: [Metric; 5] = [
@@ -21,12 +22,12 @@ pub const METRICS: [Metric; 5] = [
 pub const SCHEMA: &str = "wirebench.compare/1";
 
 /// A whole comparison: the runs, the verdicts and the shapes.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Comparison {
     /// Always [`SCHEMA`].
-    pub schema: &'static str,
+    pub schema: Name,
     /// The test used, in words ([`METHOD`]).
-    pub method: &'static str,
+    pub method: Name,
     /// The baseline target's name.
     pub baseline: String,
     /// The seed of the targets' order and the percentiles' bootstrap (`--seed` repeats it);
@@ -37,7 +38,7 @@ pub struct Comparison {
     /// Each other target against it, per metric and point.
     pub verdicts: Vec<Verdict>,
     /// With `--runs auto`: the precision asked for, the rounds run, and whether it was met.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto: Option<super::auto_runs::AutoRuns>,
     /// Each target's latency shape, per point.
     pub shapes: Vec<Shape>,
@@ -94,14 +95,14 @@ impl Thresholds {
 }
 
 /// One target against the baseline on one metric at one point, paired by round.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Verdict {
     /// The target's name.
     pub target: String,
     /// The swept values of the point (empty without a sweep).
     pub at: String,
     /// `ops_per_s`, `mean_us`, `p50_us`, `p95_us`, `p99_us`.
-    pub metric: &'static str,
+    pub metric: Name,
     /// The baseline's mean over its kept runs.
     pub baseline_mean: f64,
     /// The target's mean over its kept runs.
@@ -125,14 +126,14 @@ pub struct Verdict {
     /// Each round's ratio, by run number, outliers flagged.
     pub rounds: Vec<RoundRatio>,
     /// The verdict without the outlier rounds, when there are some.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub without_outliers: Option<Without>,
     /// The verdict in words.
     pub text: String,
 }
 
 /// One round's ratio, the target's figure over the baseline's in that round.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RoundRatio {
     /// The run number, from 1 (the tables' Run N).
     pub run: usize,
@@ -143,7 +144,7 @@ pub struct RoundRatio {
 }
 
 /// A verdict recomputed without its outlier rounds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Without {
     /// The change in %, without them.
     pub difference_percent: f64,
@@ -272,7 +273,7 @@ fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdi
     Some(Verdict {
         target: name.to_string(),
         at: at.to_string(),
-        metric: key,
+        metric: key.into(),
         baseline_mean: mean(base),
         mean: mean(mine),
         ratio: 1.0 + all.difference_pct / 100.0,
@@ -347,7 +348,7 @@ fn without_text(rounds: &[RoundRatio], w: &Interval, (sig, changes): (bool, bool
 }
 
 /// The order the targets ran in, per round and point.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Round {
     /// The run number, from 1.
     pub run: usize,
@@ -375,7 +376,7 @@ pub fn order(sweep: &Sweep, points: &[(Vec<usize>, String)]) -> Vec<Round> {
 }
 
 /// The Flash study's view of one target at one point: means over the kept runs.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Shape {
     /// The target's name.
     pub target: String,

@@ -15,6 +15,7 @@ pub mod merge;
 pub mod mix;
 pub mod paired;
 pub mod peak;
+pub mod read;
 pub mod serial;
 pub mod shard;
 pub mod slo;
@@ -38,7 +39,7 @@ use std::time::Duration;
 pub const SCHEMA: &str = "wirebench.result/1";
 
 /// One run, summarised.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Summary {
     /// Always [`SCHEMA`].
     pub schema: Name,
@@ -97,7 +98,7 @@ pub struct Summary {
 }
 
 /// The run's settings, echoed into the result so it can be read alone.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Config {
     /// Concurrent connections.
     pub connections: usize,
@@ -157,7 +158,7 @@ pub struct Config {
 }
 
 /// Errors by kind.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ErrorSummary {
     /// All failed operations.
     pub total: u64,

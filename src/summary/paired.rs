@@ -23,10 +23,11 @@ use super::stats::{self, t975};
 use serde::Serialize;
 
 /// How a verdict's interval is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// Student's t-interval of the mean log-ratio.
+    #[default]
     T,
     /// The expanded bootstrap over rounds of the mean log-ratio.
     Bootstrap,

@@ -2,8 +2,8 @@
 //! objectives, and the peak. Field names are the JSON schema `schema/peak.v1.json`.
 
 use super::slo::{Slo, Verdict};
-use super::Summary;
-use serde::Serialize;
+use super::{Name, Summary};
+use serde::{Deserialize, Serialize};
 
 /// The schema identifier of a peak document.
 pub const PEAK_SCHEMA: &str = "wirebench.peak/1";
@@ -12,12 +12,12 @@ pub const PEAK_SCHEMA: &str = "wirebench.peak/1";
 pub const GENERATOR_BUSY_PERCENT: f64 = 90.0;
 
 /// The whole search.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct PeakStudy {
     /// Always [`PEAK_SCHEMA`].
-    pub schema: &'static str,
+    pub schema: Name,
     /// The wirebench version that searched.
-    pub wirebench_version: &'static str,
+    pub wirebench_version: Name,
     /// The target URL.
     pub target: String,
     /// The objectives, as given.
@@ -39,12 +39,12 @@ pub struct PeakStudy {
     pub contradictions: Vec<Contradiction>,
     /// Why the search ended before its conclusion (its target could not be reached; wirebench
     /// was stopped while it ran): a partial search, holding the steps finished. None: complete.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
 }
 
 /// A rate the search saw both pass and fail (or pass above a failure), and what decided.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Contradiction {
     /// The rate, requests/s.
     pub rate_per_s: f64,
@@ -58,7 +58,7 @@ pub struct Contradiction {
 
 /// The peak: the figures of its last passed trial (Handle.Net's table: throughput, and the
 /// mean, median and p99 latency at it), and the spread over all its trials.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Peak {
     /// The offered rate, requests/s.
     pub offered_per_s: f64,
@@ -83,7 +83,7 @@ pub struct Peak {
 }
 
 /// One step: a constant-rate run and how it fared.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Step {
     /// Offered rate, requests/s.
     pub offered_per_s: f64,
@@ -109,22 +109,24 @@ pub struct Step {
     /// The generator, not the target, looks like the limit of this step.
     pub generator_limited: bool,
     /// What of the generator held the step back, when it did: the flag to raise.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<Limit>,
     /// This step re-ran the found peak.
     pub confirmation: bool,
     /// Why this rate was measured again, if it was: `contradiction`, `below_pass`,
     /// `recheck` or `confirmation` (see `load::search::Why`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry: Option<&'static str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<Name>,
     /// Each objective's verdict.
     pub objectives: Vec<Verdict>,
-    /// The step's whole result (schema `wirebench.result/1`).
+    /// The step's whole result (schema `wirebench.result/1`); an older or partial one reads
+    /// with defaults for what it lacks ([`Summary::tolerant`]).
+    #[serde(deserialize_with = "super::read::tolerant_summary")]
     pub result: Summary,
 }
 
 /// What held a generator-limited step back.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Limit {
     /// Its threads were busy: raise -t.

@@ -34,7 +34,7 @@ pub struct Slo {
 }
 
 /// How one step fared against one objective.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Verdict {
     /// The objective, as given.
     pub slo: String,

@@ -6,20 +6,21 @@
 use super::compare::Comparison;
 use super::peak::PeakStudy;
 use super::sweep::Sweep;
-use serde::Serialize;
+use super::Name;
+use serde::{Deserialize, Serialize};
 
 /// The schema identifier of study.json.
 pub const SCHEMA: &str = "wirebench.study/1";
 
 /// A whole study.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Study {
     /// Always [`SCHEMA`].
-    pub schema: &'static str,
+    pub schema: Name,
     /// The plan's title (its path when it has none).
     pub title: String,
     /// `run`, `compare` or `peak`: which command the plan stands for.
-    pub command: &'static str,
+    pub command: Name,
     /// How, when and on what it ran.
     pub methodology: Methodology,
     /// The targets as the plan names them.
@@ -28,11 +29,11 @@ pub struct Study {
     pub document: Document,
     /// With `diagnose = true`: each target's diagnosis (`wirebench.diagnosis/1`), in target
     /// order; left out of the JSON otherwise.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnoses: Vec<super::diagnosis::Diagnosis>,
     /// Stopped by Ctrl-C (or SIGTERM): the document holds the runs measured until then, and
     /// no diagnosis was run. Left out of the JSON when the study ran to its end.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
 }
 
@@ -59,8 +60,38 @@ pub enum Document {
     Peak(Box<PeakStudy>),
 }
 
+/// What every wirebench document begins with: the schema that names its kind and version.
+#[derive(Debug, Default, Deserialize)]
+pub struct Head {
+    /// `wirebench.KIND/VERSION`; empty when the document has none.
+    #[serde(default)]
+    pub schema: String,
+}
+
+impl Default for Document {
+    fn default() -> Document {
+        Document::Run(Sweep::default())
+    }
+}
+
+/// Read by its `schema` field, not by trying each kind in turn: a comparison also holds a
+/// sweep's fields under `sweep`, and the schema names the kind whatever fields are missing.
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Document, D::Error> {
+        use serde::de::Error;
+        let doc = serde_json::Value::deserialize(d)?;
+        let head = Head::deserialize(&doc).map_err(D::Error::custom)?;
+        let read = match &*head.schema {
+            super::compare::SCHEMA => serde_json::from_value(doc).map(Document::Compare),
+            super::peak::PEAK_SCHEMA => serde_json::from_value(doc).map(Document::Peak),
+            _ => serde_json::from_value(doc).map(Document::Run),
+        };
+        read.map_err(D::Error::custom)
+    }
+}
+
 /// A target of the plan, with the free text the plan gives about it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TargetInfo {
     /// Its name: the row label in the tables.
     pub name: String,
@@ -73,7 +104,7 @@ pub struct TargetInfo {
 }
 
 /// How a study was run, gathered before the first run, so a reader can repeat it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Methodology {
     /// When it started, UTC (`YYYY-MM-DD HH:MM:SS UTC`).
     pub date: String,

@@ -1,21 +1,21 @@
 //! A sweep's results: every point's summary, with the targets and swept values that locate it,
 //! and the figures its tables show. Field names are the JSON schema (`schema/sweep.v1.json`).
 
-use super::Summary;
+use super::{Name, Summary};
 use crate::load::sweep::Axis;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The schema identifier written into a sweep's JSON document.
 pub const SCHEMA: &str = "wirebench.sweep/1";
 
 /// A whole sweep: targets × swept values, one summary per point.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Sweep {
     /// Always [`SCHEMA`].
-    pub schema: &'static str,
+    pub schema: Name,
     /// The wirebench version that measured.
-    pub wirebench_version: &'static str,
+    pub wirebench_version: Name,
     /// The targets, in the order given: the tables' rows.
     pub targets: Vec<NamedTarget>,
     /// The swept flags and their values; the first is the tables' columns.
@@ -28,7 +28,7 @@ pub struct Sweep {
     pub points: Vec<Point>,
     /// Why the sweep ended before its last run (its target could not be reached; wirebench
     /// was stopped while it ran): a partial sweep, holding the runs finished. None: complete.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
     /// The payload throughput unit `--units` forced on every table; None: chosen by the
     /// largest figure. How the tables print, not a measurement, so not in the JSON.
@@ -41,7 +41,7 @@ pub struct Sweep {
 }
 
 /// A target and the name its row carries.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NamedTarget {
     /// The name given (`local=tcp://…`), else the URL.
     pub name: String,
@@ -50,17 +50,19 @@ pub struct NamedTarget {
 }
 
 /// One run of the sweep.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Point {
     /// The target's name.
     pub target: String,
     /// Each swept flag's value at this point.
-    pub values: BTreeMap<&'static str, String>,
+    pub values: BTreeMap<Name, String>,
     /// Which run of this target and point, from 1.
     pub run: usize,
     /// Whether it is one of the first `discard` runs, kept out of the statistics.
     pub discarded: bool,
-    /// The run's result (schema `wirebench.result/1`).
+    /// The run's result (schema `wirebench.result/1`); an older or partial one reads with
+    /// defaults for what it lacks ([`Summary::tolerant`]).
+    #[serde(deserialize_with = "super::read::tolerant_summary")]
     pub result: Summary,
     /// Index into `targets`.
     #[serde(skip)]

@@ -234,7 +234,7 @@ pub fn sweep_of(
     let axes: Vec<Axis> = axes
         .iter()
         .map(|(flag, values)| Axis {
-            flag,
+            flag: (*flag).into(),
             values: values.iter().map(|v| v.to_string()).collect(),
         })
         .collect();
@@ -245,7 +245,7 @@ pub fn sweep_of(
             values: axes
                 .iter()
                 .zip(&at)
-                .map(|(a, &i)| (a.flag, a.values[i].clone()))
+                .map(|(a, &i)| (a.flag.clone(), a.values[i].clone()))
                 .collect(),
             run,
             discarded: run <= discard,
@@ -255,8 +255,8 @@ pub fn sweep_of(
         })
         .collect();
     Sweep {
-        schema: SCHEMA,
-        wirebench_version: "0.0.0",
+        schema: SCHEMA.into(),
+        wirebench_version: "0.0.0".into(),
         targets,
         axes,
         runs,
@@ -298,4 +298,27 @@ pub fn check_goldens(texts: impl IntoIterator<Item = (&'static str, String)>) {
         "reports differ from tests/golden (if intended: UPDATE_GOLDEN=1 cargo test --test golden)\n{}",
         differ.join("\n")
     );
+}
+
+/// Checks a typed document against its committed schema (`schema/NAME.v1.json`, draft
+/// 2020-12) and that it reads back into its type unchanged: written, read and written again,
+/// the same JSON. So the types the reporters and the store read and the schema stay one model.
+pub fn round_trips<T>(doc: &T, schema: &str)
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let path = format!("{}/schema/{schema}.v1.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("the schema is readable");
+    let schema_doc: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+    let validator = jsonschema::draft202012::new(&schema_doc).expect("a valid schema");
+    let written = serde_json::to_value(doc).expect("a document serializes");
+    let errors: Vec<String> = validator
+        .iter_errors(&written)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{schema}: {errors:#?}");
+    let read: T = serde_json::from_value(written.clone())
+        .unwrap_or_else(|e| panic!("{schema}: the document does not read back: {e}"));
+    let again = serde_json::to_value(&read).expect("a document serializes");
+    assert_eq!(written, again, "{schema}: read back, it differs");
 }

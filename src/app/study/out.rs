@@ -80,9 +80,9 @@ pub fn study(
         Document::Peak(_) => "peak",
     };
     Study {
-        schema: study::SCHEMA,
+        schema: study::SCHEMA.into(),
         title: plan.title.clone().unwrap_or_else(|| path.to_string()),
-        command,
+        command: command.into(),
         methodology,
         targets: plan
             .targets

@@ -2,6 +2,7 @@
 //! document (`schema/result.v1.json`) or a document holding results, with `-` or None where
 //! a field is absent, so an older or partial document still renders.
 
+use crate::summary::Summary;
 use crate::units::format_us;
 use serde_json::Value;
 
@@ -10,9 +11,19 @@ pub fn num(v: &Value) -> Option<f64> {
     v.as_f64().filter(|x| x.is_finite())
 }
 
+/// A figure, when it is finite.
+pub fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
 /// Microseconds written in their unit, or `-`.
 pub fn us(v: &Value) -> String {
     num(v).map_or("-".to_string(), format_us)
+}
+
+/// Microseconds written in their unit, or `-` when absent or not finite.
+pub fn micros(v: Option<f64>) -> String {
+    v.and_then(finite).map_or("-".to_string(), format_us)
 }
 
 /// A count or rate with thousands separators, or `-`.
@@ -41,33 +52,34 @@ pub fn targets(doc: &Value) -> Vec<String> {
 }
 
 /// Whether a result measured bulk transfer (stream, source), where operations are messages.
-pub fn bulk(result: &Value) -> bool {
-    matches!(result["mode"].as_str(), Some("stream" | "source"))
+pub fn bulk(result: &Summary) -> bool {
+    matches!(&*result.mode, "stream" | "source")
 }
 
 /// A result's operations (or, in bulk, messages) per second.
-pub fn ops(result: &Value) -> Option<f64> {
+pub fn ops(result: &Summary) -> Option<f64> {
     match bulk(result) {
-        true => num(&result["throughput"]["messages_per_s"]),
-        false => num(&result["throughput"]["ops_per_s"]),
+        true => finite(result.throughput.messages_per_s),
+        false => finite(result.throughput.ops_per_s),
     }
 }
 
 /// A result's payload bytes per second, both directions added.
-pub fn bytes_per_s(result: &Value) -> Option<f64> {
-    let t = &result["throughput"];
-    Some((num(&t["sent_mb_per_s"])? + num(&t["received_mb_per_s"])?) * 1e6)
+pub fn bytes_per_s(result: &Summary) -> Option<f64> {
+    let t = &result.throughput;
+    Some((finite(t.sent_mb_per_s)? + finite(t.received_mb_per_s)?) * 1e6)
 }
 
 /// The first result a document holds (itself, a sweep's first point, a peak's first step).
-pub fn first_result(doc: &Value) -> Option<&Value> {
-    match doc["schema"].as_str()? {
+pub fn first_result(doc: &Value) -> Option<Summary> {
+    let first = match doc["schema"].as_str()? {
         "wirebench.result/1" => Some(doc),
         "wirebench.sweep/1" => doc["points"].get(0).map(|p| &p["result"]),
-        "wirebench.compare/1" => first_result(&doc["sweep"]),
+        "wirebench.compare/1" => return first_result(&doc["sweep"]),
         "wirebench.peak/1" => doc["steps"].get(0).map(|s| &s["result"]),
         _ => None,
-    }
+    };
+    first.map(Summary::tolerant)
 }
 
 /// The lede: protocol, mode and shape of the load, and when it started. What a sweep or
@@ -77,10 +89,11 @@ pub fn lede(doc: &Value) -> String {
     let Some(r) = first_result(doc) else {
         return String::new();
     };
-    let c = &r["config"];
-    let when = r["started_unix_ms"].as_u64().map_or(String::new(), |ms| {
-        format!(", started {}", crate::sys::host::utc(ms / 1000))
-    });
+    let c = &r.config;
+    let when = format!(
+        ", started {}",
+        crate::sys::host::utc(r.started_unix_ms / 1000)
+    );
     let axes = swept(doc);
     let range = |flag: &str| {
         axes.iter()
@@ -89,11 +102,11 @@ pub fn lede(doc: &Value) -> String {
     };
     let connections = match range("--connections") {
         Some(v) => format!("{} connections ({} values)", span(v, None), v.len()),
-        None => format!("{} connection(s)", text(&c["connections"])),
+        None => format!("{} connection(s)", c.connections),
     };
     let size = match range("--size") {
         Some(v) => format!("{} requests ({} sizes)", span(v, Some(bytes)), v.len()),
-        None => format!("{} B requests", text(&c["request_bytes"])),
+        None => format!("{} B requests", c.request_bytes),
     };
     let mut parts = vec![connections, size];
     for (flag, values) in axes
@@ -124,10 +137,10 @@ pub fn lede(doc: &Value) -> String {
     }
     format!(
         "{} {}: {}, wirebench {}{when}",
-        text(&r["protocol"]),
-        text(&r["mode"]),
+        r.protocol,
+        r.mode,
         parts.join(", "),
-        text(&r["wirebench_version"]),
+        r.wirebench_version,
     )
 }
 
@@ -167,7 +180,12 @@ fn bytes(v: &str) -> String {
 
 /// Seconds as a reader wants them: `44.92 s`, `0.862 s` (not `44.919703665 s`).
 pub fn secs(v: &Value) -> String {
-    match num(v) {
+    num(v).map_or("-".to_string(), seconds)
+}
+
+/// Seconds as a reader wants them (see [`secs`]), or `-` when not finite.
+pub fn seconds(s: f64) -> String {
+    match finite(s) {
         None => "-".to_string(),
         Some(s) if s >= 10.0 => format!("{s:.2} s"),
         Some(s) => format!("{s:.3} s"),
@@ -230,25 +248,24 @@ pub fn text(v: &Value) -> String {
 /// What a result document says about how it was measured, as (what, value) pairs: the
 /// methodology a reader needs to repeat it. The schema is the caller's to give: a peak or
 /// a sweep is not a `wirebench.result/1` because its runs are.
-pub fn methodology(r: &Value) -> Vec<(String, String)> {
-    let c = &r["config"];
-    let g = &r["generator"];
+pub fn methodology(r: &Summary) -> Vec<(String, String)> {
+    let g = &r.generator;
     let mut pairs = vec![
-        ("wirebench".to_string(), text(&r["wirebench_version"])),
+        ("wirebench".to_string(), r.wirebench_version.to_string()),
         (
             "Started".to_string(),
-            r["started_unix_ms"]
-                .as_u64()
-                .map_or("-".to_string(), |ms| crate::sys::host::utc(ms / 1000)),
+            crate::sys::host::utc(r.started_unix_ms / 1000),
         ),
-        ("Target".to_string(), text(&r["target"])),
+        ("Target".to_string(), r.target.clone()),
         (
             "Protocol, mode".to_string(),
-            format!("{} {}", text(&r["protocol"]), text(&r["mode"])),
+            format!("{} {}", r.protocol, r.mode),
         ),
-        ("Measured".to_string(), secs(&r["duration_s"])),
+        ("Measured".to_string(), seconds(r.duration_s)),
     ];
-    if let Some(config) = c.as_object() {
+    // The settings as the document writes them, each in its unit (see [`pair`]), so a
+    // setting added to the config appears without a line here.
+    if let Ok(Value::Object(config)) = serde_json::to_value(&r.config) {
         let settings: Vec<String> = config
             .iter()
             .filter(|(_, v)| !v.is_null())
@@ -263,9 +280,9 @@ pub fn methodology(r: &Value) -> Vec<(String, String)> {
         "Generator".to_string(),
         format!(
             "{} threads, {:.0}% CPU of its threads, peak RSS {} KiB",
-            text(&g["threads"]),
-            num(&g["cpu_percent_of_threads"]).unwrap_or(0.0),
-            text(&g["peak_rss_kib"])
+            g.threads,
+            finite(g.cpu_percent_of_threads).unwrap_or(0.0),
+            g.peak_rss_kib
         ),
     ));
     pairs

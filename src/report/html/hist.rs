@@ -5,22 +5,11 @@
 
 use super::scale::{Axis, Scale, Unit};
 use super::svg::{LineChart, Series};
-use base64::Engine as _;
+use crate::summary::Distribution;
 use hdrhistogram::Histogram;
-use serde_json::Value;
 
 /// Points per nine: enough for a smooth curve, few enough for a small page.
 const STEPS_PER_NINE: u32 = 12;
-
-/// Decodes a distribution's histogram (`{"histogram": {"data": …}}`); None when it is absent
-/// or does not decode (the page then shows the tables without that curve).
-pub fn decode(distribution: &Value) -> Option<Histogram<u64>> {
-    let data = distribution["histogram"]["data"].as_str()?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .ok()?;
-    crate::record::decode_histogram(&bytes).ok()
-}
 
 /// The spectrum of `h`: (nines, latency in µs) from the median down to the last sample; the
 /// x range ends at log10(count) nines, beyond which a histogram holds no more information.
@@ -40,12 +29,12 @@ pub fn spectrum(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 }
 
 /// A spectrum chart of `runs`: (name, distribution) pairs, one series each; None when no
-/// distribution holds a histogram.
-pub fn chart(runs: &[(String, &Value)]) -> Option<LineChart> {
+/// distribution's histogram decodes (the page then shows the tables without that curve).
+pub fn chart(runs: &[(String, &Distribution)]) -> Option<LineChart> {
     let series: Vec<Series> = runs
         .iter()
         .filter_map(|(name, d)| {
-            let h = decode(d)?;
+            let h = d.histogram.decode().ok()?;
             Some(Series {
                 name: name.clone(),
                 points: spectrum(&h),

@@ -59,11 +59,15 @@ pub enum RenderError {
 }
 
 /// The document's schema, checked: one of [`SCHEMAS`].
-pub fn schema(doc: &Value) -> Result<&str, RenderError> {
-    let schema = doc["schema"].as_str().ok_or(RenderError::NoSchema)?;
-    match SCHEMAS.contains(&schema) {
-        true => Ok(schema),
-        false => Err(RenderError::UnknownSchema(schema.to_string())),
+pub fn schema(doc: &Value) -> Result<&'static str, RenderError> {
+    use serde::Deserialize;
+    let head = crate::summary::study::Head::deserialize(doc).map_err(|_| RenderError::NoSchema)?;
+    if head.schema.is_empty() {
+        return Err(RenderError::NoSchema);
+    }
+    match SCHEMAS.iter().find(|s| **s == head.schema) {
+        Some(schema) => Ok(schema),
+        None => Err(RenderError::UnknownSchema(head.schema)),
     }
 }
 
@@ -93,11 +97,11 @@ fn page_of(doc: &Value) -> Result<String, RenderError> {
 /// A title and a one-line lede for a document on its own.
 fn title(doc: &Value) -> (String, String) {
     let target = fields::targets(doc).join(", ");
-    let what = match doc["schema"].as_str() {
-        Some("wirebench.sweep/1") => "sweep",
-        Some("wirebench.compare/1") => "comparison",
-        Some("wirebench.peak/1") => "peak search",
-        Some("wirebench.diagnosis/1") => "diagnosis",
+    let what = match schema(doc) {
+        Ok("wirebench.sweep/1") => "sweep",
+        Ok("wirebench.compare/1") => "comparison",
+        Ok("wirebench.peak/1") => "peak search",
+        Ok("wirebench.diagnosis/1") => "diagnosis",
         _ => "run",
     };
     (format!("wirebench {what}: {target}"), fields::lede(doc))
@@ -106,12 +110,12 @@ fn title(doc: &Value) -> (String, String) {
 /// The sections of a (non-study) document: results, charts, methodology.
 pub(crate) fn body(page: &mut page::Page, doc: &Value) -> Result<(), RenderError> {
     match schema(doc)? {
-        "wirebench.result/1" => result::render(page, doc),
+        "wirebench.result/1" => result::render(page, &crate::summary::Summary::tolerant(doc)),
         "wirebench.sweep/1" => sweep::render(page, doc),
         "wirebench.compare/1" => compare::render(page, doc),
         "wirebench.peak/1" => peak::render(page, doc),
         "wirebench.diagnosis/1" => {
-            diagnosis::render(page, doc);
+            diagnosis::render(page, &crate::summary::read::tolerant(doc));
             Ok(())
         }
         // A study inside a study: its inner document, once.

@@ -9,6 +9,7 @@ use super::scale::{label, Axis, Scale, Unit};
 use super::svg::{LineChart, Reference, Series};
 use super::{hist, RenderError};
 use crate::summary::slo::Slo;
+use crate::summary::{Distribution, Summary};
 use serde_json::Value;
 
 /// Writes the sections of a peak-search document.
@@ -27,8 +28,11 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     page.heading(3, "Steps, in the order they ran");
     page.raw(&steps_table(&steps));
     let mut charts = Vec::new();
-    let spectra: Vec<(String, &Value)> = (steps.iter())
-        .map(|s| (step_name(s), &s["result"]["latency"]))
+    let results: Vec<Summary> = (steps.iter())
+        .map(|s| Summary::tolerant(&s["result"]))
+        .collect();
+    let spectra: Vec<(String, &Distribution)> = (steps.iter().zip(&results))
+        .filter_map(|(s, r)| Some((step_name(s), r.latency.as_ref()?)))
         .collect();
     if let Some(c) = hist::chart(&spectra) {
         charts.push((
@@ -51,14 +55,16 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
         ),
         ("Method".to_string(), "open-loop steps at rates doubled until one fails, then bisected (mutilate --search; RFC 2544); a step fails when replies drained after its window leave a backlog; a rate whose trials disagree, or that failed below a pass, is measured again until a majority decides, and the peak is confirmed by a majority of three trials (draft-ietf-bmwg-mlrsearch)".to_string()),
     ];
-    if let Some(first) = steps.first() {
-        pairs.extend(fields::methodology(&first["result"]).into_iter().map(
-            |(k, v)| match k.as_str() {
-                "Measured" => ("Measured, each step".to_string(), v),
-                "Settings" => ("Settings of the first step".to_string(), v),
-                _ => (k, v),
-            },
-        ));
+    if let Some(first) = results.first() {
+        pairs.extend(
+            fields::methodology(first)
+                .into_iter()
+                .map(|(k, v)| match k.as_str() {
+                    "Measured" => ("Measured, each step".to_string(), v),
+                    "Settings" => ("Settings of the first step".to_string(), v),
+                    _ => (k, v),
+                }),
+        );
     }
     page.raw(&kv("methodology", &pairs));
     Ok(())

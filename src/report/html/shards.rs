@@ -2,16 +2,15 @@
 //! ([`crate::report::shards`]), read through the summary's typed `shards` section.
 
 use super::page::{table, Page};
-use crate::summary::shard::Shards;
-use serde_json::Value;
+use crate::summary::Summary;
 
 /// Writes the section of a merged result `r`; nothing when it holds no `shards`.
-pub fn render(page: &mut Page, r: &Value) {
-    let Ok(shards) = serde_json::from_value::<Shards>(r["shards"].clone()) else {
+pub fn render(page: &mut Page, r: &Summary) {
+    let Some(shards) = &r.shards else {
         return;
     };
     page.heading(2, "Shards");
-    page.para(&crate::report::shards::caption(&shards));
+    page.para(&crate::report::shards::caption(shards));
     let head: Vec<String> = crate::report::shards::HEAD
         .iter()
         .map(|h| h.to_string())
@@ -19,6 +18,6 @@ pub fn render(page: &mut Page, r: &Value) {
     page.raw(&table(
         "shards",
         &head,
-        &crate::report::shards::rows(&shards),
+        &crate::report::shards::rows(shards),
     ));
 }

@@ -33,8 +33,13 @@ pub fn page(doc: &Value) -> Result<Page, RenderError> {
         body(&mut page, d)?;
     }
     // `diagnose = true`: each target's diagnosis after the results.
-    for d in doc["diagnoses"].as_array().into_iter().flatten() {
-        let target = d["target"].as_str().unwrap_or("a target");
+    let study: crate::summary::study::Study = crate::summary::read::tolerant(doc);
+    for d in &study.diagnoses {
+        let target = if d.target.is_empty() {
+            "a target"
+        } else {
+            &d.target
+        };
         page.heading(2, &format!("Diagnosis: {target}"));
         super::diagnosis::render(&mut page, d);
     }

@@ -4,11 +4,12 @@
 //! charts: each metric against the swept value (log x for sizes and other doubling ranges),
 //! the means with their 95% CI as bars, each run's percentile spectrum and per-second series.
 
-use super::fields::{self, num};
+use super::fields::{self, finite};
 use super::page::{kv, table, Page};
 use super::scale::{cell, Unit};
 use super::{sweep_charts, RenderError};
 use crate::summary::stats;
+use crate::summary::{self, read, Summary};
 use serde_json::Value;
 
 /// A figure read from each run's result.
@@ -22,8 +23,8 @@ pub struct Metric {
     pub axis: &'static str,
     /// How it is written.
     pub unit: Unit,
-    /// Reads it from a result document.
-    pub read: fn(&Value) -> Option<f64>,
+    /// Reads it from a result.
+    pub read: fn(&Summary) -> Option<f64>,
 }
 
 /// The metrics of the DIM tables, in their order.
@@ -47,26 +48,26 @@ pub const METRICS: [Metric; 5] = [
         kind: "p50",
         axis: "p50 latency",
         unit: Unit::Micros,
-        read: |r| num(&r["latency"]["p50_us"]),
+        read: |r| r.latency.as_ref().and_then(|d| finite(d.p50_us)),
     },
     Metric {
         name: "99th percentile latency (p99)",
         kind: "p99",
         axis: "p99 latency",
         unit: Unit::Micros,
-        read: |r| num(&r["latency"]["p99_us"]),
+        read: |r| r.latency.as_ref().and_then(|d| finite(d.p99_us)),
     },
     Metric {
         name: "Errors",
         kind: "errors",
         axis: "errors",
         unit: Unit::Count,
-        read: |r| num(&r["errors"]["total"]),
+        read: |r| Some(r.errors.total as f64),
     },
 ];
 
 /// A sweep document, read: its targets, axes and points.
-pub struct Sweep<'a> {
+pub struct Sweep {
     /// Target names, the tables' rows.
     pub targets: Vec<String>,
     /// Swept flags and their values.
@@ -74,11 +75,11 @@ pub struct Sweep<'a> {
     /// Runs per target and point.
     pub runs: u64,
     /// The points: (target, {flag: value}, run, discarded, result).
-    pub points: Vec<Point<'a>>,
+    pub points: Vec<Point>,
 }
 
 /// One run of a sweep.
-pub struct Point<'a> {
+pub struct Point {
     /// The target's name.
     pub target: String,
     /// Each axis's value, in axis order.
@@ -87,35 +88,41 @@ pub struct Point<'a> {
     pub run: u64,
     /// Kept out of the statistics.
     pub discarded: bool,
-    /// The run's result document.
-    pub result: &'a Value,
+    /// The run's result.
+    pub result: Summary,
 }
 
-impl<'a> Sweep<'a> {
+impl Sweep {
     /// Reads a `wirebench.sweep/1` document.
-    pub fn read(doc: &'a Value) -> Sweep<'a> {
-        let axes: Vec<(String, Vec<String>)> = (doc["axes"].as_array().into_iter().flatten())
-            .map(|a| {
-                let values = a["values"].as_array().into_iter().flatten();
-                (fields::text(&a["flag"]), values.map(fields::text).collect())
-            })
+    pub fn read(doc: &Value) -> Sweep {
+        Sweep::of(read::tolerant(doc))
+    }
+
+    /// The page's view of a sweep: its points located by their axes' values, in axis order.
+    pub fn of(sweep: summary::sweep::Sweep) -> Sweep {
+        let axes: Vec<(String, Vec<String>)> = (sweep.axes.into_iter())
+            .map(|a| (a.flag.into_owned(), a.values))
             .collect();
-        let points = (doc["points"].as_array().into_iter().flatten())
+        let points = (sweep.points.into_iter())
             .map(|p| Point {
-                target: fields::text(&p["target"]),
-                at: axes
-                    .iter()
-                    .map(|(f, _)| fields::text(&p["values"][f]))
+                at: (axes.iter())
+                    .map(|(f, _)| {
+                        p.values
+                            .get(f.as_str())
+                            .map_or("-".to_string(), String::clone)
+                    })
                     .collect(),
-                run: p["run"].as_u64().unwrap_or(1),
-                discarded: p["discarded"].as_bool().unwrap_or(false),
-                result: &p["result"],
+                target: p.target,
+                run: p.run as u64,
+                discarded: p.discarded,
+                result: p.result,
             })
             .collect();
         Sweep {
-            targets: fields::targets(doc),
+            targets: sweep.targets.into_iter().map(|t| t.name).collect(),
             axes,
-            runs: doc["runs"].as_u64().unwrap_or(1),
+            // A sweep runs each point once at least; a document without the field did.
+            runs: (sweep.runs as u64).max(1),
             points,
         }
     }
@@ -124,7 +131,7 @@ impl<'a> Sweep<'a> {
     pub fn values(&self, target: &str, at: &[String], metric: Metric) -> Vec<f64> {
         (self.points.iter())
             .filter(|p| p.target == target && p.at == at && !p.discarded)
-            .filter_map(|p| (metric.read)(p.result))
+            .filter_map(|p| (metric.read)(&p.result))
             .collect()
     }
 
@@ -136,8 +143,7 @@ impl<'a> Sweep<'a> {
         };
         let mut runs = (self.points.iter()).filter(|p| p.target == target && p.at == at);
         match (runs.next(), runs.next()) {
-            (Some(p), None) => serde_json::from_value::<crate::summary::Summary>(p.result.clone())
-                .is_ok_and(|s| crate::summary::sweep::noisy(m, &s)),
+            (Some(p), None) => crate::summary::sweep::noisy(m, &p.result),
             _ => false,
         }
     }
@@ -197,13 +203,16 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     );
     page.heading(2, "Methodology");
     let mut pairs = vec![
-        ("Schema".to_string(), fields::text(&doc["schema"])),
+        (
+            "Schema".to_string(),
+            super::schema(doc).unwrap_or("-").to_string(),
+        ),
         ("Runs".to_string(), method(&sweep)),
     ];
     if let Some(first) = sweep.points.first() {
         let swept: Vec<&str> = sweep.axes.iter().map(|a| a.0.as_str()).collect();
         pairs.extend(
-            (fields::methodology(first.result).into_iter())
+            (fields::methodology(&first.result).into_iter())
                 .filter(|(k, _)| k != "Target")
                 .map(|(k, v)| match k.as_str() {
                     "Measured" => ("Measured, each run".to_string(), v),
@@ -322,7 +331,7 @@ fn repeat_table(page: &mut Page, sweep: &Sweep, metric: Metric) {
                 let p =
                     (sweep.points.iter()).find(|p| &p.target == t && p.at == at && p.run == run);
                 let v = p
-                    .and_then(|p| (metric.read)(p.result))
+                    .and_then(|p| (metric.read)(&p.result))
                     .map_or("-".to_string(), |v| cell(metric.unit, v));
                 row.push(match p.is_some_and(|p| p.discarded) {
                     true => format!("({v})"),

@@ -7,7 +7,7 @@ use super::svg::{BarChart, BarSeries, LineChart, Series};
 use super::sweep::{Point, Sweep, METRICS};
 use super::{hist, result};
 use crate::summary::stats;
-use serde_json::Value;
+use crate::summary::{Distribution, Summary};
 
 /// All the sweep's charts, as (caption, svg).
 pub fn charts(sweep: &Sweep) -> Vec<(String, String)> {
@@ -16,17 +16,17 @@ pub fn charts(sweep: &Sweep) -> Vec<(String, String)> {
         charts.extend(bar_charts(sweep));
     }
     for t in &sweep.targets {
-        let runs: Vec<(String, &Value)> = (sweep.points.iter())
+        let runs: Vec<(String, &Distribution)> = (sweep.points.iter())
             .filter(|p| &p.target == t)
-            .map(|p| (run_name(sweep, p, false), &p.result["latency"]))
+            .filter_map(|p| Some((run_name(sweep, p, false), p.result.latency.as_ref()?)))
             .collect();
         if let Some(c) = hist::chart(&runs) {
             let caption = format!("Latency by percentile: {t}");
             charts.push((caption.clone(), c.svg(&caption)));
         }
     }
-    let runs: Vec<(String, &Value)> = (sweep.points.iter())
-        .map(|p| (run_name(sweep, p, true), p.result))
+    let runs: Vec<(String, &Summary)> = (sweep.points.iter())
+        .map(|p| (run_name(sweep, p, true), &p.result))
         .collect();
     charts.extend(result::per_second_charts(&runs));
     charts

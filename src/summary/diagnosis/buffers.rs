@@ -112,10 +112,10 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
                 .push("no client buffer size raised the rate: the cap is the receiver's".into());
         }
         return Some(Finding {
-            id: "socket_buffers",
+            id: "socket_buffers".into(),
             title: format!("the server's receive buffer caps throughput at {own:.0} MB/s: the client waited on its window {rwnd:.0}% of the time"),
             confidence: if flat { Confidence::High } else { Confidence::Medium },
-            side: "server",
+            side: "server".into(),
             evidence,
             fix: "Raise SO_RCVBUF on the server to at least the bandwidth × RTT, or leave it unset so the kernel auto-tunes it (net.ipv4.tcp_rmem); `wirebench serve tcp`: leave out --rcvbuf.".into(),
             rank: 2,
@@ -127,10 +127,10 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
     if fixed && (gain >= CLIENT_GAIN || sndbuf >= LIMITED_PERCENT) {
         let k = knee.map_or("a larger size".into(), size_text);
         return Some(Finding {
-            id: "socket_buffers",
+            id: "socket_buffers".into(),
             title: format!("the client's socket buffers cap throughput: {own:.0} MB/s as run, {best:.0} MB/s with buffers of {k}"),
             confidence: if gain >= CLIENT_GAIN { Confidence::High } else { Confidence::Medium },
-            side: "client",
+            side: "client".into(),
             evidence,
             fix: format!("Set the client's buffers to at least the knee (--sndbuf {k} --rcvbuf {k}), or leave them unset so the kernel auto-tunes them."),
             rank: 2,

@@ -67,10 +67,10 @@ pub fn generator_bound(base: &Summary, ev: &Evidence, variants: &[Variant]) -> O
         gain = Some(r);
     }
     Some(Finding {
-        id: "generator_bound",
+        id: "generator_bound".into(),
         title: "the generator is saturated: these figures describe the client, not the target".into(),
         confidence: if gain.is_some_and(|r| r >= 1.2) { Confidence::High } else { Confidence::Medium },
-        side: "client",
+        side: "client".into(),
         evidence,
         fix: format!("Give the client more threads (--threads, up to the {} CPU(s)) with at least as many connections; pin the client and the server to different CPUs (taskset -c), or run the client on another machine.", ev.cpus),
         rank: 0,
@@ -115,14 +115,14 @@ pub fn port_exhaustion(base: &Summary, ev: &Evidence) -> Option<Finding> {
         evidence.push(format!("net.ipv4.tcp_tw_reuse = {r}{}", if reused { ": on loopback the kernel reuses TIME_WAIT ports, so here the limit bends; across a link it bites" } else { "" }));
     }
     Some(Finding {
-        id: "port_exhaustion",
+        id: "port_exhaustion".into(),
         title: if failed > 0 {
             "ephemeral ports ran out: a connection per request leaves each port in TIME_WAIT".into()
         } else {
             format!("a connection per request at {rate:.0}/s is near the ephemeral-port ceiling of ~{ceiling:.0}/s")
         },
         confidence,
-        side: "client",
+        side: "client".into(),
         evidence,
         fix: "Use persistent connections (--mode rr, HTTP keep-alive), widen net.ipv4.ip_local_port_range, or set net.ipv4.tcp_tw_reuse=1; a server that closes first holds the TIME_WAIT itself.".into(),
         rank: 0,

@@ -16,18 +16,20 @@ pub mod nagle;
 pub mod tail;
 
 use super::Summary;
+use crate::summary::Name;
 use crate::sys::tcpinfo::TcpInfo;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// The schema identifier of a diagnosis document (schema/diagnosis.v1.json).
 pub const DIAGNOSIS_SCHEMA: &str = "wirebench.diagnosis/1";
 
 /// How sure a finding is: high when the baseline's evidence and a variant agree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Confidence {
     /// One weak sign.
+    #[default]
     Low,
     /// The baseline shows it; no variant confirmed it (or none could).
     Medium,
@@ -36,18 +38,18 @@ pub enum Confidence {
 }
 
 /// One thing the diagnosis found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Finding {
     /// A stable name: `nagle_delayed_ack`, `socket_buffers`, `generator_bound`,
     /// `port_exhaustion`, `mean_above_p95`, `multimodal`, `periodic_stalls`.
-    pub id: &'static str,
+    pub id: Name,
     /// What it is, in one line.
     pub title: String,
     /// How sure.
     pub confidence: Confidence,
     /// Where the cause sits: `server`, `client` (the generator's own settings or limits) or
     /// `unknown`.
-    pub side: &'static str,
+    pub side: Name,
     /// The measurements that show it, one per line.
     pub evidence: Vec<String>,
     /// What to set where.
@@ -58,7 +60,7 @@ pub struct Finding {
 }
 
 /// A run's headline figures, as the diagnosis compares them.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Figures {
     /// Operations per second (ok).
     pub ops_per_s: f64,
@@ -112,6 +114,14 @@ pub enum Change {
     Threads(usize),
 }
 
+/// Not written into the document: a variant read back from one says no change (its `flags`
+/// say what it was).
+impl Default for Change {
+    fn default() -> Change {
+        Change::Threads(0)
+    }
+}
+
 impl Change {
     /// The `wirebench run` flags that make the change.
     pub fn flags(&self) -> String {
@@ -128,10 +138,10 @@ impl Change {
 }
 
 /// A variant of the baseline that tests one hypothesis, and what it measured.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Variant {
     /// The finding id it tests.
-    pub hypothesis: &'static str,
+    pub hypothesis: Name,
     /// The flags added to the baseline's run.
     pub flags: String,
     /// What it measured.
@@ -142,7 +152,7 @@ pub struct Variant {
 }
 
 /// `TCP_INFO` of the client's connections during the baseline, sampled.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TcpEvidence {
     /// Connections seen.
     pub sockets: usize,
@@ -204,7 +214,7 @@ impl TcpEvidence {
 }
 
 /// What the kernel said about the baseline.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Evidence {
     /// How much `TcpExt DelayedACKs` (/proc/net/netstat) rose during the baseline. The counter
     /// is per network namespace, so a server in the same one adds its own.
@@ -247,12 +257,12 @@ impl Evidence {
 const CONTENDED_PERCENT: f64 = 20.0;
 
 /// The whole document `wirebench diagnose --json` prints.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Diagnosis {
     /// Always [`DIAGNOSIS_SCHEMA`].
-    pub schema: &'static str,
+    pub schema: Name,
     /// The version that diagnosed.
-    pub wirebench_version: &'static str,
+    pub wirebench_version: Name,
     /// The target URL.
     pub target: String,
     /// The protocol and the client mode.

@@ -87,7 +87,7 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
     let side = side(base, &mine);
     let confirmed = per.is_some_and(|p| (0.5..=3.0).contains(&p));
     Some(Finding {
-        id: "nagle_delayed_ack",
+        id: "nagle_delayed_ack".into(),
         title: format!(
             "Nagle's algorithm meets delayed ACK: each exchange waits ~{} for an ACK; the {side} holds back part of its message",
             format_us(l.p50_us)
@@ -97,7 +97,7 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
         } else {
             Confidence::Medium
         },
-        side,
+        side: side.into(),
         evidence,
         fix: fix(side, &mine, &base.protocol),
         rank: 1,

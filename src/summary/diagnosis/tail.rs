@@ -52,7 +52,7 @@ fn mean_above_p95(l: &Distribution) -> Option<Finding> {
         return None;
     }
     Some(Finding {
-        id: "mean_above_p95",
+        id: "mean_above_p95".into(),
         title: format!(
             "a few slow requests dominate the mean: it is {} the p95",
             times(l.mean_us, l.p95_us)
@@ -62,7 +62,7 @@ fn mean_above_p95(l: &Distribution) -> Option<Finding> {
         } else {
             Confidence::Medium
         },
-        side: "server",
+        side: "server".into(),
         evidence: vec![format!(
             "mean {}, p50 {}, p95 {}, p99 {}, max {} (the Flash study saw a mean 39× its p95)",
             format_us(l.mean_us),
@@ -139,10 +139,10 @@ fn multimodal(l: &Distribution) -> Option<Finding> {
         .map(|(v, s)| format!("{} ({:.1}%)", format_us(*v), s * 100.0))
         .collect();
     Some(Finding {
-        id: "multimodal",
+        id: "multimodal".into(),
         title: format!("the latency has {} modes, {} apart: requests take different paths", m.len(), times(m[m.len() - 1].0, m[0].0)),
         confidence: Confidence::Medium,
-        side: "server",
+        side: "server".into(),
         evidence: vec![format!("modes of the latency histogram: {}", list.join(", "))],
         fix: "Find what sends some requests down the slow path (a cache miss, a retry, a timer, a disk read, a delayed ACK); report each mode's share rather than one mean.".into(),
         rank: 5,
@@ -166,10 +166,10 @@ fn periodic(base: &Summary, l: &Distribution) -> Option<Finding> {
         .map(|(s, m)| format!("s{s} {}", format_us(*m)))
         .collect();
     Some(Finding {
-        id: "periodic_stalls",
+        id: "periodic_stalls".into(),
         title: format!("stalls recur: {} of {n} seconds had a request over {}, the median being {}", stalled.len(), format_us(threshold), format_us(l.p50_us)),
         confidence: if stalled.len() >= 5 { Confidence::High } else { Confidence::Medium },
-        side: "server",
+        side: "server".into(),
         evidence: vec![format!("slowest request of each stalled second: {}", maxima.join(", "))],
         fix: "Look for what recurs in the server at that period (garbage collection, a periodic flush or compaction, a lock a background task holds); an open-loop run (--rate) shows the full cost, since a closed loop waits the stall out (coordinated omission).".into(),
         rank: 6,

@@ -244,11 +244,6 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT", help_heading = "Repeated runs")]
     pub tail_threshold: Option<String>,
 
-    /// Each run run as N shards (`--shards`, `--launcher`, `--shard-dir`).
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub fleet: FleetArgs,
-
     /// The targets and the load, as for `wirebench run`.
     #[command(flatten)]
     #[serde(flatten)]
@@ -497,6 +492,11 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub keep: KeepArgs,
+
+    /// Each run (a sweep's point, a compared run, a peak step) as N shards, merged.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub fleet: FleetArgs,
 
     /// One shard of a load run from many machines.
     #[command(flatten)]
@@ -806,7 +806,8 @@ exhaustion (--mode crr), and the latency's shape (mean above p95, several modes,
 Exit codes: 0 diagnosed, 1 the baseline saw failures, 2 bad input.",
     mut_arg("urls", one_target),
     mut_arg("duration", |a| a.help("How long each step measures, e.g. 2s [default: 3s]")),
-    mut_args(|a| hide(a, &["runs", "discard", "discard_first", "db", "no_save", "tags", "yes", "deadline"])),
+    mut_args(|a| hide(a, &["runs", "discard", "discard_first", "db", "no_save", "tags", "yes", "deadline",
+        "shards", "launcher", "shard_dir"])),
     mut_arg("fail_if", |a| a.hide(true).value_parser(|_: &str| -> Result<String, NoFailIf> {
         Err(NoFailIf)
     })),
@@ -859,11 +860,6 @@ pub struct PeakArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub rest: String,
 
-    /// Each step run as N shards (`--shards`, `--launcher`, `--shard-dir`).
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub fleet: FleetArgs,
-
     /// The run each step repeats (target, workload, connections, --warmup, --json ...).
     #[command(flatten)]
     #[serde(flatten)]
@@ -875,13 +871,13 @@ fn is_local(launcher: &str) -> bool {
     launcher == "local"
 }
 
-/// A command whose steps (a peak's steps, a comparison's runs) each run as N shards,
+/// Runs (a run, a sweep's points, a comparison's runs, a peak's steps) each run as N shards,
 /// launched by the engine's own launcher and merged (issue 19, item 4).
 #[derive(Debug, Args, Clone, serde::Serialize)]
 pub struct FleetArgs {
-    /// Run each step (a peak step, a compared run) as this many shards, each its share of
-    /// the rate, connections and requests, merged and judged on the merged figures: the
-    /// load of many generators.
+    /// Run each run (a sweep's point, a compared run, a peak step) as this many shards, each
+    /// its share of the rate, connections and requests, merged and judged on the merged
+    /// figures: the load of many generators.
     #[arg(long, value_name = "N", help_heading = "Shards (many machines)")]
     pub shards: Option<u64>,
 

@@ -1,6 +1,7 @@
 //! Issue 19, items 1 and 4: `compare --shards N` and a study's `shards = N` run each run of
 //! each target as N shards (launched by the engine's own launcher, here N local processes),
-//! merged exactly before the paired analysis.
+//! merged exactly before the paired analysis; `run --shards N` does the same for one run and
+//! for each point of a sweep.
 
 mod common;
 
@@ -142,4 +143,79 @@ fn compare_shards_that_cannot_split_are_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("leaves rank 2 none"), "{err}");
     assert_eq!(a.served(), 0, "nothing ran");
+}
+
+/// `run --shards 2` with a swept `-c 2,4`: each point is the exact merge of 2 shards holding
+/// the point's connections, and the points' counts are the server's own.
+#[test]
+fn a_sweep_runs_each_point_as_merged_shards() {
+    let _serial = one_at_a_time();
+    let a = Counted::start();
+    let args = [
+        "run",
+        &a.url,
+        "-c",
+        "2,4",
+        "-d",
+        "500ms",
+        "--shards",
+        "2",
+        "--yes",
+        "--json",
+        "-q",
+        "--no-save",
+    ];
+    let (out, _) = run_bounded(&args, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{doc}");
+    let ok: u64 = points
+        .iter()
+        .map(|p| {
+            let c = p["values"]["--connections"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            merged_ok(&p["result"], 2, c)
+        })
+        .sum();
+    assert!(ok > 0);
+    assert_eq!(a.served(), ok);
+}
+
+/// `run --shards 2` of one target: one result, the exact merge of 2 shards of 2 connections
+/// each; `--shards` with `--shard` (a shard's own flag) is bad input.
+#[test]
+fn a_run_with_shards_is_one_merged_run() {
+    let _serial = one_at_a_time();
+    let a = Counted::start();
+    let args = [
+        "run",
+        &a.url,
+        "-c",
+        "4",
+        "-d",
+        "500ms",
+        "--shards",
+        "2",
+        "--json",
+        "-q",
+        "--no-save",
+    ];
+    let (out, _) = run_bounded(&args, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let ok = merged_ok(&doc, 2, 4);
+    let out = usage_error(
+        &["run", &a.url, "--shards", "2", "--shard", "0/2", "-q"],
+        LIMIT,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("without --shard"), "{err}");
+    assert_eq!(a.served(), ok);
 }

@@ -4,7 +4,7 @@
 //! the Flash study's latency-shape table.
 
 use super::keep::Keep;
-use super::shards::{self, Fleet, Sharded};
+use super::shards;
 use super::sweep::Batch;
 use crate::cli::{CompareArgs, RunArgs, Runs};
 use crate::error::UsageError;
@@ -162,7 +162,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
         })?,
     };
     batch.shuffle(seed);
-    batch.sharded = sharded(args, &batch, seed)?;
+    batch.sharded = shards::sharded(&args.run.fleet, &batch, Some(seed))?;
     Ok(Prepared {
         run,
         batch,
@@ -170,32 +170,6 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
         precision,
         thresholds,
     })
-}
-
-/// With `--shards N`: each run launched as N shards and merged ([`super::shards`]), the
-/// shards' `run` checked now (it parses, and its totals split into N shares).
-fn sharded(args: &CompareArgs, batch: &Batch, seed: u64) -> Result<Option<Sharded>, UsageError> {
-    let Some(fleet) = Fleet::of(&args.fleet) else {
-        return Ok(None);
-    };
-    let n = fleet.n;
-    // The swept flags and the seed are set on each run: the point's values, compare's seed.
-    let drop: Vec<&str> = batch
-        .axes
-        .iter()
-        .map(|a| a.flag.as_ref())
-        .chain(["--seed"])
-        .collect();
-    let mut words = shards::respell(&shards::command_line(), &drop)?;
-    words.push(format!("--seed={seed}"));
-    let sharded = Sharded { fleet, words };
-    let first: Vec<_> = batch
-        .axes
-        .iter()
-        .map(|a| (a.flag.as_ref(), a.values[0].clone()))
-        .collect();
-    super::launch::check_command(&sharded.run_words(&batch.targets[0].url, &first), n)?;
-    Ok(Some(sharded))
 }
 
 /// Runs every run of the comparison, showing the comparison so far to `on_run` after each,

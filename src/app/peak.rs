@@ -50,7 +50,7 @@ struct Live<'a> {
 pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.run.shard, "peak")?;
     let setup = setup(args)?;
-    if let Some(n) = args.fleet.shards {
+    if let Some(n) = args.run.fleet.shards {
         super::peak_shards::check(args, n)?;
     }
     let show = !args.run.quiet && !args.run.json;
@@ -223,7 +223,7 @@ fn run_step(
         None => "offering",
     };
     let progress = live.bar.start(&format!("{what} {rate} requests/s"));
-    let (summary, mut lost) = match args.fleet.shards {
+    let (summary, mut lost) = match args.run.fleet.shards {
         Some(n) => (
             super::peak_shards::measure(args, n, rate, setup.step)?,
             None,

@@ -26,8 +26,8 @@ pub fn run_words(argv: &[String], url: &str, connections: &str) -> Result<Vec<St
 fn fleet(args: &PeakArgs, n: u64) -> Fleet {
     Fleet {
         n,
-        launcher: args.fleet.launcher.clone(),
-        dir: args.fleet.shard_dir.clone(),
+        launcher: args.run.fleet.launcher.clone(),
+        dir: args.run.fleet.shard_dir.clone(),
     }
 }
 

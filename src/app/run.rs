@@ -17,13 +17,21 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let sharded = super::shard::prepare(args)?;
     let args = sharded.as_ref().map_or(args, |p| &p.args);
-    let batch = super::sweep::Batch::of(args)?;
+    let mut batch = super::sweep::Batch::of(args)?;
     if !batch.is_single() && (sharded.is_some() || args.shard.out.is_some()) {
         return Err(crate::error::UsageError::new(
             "--shard and --out take one run: one target, no swept flag (run each point as its own sharded run)",
         )
         .into());
     }
+    if args.fleet.shards.is_some() && (sharded.is_some() || args.shard.out.is_some()) {
+        return Err(crate::error::UsageError::flag(
+            "--shards",
+            "--shards launches the shards itself: give it without --shard and --out",
+        )
+        .into());
+    }
+    batch.sharded = super::shards::sharded(&args.fleet, &batch, None)?;
     if !batch.is_single() {
         super::sweep::confirm(&batch, args.yes)?;
         return super::sweep::main(args, batch);
@@ -37,7 +45,12 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     stop_on_ctrl_c()?;
     let skew =
         super::shard::wait_for_start(sharded.as_ref().and_then(|p| p.section.start_at_unix_ms));
-    let mut summary = measure(&plan, progress)?;
+    let mut summary = match &batch.sharded {
+        Some(s) => s
+            .fleet
+            .measure(&s.run_words(&batch.targets[0].url, &[]), "run")?,
+        None => measure(&plan, progress)?,
+    };
     if let Some(p) = &sharded {
         super::shard::finish(&mut summary, p.section.clone(), skew);
     }

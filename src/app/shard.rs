@@ -211,8 +211,11 @@ pub fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
 /// `run`'s flags that are not part of a shard's plan: the shard's own, where the result goes
 /// and how it is shown, how often it repeats (a shard runs once), and `--save-example` (which
 /// measures nothing). Every other flag of `run` is in [`plan_of`] (a test checks).
-pub const NOT_PLAN: [&str; 18] = [
+pub const NOT_PLAN: [&str; 21] = [
     "--shard",
+    "--shards",
+    "--launcher",
+    "--shard-dir",
     "--world",
     "--start-at",
     "--max-skew",

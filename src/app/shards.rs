@@ -101,6 +101,36 @@ impl Sharded {
     }
 }
 
+/// With `--shards N`: the runs of `batch` launched as N shards each and merged, the shards'
+/// `run` checked now (it parses, and its totals split into N shares). The swept flags are set
+/// on each run (the point's values), and the command's `seed` if it has one.
+pub fn sharded(
+    a: &crate::cli::FleetArgs,
+    batch: &super::sweep::Batch,
+    seed: Option<u64>,
+) -> Result<Option<Sharded>, UsageError> {
+    let Some(fleet) = Fleet::of(a) else {
+        return Ok(None);
+    };
+    let n = fleet.n;
+    let drop: Vec<&str> = batch
+        .axes
+        .iter()
+        .map(|a| a.flag.as_ref())
+        .chain(seed.map(|_| "--seed"))
+        .collect();
+    let mut words = respell(&command_line(), &drop)?;
+    words.extend(seed.map(|seed| format!("--seed={seed}")));
+    let sharded = Sharded { fleet, words };
+    let first: Vec<_> = batch
+        .axes
+        .iter()
+        .map(|a| (a.flag.as_ref(), a.values[0].clone()))
+        .collect();
+    super::launch::check_command(&sharded.run_words(&batch.targets[0].url, &first), n)?;
+    Ok(Some(sharded))
+}
+
 impl Fleet {
     /// The fleet `a` asks for, if `--shards` is given.
     pub fn of(a: &crate::cli::FleetArgs) -> Option<Fleet> {

@@ -522,7 +522,7 @@ pub fn measure_until(
         let measured = match &batch.sharded {
             Some(s) => {
                 let words = s.run_words(&sweep.targets[run.target].url, &values_of(&values));
-                s.fleet.measure(&words, "compare").map(|r| (r, None))
+                s.fleet.measure(&words, "runs").map(|r| (r, None))
             }
             None => super::run::measure_point(&run.plan, progress),
         };

@@ -187,6 +187,40 @@ fn a_sweep_runs_each_point_as_merged_shards() {
     assert_eq!(a.served(), ok);
 }
 
+/// A run study's plan takes `shards = 2` as `run` takes --shards: each point merged.
+#[test]
+fn a_run_study_plan_with_shards_merges_each_point() {
+    let _serial = one_at_a_time();
+    let a = Counted::start();
+    let dir = std::env::temp_dir().join(format!("wirebench-runshards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("plan.toml");
+    let text = format!(
+        "[targets]\na = \"{}\"\n[run]\nconnections = \"2,4\"\nduration = \"500ms\"\nshards = 2\nyes = true\njson = true\nquiet = true\nno-save = true\n",
+        a.url
+    );
+    std::fs::write(&plan, text).unwrap();
+    let (out, _) = run_bounded(&["study", plan.to_str().unwrap()], LIMIT);
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let points = doc["points"].as_array().expect("a sweep document");
+    let ok: u64 = points
+        .iter()
+        .map(|p| {
+            let c = p["values"]["--connections"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            merged_ok(&p["result"], 2, c)
+        })
+        .sum();
+    assert_eq!(a.served(), ok);
+}
+
 /// `run --shards 2` of one target: one result, the exact merge of 2 shards of 2 connections
 /// each; `--shards` with `--shard` (a shard's own flag) is bad input.
 #[test]

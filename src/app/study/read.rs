@@ -84,7 +84,12 @@ pub fn read(path: &str) -> Result<(String, PlanFile, Checked), Located> {
 /// The command's own validation of its parsed arguments.
 fn check(plan: &PlanFile, command: Command) -> Result<Checked, Located> {
     let checked = match command {
-        Command::Run(a) => Batch::of(&a).map(|s| Checked::Run(Box::new(a), Box::new(s))),
+        Command::Run(a) => Batch::of(&a)
+            .and_then(|mut s| {
+                s.sharded = super::super::shards::sharded(&a.fleet, &s, None)?;
+                Ok(s)
+            })
+            .map(|s| Checked::Run(Box::new(a), Box::new(s))),
         Command::Compare(a) => {
             compare::prepare(&a).map(|p| Checked::Compare(Box::new(a), Box::new(p)))
         }
@@ -109,6 +114,12 @@ fn each_target(plan: &PlanFile) -> Result<Checked, Located> {
     let Some(args) = first else {
         return Err(Located(plan.run_at, "the plan names no target".into()));
     };
+    if args.fleet.shards.is_some() {
+        return Err(Located(
+            plan.run_at,
+            "shards = N takes a plan whose targets share [run]'s flags: give the targets' own flags under [run], or run them as separate studies".into(),
+        ));
+    }
     Ok(Checked::Run(Box::new(args), Box::new(batch)))
 }
 

@@ -253,3 +253,32 @@ fn a_run_with_shards_is_one_merged_run() {
     assert!(err.contains("without --shard"), "{err}");
     assert_eq!(a.served(), ok);
 }
+
+/// Shards of a few requests each (`-n`) end within ms, so a shard released a little later may
+/// begin after another ended: released at one agreed start, they still merge, and the
+/// requests split exactly.
+#[test]
+fn a_run_of_a_few_requests_merges_its_shards() {
+    let _serial = one_at_a_time();
+    let a = Counted::start();
+    let args = [
+        "run",
+        &a.url,
+        "-c",
+        "2",
+        "-n",
+        "10",
+        "--shards",
+        "2",
+        "--json",
+        "-q",
+        "--no-save",
+    ];
+    let (out, _) = run_bounded(&args, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(merged_ok(&doc, 2, 2), 10);
+    assert_eq!(a.served(), 10);
+}

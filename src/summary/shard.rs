@@ -240,7 +240,15 @@ fn differences(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> St
 /// the ordinary merge of results run at the same time, with a `shards` section.
 pub fn merge(parts: &[Summary], names: &[String]) -> Result<Summary, ShardsError> {
     let shards = check(parts, names)?;
-    let mut m = super::merge::merge(parts, false)?;
+    // Shards released at one agreed start ran together even when their windows do not
+    // overlap (runs of a few requests); without one, their windows must overlap.
+    let start_of = |p: &Summary| p.shard.as_ref().and_then(|s| s.start_at_unix_ms);
+    let agreed =
+        start_of(&parts[0]).is_some() && parts.iter().all(|p| start_of(p) == start_of(&parts[0]));
+    let mut m = match agreed {
+        true => super::merge::merge_released_together(parts)?,
+        false => super::merge::merge(parts, false)?,
+    };
     m.shard = None;
     m.config.requests = parts.iter().map(|p| p.config.requests).sum();
     if !shards.late.is_empty() {

@@ -82,6 +82,32 @@ fn compared(args: &[&str], a: Counted, b: Counted, connections: u64) -> Duration
     took
 }
 
+/// `wirebench ARGS`, which must succeed: its JSON document.
+fn succeeded(args: &[&str]) -> Value {
+    let (out, _) = run_bounded(args, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A sweep document over `--connections` whose every point is a merge of 2 shards holding
+/// that point's connections: the points' ok, summed.
+fn sweep_points_ok(doc: &Value) -> u64 {
+    let points = doc["points"].as_array().expect("a sweep document");
+    points
+        .iter()
+        .map(|p| {
+            let c = p["values"]["--connections"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            merged_ok(&p["result"], 2, c)
+        })
+        .sum()
+}
+
 /// Two servers compared in 2 rounds, each run 2 shards of 2 connections for 500 ms: every
 /// run is the exact merge of its shards, the comparison's counts are the servers' own, and
 /// the verdicts are judged from the merged runs.
@@ -165,24 +191,9 @@ fn a_sweep_runs_each_point_as_merged_shards() {
         "-q",
         "--no-save",
     ];
-    let (out, _) = run_bounded(&args, LIMIT);
-    let text = String::from_utf8_lossy(&out.stdout);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}{err}");
-    let doc: Value = serde_json::from_str(&text).unwrap();
-    let points = doc["points"].as_array().unwrap();
-    assert_eq!(points.len(), 2, "{doc}");
-    let ok: u64 = points
-        .iter()
-        .map(|p| {
-            let c = p["values"]["--connections"]
-                .as_str()
-                .unwrap()
-                .parse()
-                .unwrap();
-            merged_ok(&p["result"], 2, c)
-        })
-        .sum();
+    let doc = succeeded(&args);
+    assert_eq!(doc["points"].as_array().unwrap().len(), 2, "{doc}");
+    let ok = sweep_points_ok(&doc);
     assert!(ok > 0);
     assert_eq!(a.served(), ok);
 }
@@ -200,24 +211,9 @@ fn a_run_study_plan_with_shards_merges_each_point() {
         a.url
     );
     std::fs::write(&plan, text).unwrap();
-    let (out, _) = run_bounded(&["study", plan.to_str().unwrap()], LIMIT);
+    let doc = succeeded(&["study", plan.to_str().unwrap()]);
     let _ = std::fs::remove_dir_all(&dir);
-    let text = String::from_utf8_lossy(&out.stdout);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}{err}");
-    let doc: Value = serde_json::from_str(&text).unwrap();
-    let points = doc["points"].as_array().expect("a sweep document");
-    let ok: u64 = points
-        .iter()
-        .map(|p| {
-            let c = p["values"]["--connections"]
-                .as_str()
-                .unwrap()
-                .parse()
-                .unwrap();
-            merged_ok(&p["result"], 2, c)
-        })
-        .sum();
+    let ok = sweep_points_ok(&doc);
     assert_eq!(a.served(), ok);
 }
 
@@ -240,11 +236,7 @@ fn a_run_with_shards_is_one_merged_run() {
         "-q",
         "--no-save",
     ];
-    let (out, _) = run_bounded(&args, LIMIT);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
-    let doc: Value = serde_json::from_str(&text).unwrap();
-    let ok = merged_ok(&doc, 2, 4);
+    let ok = merged_ok(&succeeded(&args), 2, 4);
     let out = usage_error(
         &["run", &a.url, "--shards", "2", "--shard", "0/2", "-q"],
         LIMIT,
@@ -274,11 +266,6 @@ fn a_run_of_a_few_requests_merges_its_shards() {
         "-q",
         "--no-save",
     ];
-    let (out, _) = run_bounded(&args, LIMIT);
-    let text = String::from_utf8_lossy(&out.stdout);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}{err}");
-    let doc: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(merged_ok(&doc, 2, 2), 10);
+    assert_eq!(merged_ok(&succeeded(&args), 2, 2), 10);
     assert_eq!(a.served(), 10);
 }

@@ -206,19 +206,8 @@ fn distributions(s: &Summary, out: &mut dyn Write, width: Option<u16>) -> io::Re
 
 /// One row of the latency table.
 fn distribution_row(name: &str, d: &Distribution) -> Vec<String> {
-    let figures = [
-        d.min_us,
-        d.mean_us,
-        d.stddev_us,
-        d.p50_us,
-        d.p90_us,
-        d.p95_us,
-        d.p99_us,
-        d.p999_us,
-        d.max_us,
-    ];
     std::iter::once(name.to_string())
-        .chain(figures.into_iter().map(format_us))
+        .chain(d.figures().into_iter().map(format_us))
         .collect()
 }
 

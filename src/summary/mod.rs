@@ -498,6 +498,22 @@ fn us(ns: u64) -> f64 {
 }
 
 impl Distribution {
+    /// The figures the reports show, in their order: min, mean, stddev, p50, p90, p95, p99,
+    /// p99.9, max (µs).
+    pub fn figures(&self) -> [f64; 9] {
+        [
+            self.min_us,
+            self.mean_us,
+            self.stddev_us,
+            self.p50_us,
+            self.p90_us,
+            self.p95_us,
+            self.p99_us,
+            self.p999_us,
+            self.max_us,
+        ]
+    }
+
     /// Summarises a histogram of nanoseconds; `None` when it is empty.
     pub fn of(h: &Histogram<u64>) -> Option<Distribution> {
         if h.is_empty() {

@@ -100,20 +100,7 @@ fn byte_rate(mb: f64) -> String {
 
 /// A distribution's figures, min … max, each in its unit (`-` for all when it is absent).
 fn figures(d: Option<&Distribution>) -> impl Iterator<Item = String> + '_ {
-    let all = |d: &Distribution| {
-        [
-            d.min_us,
-            d.mean_us,
-            d.stddev_us,
-            d.p50_us,
-            d.p90_us,
-            d.p95_us,
-            d.p99_us,
-            d.p999_us,
-            d.max_us,
-        ]
-    };
-    (0..9).map(move |i| micros(d.map(|d| all(d)[i])))
+    (0..9).map(move |i| micros(d.map(|d| d.figures()[i])))
 }
 
 /// The distribution table: a row per distribution, min … max.

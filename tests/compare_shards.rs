@@ -46,6 +46,14 @@ impl Counted {
     }
 }
 
+impl Drop for Counted {
+    /// A test that failed before [`Counted::served`] leaves no server behind.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// The comparison document's runs: each a merge of `world` shards whose ok add up to the
 /// run's, its connections the total; the sum of ok for each target, in targets' order.
 fn check_merged_runs(doc: &Value, world: usize, connections: u64) -> Vec<u64> {

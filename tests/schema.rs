@@ -47,25 +47,15 @@ fn config(reply_bytes: Option<usize>) -> Config {
         connections: 4,
         threads: 2,
         pipeline: Some(1),
-        think_s: None,
-        think_achieved_s: None,
-        think_law: None,
-        dataset_bytes: None,
-        dataset_files: None,
-        popularity: None,
-        cache: None,
-        server_memory_limit_bytes: None,
         request_bytes: 64,
         reply_bytes,
-        reply_until: None,
         preamble: true,
         duration_s: Some(10.0),
-        requests: None,
         timeout_s: 1.0,
         nodelay: true,
-        sndbuf: None,
         rcvbuf: Some(262_144),
         seed: Some(42),
+        ..Config::default()
     }
 }
 
@@ -115,12 +105,6 @@ fn rr_summary() -> (Summary, Recorder) {
         config: Config {
             think_s: Some(0.001),
             think_achieved_s: Some(0.00105),
-            think_law: None,
-            dataset_bytes: None,
-            dataset_files: None,
-            popularity: None,
-            cache: None,
-            server_memory_limit_bytes: None,
             reply_until: Some("END\\r\\n".into()),
             ..config(None)
         },

@@ -57,25 +57,13 @@ pub fn config(request_bytes: usize, reply_bytes: Option<usize>) -> Config {
         connections: 4,
         threads: 2,
         pipeline: Some(1),
-        think_s: None,
-        think_achieved_s: None,
-        think_law: None,
-        dataset_bytes: None,
-        dataset_files: None,
-        popularity: None,
-        cache: None,
-        server_memory_limit_bytes: None,
         request_bytes,
         reply_bytes,
-        reply_until: None,
         preamble: true,
         duration_s: Some(2.5),
-        requests: None,
         timeout_s: 1.0,
         nodelay: true,
-        sndbuf: None,
-        rcvbuf: None,
-        seed: None,
+        ..Config::default()
     }
 }
 
@@ -172,10 +160,7 @@ pub fn tcp_bulk(mode: &'static str, bytes_per_s: u64) -> Summary {
         total.peer.stream_acked = total.sent_bytes - 1_362_000;
     }
     total.messages = (total.sent_bytes + total.received_bytes) / 65_536;
-    let config = Config {
-        reply_bytes: None,
-        ..config(65_536, None)
-    };
+    let config = config(65_536, None);
     let target = "tcp://127.0.0.1:7000";
     finish(summary(target, mode, config, &total, series, Some(65_536)))
 }

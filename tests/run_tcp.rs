@@ -497,8 +497,13 @@ fn a_bulk_runs_operations_are_its_messages() {
             .iter()
             .map(|p| n(&p["ok"]))
             .sum();
+        // The series counts the messages moved each second: a stream's writes, of which the
+        // headline keeps what the receiver acknowledged within the window; the rest waited in
+        // buffers at its end and is reported apart as drained (a loaded machine reads the end
+        // late and leaves megabytes there, several percent of a 700 ms run).
+        let drained = t["drained_bytes"].as_u64().unwrap_or(0) as f64 / 1024.0;
         assert!(
-            per_s > 0 && (per_s as f64 - ok).abs() <= ok * 0.01 + 2.0,
+            per_s > 0 && (per_s as f64 - ok - drained).abs() <= ok * 0.01 + 2.0,
             "{mode}: {json}"
         );
         srv.stop();

@@ -69,6 +69,9 @@ pub(super) struct Slot<S> {
     /// Requests the server did not process before it closed their session in good order,
     /// to go out first on the next one.
     pub(super) retry: Vec<crate::driver::Retry>,
+    /// A stream session's count of acknowledged bytes (TCP_INFO), read after one of its last
+    /// writes before the window's end: what the window surely holds if the end is read late.
+    pub(super) acked_before_end: Option<u64>,
 }
 
 /// Runs one connection through warm-up and the measured part, unless the run is stopped.
@@ -88,6 +91,7 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
         backoff: Duration::ZERO,
         sized: false,
         retry: Vec::new(),
+        acked_before_end: None,
     };
     let plan = ctx.plan.clone();
     let bulk = plan.workload.mode == ClientMode::Source
@@ -97,7 +101,7 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
     ctx.rec.borrow_mut().mark_start(start);
     if let Some(session) = slot.session.as_ref() {
         // A stream opened in the warm-up: what it delivered before the window is not the window's.
-        transfer::note_acked(ctx, session, true);
+        transfer::note_acked(ctx, session, true, None);
     }
     if let Some(took) = opened {
         // The early connect counts with the warm-up if there is one, else with the measured part.
@@ -157,7 +161,7 @@ async fn ask_peer<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, bulk: bo
     if let Some(segment) = session.segment() {
         ctx.rec.borrow_mut().segment(Instant::now(), segment);
     }
-    transfer::note_acked(ctx, session, false);
+    transfer::note_acked(ctx, session, false, slot.acked_before_end);
     if let Some(report) = session.report(REPORT_WAIT).await {
         ctx.rec.borrow_mut().peer(Instant::now(), &report);
     }

@@ -6,7 +6,11 @@ use super::{Ctx, Slot};
 use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Session};
 use crate::record::{ErrorKind, OpError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long before the window's end a stream's writes read the acknowledged count (the floor
+/// of [`note_acked`] when the end is read late).
+const NEAR_END: Duration = Duration::from_millis(100);
 
 /// Bulk transfer until `until`; reconnects after failures. (The deadline is checked here too,
 /// not only by the caller's timeout: a blocking session never yields.)
@@ -60,8 +64,14 @@ async fn start<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) -> bool {
 /// not counted: at the measured window's start (`at_start`) or at the session's end. The bulk
 /// rates are the difference over the window: bytes that crossed the link within it, not bytes
 /// written (part of which wait in buffers) nor the receiver's final count (which includes what
-/// drained from those buffers after the window).
-pub(in crate::engine) fn note_acked<D: Driver>(ctx: &Ctx<D>, session: &D::Session, at_start: bool) {
+/// drained from those buffers after the window). `before_end`: the count read after a write
+/// shortly before the window's end (see [`pump`]), a floor when the end is read late.
+pub(in crate::engine) fn note_acked<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &D::Session,
+    at_start: bool,
+    before_end: Option<u64>,
+) {
     let plan = &ctx.plan;
     if plan.workload.mode != ClientMode::Stream {
         return;
@@ -84,9 +94,13 @@ pub(in crate::engine) fn note_acked<D: Driver>(ctx: &Ctx<D>, session: &D::Sessio
         if now > end {
             // Read late (a busy machine runs the task after the deadline), the count holds what
             // was acknowledged since: as the buffered bytes drain at the link's rate, the
-            // window's share is the window's share of the time.
+            // window's share is the window's share of the time. Where the buffers drained
+            // sooner (loopback: at once), that share is too low, and the count read after a
+            // write just before the end is surely the window's: the larger of the two.
             let (window, read) = (end - start, now - start);
-            payload = (payload as f64 * window.as_secs_f64() / read.as_secs_f64()) as u64;
+            let share = (payload as f64 * window.as_secs_f64() / read.as_secs_f64()) as u64;
+            let floor = before_end.map_or(0, |b| b.saturating_sub(preamble));
+            payload = share.max(floor.min(payload));
         }
     }
     ctx.rec.borrow_mut().acked(now, payload, at_start);
@@ -104,6 +118,8 @@ async fn pump<D: Driver>(
     let Some(session) = slot.session.as_mut() else {
         return false; // started by the caller
     };
+    // A new session counts from zero: an older one's count is no floor for it.
+    slot.acked_before_end = None;
     loop {
         let step = tokio::time::timeout(plan.timeout, async {
             if upload {
@@ -123,13 +139,19 @@ async fn pump<D: Driver>(
         let over = until.is_some_and(|u| now >= u) || ctx.timeline.stop.requested();
         match step {
             // The last write counts too: the receiver will count its bytes.
-            Ok(n) if upload => ctx.rec.borrow_mut().sent(now, n),
+            Ok(n) if upload => {
+                ctx.rec.borrow_mut().sent(now, n);
+                if !over && until.is_some_and(|u| u - now <= NEAR_END) {
+                    // One getsockopt per write near the end only (a write is up to 512 KiB).
+                    slot.acked_before_end = session.segment().and_then(|s| s.acked);
+                }
+            }
             Ok(n) if !over => ctx.rec.borrow_mut().received(now, n),
             Ok(_) => {}
             Err(_) if over => {}
             Err(e) => {
                 if upload {
-                    note_acked(ctx, session, false);
+                    note_acked(ctx, session, false, slot.acked_before_end);
                     ctx.rec.borrow_mut().receiver_failed(now);
                 }
                 record_error(ctx, now, now, e, 1);

@@ -506,8 +506,8 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The flag groups that belong to protocols, in the order a misplaced flag is looked for.
-    pub fn groups(&self) -> [&dyn crate::driver::FlagGroup; 3] {
-        [&self.message, &self.http, &self.dicom]
+    pub fn groups(&self) -> [&dyn crate::driver::FlagGroup; 4] {
+        [&self.message, &self.http, &self.file_set, &self.dicom]
     }
 }
 

@@ -33,8 +33,9 @@
 //!   arguments it stands for, then that command's machinery) and `serve`; each turns
 //!   arguments into a plan or server options, runs it and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
-//!   part ([`plan::target`], [`plan::workload`] with [`plan::http`] and [`plan::dicom`],
-//!   [`plan::load`]). Usage
+//!   part ([`plan::workload`], [`plan::load`]; each protocol builds its own part of the
+//!   workload from its flags, [`driver::Protocol::build`], holding it as a
+//!   [`driver::workload::Spec`] the plan does not look into). Usage
 //!   errors are found here. A misplaced protocol flag is refused through the drivers
 //!   ([`driver::check_flags_fit`]), not by a list of schemes here; [`plan::write`] writes a
 //!   study's typed arguments down as a plan file (serde).
@@ -49,8 +50,10 @@
 //!   in [`cli::RunArgs`]), each defined beside the driver that reads it
 //!   ([`driver::tcp::flags`], [`driver::http::flags`], [`driver::dicom::flags`]); a protocol
 //!   names the groups it reads ([`driver::Protocol::FLAGS`]) and checks its workload at plan
-//!   time ([`driver::Protocol::check`]); [`driver::workload`] and [`driver::target`] say what a
-//!   protocol is asked to do, and where; [`driver::files`]: file sets (`files make`, a
+//!   time ([`driver::Protocol::check`]) and builds its part of it ([`driver::Protocol::build`]:
+//!   [`driver::http::plan`], [`driver::dicom::plan`]); [`driver::workload`] and
+//!   [`driver::target`] say what a protocol is asked to do, and where ([`driver::url`] parses a
+//!   target's URL); [`driver::files`]: file sets (`files make`, a
 //!   manifest, `{file}` drawn by popularity within a data-set size).
 //! - [`engine`]: runs a plan: worker threads, each a single-threaded runtime owning its
 //!   connections and its recorder; the connection loops (`engine/conn/`: closed loop, open loop,

@@ -111,6 +111,11 @@ pub trait FlagGroup: Any {
     fn given(&self) -> Option<&'static str>;
     /// The targets it applies to, in words (e.g. `http://`).
     fn fits(&self) -> &'static str;
+    /// Its flags and their values as a shard's plan compares them (`--redis-cmd`, `GET k`;
+    /// `unset` when not given), for the groups whose flags the commands do not list themselves.
+    fn plan(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// What a protocol builds its part of a workload from, at plan time ([`Protocol::build`]):

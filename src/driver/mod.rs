@@ -10,6 +10,7 @@ pub mod dicom;
 pub mod files;
 pub mod h2;
 pub mod http;
+pub mod redis;
 mod stream;
 pub mod target;
 pub mod tcp;
@@ -163,7 +164,14 @@ pub fn check_flags_fit(groups: &[&dyn FlagGroup], target: &Target) -> Result<(),
     Ok(())
 }
 
-registry!(tcp::Tcp, udp::Udp, h2::Http2, http::Http1, dicom::Dicom);
+registry!(
+    tcp::Tcp,
+    udp::Udp,
+    h2::Http2,
+    http::Http1,
+    dicom::Dicom,
+    redis::Redis
+);
 
 /// The scheme called `name`, if some protocol serves it.
 pub fn scheme(name: &str) -> Option<&'static Scheme> {

@@ -45,7 +45,7 @@
 //!   [`load::search`]: the peak search's next rate.
 //! - [`driver`]: WHAT one operation is. Each protocol is a module registered once in
 //!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`],
-//!   [`driver::dicom`], with [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
+//!   [`driver::dicom`], [`driver::redis`], with [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
 //!   [`driver::Session`] traits. `run`'s flags come in groups by protocol (`#[command(flatten)]`
 //!   in [`cli::RunArgs`]), each defined beside the driver that reads it
 //!   ([`driver::tcp::flags`], [`driver::http::flags`], [`driver::dicom::flags`]); a protocol
@@ -91,8 +91,16 @@
 //!   each second of a result carries its histogram ([`record::compact`]), so merges stay exact;
 //!   [`app::launch`] writes (and submits) what Slurm, MPI or Kubernetes needs to run the shards
 //!   and merge them; [`app::peak_shards`]: `peak --shards N`, each step one launch, merged.
-//! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
-//!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
+//! - [`serve`]: reference servers (tcp, udp, http, redis), each `run(listener, options,
+//!   shutdown)`, with their shared plumbing (listening, threads, counters, `--delay`,
+//!   `--max-rate`); a server that needs only its listener ([`serve::Simple`], as
+//!   [`serve::redis`]) gets its address line and signal handling from `serve` itself.
+//!
+//!   A new protocol, as `redis://` shows, is `driver/NAME` (its [`driver::Protocol`], its flag
+//!   group, its [`driver::workload::Spec`]) and `serve/NAME`, registered by one line in
+//!   `driver/mod.rs`'s registry, its flag group in [`cli::RunArgs`] (a `#[command(flatten)]`
+//!   field and its line in `groups()`), its `serve` subcommand in [`cli::ServeCommand`] and
+//!   its line in the commands' dispatch; nothing in plan, engine, summary or report.
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
 //!   header and flow accounting, the delimiter search.
 //! - [`sys`]: what is asked of the operating system: the precise timer, resource use and

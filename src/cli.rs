@@ -259,6 +259,8 @@ pub enum ServeCommand {
     Udp(ServeUdpArgs),
     /// An HTTP/1.1 server: /bytes/N, /delay/D, /status/CODE, /echo, and files with --dir.
     Http(ServeHttpArgs),
+    /// A Redis server answering PING, GET and SET.
+    Redis(crate::serve::redis::ServeRedisArgs),
 }
 
 /// What each client connection does.
@@ -444,6 +446,10 @@ pub struct RunArgs {
     #[serde(flatten)]
     pub dicom: crate::driver::dicom::flags::DicomArgs,
     // --- end DICOM ---
+    /// Redis: the command.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub redis: crate::driver::redis::flags::RedisArgs,
     /// Client socket options.
     #[command(flatten)]
     #[serde(flatten)]
@@ -506,8 +512,14 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The flag groups that belong to protocols, in the order a misplaced flag is looked for.
-    pub fn groups(&self) -> [&dyn crate::driver::FlagGroup; 3] {
-        [&self.message, &self.http, &self.dicom]
+    pub fn groups(&self) -> [&dyn crate::driver::FlagGroup; 5] {
+        [
+            &self.message,
+            &self.http,
+            &self.file_set,
+            &self.dicom,
+            &self.redis,
+        ]
     }
 }
 

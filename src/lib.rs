@@ -33,8 +33,9 @@
 //!   arguments it stands for, then that command's machinery) and `serve`; each turns
 //!   arguments into a plan or server options, runs it and turns the outcome into an exit code. With the plan, the only code that sees `cli`.
 //! - [`plan`]: the validated [`plan::Plan`], built once (`TryFrom<&RunArgs>`); one file per
-//!   part ([`plan::target`], [`plan::workload`] with [`plan::http`] and [`plan::dicom`],
-//!   [`plan::load`]). Usage
+//!   part ([`plan::workload`], [`plan::load`]; each protocol builds its own part of the
+//!   workload from its flags, [`driver::Protocol::build`], holding it as a
+//!   [`driver::workload::Spec`] the plan does not look into). Usage
 //!   errors are found here. A misplaced protocol flag is refused through the drivers
 //!   ([`driver::check_flags_fit`]), not by a list of schemes here; [`plan::write`] writes a
 //!   study's typed arguments down as a plan file (serde).
@@ -44,13 +45,15 @@
 //!   [`load::search`]: the peak search's next rate.
 //! - [`driver`]: WHAT one operation is. Each protocol is a module registered once in
 //!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`],
-//!   [`driver::dicom`], with [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
+//!   [`driver::dicom`], [`driver::redis`], with [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
 //!   [`driver::Session`] traits. `run`'s flags come in groups by protocol (`#[command(flatten)]`
 //!   in [`cli::RunArgs`]), each defined beside the driver that reads it
 //!   ([`driver::tcp::flags`], [`driver::http::flags`], [`driver::dicom::flags`]); a protocol
 //!   names the groups it reads ([`driver::Protocol::FLAGS`]) and checks its workload at plan
-//!   time ([`driver::Protocol::check`]); [`driver::workload`] and [`driver::target`] say what a
-//!   protocol is asked to do, and where; [`driver::files`]: file sets (`files make`, a
+//!   time ([`driver::Protocol::check`]) and builds its part of it ([`driver::Protocol::build`]:
+//!   [`driver::http::plan`], [`driver::dicom::plan`]); [`driver::workload`] and
+//!   [`driver::target`] say what a protocol is asked to do, and where ([`driver::url`] parses a
+//!   target's URL); [`driver::files`]: file sets (`files make`, a
 //!   manifest, `{file}` drawn by popularity within a data-set size).
 //! - [`engine`]: runs a plan: worker threads, each a single-threaded runtime owning its
 //!   connections and its recorder; the connection loops (`engine/conn/`: closed loop, open loop,
@@ -88,8 +91,16 @@
 //!   each second of a result carries its histogram ([`record::compact`]), so merges stay exact;
 //!   [`app::launch`] writes (and submits) what Slurm, MPI or Kubernetes needs to run the shards
 //!   and merge them; [`app::peak_shards`]: `peak --shards N`, each step one launch, merged.
-//! - [`serve`]: reference servers (tcp, udp, http), each `run(listener, options, shutdown)`,
-//!   with their shared plumbing (listening, threads, counters, `--delay`, `--max-rate`).
+//! - [`serve`]: reference servers (tcp, udp, http, redis), each `run(listener, options,
+//!   shutdown)`, with their shared plumbing (listening, threads, counters, `--delay`,
+//!   `--max-rate`); a server that needs only its listener ([`serve::Simple`], as
+//!   [`serve::redis`]) gets its address line and signal handling from `serve` itself.
+//!
+//!   A new protocol, as `redis://` shows, is `driver/NAME` (its [`driver::Protocol`], its flag
+//!   group, its [`driver::workload::Spec`]) and `serve/NAME`, registered by one line in
+//!   `driver/mod.rs`'s registry, its flag group in [`cli::RunArgs`] (a `#[command(flatten)]`
+//!   field and its line in `groups()`), its `serve` subcommand in [`cli::ServeCommand`] and
+//!   its line in the commands' dispatch; nothing in plan, engine, summary or report.
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
 //!   header and flow accounting, the delimiter search.
 //! - [`sys`]: what is asked of the operating system: the precise timer, resource use and

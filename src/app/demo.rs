@@ -218,7 +218,7 @@ mod tests {
                     }
                 ));
                 assert_eq!(w.reply, Reply::Size(512));
-                assert!(w.http.is_none());
+                assert!(w.spec.is_none());
                 assert!(
                     matches!(
                         p.load,

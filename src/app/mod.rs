@@ -124,6 +124,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Tcp(args)) => serve::tcp::main(&args),
         Command::Serve(ServeCommand::Udp(args)) => serve::udp::main(&args),
         Command::Serve(ServeCommand::Http(args)) => serve::http::main(&args),
+        Command::Serve(ServeCommand::Redis(args)) => serve::simple(&args),
         Command::Demo(args) => crate::app::demo::main(&args),
         Command::Compare(args) => compare::main(&args),
         Command::Peak(args) => peak::main(&args),

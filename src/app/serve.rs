@@ -51,6 +51,21 @@ fn accept_until_signal<S: Display>(
     })
 }
 
+/// `wirebench serve NAME` for a server that needs only its listener ([`crate::serve::Simple`]).
+pub(super) fn simple<S: crate::serve::Simple>(a: &S) -> anyhow::Result<ExitCode> {
+    let socket = SocketOptions {
+        nodelay: true,
+        ..SocketOptions::default()
+    };
+    accept_until_signal(
+        S::SCHEME,
+        (a.listen(), S::PORT),
+        &socket,
+        S::DESCRIPTION,
+        |listener, shutdown| a.run(listener, shutdown),
+    )
+}
+
 /// Prints `SCHEME://ADDR` as the first line and `serving SCHEME: DESCRIPTION; stop with Ctrl-C`
 /// as the second, runs the server until SIGINT or SIGTERM, then prints the final counters.
 fn serve_until_signal<S: Display>(

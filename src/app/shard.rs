@@ -205,7 +205,13 @@ pub fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
         ("--sndbuf", d(&s.sndbuf)),
         ("--rcvbuf", d(&s.rcvbuf)),
     ];
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    // The groups of protocols added since list their own flags.
+    let groups = a.groups().into_iter().flat_map(|g| g.plan());
+    pairs
+        .into_iter()
+        .chain(groups)
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
 }
 
 /// `run`'s flags that are not part of a shard's plan: the shard's own, where the result goes

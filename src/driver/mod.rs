@@ -10,16 +10,19 @@ pub mod dicom;
 pub mod files;
 pub mod h2;
 pub mod http;
+pub mod redis;
 mod stream;
 pub mod target;
 pub mod tcp;
 pub mod tls;
 pub mod udp;
+pub mod url;
 pub mod workload;
 
 use crate::error::UsageError;
 use crate::record::{ErrorKind, OpError, PeerReport, Segment};
 use crate::sys::socket::SocketOptions;
+use std::any::Any;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use target::{Scheme, Target};
@@ -74,6 +77,17 @@ macro_rules! registry {
                 .any(|(s, f)| s.iter().any(|s| s.name == scheme) && f.contains(&group))
         }
 
+        /// Each protocol that serves the target builds its part of `workload` from `given`,
+        /// at plan time, in registration order.
+        pub fn build(given: &Given, workload: &mut Workload) -> Result<(), UsageError> {
+            $(
+                if <$protocol as Protocol>::SCHEMES.iter().any(|s| s.name == given.target.scheme.name) {
+                    <$protocol>::build(given, workload)?;
+                }
+            )+
+            Ok(())
+        }
+
         /// The checks of the protocols that serve `scheme` on a workload built from the
         /// flags, at plan time.
         pub fn check(scheme: &str, w: &Workload) -> Result<(), UsageError> {
@@ -91,13 +105,46 @@ macro_rules! registry {
 /// [`http::flags::HttpArgs`], [`dicom::flags::DicomArgs`]): a protocol lists the groups it
 /// reads in [`Protocol::FLAGS`], and the plan refuses a flag of a group the target's protocol
 /// does not read, naming the targets it applies to.
-pub trait FlagGroup {
+pub trait FlagGroup: Any {
     /// The group's name, as [`Protocol::FLAGS`] lists it.
     fn name(&self) -> &'static str;
     /// The first of its flags that was given, as the error names it (e.g. `-X/--method`).
     fn given(&self) -> Option<&'static str>;
     /// The targets it applies to, in words (e.g. `http://`).
     fn fits(&self) -> &'static str;
+    /// Its flags and their values as a shard's plan compares them (`--redis-cmd`, `GET k`;
+    /// `unset` when not given), for the groups whose flags the commands do not list themselves.
+    fn plan(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+}
+
+/// What a protocol builds its part of a workload from, at plan time ([`Protocol::build`]):
+/// `run`'s flag groups, the target, and the run's settings any protocol may read.
+pub struct Given<'a> {
+    /// Every flag group of the command line; a protocol finds its own with [`Given::group`].
+    pub groups: &'a [&'a dyn FlagGroup],
+    /// Where the load goes.
+    pub target: &'a Target,
+    /// `--pipeline`, if given.
+    pub pipeline: Option<usize>,
+    /// The run's seed (`--seed`, or one drawn afresh).
+    pub seed: u64,
+}
+
+impl<'a> Given<'a> {
+    /// The flag group of type `G`; an error only for a caller that left it out.
+    pub fn group<G: FlagGroup>(&self) -> Result<&'a G, UsageError> {
+        self.groups
+            .iter()
+            .find_map(|g| (*g as &dyn Any).downcast_ref::<G>())
+            .ok_or_else(|| {
+                UsageError::new(format!(
+                    "the plan was made without the {} flags",
+                    std::any::type_name::<G>()
+                ))
+            })
+    }
 }
 
 /// Refuses a flag of `groups` that the protocol of `target` does not read.
@@ -117,7 +164,14 @@ pub fn check_flags_fit(groups: &[&dyn FlagGroup], target: &Target) -> Result<(),
     Ok(())
 }
 
-registry!(tcp::Tcp, udp::Udp, h2::Http2, http::Http1, dicom::Dicom);
+registry!(
+    tcp::Tcp,
+    udp::Udp,
+    h2::Http2,
+    http::Http1,
+    dicom::Dicom,
+    redis::Redis
+);
 
 /// The scheme called `name`, if some protocol serves it.
 pub fn scheme(name: &str) -> Option<&'static Scheme> {
@@ -168,6 +222,13 @@ pub trait Protocol: Sized + Send + Sync + 'static {
     /// Checks a workload built from the flags, at plan time: what this protocol cannot do
     /// (a UDP reply found by a delimiter); the error names the flags to change.
     fn check(_workload: &Workload) -> Result<(), UsageError> {
+        Ok(())
+    }
+
+    /// Builds its part of a workload from its own flag group (`given`), at plan time, after
+    /// [`Protocol::check`]: the [`workload::Spec`] its drivers read, and what that changes of
+    /// the request and reply. The default leaves the workload as the message flags made it.
+    fn build(_given: &Given, _workload: &mut Workload) -> Result<(), UsageError> {
         Ok(())
     }
 

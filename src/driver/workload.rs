@@ -2,8 +2,9 @@
 //! bytes and how a reply is recognised (and, for HTTP, the request shapes). The plan builds a
 //! [`Workload`] from the command line; drivers read it.
 
-use super::http::spec::HttpSpec;
 use crate::wire::framing::Preamble;
+use std::any::Any;
+use std::sync::Arc;
 
 /// What each client connection does (the validated `--mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,10 +45,19 @@ pub struct Workload {
     pub request: Request,
     /// How a reply is recognised (rr and crr).
     pub reply: Reply,
-    /// HTTP requests and what counts as success, for http:// targets.
-    pub http: Option<std::sync::Arc<HttpSpec>>,
-    /// The DICOM operation, AE titles and images, for dicom:// targets.
-    pub dicom: Option<std::sync::Arc<super::dicom::spec::DicomSpec>>,
+    /// The protocol's own part (HTTP's requests, DICOM's operation), built by its
+    /// [`Protocol::build`](super::Protocol::build); None where the message flags say it all.
+    pub spec: Option<Arc<dyn Spec>>,
+}
+
+/// A protocol's own part of a workload, built from its flag group and read back by its
+/// drivers; the plan and the engine hold it without knowing its type.
+pub trait Spec: Any + std::fmt::Debug + Send + Sync {
+    /// Whether the workload draws random numbers (template keys), so that the run's seed is
+    /// worth recording.
+    fn is_random(&self) -> bool {
+        false
+    }
 }
 
 /// What a request is.
@@ -89,6 +99,24 @@ pub enum Reply {
 }
 
 impl Workload {
+    /// The protocol's part, if it is a `T` (HTTP's [`HttpSpec`](super::http::spec::HttpSpec)).
+    pub fn spec_of<T: Spec>(&self) -> Option<&T> {
+        self.spec
+            .as_deref()
+            .and_then(|s| (s as &dyn Any).downcast_ref())
+    }
+
+    /// The protocol's part, if it is a `T`, shared (each worker's driver holds it).
+    pub fn shared<T: Spec>(&self) -> Option<Arc<T>> {
+        let spec: Arc<dyn Any + Send + Sync> = self.spec.clone()?;
+        spec.downcast().ok()
+    }
+
+    /// Whether the workload draws random numbers.
+    pub fn is_random(&self) -> bool {
+        self.spec.as_ref().is_some_and(|s| s.is_random())
+    }
+
     /// The preamble each connection opens with, if the request is in wirebench framing.
     pub fn preamble(&self) -> Option<Preamble> {
         let Request::Sized {

@@ -1,16 +1,12 @@
 //! The validated plan of a run, built once from the command line; nothing downstream sees raw
-//! flags. Each part has its file: the [`target`], the [`workload`] (and its [`http`] requests),
-//! the [`load`] model; what concerns the run as a whole is checked here.
+//! flags. Each part has its file: the [`workload`] (each protocol builds its own part from its
+//! flags, [`crate::driver::Protocol::build`]), the [`load`] model; the target's URL is parsed by
+//! [`crate::driver::url`]; what concerns the run as a whole is checked here.
 
-pub mod dicom;
 pub mod file;
-pub mod files;
-pub mod http;
 pub mod link;
 pub mod load;
-pub mod mix;
 pub mod shard;
-pub mod target;
 pub mod workload;
 pub mod write;
 
@@ -68,7 +64,7 @@ impl Plan {
     /// Whether the run draws random numbers (template keys, Poisson arrivals, think times),
     /// so that its seed is worth recording.
     pub fn is_random(&self) -> bool {
-        self.workload.http.as_ref().is_some_and(|h| h.is_random())
+        self.workload.is_random()
             || self.load.schedule().is_some_and(|s| s.is_random())
             || self.load.thinking().is_some_and(|t| t.exp_seed.is_some())
     }
@@ -124,12 +120,10 @@ impl TryFrom<&RunArgs> for Plan {
             return usage("a plan measures one target: run several through `wirebench run A B` (the sweep), not Plan::try_from");
         };
         // Every error of the URL is about the target, so a plan file's points at it.
-        let target = target::parse_target(url).map_err(|e| UsageError::target(url, e.0))?;
+        let target =
+            crate::driver::url::parse_target(url).map_err(|e| UsageError::target(url, e.0))?;
         let seed = a.seed.unwrap_or_else(crate::random::fresh_seed);
-        let mut workload = workload::of(a, &target)?;
-        if let Some(http) = &mut workload.http {
-            std::sync::Arc::make_mut(http).seed = seed;
-        }
+        let workload = workload::of(a, &target, seed)?;
         let connections = connections_of(a)?;
         check_concurrency(a, workload.mode)?;
         let think = a.think.as_deref().map(|t| think_of(t, seed)).transpose()?;

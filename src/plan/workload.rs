@@ -1,22 +1,22 @@
-//! What one operation is, from the flags: the request bytes, how a reply ends, the client mode,
-//! and for HTTP the request shapes; flags that do not fit the target's protocol are refused.
+//! What one operation is, from the flags: the request bytes, how a reply ends, the client mode;
+//! flags that do not fit the target's protocol are refused, and the protocol builds the rest
+//! from its own flags ([`crate::driver::Protocol::build`]).
 
-use super::http;
 use crate::cli::{self, RunArgs};
-use crate::driver::dicom::flags::DICOM;
-use crate::driver::http::flags::HTTP;
 use crate::driver::target::Target;
 use crate::driver::workload::{ClientMode, Reply, Request, Workload};
-use crate::driver::{self};
+use crate::driver::{self, Given};
 use crate::error::{usage_of, UsageError};
 use crate::units::{parse_message_size, unescape};
 
 /// Request size when neither `--size` nor `--payload` is given.
 pub const DEFAULT_SIZE: usize = 64;
 
-/// The workload of a run of `a` against `target`.
-pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
-    driver::check_flags_fit(&a.groups(), target)?;
+/// The workload of a run of `a` against `target`, with the run's `seed`: the message flags'
+/// request and reply, then what the target's protocol builds from its own flags.
+pub fn of(a: &RunArgs, target: &Target, seed: u64) -> Result<Workload, UsageError> {
+    let groups = a.groups();
+    driver::check_flags_fit(&groups, target)?;
     let mut workload = bytes(a)?;
     driver::check(target.scheme.name, &workload)?;
     if (a.http.insecure || a.http.cacert.is_some() || a.http.no_tls_resume) && !target.tls() {
@@ -25,26 +25,13 @@ pub fn of(a: &RunArgs, target: &Target) -> Result<Workload, UsageError> {
             "--insecure, --cacert and --no-tls-resume apply to https:// targets",
         );
     }
-    // Each group's workload where the target's protocol reads it.
-    if driver::reads(target.scheme.name, HTTP) {
-        let spec = http::spec(a, target)?;
-        workload.http = Some(std::sync::Arc::new(spec));
-        if a.http.no_keepalive {
-            // A connection per request is the crr mode, HTTP-style.
-            workload.mode = ClientMode::Crr;
-        }
-    }
-    if driver::reads(target.scheme.name, DICOM) {
-        let spec = super::dicom::spec(a, target)?;
-        // The report's request size: one operation's data set (the command alone for echo);
-        // a response's size is the peer's, so none is claimed.
-        workload.request = Request::Sized {
-            size: super::dicom::request_bytes(&spec),
-            preamble: false,
-        };
-        workload.reply = Reply::Size(0);
-        workload.dicom = Some(std::sync::Arc::new(spec));
-    }
+    let given = Given {
+        groups: &groups,
+        target,
+        pipeline: super::pipeline_of(a)?,
+        seed,
+    };
+    driver::build(&given, &mut workload)?;
     Ok(workload)
 }
 
@@ -133,8 +120,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
         mode: mode(a),
         request,
         reply,
-        http: None,
-        dicom: None,
+        spec: None,
     })
 }
 

@@ -6,6 +6,7 @@ mod delay;
 pub mod http;
 pub(crate) mod listen;
 mod rate;
+pub mod redis;
 pub mod tcp;
 mod threads;
 pub mod udp;
@@ -24,6 +25,29 @@ pub enum Mode {
     Sink,
     /// Push messages as fast as the client takes them (TCP only).
     Source,
+}
+
+/// A reference server that needs only a bound TCP listener and a [`Shutdown`] (`serve redis`):
+/// `wirebench serve` binds its `--listen`, prints the address line, runs it until a signal and
+/// prints what it returns, so it is its module, its line in `cli::ServeCommand` and one in the
+/// commands' dispatch.
+pub trait Simple {
+    /// The URL scheme of its address line (`redis`).
+    const SCHEME: &'static str;
+    /// Its usual port, for the example in an error.
+    const PORT: u16;
+    /// What it serves, for the second line.
+    const DESCRIPTION: &'static str;
+    /// What it prints when it stops.
+    type Stats: std::fmt::Display;
+    /// `--listen` as given.
+    fn listen(&self) -> &str;
+    /// Serves `listener` until `shutdown`.
+    fn run(
+        &self,
+        listener: std::net::TcpListener,
+        shutdown: Shutdown,
+    ) -> std::io::Result<Self::Stats>;
 }
 
 /// Tells a running server (all its threads) to stop; cloneable, usable from any thread.

@@ -49,10 +49,9 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         datagrams: (plan.target.family() == Family::Datagram).then(|| datagrams(&c.total)),
         http: plan
             .workload
-            .http
-            .as_ref()
+            .spec_of::<HttpSpec>()
             .map(|spec| http_summary(spec, &c.total, measured)),
-        mix: (plan.workload.http.as_ref())
+        mix: (plan.workload.spec_of::<HttpSpec>())
             .and_then(|spec| super::mix::of(spec, &c.total, measured)),
         warmup: plan.warmup.map(|_| super::Warmup {
             duration_s: warm_for.as_secs_f64(),
@@ -285,7 +284,10 @@ fn with_messages(plan: &Plan, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> 
 
 /// The run's settings, as the report shows them.
 fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
-    let files = plan.workload.http.as_ref().and_then(|h| h.files.as_deref());
+    let files = plan
+        .workload
+        .spec_of::<HttpSpec>()
+        .and_then(|h| h.files.as_deref());
     super::Config {
         connections: plan.connections,
         threads: plan.threads,

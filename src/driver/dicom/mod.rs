@@ -11,6 +11,7 @@ pub mod dataset;
 pub mod dimse;
 pub mod flags;
 pub mod pdu;
+pub mod plan;
 mod session;
 pub mod spec;
 
@@ -65,8 +66,31 @@ impl Protocol for Dicom {
     const FLAGS: &'static [&'static str] = &[flags::DICOM, super::tcp::flags::MESSAGE];
     type Driver = DicomDriver;
 
+    fn build(
+        given: &crate::driver::Given,
+        workload: &mut crate::driver::workload::Workload,
+    ) -> Result<(), crate::error::UsageError> {
+        use crate::driver::workload::{Reply, Request};
+        let args = plan::Args {
+            dicom: given.group()?,
+            message: given.group()?,
+            mode: workload.mode,
+            pipeline: given.pipeline,
+        };
+        let spec = plan::spec(&args, given.target)?;
+        // The report's request size: one operation's data set (the command alone for echo);
+        // a response's size is the peer's, so none is claimed.
+        workload.request = Request::Sized {
+            size: plan::request_bytes(&spec),
+            preamble: false,
+        };
+        workload.reply = Reply::Size(0);
+        workload.spec = Some(Arc::new(spec));
+        Ok(())
+    }
+
     fn prepare(job: &Job) -> Result<Dicom, crate::driver::Error> {
-        let spec = job.workload.dicom.clone().ok_or_else(|| {
+        let spec = job.workload.shared::<spec::DicomSpec>().ok_or_else(|| {
             crate::driver::Error::NoWorkload(
                 "a dicom:// run needs its DICOM workload (a plan built by Plan::try_from)".into(),
             )

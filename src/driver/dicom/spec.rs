@@ -76,6 +76,8 @@ pub fn check_ae(ae: &str) -> Result<(), AeError> {
     Ok(())
 }
 
+impl crate::driver::workload::Spec for DicomSpec {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

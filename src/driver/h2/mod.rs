@@ -511,7 +511,7 @@ impl Protocol for Http2 {
     type Driver = H2Driver;
 
     fn carries(job: &Job) -> bool {
-        job.workload.http.as_ref().is_some_and(|h| h.http2)
+        job.workload.spec_of::<HttpSpec>().is_some_and(|h| h.http2)
     }
 
     fn prepare(job: &Job) -> Result<Http2, crate::driver::Error> {

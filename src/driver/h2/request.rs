@@ -278,7 +278,11 @@ mod tests {
             unreachable!()
         };
         let plan = crate::plan::Plan::try_from(&run).unwrap();
-        Shapes::new(plan.workload.http.as_ref().unwrap(), plan.target.tls()).unwrap()
+        Shapes::new(
+            plan.workload.spec_of::<HttpSpec>().unwrap(),
+            plan.target.tls(),
+        )
+        .unwrap()
     }
 
     fn render(s: &Shapes, seq: u64) -> Rendered {

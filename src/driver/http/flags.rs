@@ -122,3 +122,18 @@ pub struct FileSetArgs {
     #[arg(long, value_name = "BYTES", help_heading = "File sets")]
     pub dataset: Option<String>,
 }
+
+impl crate::driver::FlagGroup for FileSetArgs {
+    fn name(&self) -> &'static str {
+        HTTP
+    }
+
+    // Read with HTTP's group; never refused on its own (a file set without `{file}` is).
+    fn given(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn fits(&self) -> &'static str {
+        "http://"
+    }
+}

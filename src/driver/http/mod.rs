@@ -4,9 +4,12 @@
 //! gigabyte download costs a read buffer. Each response records its status, its time to first
 //! byte, and counts as success when its status is accepted.
 
+pub mod file_set;
 pub mod flags;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod mix;
+pub mod plan;
 mod request;
 mod response;
 mod reuse;
@@ -389,6 +392,24 @@ impl Protocol for Http1 {
         flags::check(workload)
     }
 
+    fn build(
+        given: &crate::driver::Given,
+        workload: &mut super::workload::Workload,
+    ) -> Result<(), crate::error::UsageError> {
+        let http = given.group::<flags::HttpArgs>()?;
+        let args = plan::Args {
+            http,
+            file_set: given.group()?,
+            seed: given.seed,
+        };
+        workload.spec = Some(Arc::new(plan::spec(&args, given.target)?));
+        if http.no_keepalive {
+            // A connection per request is the crr mode, HTTP-style.
+            workload.mode = super::workload::ClientMode::Crr;
+        }
+        Ok(())
+    }
+
     fn prepare(job: &Job) -> Result<Http1, crate::driver::Error> {
         Ok(Http1 {
             tls: tls_client(job, false)?,
@@ -411,7 +432,7 @@ impl Protocol for Http1 {
 
 /// The HTTP requests of `job` (the plan makes them for every http:// target).
 pub fn http_spec(job: &Job) -> Result<Arc<HttpSpec>, crate::driver::Error> {
-    job.workload.http.clone().ok_or_else(|| {
+    job.workload.shared::<HttpSpec>().ok_or_else(|| {
         crate::driver::Error::NoWorkload(format!(
             "{}: the plan has no HTTP requests",
             job.target.url

@@ -145,6 +145,12 @@ impl Accept {
     }
 }
 
+impl crate::driver::workload::Spec for HttpSpec {
+    fn is_random(&self) -> bool {
+        HttpSpec::is_random(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,22 +2,35 @@
 //! path), and the images (`--size` of a generated CT slice, or the Part 10 files of `--files`);
 //! DICOM's flags on other targets, and other protocols' flags here, are refused.
 
-use super::workload::mode;
-use crate::cli::RunArgs;
+use super::flags::DicomArgs;
 use crate::driver::dicom::dataset::{read_part10, DicomFile};
 use crate::driver::dicom::spec::{
     check_ae, DicomSpec, Images, Op, DEFAULT_CALLED_AE, DEFAULT_CALLING_AE, DEFAULT_IMAGE,
     MAX_IMAGE,
 };
 use crate::driver::target::Target;
+use crate::driver::tcp::flags::MessageArgs;
 use crate::driver::workload::ClientMode;
 use crate::error::{usage_of, UsageError};
 use crate::units::parse_message_size;
 use std::path::Path;
 use std::sync::Arc;
 
+/// What the DICOM part of a plan is built from: DICOM's flags, the message flags it refuses
+/// or reads (`--size`), the client mode and `--pipeline`.
+pub struct Args<'a> {
+    /// `--op`, `--calling-ae`, `--files`.
+    pub dicom: &'a DicomArgs,
+    /// `--size` (a generated image's pixels); the others are refused.
+    pub message: &'a MessageArgs,
+    /// The client mode.
+    pub mode: ClientMode,
+    /// `--pipeline`, if given.
+    pub pipeline: Option<usize>,
+}
+
 /// The DICOM workload of `a` against `target`.
-pub fn spec(a: &RunArgs, target: &Target) -> Result<DicomSpec, UsageError> {
+pub fn spec(a: &Args, target: &Target) -> Result<DicomSpec, UsageError> {
     check_fit(a)?;
     let calling = a.dicom.calling_ae.as_deref().unwrap_or(DEFAULT_CALLING_AE);
     check_ae(calling).map_err(|e| {
@@ -79,14 +92,14 @@ pub fn request_bytes(spec: &DicomSpec) -> usize {
 }
 
 /// What does not fit DICOM: bulk modes, pipelining, raw bytes and reply shapes.
-fn check_fit(a: &RunArgs) -> Result<(), UsageError> {
-    if !matches!(mode(a), ClientMode::Rr | ClientMode::Crr) {
+fn check_fit(a: &Args) -> Result<(), UsageError> {
+    if !matches!(a.mode, ClientMode::Rr | ClientMode::Crr) {
         return usage_of(&["--mode"], format!(
             "--mode {} moves bytes; over dicom:// use --mode rr (an association per connection) or crr (one per operation)",
-            mode(a).name()
+            a.mode.name()
         ));
     }
-    if super::pipeline_of(a)?.is_some_and(|p| p > 1) {
+    if a.pipeline.is_some_and(|p| p > 1) {
         return usage_of(&["--pipeline"], "--pipeline: DICOM operations on an association go one at a time (no asynchronous operations window is negotiated): add connections with -c instead");
     }
     let foreign = [

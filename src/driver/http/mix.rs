@@ -6,8 +6,8 @@
 //! file's `[mix.NAME]` table (weight, method, url, headers, body) becomes the same flag with
 //! a JSON object after the `=`, which may also be written by hand.
 
-use super::http::{body, check_method, header, path_on};
-use crate::cli::RunArgs;
+use super::plan::Args;
+use super::plan::{body, check_method, header, path_on};
 use crate::driver::http::spec::{HttpRequest, Mix};
 use crate::driver::http::template::Template;
 use crate::driver::target::Target;
@@ -41,7 +41,7 @@ const MOST: usize = 64;
 
 /// The run's mix, if `--mix` is given: each kind from `base` (the run's method, headers and
 /// body) with what the kind sets itself.
-pub fn of(a: &RunArgs, base: &HttpRequest, target: &Target) -> Result<Option<Kinds>, UsageError> {
+pub fn of(a: &Args, base: &HttpRequest, target: &Target) -> Result<Option<Kinds>, UsageError> {
     if a.http.mix.is_empty() {
         return Ok(None);
     }
@@ -79,12 +79,12 @@ pub fn of(a: &RunArgs, base: &HttpRequest, target: &Target) -> Result<Option<Kin
 
 /// One `--mix` value: its name, its request, its weight and its path as written.
 fn kind(
-    a: &RunArgs,
+    a: &Args,
     text: &str,
     base: &HttpRequest,
     target: &Target,
 ) -> Result<(String, HttpRequest, u64, String), UsageError> {
-    let shown = crate::plan::target::shown(text);
+    let shown = crate::driver::url::shown(text);
     let bad = || {
         UsageError::flag("--mix", format!(
             "--mix '{shown}' is not NAME=WEIGHT [METHOD] PATH: write e.g. --mix 'read=80 GET /item/{{zipf:1000:1}}'"

@@ -2,7 +2,7 @@
 //! most popular files up to `--dataset`, by `--popularity`. Each flag without the others it
 //! needs is bad input, said in one line.
 
-use crate::cli::RunArgs;
+use super::plan::Args;
 use crate::driver::files::{FileSet, Manifest, Popularity, MANIFEST};
 use crate::driver::http::spec::{Body, HttpRequest};
 use crate::driver::http::template::Template;
@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// Reads the run's file set, if `--manifest` is given, and binds it to every `{file}` of
 /// `requests`.
-pub fn bind(a: &RunArgs, requests: &mut [HttpRequest]) -> Result<Option<Arc<FileSet>>, UsageError> {
+pub fn bind(a: &Args, requests: &mut [HttpRequest]) -> Result<Option<Arc<FileSet>>, UsageError> {
     let names_file = requests
         .iter()
         .any(|r| templates(r).any(Template::has_file));

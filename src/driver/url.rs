@@ -1,4 +1,4 @@
-//! The target of a run: its URL parsed and resolved, the scheme looked up among those the
+//! A target URL parsed and resolved, the scheme looked up among those the
 //! registered drivers serve.
 
 use crate::driver::target::{Family, Target};
@@ -82,7 +82,7 @@ pub(crate) fn shown(text: &str) -> String {
 /// space, a control character, anything beyond ASCII) would make the request malformed, so it
 /// is refused with its percent-encoding, as curl refuses it ("URL rejected: Malformed input").
 /// `at` names where the path was written, for the message.
-pub(super) fn check_path(at: &str, path: &str) -> Result<(), UsageError> {
+pub(crate) fn check_path(at: &str, path: &str) -> Result<(), UsageError> {
     let Some(bad) = path.chars().find(|c| !c.is_ascii_graphic()) else {
         return Ok(());
     };

@@ -1,15 +1,26 @@
-//! The HTTP part of a plan: method, path, headers and body as templates, the statuses that
+//! The HTTP part of a plan, from HTTP's flags: method, path, headers and body as templates, the statuses that
 //! count as success, keep-alive, and the list of requests from `--targets`.
 
-use crate::cli::RunArgs;
+use super::flags::{FileSetArgs, HttpArgs};
 use crate::driver::http::spec::{Accept, Body, HttpRequest, HttpSpec};
 use crate::driver::http::template::Template;
 use crate::driver::target::{Family, Target};
 use crate::error::{usage_of, UsageError};
 use std::sync::Arc;
 
+/// What the HTTP part of a plan is built from: the HTTP flags, the file set's, and the run's
+/// seed.
+pub struct Args<'a> {
+    /// `-X`, `-H`, `--body`, `--accept`, `--mix`, `--targets` …
+    pub http: &'a HttpArgs,
+    /// `--manifest`, `--popularity`, `--dataset`.
+    pub file_set: &'a FileSetArgs,
+    /// The run's seed (the templates' keys, the mix's draws).
+    pub seed: u64,
+}
+
 /// Builds the HTTP spec of a run against `target`.
-pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
+pub fn spec(a: &Args, target: &Target) -> Result<HttpSpec, UsageError> {
     let accept = Accept::parse(a.http.accept.as_deref().unwrap_or("2xx"))
         .map_err(|e| UsageError::flag("--accept", e))?;
     let method = a
@@ -42,7 +53,7 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         body,
     };
     if let Some(mut mix) = super::mix::of(a, &base, target)? {
-        let files = super::files::bind(a, &mut mix.requests)?;
+        let files = super::file_set::bind(a, &mut mix.requests)?;
         return Ok(HttpSpec {
             files: files.clone(),
             requests: mix.requests,
@@ -51,8 +62,7 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
             keepalive: !a.http.no_keepalive,
             path_text: with_files(mix.text, &files),
             http2: a.http.http2,
-            // The plan sets the run's seed once it has drawn one.
-            seed: a.seed.unwrap_or(0),
+            seed: a.seed,
             mix: Some(mix.mix),
         });
     }
@@ -64,7 +74,7 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
             (listed.into_iter().map(|(r, _)| r).collect(), shown)
         }
     };
-    let files = super::files::bind(a, &mut requests)?;
+    let files = super::file_set::bind(a, &mut requests)?;
     Ok(HttpSpec {
         files: files.clone(),
         requests,
@@ -73,8 +83,7 @@ pub fn spec(a: &RunArgs, target: &Target) -> Result<HttpSpec, UsageError> {
         keepalive: !a.http.no_keepalive,
         path_text: with_files(path_text, &files),
         http2: a.http.http2,
-        // The plan sets the run's seed once it has drawn one.
-        seed: a.seed.unwrap_or(0),
+        seed: a.seed,
         mix: None,
     })
 }
@@ -99,7 +108,7 @@ pub(super) fn check_method(m: &str) -> Result<(), UsageError> {
 
 /// Parses one `-H 'Name: value'`. Messages show it with CR, LF and other controls escaped.
 pub(super) fn header(h: &str) -> Result<Template, UsageError> {
-    let shown = super::target::shown(h);
+    let shown = crate::driver::url::shown(h);
     let Some((name, value)) = h.split_once(':') else {
         return usage_of(
             &["--header"],
@@ -108,7 +117,7 @@ pub(super) fn header(h: &str) -> Result<Template, UsageError> {
     };
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if name.is_empty() || !name.bytes().all(token) {
-        let name = super::target::shown(name);
+        let name = crate::driver::url::shown(name);
         return usage_of(&["--header"], format!(
             "-H '{shown}': '{name}' is not a header name (letters, digits and -); write e.g. -H 'X-Id: {{seq}}'"
         ));
@@ -135,7 +144,7 @@ fn h2_header(h: &str) -> Result<(), UsageError> {
         "upgrade",
     ];
     if banned.contains(&name.as_str()) || (name == "te" && value.trim() != "trailers") {
-        let h = super::target::shown(h);
+        let h = crate::driver::url::shown(h);
         return usage_of(&["--http2"], format!(
             "-H '{h}': HTTP/2 forbids connection-specific headers (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding, Upgrade, TE other than 'trailers'): leave it out with --http2"
         ));
@@ -210,7 +219,7 @@ fn targets(
                 .map_err(|e| UsageError::flag("--targets", e))?,
             ..base.clone()
         };
-        out.push((request, super::target::shown(&path)));
+        out.push((request, crate::driver::url::shown(&path)));
     }
     if out.is_empty() {
         return usage_of(
@@ -229,7 +238,7 @@ fn targets(
 pub(super) fn path_on(target: &Target, url: &str, at: &str) -> Result<String, UsageError> {
     match url.strip_prefix("http://") {
         Some(rest) => {
-            let t = super::target::parse_target(&format!("http://{rest}"))?;
+            let t = crate::driver::url::parse_target(&format!("http://{rest}"))?;
             if t.addr != target.addr {
                 return Err(UsageError::new(format!(
                     "{at}: {url} is not on {}: all requests share the run's host",
@@ -239,7 +248,10 @@ pub(super) fn path_on(target: &Target, url: &str, at: &str) -> Result<String, Us
             Ok(t.path)
         }
         None if url.starts_with('/') => {
-            super::target::check_path(&format!("{at}: '{}'", super::target::shown(url)), url)?;
+            crate::driver::url::check_path(
+                &format!("{at}: '{}'", crate::driver::url::shown(url)),
+                url,
+            )?;
             Ok(url.to_string())
         }
         None => Err(UsageError::new(format!(

@@ -27,21 +27,6 @@ pub struct Headline {
     pub duration_s: Option<f64>,
 }
 
-/// A study's own document (`wirebench.study/1`, as `study --out` saves it) holds the command's
-/// document under `document`: that one, and its kind; any other document as it is.
-pub fn inner(kind: Kind, doc: &Value) -> (Kind, &Value) {
-    if kind != Kind::Study || doc["schema"] != "wirebench.study/1" {
-        return (kind, doc);
-    }
-    let inner = &doc["document"];
-    let kind = match inner["schema"].as_str() {
-        Some("wirebench.compare/1") => Kind::Compare,
-        Some("wirebench.peak/1") => Kind::Peak,
-        _ => Kind::Sweep,
-    };
-    (kind, inner)
-}
-
 /// A stored document read into its kind's type: a study's own document
 /// (`wirebench.study/1`) as the command's document it holds. Fields an older document lacks
 /// take their defaults ([`crate::summary::read::tolerant`]), so every stored document loads.

@@ -1,6 +1,6 @@
-//! Reading the documents' fields: the figures a table or chart needs, taken from a result
-//! document (`schema/result.v1.json`) or a document holding results, with `-` or None where
-//! a field is absent, so an older or partial document still renders.
+//! Reading the documents' fields: the figures a table or chart needs, taken from a typed
+//! document ([`Doc`]: a result, or a document holding results), written with `-` where a
+//! figure is absent or not finite; and any serialized field written in its unit ([`pair`]).
 
 use super::Doc;
 use crate::load::sweep::Axis;

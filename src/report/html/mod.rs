@@ -3,8 +3,10 @@
 //! reference to anything outside the file (no fonts, images, style sheets or links to fetch),
 //! so it opens offline, mails as one attachment, and prints.
 //!
-//! It reads the documents, not the summaries: a page can be made from a file written months
-//! ago, or from the history, by whatever wirebench reads the same schema version.
+//! It reads the documents, not the summaries of a run in memory: each is read into its
+//! kind's type ([`Doc`]; an older or partial one with defaults for what it lacks), so a page
+//! can be made from a file written months ago, or from the history, by whatever wirebench
+//! reads the same schema version (the `schema` field: `wirebench.KIND/VERSION`).
 //!
 //! - [`page`]: the shell, the style sheet (screen and print), escaping, tables.
 //! - [`scale`], [`layout`] and [`svg`]: the chart writer (linear, log and "nines" axes,

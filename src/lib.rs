@@ -77,10 +77,11 @@
 //!   ([`report::sweep`], [`report::repeat`]), the peak search ([`report::peak`]), a diagnosis
 //!   ([`report::diagnosis`]), a study's report.md ([`report::study`]) and CSV tables
 //!   ([`report::csv`]), the live progress (line and bars), and [`report::html`]: any JSON
-//!   document as one self-contained HTML page (tables, methodology, inline SVG charts) for
-//!   `wirebench report` ([`app::report`]).
+//!   document, read into its type ([`report::html::Doc`]), as one self-contained HTML page
+//!   (tables, methodology, inline SVG charts) for `wirebench report` ([`app::report`]).
 //! - [`store`]: the results history in SQLite: every result document kept whole (histograms
-//!   and per-second series inside), with the command line, the machine, tags and a status;
+//!   and per-second series inside), with the command line, the machine, tags and a status,
+//!   read back into its kind's type ([`store::Typed`]);
 //!   [`app::keep`] saves to it and checks `--fail-if` ([`summary::threshold`]); `history`,
 //!   `show`, `diff` ([`summary::diff`]: Welch's t on per-second figures), `export` and
 //!   `merge` ([`summary::merge`]: histograms added exactly) read it. Ctrl-C stops a run

@@ -5,8 +5,10 @@
 use super::keep;
 use crate::cli::DiffArgs;
 use crate::error::UsageError;
+use crate::store::headline::Typed;
 use crate::store::{Kind, Store};
 use crate::summary::diff::{self, Diff, RunsAt, METHOD, METHOD_RUNS, ONE_RUN, SCHEMA};
+use crate::summary::sweep::Sweep;
 use crate::summary::Summary;
 use crate::units::format_us;
 use serde_json::Value;
@@ -107,51 +109,44 @@ fn stored(store: &Store, reference: &str) -> anyhow::Result<(String, Stored)> {
         .map_err(|e| UsageError::new(format!("stored {reference} is not JSON ({e})")))?;
     super::report::checked(&format!("stored {} {reference}", row.kind), &doc)?;
     let kind = Kind::of_name(&row.kind).unwrap_or(Kind::Result);
-    let (kind, inner) = crate::store::headline::inner(kind, &doc);
-    let sweep = match kind {
-        Kind::Result => {
-            return Ok((id, Stored::Result(Box::new(crate::app::show::summary(text)?))))
-        }
-        Kind::Sweep | Kind::Study => inner,
-        Kind::Compare => &inner["sweep"],
-        Kind::Peak => {
+    if kind == Kind::Result {
+        return Ok((
+            id,
+            Stored::Result(Box::new(crate::app::show::summary(text)?)),
+        ));
+    }
+    let sweep = match Typed::read(kind, &doc) {
+        Typed::Result(r) => return Ok((id, Stored::Result(r))),
+        Typed::Sweep(s) => *s,
+        Typed::Compare(c) => c.sweep,
+        Typed::Peak(_) => {
             return Err(UsageError::new(format!(
                 "{reference} is a stored peak search: diff compares results or documents of runs; compare two peaks with `wirebench show` on each"
             ))
             .into())
         }
     };
-    Ok((id, Stored::Runs(runs_at(sweep)?)))
+    Ok((id, Stored::Runs(runs_at(sweep))))
 }
 
-/// The kept runs of a sweep document, grouped by target and swept values, in order of first run.
-fn runs_at(sweep: &Value) -> anyhow::Result<Vec<RunsAt>> {
+/// The kept runs of a sweep, grouped by target and swept values, in order of first run.
+fn runs_at(sweep: Sweep) -> Vec<RunsAt> {
     let mut out: Vec<RunsAt> = Vec::new();
-    for p in sweep["points"].as_array().into_iter().flatten() {
-        if p["discarded"].as_bool().unwrap_or(false) {
-            continue;
-        }
-        let target = p["target"].as_str().unwrap_or_default().to_string();
-        let at = p["values"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .unwrap_or_default();
-        let result = crate::app::show::summary(p["result"].to_string())?;
-        match out.iter_mut().find(|r| r.target == target && r.at == at) {
-            Some(r) => r.runs.push(result),
+    for p in sweep.points.into_iter().filter(|p| !p.discarded) {
+        let at = (p.values.iter())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        match out.iter_mut().find(|r| r.target == p.target && r.at == at) {
+            Some(r) => r.runs.push(p.result),
             None => out.push(RunsAt {
-                target,
+                target: p.target,
                 at,
-                runs: vec![result],
+                runs: vec![p.result],
             }),
         }
     }
-    Ok(out)
+    out
 }
 
 /// The diff as tables: metric, old, new, change, verdict (one table per point for runs).

@@ -8,6 +8,7 @@ use crate::cli::MergeArgs;
 use crate::error::UsageError;
 use crate::store::Store;
 use crate::summary::{Summary, SCHEMA};
+use serde::Deserialize;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -100,7 +101,11 @@ fn result(input: &str, text: String) -> Result<Summary, UsageError> {
             "{input} is not JSON ({e}): give a file written by `wirebench run --json`"
         ))
     })?;
-    let schema = doc["schema"].as_str().unwrap_or("no schema");
+    let head = crate::summary::study::Head::deserialize(&doc).unwrap_or_default();
+    let schema = match head.schema.as_str() {
+        "" => "no schema",
+        s => s,
+    };
     if schema != SCHEMA {
         return Err(UsageError::new(format!(
             "{input} holds '{schema}', not {SCHEMA}: merge adds single results (a run's --json, or a stored result)"

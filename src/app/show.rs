@@ -7,6 +7,7 @@ use crate::cli::ShowArgs;
 use crate::store::{Kind, Row};
 use crate::summary::threshold::Checked;
 use crate::summary::Summary;
+use serde::Deserialize;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -29,11 +30,19 @@ pub fn main(a: &ShowArgs) -> anyhow::Result<ExitCode> {
     } else {
         crate::report::export::markdown(kind, &doc, &mut out)?;
     }
-    let checks: Vec<Checked> =
-        serde_json::from_value(doc["thresholds"].clone()).unwrap_or_default();
+    let checks = Checks::deserialize(&doc).unwrap_or_default().thresholds;
     keep::write_checks(&checks, &mut out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What any document holds after its figures: how it fared against `--fail-if` (none when
+/// it was not given, or the document is older than the checks).
+#[derive(Default, Deserialize)]
+struct Checks {
+    /// Each condition and how it fared.
+    #[serde(default)]
+    thresholds: Vec<Checked>,
 }
 
 /// A stored result document read back into the summary the table renders.

@@ -27,21 +27,6 @@ pub struct Headline {
     pub duration_s: Option<f64>,
 }
 
-/// A study's own document (`wirebench.study/1`, as `study --out` saves it) holds the command's
-/// document under `document`: that one, and its kind; any other document as it is.
-pub fn inner(kind: Kind, doc: &Value) -> (Kind, &Value) {
-    if kind != Kind::Study || doc["schema"] != "wirebench.study/1" {
-        return (kind, doc);
-    }
-    let inner = &doc["document"];
-    let kind = match inner["schema"].as_str() {
-        Some("wirebench.compare/1") => Kind::Compare,
-        Some("wirebench.peak/1") => Kind::Peak,
-        _ => Kind::Sweep,
-    };
-    (kind, inner)
-}
-
 /// A stored document read into its kind's type: a study's own document
 /// (`wirebench.study/1`) as the command's document it holds. Fields an older document lacks
 /// take their defaults ([`crate::summary::read::tolerant`]), so every stored document loads.
@@ -156,5 +141,27 @@ mod tests {
         );
         assert_eq!((h.p99_us, h.duration_s), (None, Some(3.0)));
         assert_eq!(targets(Kind::Result, &doc), ["tcp://127.0.0.1:9"]);
+    }
+
+    /// A peak search stored before its trials and contradictions were counted (issue 17)
+    /// gives its peak and its steps' figures: its parts read with defaults for what they lack.
+    #[test]
+    fn an_older_peak_search_still_reads() {
+        let doc = serde_json::json!({
+            "schema": "wirebench.peak/1",
+            "target": "tcp://127.0.0.1:9",
+            "objectives": ["p99<=50ms"],
+            "peak": { "offered_per_s": 1000.0, "ops_per_s": 990.0, "mean_us": 80.0,
+                      "p50_us": 70.0, "p99_us": 300.0, "confirmed": true },
+            "steps": [{
+                "offered_per_s": 1000.0, "achieved_per_s": 990.0, "p50_us": 70.0,
+                "p99_us": 300.0, "error_percent": 0.0, "kept_up": true, "passed": true,
+                "generator_limited": false, "confirmation": true, "objectives": [],
+                "result": { "schema": "wirebench.result/1", "ok": 990, "duration_s": 1.0 }
+            }],
+        });
+        let h = Headline::of(Kind::Peak, &doc);
+        assert_eq!((h.ok, h.ops_per_s), (Some(990), Some(990.0)));
+        assert_eq!(targets(Kind::Peak, &doc), ["tcp://127.0.0.1:9"]);
     }
 }

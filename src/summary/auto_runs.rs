@@ -130,8 +130,8 @@ mod tests {
             threshold_pct: 0.0,
             interval: Method::T,
             rounds: Vec::new(),
-            without_outliers: None,
             text: String::new(),
+            ..Verdict::default()
         }
     }
 

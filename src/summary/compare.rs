@@ -94,8 +94,11 @@ impl Thresholds {
     }
 }
 
-/// One target against the baseline on one metric at one point, paired by round.
+/// One target against the baseline on one metric at one point, paired by round. A field an
+/// older document lacks reads as its default; its own verdicts (Welch's t-test) carry
+/// `ci95_percent` and `welch` in place of the paired interval.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Verdict {
     /// The target's name.
     pub target: String,
@@ -130,6 +133,28 @@ pub struct Verdict {
     pub without_outliers: Option<Without>,
     /// The verdict in words.
     pub text: String,
+    /// An older document's interval: half the width of the 95% CI of the difference, in %
+    /// (no `low_pct`, `high_pct`); None in documents written since verdicts are paired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci95_percent: Option<f64>,
+    /// An older document's Welch's t-test, which decided its significance; None since.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub welch: Option<OlderWelch>,
+}
+
+/// Welch's t-test as an older comparison document wrote it in each verdict.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OlderWelch {
+    /// mean(target) − mean(baseline).
+    pub difference: f64,
+    /// Half the width of the difference's 95% CI.
+    pub ci95: f64,
+    /// The Welch–Satterthwaite degrees of freedom; None when neither side varied.
+    pub df: Option<f64>,
+    /// The t statistic.
+    pub t: f64,
+    /// Whether the interval excluded 0.
+    pub significant: bool,
 }
 
 /// One round's ratio, the target's figure over the baseline's in that round.
@@ -286,6 +311,8 @@ fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdi
         rounds,
         without_outliers: without,
         text: verdict_text(name, what, &all, threshold),
+        ci95_percent: None,
+        welch: None,
     })
 }
 
@@ -377,6 +404,7 @@ pub fn order(sweep: &Sweep, points: &[(Vec<usize>, String)]) -> Vec<Round> {
 
 /// The Flash study's view of one target at one point: means over the kept runs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Shape {
     /// The target's name.
     pub target: String,

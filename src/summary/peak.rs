@@ -11,7 +11,8 @@ pub const PEAK_SCHEMA: &str = "wirebench.peak/1";
 /// A generator thread this busy (% of its threads' CPU) may be the bottleneck itself.
 pub const GENERATOR_BUSY_PERCENT: f64 = 90.0;
 
-/// The whole search.
+/// The whole search. Its parts read with defaults for the fields an older document lacks
+/// (trial counts, contradictions, backlogs).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct PeakStudy {
     /// Always [`PEAK_SCHEMA`].
@@ -45,6 +46,7 @@ pub struct PeakStudy {
 
 /// A rate the search saw both pass and fail (or pass above a failure), and what decided.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Contradiction {
     /// The rate, requests/s.
     pub rate_per_s: f64,
@@ -59,6 +61,7 @@ pub struct Contradiction {
 /// The peak: the figures of its last passed trial (Handle.Net's table: throughput, and the
 /// mean, median and p99 latency at it), and the spread over all its trials.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Peak {
     /// The offered rate, requests/s.
     pub offered_per_s: f64,
@@ -84,6 +87,7 @@ pub struct Peak {
 
 /// One step: a constant-rate run and how it fared.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Step {
     /// Offered rate, requests/s.
     pub offered_per_s: f64,

@@ -2,12 +2,12 @@
 //! older documents: Welch's t-test), drawn as bars of the difference in % of the baseline with
 //! their 95% CI, the Flash study's latency-shape table, then the runs it holds as a sweep.
 
-use super::fields::{num, text};
+use super::fields::finite;
 use super::page::{table, Page};
 use super::scale::{cell, Scale, Unit};
 use super::svg::{BarChart, BarSeries};
 use super::{sweep, RenderError};
-use serde_json::Value;
+use crate::summary::compare::{Comparison, Shape, Verdict};
 
 /// The metrics a verdict may be about, in the order the terminal prints them.
 const METRICS: [(&str, &str); 5] = [
@@ -21,51 +21,54 @@ const METRICS: [(&str, &str); 5] = [
 /// A verdict's 95% interval as distances below and above its difference, in points of %:
 /// the bounds where the document has them (`low_pct`, `high_pct`), else an older document's
 /// symmetric `ci95_percent`.
-fn interval(v: &Value) -> Option<(f64, f64)> {
-    let d = num(&v["difference_percent"])?;
-    match (num(&v["low_pct"]), num(&v["high_pct"])) {
-        (Some(lo), Some(hi)) => Some(((d - lo).max(0.0), (hi - d).max(0.0))),
-        _ => num(&v["ci95_percent"]).map(|e| (e, e)),
+fn interval(v: &Verdict) -> Option<(f64, f64)> {
+    let d = finite(v.difference_percent)?;
+    match v.ci95_percent {
+        None => Some(((d - v.low_pct).max(0.0), (v.high_pct - d).max(0.0))),
+        Some(e) => finite(e).map(|e| (e, e)),
     }
 }
 
 /// `+4.0% (+2.1% to +6.0%)`, or an older document's `+4.0% ± 1.9%`.
-fn difference(v: &Value) -> String {
-    let d = num(&v["difference_percent"]).unwrap_or(f64::NAN);
-    match (num(&v["low_pct"]), num(&v["high_pct"])) {
-        (Some(lo), Some(hi)) => format!("{d:+.1}% ({lo:+.1}% to {hi:+.1}%)"),
-        _ => format!(
-            "{d:+.1}% ± {:.1}%",
-            num(&v["ci95_percent"]).unwrap_or(f64::NAN)
-        ),
+fn difference(v: &Verdict) -> String {
+    let (d, lo, hi) = (v.difference_percent, v.low_pct, v.high_pct);
+    match v.ci95_percent {
+        None => format!("{d:+.1}% ({lo:+.1}% to {hi:+.1}%)"),
+        Some(e) => format!("{d:+.1}% ± {e:.1}%"),
     }
 }
 
 /// Writes the sections of a comparison document.
-pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
-    let verdicts: Vec<&Value> = doc["verdicts"].as_array().into_iter().flatten().collect();
+pub fn render(page: &mut Page, doc: &Comparison) -> Result<(), RenderError> {
     page.heading(2, "Verdicts");
     page.para(&format!(
         "Against the baseline '{}' (method: {}); the interval is the 95% CI of the difference in % of the baseline.",
-        text(&doc["baseline"]),
-        text(&doc["method"])
+        doc.baseline, doc.method
     ));
     // The chart that answers a comparison first: how far each target is from the baseline.
-    if let Some(svg) = difference_chart(&verdicts) {
+    if let Some(svg) = difference_chart(&doc.verdicts) {
         page.figures(vec![(
             "Difference from the baseline, with 95% CI".to_string(),
             svg,
         )]);
     }
-    page.raw(&verdict_table(&verdicts));
+    page.raw(&verdict_table(&doc.verdicts));
     page.heading(3, "Throughput and latency per target");
     page.para("Means over the kept runs; * where the mean exceeds p95: a few very slow requests dominate it.");
-    page.raw(&shape_table(doc));
-    let charts = shape_charts(doc);
+    page.raw(&shape_table(&doc.shapes));
+    let charts = shape_charts(&doc.shapes);
     if !charts.is_empty() {
         page.figures(charts);
     }
-    sweep::render(page, &doc["sweep"])
+    sweep::render(page, &doc.sweep)
+}
+
+/// A verdict's target, and its point when it has one: `b at --size 64`.
+fn where_(v: &Verdict) -> String {
+    match v.at.is_empty() {
+        true => v.target.clone(),
+        false => format!("{} at {}", v.target, v.at),
+    }
 }
 
 /// A metric's name in words.
@@ -77,7 +80,7 @@ fn metric_name(key: &str) -> &str {
 }
 
 /// The verdicts: target, point, metric, means, difference ± CI, significance, in words.
-fn verdict_table(verdicts: &[&Value]) -> String {
+fn verdict_table(verdicts: &[Verdict]) -> String {
     let head = [
         "target",
         "at",
@@ -92,29 +95,25 @@ fn verdict_table(verdicts: &[&Value]) -> String {
     let rows: Vec<Vec<String>> = verdicts
         .iter()
         .map(|v| {
-            let key = v["metric"].as_str().unwrap_or("");
-            let unit = if key == "ops_per_s" {
+            let unit = if v.metric == "ops_per_s" {
                 Unit::Count
             } else {
                 Unit::Micros
             };
-            let f = |x: &Value| num(x).map_or("-".to_string(), |x| cell(unit, x));
+            let f = |x: f64| finite(x).map_or("-".to_string(), |x| cell(unit, x));
+            // An older document's significance is its Welch's t-test's.
+            let significant = v.welch.as_ref().map_or(v.significant, |w| w.significant);
             vec![
-                text(&v["target"]),
-                text(&v["at"]),
-                metric_name(key).to_string(),
-                f(&v["baseline_mean"]),
-                f(&v["mean"]),
+                v.target.clone(),
+                v.at.clone(),
+                metric_name(&v.metric).to_string(),
+                f(v.baseline_mean),
+                f(v.mean),
                 difference(v),
-                match (v["significant"].as_bool()).or(v["welch"]["significant"].as_bool()) {
-                    Some(true) => "yes",
-                    Some(false) => "no",
-                    None => "-",
-                }
-                .to_string(),
-                match v["without_outliers"]["text"].as_str() {
-                    Some(w) => format!("{}; {w}", text(&v["text"])),
-                    None => text(&v["text"]),
+                if significant { "yes" } else { "no" }.to_string(),
+                match &v.without_outliers {
+                    Some(w) => format!("{}; {}", v.text, w.text),
+                    None => v.text.clone(),
                 },
             ]
         })
@@ -123,13 +122,10 @@ fn verdict_table(verdicts: &[&Value]) -> String {
 }
 
 /// Bars of each target's difference from the baseline, a group per metric, with 95% CI.
-fn difference_chart(verdicts: &[&Value]) -> Option<String> {
+fn difference_chart(verdicts: &[Verdict]) -> Option<String> {
     let mut names: Vec<String> = Vec::new();
     for v in verdicts {
-        let name = match text(&v["at"]) {
-            at if at.is_empty() => text(&v["target"]),
-            at => format!("{} at {at}", text(&v["target"])),
-        };
+        let name = where_(v);
         if !names.contains(&name) {
             names.push(name);
         }
@@ -145,11 +141,10 @@ fn difference_chart(verdicts: &[&Value]) -> Option<String> {
                 .iter()
                 .map(|(key, _)| {
                     let v = verdicts.iter().find(|v| {
-                        v["metric"] == *key
-                            && (text(&v["target"]) == *name
-                                || format!("{} at {}", text(&v["target"]), text(&v["at"])) == *name)
+                        v.metric == *key
+                            && (v.target == *name || format!("{} at {}", v.target, v.at) == *name)
                     })?;
-                    Some((num(&v["difference_percent"])?, interval(v)))
+                    Some((finite(v.difference_percent)?, interval(v)))
                 })
                 .collect(),
         })
@@ -170,30 +165,26 @@ fn difference_chart(verdicts: &[&Value]) -> Option<String> {
 /// The Flash study's view as charts, when the targets ran at several points (data-set sizes,
 /// say): p95, and how far the mean lies above the median (a few slow requests pull it up),
 /// a bar per target at each point.
-fn shape_charts(doc: &Value) -> Vec<(String, String)> {
-    let shapes: Vec<&Value> = doc["shapes"].as_array().into_iter().flatten().collect();
-    let (mut points, mut targets): (Vec<String>, Vec<String>) = (vec![], vec![]);
-    for s in &shapes {
-        let (at, t) = (text(&s["at"]), text(&s["target"]));
-        if !points.contains(&at) {
-            points.push(at);
+fn shape_charts(shapes: &[Shape]) -> Vec<(String, String)> {
+    let (mut points, mut targets): (Vec<&str>, Vec<&str>) = (vec![], vec![]);
+    for s in shapes {
+        if !points.contains(&s.at.as_str()) {
+            points.push(&s.at);
         }
-        if !targets.contains(&t) {
-            targets.push(t);
+        if !targets.contains(&s.target.as_str()) {
+            targets.push(&s.target);
         }
     }
     if points.len() < 2 {
         return vec![];
     }
-    let chart = |kind: &'static str, title: &str, value: &dyn Fn(&Value) -> Option<f64>| {
+    let chart = |kind: &'static str, title: &str, value: &dyn Fn(&Shape) -> Option<f64>| {
         let series = (targets.iter())
             .map(|t| BarSeries {
-                name: t.clone(),
+                name: t.to_string(),
                 values: (points.iter())
                     .map(|at| {
-                        let s = shapes
-                            .iter()
-                            .find(|s| text(&s["target"]) == *t && text(&s["at"]) == *at)?;
+                        let s = shapes.iter().find(|s| s.target == *t && s.at == *at)?;
                         Some((value(s)?.max(0.0), None))
                     })
                     .collect(),
@@ -201,7 +192,7 @@ fn shape_charts(doc: &Value) -> Vec<(String, String)> {
             .collect();
         let c = BarChart {
             kind,
-            categories: points.clone(),
+            categories: points.iter().map(|p| p.to_string()).collect(),
             x_name: String::new(),
             series,
             y: (Unit::Micros, title.to_string()),
@@ -211,35 +202,61 @@ fn shape_charts(doc: &Value) -> Vec<(String, String)> {
         (title.to_string(), c.svg(title))
     };
     vec![
-        chart("shape-p95", "p95 latency", &|s| num(&s["p95_us"])),
+        chart("shape-p95", "p95 latency", &|s| s.p95_us.and_then(finite)),
         chart(
             "shape-mean",
             "mean above the median (mean - median)",
-            &|s| Some(num(&s["mean_us"])? - num(&s["p50_us"])?),
+            &|s| Some(s.mean_us.and_then(finite)? - s.p50_us.and_then(finite)?),
         ),
     ]
 }
 
 /// The Flash study's table: ops/s, median, mean (starred above p95), p95 per target.
-fn shape_table(doc: &Value) -> String {
+fn shape_table(shapes: &[Shape]) -> String {
     let head = ["target", "at", "ops/s", "median", "mean", "p95"].map(String::from);
-    let us = |v: &Value| num(v).map_or("-".to_string(), |x| cell(Unit::Micros, x));
-    let rows: Vec<Vec<String>> = (doc["shapes"].as_array().into_iter().flatten())
+    let us = |v: Option<f64>| {
+        v.and_then(finite)
+            .map_or("-".to_string(), |x| cell(Unit::Micros, x))
+    };
+    let rows: Vec<Vec<String>> = (shapes.iter())
         .map(|s| {
-            let star = if s["mean_above_p95"] == true {
-                " *"
-            } else {
-                ""
-            };
+            let star = if s.mean_above_p95 { " *" } else { "" };
             vec![
-                text(&s["target"]),
-                text(&s["at"]),
-                num(&s["ops_per_s"]).map_or("-".to_string(), |x| format!("{x:.0}")),
-                us(&s["p50_us"]),
-                format!("{}{star}", us(&s["mean_us"])),
-                us(&s["p95_us"]),
+                s.target.clone(),
+                s.at.clone(),
+                finite(s.ops_per_s).map_or("-".to_string(), |x| format!("{x:.0}")),
+                us(s.p50_us),
+                format!("{}{star}", us(s.mean_us)),
+                us(s.p95_us),
             ]
         })
         .collect();
     table("shapes", &head, &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::read::tolerant;
+
+    /// A verdict of an older document (Welch's t-test, schema/compare.v1.json's second form)
+    /// shows its symmetric interval and the test's significance.
+    #[test]
+    fn an_older_verdict_shows_its_interval_and_welchs_significance() {
+        let doc: Comparison = tolerant(&serde_json::json!({
+            "schema": "wirebench.compare/1",
+            "verdicts": [{
+                "target": "b", "at": "", "metric": "p99_us", "baseline_mean": 100.0,
+                "mean": 110.0, "ratio": 1.1, "difference_percent": 10.0, "ci95_percent": 1.9,
+                "welch": { "difference": 10.0, "ci95": 1.9, "df": null, "t": 9.0,
+                           "significant": true },
+                "text": "b adds 10.0% to the p99 latency"
+            }]
+        }));
+        let v = &doc.verdicts[0];
+        assert_eq!(difference(v), "+10.0% ± 1.9%");
+        assert_eq!(interval(v), Some((1.9, 1.9)));
+        let rows = verdict_table(&doc.verdicts);
+        assert!(rows.contains("<td>yes</td>"), "{rows}");
+    }
 }

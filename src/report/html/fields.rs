@@ -1,7 +1,10 @@
-//! Reading the documents' fields: the figures a table or chart needs, taken from a result
-//! document (`schema/result.v1.json`) or a document holding results, with `-` or None where
-//! a field is absent, so an older or partial document still renders.
+//! Reading the documents' fields: the figures a table or chart needs, taken from a typed
+//! document ([`Doc`]: a result, or a document holding results), written with `-` where a
+//! figure is absent or not finite; and any serialized field written in its unit ([`pair`]).
 
+use super::Doc;
+use crate::load::sweep::Axis;
+use crate::summary::sweep::Sweep;
 use crate::summary::Summary;
 use crate::units::format_us;
 use serde_json::Value;
@@ -37,17 +40,14 @@ pub fn whole(v: &Value) -> String {
 }
 
 /// The names of the targets a document measured, in order.
-pub fn targets(doc: &Value) -> Vec<String> {
-    match doc["schema"].as_str() {
-        Some("wirebench.sweep/1") => (doc["targets"].as_array().into_iter().flatten())
-            .filter_map(|t| t["name"].as_str().map(str::to_string))
-            .collect(),
-        Some("wirebench.compare/1") => targets(&doc["sweep"]),
-        _ => doc["target"]
-            .as_str()
-            .map(str::to_string)
-            .into_iter()
-            .collect(),
+pub fn targets(doc: Doc) -> Vec<String> {
+    let names = |s: &Sweep| s.targets.iter().map(|t| t.name.clone()).collect();
+    match doc {
+        Doc::Sweep(s) => names(s),
+        Doc::Compare(c) => names(&c.sweep),
+        Doc::Result(r) => vec![r.target.clone()],
+        Doc::Peak(p) => vec![p.target.clone()],
+        Doc::Diagnosis(d) => vec![d.target.clone()],
     }
 }
 
@@ -71,21 +71,20 @@ pub fn bytes_per_s(result: &Summary) -> Option<f64> {
 }
 
 /// The first result a document holds (itself, a sweep's first point, a peak's first step).
-pub fn first_result(doc: &Value) -> Option<Summary> {
-    let first = match doc["schema"].as_str()? {
-        "wirebench.result/1" => Some(doc),
-        "wirebench.sweep/1" => doc["points"].get(0).map(|p| &p["result"]),
-        "wirebench.compare/1" => return first_result(&doc["sweep"]),
-        "wirebench.peak/1" => doc["steps"].get(0).map(|s| &s["result"]),
-        _ => None,
-    };
-    first.map(Summary::tolerant)
+pub fn first_result<'a>(doc: Doc<'a>) -> Option<&'a Summary> {
+    match doc {
+        Doc::Result(r) => Some(r),
+        Doc::Sweep(s) => s.points.first().map(|p| &p.result),
+        Doc::Compare(c) => c.sweep.points.first().map(|p| &p.result),
+        Doc::Peak(p) => p.steps.first().map(|s| &s.result),
+        Doc::Diagnosis(_) => None,
+    }
 }
 
 /// The lede: protocol, mode and shape of the load, and when it started. What a sweep or
 /// a peak search varies is written as its range (`16 B–256 KiB requests (15 sizes)`), not
 /// as its first point's value.
-pub fn lede(doc: &Value) -> String {
+pub fn lede(doc: Doc) -> String {
     let Some(r) = first_result(doc) else {
         return String::new();
     };
@@ -97,8 +96,8 @@ pub fn lede(doc: &Value) -> String {
     let axes = swept(doc);
     let range = |flag: &str| {
         axes.iter()
-            .find(|(f, _)| f == flag)
-            .map(|(_, v)| v.as_slice())
+            .find(|a| a.flag == flag)
+            .map(|a| a.values.as_slice())
     };
     let connections = match range("--connections") {
         Some(v) => format!("{} connections ({} values)", span(v, None), v.len()),
@@ -109,20 +108,19 @@ pub fn lede(doc: &Value) -> String {
         None => format!("{} B requests", c.request_bytes),
     };
     let mut parts = vec![connections, size];
-    for (flag, values) in axes
+    for a in axes
         .iter()
-        .filter(|(f, _)| f != "--connections" && f != "--size")
+        .filter(|a| a.flag != "--connections" && a.flag != "--size")
     {
         parts.push(format!(
-            "{flag} {} ({} values)",
-            span(values, None),
-            values.len()
+            "{} {} ({} values)",
+            a.flag,
+            span(&a.values, None),
+            a.values.len()
         ));
     }
-    if doc["schema"] == "wirebench.peak/1" {
-        let rates: Vec<f64> = (doc["steps"].as_array().into_iter().flatten())
-            .filter_map(|s| num(&s["offered_per_s"]))
-            .collect();
+    if let Doc::Peak(p) = doc {
+        let rates: Vec<f64> = p.steps.iter().map(|s| s.offered_per_s).collect();
         let (lo, hi) = rates
             .iter()
             .fold((f64::INFINITY, 0f64), |(a, b), r| (a.min(*r), b.max(*r)));
@@ -145,17 +143,12 @@ pub fn lede(doc: &Value) -> String {
 }
 
 /// The swept flags of a sweep (or a comparison's sweep) and their values.
-fn swept(doc: &Value) -> Vec<(String, Vec<String>)> {
-    let sweep = match doc["schema"].as_str() {
-        Some("wirebench.compare/1") => &doc["sweep"],
-        _ => doc,
-    };
-    (sweep["axes"].as_array().into_iter().flatten())
-        .map(|a| {
-            let values = a["values"].as_array().into_iter().flatten().map(text);
-            (text(&a["flag"]), values.collect())
-        })
-        .collect()
+fn swept<'a>(doc: Doc<'a>) -> &'a [Axis] {
+    match doc {
+        Doc::Sweep(s) => &s.axes,
+        Doc::Compare(c) => &c.sweep.axes,
+        _ => &[],
+    }
 }
 
 /// `16 B–256 KiB`, or the one value: the first and last of `values`, written by `write`.

@@ -3,8 +3,10 @@
 //! reference to anything outside the file (no fonts, images, style sheets or links to fetch),
 //! so it opens offline, mails as one attachment, and prints.
 //!
-//! It reads the documents, not the summaries: a page can be made from a file written months
-//! ago, or from the history, by whatever wirebench reads the same schema version.
+//! It reads the documents, not the summaries of a run in memory: each is read into its
+//! kind's type ([`Doc`]; an older or partial one with defaults for what it lacks), so a page
+//! can be made from a file written months ago, or from the history, by whatever wirebench
+//! reads the same schema version (the `schema` field: `wirebench.KIND/VERSION`).
 //!
 //! - [`page`]: the shell, the style sheet (screen and print), escaping, tables.
 //! - [`scale`], [`layout`] and [`svg`]: the chart writer (linear, log and "nines" axes,
@@ -31,6 +33,12 @@ pub mod svg;
 pub mod sweep;
 pub mod sweep_charts;
 
+use crate::summary::compare::Comparison;
+use crate::summary::diagnosis::Diagnosis;
+use crate::summary::peak::PeakStudy;
+use crate::summary::study::Document;
+use crate::summary::sweep::Sweep;
+use crate::summary::{read, Summary};
 use serde_json::Value;
 use std::io::{self, Write};
 
@@ -80,46 +88,79 @@ pub fn render(doc: &Value, out: &mut dyn Write) -> Result<(), RenderError> {
     Ok(())
 }
 
+/// A document read into its kind's type: the one model the page reads. A field an older or
+/// partial document lacks takes its default ([`read::tolerant`]).
+#[derive(Clone, Copy)]
+pub enum Doc<'a> {
+    /// `wirebench.result/1`.
+    Result(&'a Summary),
+    /// `wirebench.diagnosis/1`.
+    Diagnosis(&'a Diagnosis),
+    /// `wirebench.sweep/1`.
+    Sweep(&'a Sweep),
+    /// `wirebench.compare/1`.
+    Compare(&'a Comparison),
+    /// `wirebench.peak/1`.
+    Peak(&'a PeakStudy),
+}
+
+impl<'a> Doc<'a> {
+    /// The document a study holds; None for a study without one (a partial document).
+    pub fn of_study(document: &'a Document) -> Option<Doc<'a>> {
+        match document {
+            Document::Run(s) if s.schema.is_empty() => None,
+            Document::Run(s) => Some(Doc::Sweep(s)),
+            Document::Compare(c) => Some(Doc::Compare(c)),
+            Document::Peak(p) => Some(Doc::Peak(p)),
+        }
+    }
+}
+
 /// The whole page for `doc`.
 fn page_of(doc: &Value) -> Result<String, RenderError> {
     let page = match schema(doc)? {
-        "wirebench.study/1" => study::page(doc)?,
-        _ => {
-            let (title, lede) = title(doc);
-            let mut page = page::Page::new(&title, &lede);
-            body(&mut page, doc)?;
-            page
-        }
+        "wirebench.study/1" => study::page(&read::tolerant(doc))?,
+        "wirebench.sweep/1" => alone(Doc::Sweep(&read::tolerant(doc)))?,
+        "wirebench.compare/1" => alone(Doc::Compare(&read::tolerant(doc)))?,
+        "wirebench.peak/1" => alone(Doc::Peak(&read::tolerant(doc)))?,
+        "wirebench.diagnosis/1" => alone(Doc::Diagnosis(&read::tolerant(doc)))?,
+        _ => alone(Doc::Result(&Summary::tolerant(doc)))?,
     };
     Ok(page.finish())
 }
 
+/// The page of a document on its own (not in a study).
+fn alone(doc: Doc) -> Result<page::Page, RenderError> {
+    let (title, lede) = title(doc);
+    let mut page = page::Page::new(&title, &lede);
+    body(&mut page, doc)?;
+    Ok(page)
+}
+
 /// A title and a one-line lede for a document on its own.
-fn title(doc: &Value) -> (String, String) {
+fn title(doc: Doc) -> (String, String) {
     let target = fields::targets(doc).join(", ");
-    let what = match schema(doc) {
-        Ok("wirebench.sweep/1") => "sweep",
-        Ok("wirebench.compare/1") => "comparison",
-        Ok("wirebench.peak/1") => "peak search",
-        Ok("wirebench.diagnosis/1") => "diagnosis",
-        _ => "run",
+    let what = match doc {
+        Doc::Sweep(_) => "sweep",
+        Doc::Compare(_) => "comparison",
+        Doc::Peak(_) => "peak search",
+        Doc::Diagnosis(_) => "diagnosis",
+        Doc::Result(_) => "run",
     };
     (format!("wirebench {what}: {target}"), fields::lede(doc))
 }
 
 /// The sections of a (non-study) document: results, charts, methodology.
-pub(crate) fn body(page: &mut page::Page, doc: &Value) -> Result<(), RenderError> {
-    match schema(doc)? {
-        "wirebench.result/1" => result::render(page, &crate::summary::Summary::tolerant(doc)),
-        "wirebench.sweep/1" => sweep::render(page, doc),
-        "wirebench.compare/1" => compare::render(page, doc),
-        "wirebench.peak/1" => peak::render(page, doc),
-        "wirebench.diagnosis/1" => {
-            diagnosis::render(page, &crate::summary::read::tolerant(doc));
+pub(crate) fn body(page: &mut page::Page, doc: Doc) -> Result<(), RenderError> {
+    match doc {
+        Doc::Result(r) => result::render(page, r),
+        Doc::Sweep(s) => sweep::render(page, s),
+        Doc::Compare(c) => compare::render(page, c),
+        Doc::Peak(p) => peak::render(page, p),
+        Doc::Diagnosis(d) => {
+            diagnosis::render(page, d);
             Ok(())
         }
-        // A study inside a study: its inner document, once.
-        _ => study::inner(doc).map_or(Ok(()), |d| body(page, d)),
     }
 }
 

@@ -3,20 +3,20 @@
 //! equal), p50 and p99 against offered rate with each latency objective drawn as a line, and
 //! each step's percentile spectrum.
 
-use super::fields::{self, num, text};
+use super::fields::{self, finite, micros};
 use super::page::{kv, table, Page};
 use super::scale::{label, Axis, Scale, Unit};
 use super::svg::{LineChart, Reference, Series};
 use super::{hist, RenderError};
+use crate::summary::peak::{Peak, PeakStudy, Step};
 use crate::summary::slo::Slo;
-use crate::summary::{Distribution, Summary};
-use serde_json::Value;
+use crate::summary::Distribution;
 
 /// Writes the sections of a peak-search document.
-pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
-    let steps: Vec<&Value> = doc["steps"].as_array().into_iter().flatten().collect();
+pub fn render(page: &mut Page, doc: &PeakStudy) -> Result<(), RenderError> {
+    let steps: Vec<&Step> = doc.steps.iter().collect();
     page.heading(2, "Peak");
-    page.para(&text(&doc["conclusion"]));
+    page.para(&doc.conclusion);
     page.raw(&kv("peak", &peak(doc)));
     if let Some(rows) = contradictions(doc) {
         page.heading(3, "Contradictions: rates whose trials disagreed");
@@ -28,11 +28,8 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     page.heading(3, "Steps, in the order they ran");
     page.raw(&steps_table(&steps));
     let mut charts = Vec::new();
-    let results: Vec<Summary> = (steps.iter())
-        .map(|s| Summary::tolerant(&s["result"]))
-        .collect();
-    let spectra: Vec<(String, &Distribution)> = (steps.iter().zip(&results))
-        .filter_map(|(s, r)| Some((step_name(s), r.latency.as_ref()?)))
+    let spectra: Vec<(String, &Distribution)> = (steps.iter())
+        .filter_map(|s| Some((step_name(s), s.result.latency.as_ref()?)))
         .collect();
     if let Some(c) = hist::chart(&spectra) {
         charts.push((
@@ -46,104 +43,98 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     page.figures(charts);
     page.heading(2, "Methodology");
     let mut pairs = vec![
-        ("Schema".to_string(), text(&doc["schema"])),
-        ("Objectives".to_string(), text(&doc["objectives"])),
-        ("Step".to_string(), format!("{} each", fields::secs(&doc["step_s"]))),
-        (
-            "Tolerance".to_string(),
-            num(&doc["tolerance"]).map_or(text(&doc["tolerance"]), |t| format!("{}%", t * 100.0)),
-        ),
+        ("Schema".to_string(), doc.schema.to_string()),
+        ("Objectives".to_string(), doc.objectives.join(", ")),
+        ("Step".to_string(), format!("{} each", fields::seconds(doc.step_s))),
+        ("Tolerance".to_string(), format!("{}%", doc.tolerance * 100.0)),
         ("Method".to_string(), "open-loop steps at rates doubled until one fails, then bisected (mutilate --search; RFC 2544); a step fails when replies drained after its window leave a backlog; a rate whose trials disagree, or that failed below a pass, is measured again until a majority decides, and the peak is confirmed by a majority of three trials (draft-ietf-bmwg-mlrsearch)".to_string()),
     ];
-    if let Some(first) = results.first() {
-        pairs.extend(
-            fields::methodology(first)
-                .into_iter()
-                .map(|(k, v)| match k.as_str() {
-                    "Measured" => ("Measured, each step".to_string(), v),
-                    "Settings" => ("Settings of the first step".to_string(), v),
-                    _ => (k, v),
-                }),
-        );
+    if let Some(first) = steps.first() {
+        pairs.extend(fields::methodology(&first.result).into_iter().map(
+            |(k, v)| match k.as_str() {
+                "Measured" => ("Measured, each step".to_string(), v),
+                "Settings" => ("Settings of the first step".to_string(), v),
+                _ => (k, v),
+            },
+        ));
     }
     page.raw(&kv("methodology", &pairs));
     Ok(())
 }
 
 /// A step's name in a legend: its offered rate.
-fn step_name(step: &Value) -> String {
-    let c = match step["retry"].as_str() {
+fn step_name(step: &Step) -> String {
+    let c = match &step.retry {
         Some(why) => format!(" ({})", why.replace('_', " ")),
-        None if step["confirmation"] == true => " (confirmation)".to_string(),
+        None if step.confirmation => " (confirmation)".to_string(),
         None => String::new(),
     };
-    format!(
-        "{}/s{c}",
-        num(&step["offered_per_s"]).map_or("-".to_string(), |r| label(Unit::Count, r))
-    )
+    let rate = finite(step.offered_per_s).map_or("-".to_string(), |r| label(Unit::Count, r));
+    format!("{rate}/s{c}")
 }
 
 /// The peak's figures.
-fn peak(doc: &Value) -> Vec<(String, String)> {
-    let p = &doc["peak"];
-    if p.is_null() {
+fn peak(doc: &PeakStudy) -> Vec<(String, String)> {
+    let Some(p) = &doc.peak else {
         return vec![("peak".to_string(), "none found".to_string())];
-    }
+    };
     vec![
         (
             "offered".to_string(),
-            format!("{}/s", fields::rate(num(&p["offered_per_s"]))),
+            format!("{}/s", fields::rate(finite(p.offered_per_s))),
         ),
         (
             "achieved".to_string(),
-            format!("{} ops/s", fields::rate(num(&p["ops_per_s"]))),
+            format!("{} ops/s", fields::rate(finite(p.ops_per_s))),
         ),
         (
             "p50, mean, p99".to_string(),
             format!(
                 "{}, {}, {}",
-                fields::us(&p["p50_us"]),
-                fields::us(&p["mean_us"]),
-                fields::us(&p["p99_us"])
+                micros(Some(p.p50_us)),
+                micros(Some(p.mean_us)),
+                micros(Some(p.p99_us))
             ),
         ),
         ("confirmed".to_string(), confirmed(p)),
         (
             "generator limited".to_string(),
-            text(&doc["generator_limited"]),
+            doc.generator_limited.to_string(),
         ),
     ]
 }
 
 /// Whether the peak was confirmed, by how many of its trials, and their spread.
-fn confirmed(p: &Value) -> String {
-    let (Some(n), Some(passed)) = (p["trials"].as_u64(), p["passed_trials"].as_u64()) else {
-        return text(&p["confirmed"]); // a document from before trials were counted
-    };
-    let range = |key: &str, show: &dyn Fn(&Value) -> String| match p[key].as_array() {
-        Some(r) if r.len() == 2 => format!("{}–{}", show(&r[0]), show(&r[1])),
-        _ => "-".to_string(),
-    };
+fn confirmed(p: &Peak) -> String {
+    // A document from before trials were counted: a peak is found by one trial at least.
+    if p.trials == 0 {
+        return p.confirmed.to_string();
+    }
+    let range =
+        |r: [f64; 2], show: &dyn Fn(f64) -> String| format!("{}–{}", show(r[0]), show(r[1]));
     format!(
-        "{} ({passed} of {n} trials passed; ops/s {}, p99 {})",
-        text(&p["confirmed"]),
-        range("ops_per_s_range", &|v| fields::rate(num(v))),
-        range("p99_us_range", &|v| fields::us(v))
+        "{} ({} of {} trials passed; ops/s {}, p99 {})",
+        p.confirmed,
+        p.passed_trials,
+        p.trials,
+        range(p.ops_per_s_range, &|v| fields::rate(finite(v))),
+        range(p.p99_us_range, &|v| micros(Some(v)))
     )
 }
 
 /// The contradictions table, when the search met any.
-fn contradictions(doc: &Value) -> Option<String> {
-    let list = doc["contradictions"].as_array().filter(|l| !l.is_empty())?;
+fn contradictions(doc: &PeakStudy) -> Option<String> {
+    if doc.contradictions.is_empty() {
+        return None;
+    }
     let head = ["rate/s", "passed", "failed", "decided"].map(String::from);
-    let rows: Vec<Vec<String>> = list
-        .iter()
+    let rows: Vec<Vec<String>> = (doc.contradictions.iter())
         .map(|c| {
             vec![
-                fields::rate(num(&c["rate_per_s"])),
-                text(&c["passed"]),
-                text(&c["failed"]),
-                text(&c["decided"]),
+                fields::rate(finite(c.rate_per_s)),
+                c.passed.to_string(),
+                c.failed.to_string(),
+                c.decided.clone(),
             ]
         })
         .collect();
@@ -151,14 +142,10 @@ fn contradictions(doc: &Value) -> Option<String> {
 }
 
 /// The steps: offered, achieved, p50, p99, errors, kept up, each objective, verdict.
-fn steps_table(steps: &[&Value]) -> String {
-    let objectives: Vec<String> = (steps
-        .first()
-        .and_then(|s| s["objectives"].as_array())
-        .into_iter()
-        .flatten())
-    .map(|o| text(&o["slo"]))
-    .collect();
+fn steps_table(steps: &[&Step]) -> String {
+    let objectives: Vec<String> = (steps.first().into_iter())
+        .flat_map(|s| s.objectives.iter().map(|o| o.slo.clone()))
+        .collect();
     let mut head: Vec<String> = ["offered/s", "achieved/s", "p50", "p99", "errors", "kept up"]
         .map(String::from)
         .to_vec();
@@ -169,24 +156,24 @@ fn steps_table(steps: &[&Value]) -> String {
         .map(|s| {
             let mut row = vec![
                 step_name(s),
-                fields::rate(num(&s["achieved_per_s"])),
-                fields::us(&s["p50_us"]),
-                fields::us(&s["p99_us"]),
-                format!("{:.2}%", num(&s["error_percent"]).unwrap_or(0.0)),
-                if s["kept_up"] == true { "yes" } else { "no" }.to_string(),
+                fields::rate(finite(s.achieved_per_s)),
+                micros(s.p50_us),
+                micros(s.p99_us),
+                format!("{:.2}%", finite(s.error_percent).unwrap_or(0.0)),
+                if s.kept_up { "yes" } else { "no" }.to_string(),
             ];
-            for o in s["objectives"].as_array().into_iter().flatten() {
-                let slo = Slo::parse(&text(&o["slo"])).ok();
-                let m = num(&o["measured"]).map_or("-".to_string(), |m| {
+            for o in &s.objectives {
+                let slo = Slo::parse(&o.slo).ok();
+                let m = o.measured.and_then(finite).map_or("-".to_string(), |m| {
                     slo.as_ref().map_or(m.to_string(), |s| s.show(m))
                 });
                 row.push(m);
             }
             row.push(
-                match (s["passed"] == true, s["generator_limited"] == true) {
+                match (s.passed, s.generator_limited) {
                     (true, _) => "pass",
                     (false, true) => "generator-limited",
-                    (false, false) if s["backlog"] == true => "FAIL (backlog)",
+                    (false, false) if s.backlog => "FAIL (backlog)",
                     (false, false) => "FAIL",
                 }
                 .to_string(),
@@ -199,15 +186,15 @@ fn steps_table(steps: &[&Value]) -> String {
 
 /// The search steps in order of offered rate (the rates measured again left out: they repeat
 /// one).
-fn by_offered<'a>(steps: &[&'a Value]) -> Vec<&'a Value> {
-    let mut s: Vec<&Value> = steps
+fn by_offered<'a>(steps: &[&'a Step]) -> Vec<&'a Step> {
+    let mut s: Vec<&Step> = steps
         .iter()
         .copied()
-        .filter(|s| s["confirmation"] != true && s["retry"].is_null())
+        .filter(|s| !s.confirmation && s.retry.is_none())
         .collect();
     s.sort_by(|a, b| {
-        num(&a["offered_per_s"])
-            .partial_cmp(&num(&b["offered_per_s"]))
+        finite(a.offered_per_s)
+            .partial_cmp(&finite(b.offered_per_s))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     s
@@ -216,7 +203,7 @@ fn by_offered<'a>(steps: &[&'a Value]) -> Vec<&'a Value> {
 /// The search steps' curves along the offered rate: the x axis they share, and each curve.
 struct Curves<'a> {
     /// The steps, by offered rate.
-    steps: Vec<&'a Value>,
+    steps: Vec<&'a Step>,
     /// The lowest and highest rate offered.
     lo: f64,
     hi: f64,
@@ -225,9 +212,9 @@ struct Curves<'a> {
 }
 
 impl<'a> Curves<'a> {
-    fn new(steps: &[&'a Value]) -> Curves<'a> {
+    fn new(steps: &[&'a Step]) -> Curves<'a> {
         let steps = by_offered(steps);
-        let (lo, hi) = (steps.iter().filter_map(|s| num(&s["offered_per_s"])))
+        let (lo, hi) = (steps.iter().filter_map(|s| finite(s.offered_per_s)))
             .fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(x), b.max(x)));
         let scale = match lo > 0.0 && hi / lo >= 10.0 {
             true => Scale::Log,
@@ -248,19 +235,19 @@ impl<'a> Curves<'a> {
         (axis, "offered rate, requests/s".to_string())
     }
 
-    /// A step field against the offered rate.
-    fn line(&self, name: &str, key: &str) -> Series {
+    /// A step's figure against the offered rate.
+    fn line(&self, name: &str, figure: fn(&Step) -> Option<f64>) -> Series {
         Series {
             name: name.to_string(),
             points: (self.steps.iter())
-                .filter_map(|s| Some((num(&s["offered_per_s"])?, num(&s[key])?)))
+                .filter_map(|s| Some((finite(s.offered_per_s)?, figure(s).and_then(finite)?)))
                 .collect(),
         }
     }
 
     /// Achieved against offered, with the line where they are equal.
     fn rates(&self) -> LineChart {
-        let achieved = self.line("achieved ops/s", "achieved_per_s");
+        let achieved = self.line("achieved ops/s", |s| Some(s.achieved_per_s));
         let ys = achieved
             .points
             .iter()
@@ -283,12 +270,15 @@ impl<'a> Curves<'a> {
     }
 
     /// p50 and p99 against offered, each latency objective a level line.
-    fn latency(&self, doc: &Value) -> LineChart {
-        let slos: Vec<Slo> = (doc["objectives"].as_array().into_iter().flatten())
-            .filter_map(|o| Slo::parse(o.as_str()?).ok())
+    fn latency(&self, doc: &PeakStudy) -> LineChart {
+        let slos: Vec<Slo> = (doc.objectives.iter())
+            .filter_map(|o| Slo::parse(o).ok())
             .filter(Slo::is_latency)
             .collect();
-        let series = vec![self.line("p50", "p50_us"), self.line("p99", "p99_us")];
+        let series = vec![
+            self.line("p50", |s| s.p50_us),
+            self.line("p99", |s| s.p99_us),
+        ];
         let ys = (series.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
             .chain(slos.iter().map(|s| s.bound));
         LineChart {
@@ -311,7 +301,7 @@ impl<'a> Curves<'a> {
 }
 
 /// The achieved-vs-offered and latency-vs-offered curves.
-fn curves(doc: &Value, steps: &[&Value]) -> Vec<(String, String)> {
+fn curves(doc: &PeakStudy, steps: &[&Step]) -> Vec<(String, String)> {
     let c = Curves::new(steps);
     let rates = "Achieved against offered rate";
     let latency = "Latency against offered rate, with the objective";
@@ -324,22 +314,23 @@ fn curves(doc: &Value, steps: &[&Value]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::summary::read::tolerant;
     use serde_json::json;
 
     #[test]
     fn the_contradictions_and_the_peaks_trials_are_shown() {
-        let doc = json!({
+        let doc: PeakStudy = tolerant(&json!({
             "peak": { "confirmed": true, "trials": 3, "passed_trials": 2,
                       "ops_per_s_range": [962.0, 991.0], "p99_us_range": [900.0, 301000.0] },
             "contradictions": [
                 { "rate_per_s": 1012.5, "passed": 2, "failed": 1,
                   "decided": "passed by majority (2 of 3)" }
             ]
-        });
+        }));
         let rows = contradictions(&doc).expect("a table");
         assert!(rows.contains("class=\"contradictions\""), "{rows}");
         assert!(rows.contains("passed by majority (2 of 3)"), "{rows}");
-        let shown = confirmed(&doc["peak"]);
+        let shown = confirmed(doc.peak.as_ref().unwrap());
         assert!(shown.starts_with("true (2 of 3 trials passed"), "{shown}");
         assert!(shown.contains("962") && shown.contains("991"), "{shown}");
     }
@@ -347,9 +338,10 @@ mod tests {
     /// A document from before issue 17: no contradictions, no trial counts.
     #[test]
     fn an_older_document_shows_what_it_has() {
-        let doc = json!({ "peak": { "confirmed": true } });
+        let doc: PeakStudy = tolerant(&json!({ "peak": { "confirmed": true } }));
         assert!(contradictions(&doc).is_none());
-        assert_eq!(confirmed(&doc["peak"]), "true");
-        assert!(contradictions(&json!({ "contradictions": [] })).is_none());
+        assert_eq!(confirmed(doc.peak.as_ref().unwrap()), "true");
+        let doc: PeakStudy = tolerant(&json!({ "contradictions": [] }));
+        assert!(contradictions(&doc).is_none());
     }
 }

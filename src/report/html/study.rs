@@ -1,39 +1,27 @@
 //! A study (`wirebench.study/1`): a wrapper around one of the other documents, with a title,
-//! a methodology and the targets. Read generically: the title from `title`, the inner document
-//! from the first field that is itself a wirebench document, and every other field shown in
-//! the methodology as it is (text, lists, tables of objects, long text such as the plan file
-//! as a preformatted block), so fields added to the wrapper later still appear.
+//! a methodology and the targets. Read into [`Study`]; every field but the title, the
+//! document and the diagnoses is shown in the methodology as the document writes it (text,
+//! lists, tables of objects, long text such as the plan file as a preformatted block), so a
+//! field added to the study later appears without a line here.
 
 use super::page::{kv, table, text, Page};
-use super::{body, RenderError};
+use super::{body, Doc, RenderError};
+use crate::summary::study::Study;
 use serde_json::Value;
 
-/// The document a study wraps: the first field holding a `wirebench.*` document.
-pub fn inner(doc: &Value) -> Option<&Value> {
-    let obj = doc.as_object()?;
-    obj.values().find(|v| {
-        v["schema"]
-            .as_str()
-            .is_some_and(|s| s.starts_with("wirebench.") && s != "wirebench.study/1")
-    })
-}
-
 /// The whole page of a study: title, the inner document's sections, the study's methodology.
-pub fn page(doc: &Value) -> Result<Page, RenderError> {
-    let title = doc["title"].as_str().unwrap_or("wirebench study");
-    let lede = ["description", "summary"]
-        .iter()
-        .find_map(|k| doc[*k].as_str())
-        .map_or_else(
-            || super::fields::lede(inner(doc).unwrap_or(&Value::Null)),
-            str::to_string,
-        );
+pub fn page(study: &Study) -> Result<Page, RenderError> {
+    let title = match study.title.is_empty() {
+        true => "wirebench study",
+        false => &study.title,
+    };
+    let inner = Doc::of_study(&study.document);
+    let lede = inner.map_or_else(String::new, super::fields::lede);
     let mut page = Page::new(title, &lede);
-    if let Some(d) = inner(doc) {
+    if let Some(d) = inner {
         body(&mut page, d)?;
     }
     // `diagnose = true`: each target's diagnosis after the results.
-    let study: crate::summary::study::Study = crate::summary::read::tolerant(doc);
     for d in &study.diagnoses {
         let target = if d.target.is_empty() {
             "a target"
@@ -44,7 +32,7 @@ pub fn page(doc: &Value) -> Result<Page, RenderError> {
         super::diagnosis::render(&mut page, d);
     }
     page.heading(2, "How the study was made");
-    methodology(&mut page, doc);
+    methodology(&mut page, study);
     Ok(page)
 }
 
@@ -75,24 +63,21 @@ fn name(key: &str) -> String {
 /// Every field of the wrapper but its title and inner document: one table of the short
 /// fields (the methodology's own among them, not a section of its own), then the long ones
 /// (the plan, the targets) each under its name.
-fn methodology(page: &mut Page, doc: &Value) {
-    let Some(obj) = doc.as_object() else {
+fn methodology(page: &mut Page, study: &Study) {
+    // The fields as the document writes them, each shown by its kind of value.
+    let Ok(Value::Object(mut obj)) = serde_json::to_value(study) else {
         return;
     };
-    let inner = inner(doc);
-    let mut pairs = vec![("Schema".to_string(), text(&doc["schema"]))];
-    if let Some(kind) = doc["command"].as_str() {
-        pairs.push(("Study of".to_string(), format!("wirebench {kind}")));
+    obj.remove("document");
+    let mut pairs = vec![("Schema".to_string(), study.schema.to_string())];
+    if !study.command.is_empty() {
+        pairs.push((
+            "Study of".to_string(),
+            format!("wirebench {}", study.command),
+        ));
     }
-    let skip = [
-        "schema",
-        "title",
-        "diagnoses",
-        "command",
-        "description",
-        "summary",
-    ];
-    let fields = (obj.iter()).filter(|(k, v)| !skip.contains(&k.as_str()) && Some(*v) != inner);
+    let skip = ["schema", "title", "diagnoses", "command"];
+    let fields = (obj.iter()).filter(|(k, _)| !skip.contains(&k.as_str()));
     // The methodology object's fields join the wrapper's short ones.
     let flat: Vec<(&String, &Value)> = fields
         .flat_map(|(k, v)| match (k.as_str(), v.as_object()) {

@@ -9,8 +9,7 @@ use super::page::{kv, table, Page};
 use super::scale::{cell, Unit};
 use super::{sweep_charts, RenderError};
 use crate::summary::stats;
-use crate::summary::{self, read, Summary};
-use serde_json::Value;
+use crate::summary::{self, Summary};
 
 /// A figure read from each run's result.
 #[derive(Clone, Copy)]
@@ -93,17 +92,12 @@ pub struct Point {
 }
 
 impl Sweep {
-    /// Reads a `wirebench.sweep/1` document.
-    pub fn read(doc: &Value) -> Sweep {
-        Sweep::of(read::tolerant(doc))
-    }
-
     /// The page's view of a sweep: its points located by their axes' values, in axis order.
-    pub fn of(sweep: summary::sweep::Sweep) -> Sweep {
-        let axes: Vec<(String, Vec<String>)> = (sweep.axes.into_iter())
-            .map(|a| (a.flag.into_owned(), a.values))
+    pub fn of(sweep: &summary::sweep::Sweep) -> Sweep {
+        let axes: Vec<(String, Vec<String>)> = (sweep.axes.iter())
+            .map(|a| (a.flag.to_string(), a.values.clone()))
             .collect();
-        let points = (sweep.points.into_iter())
+        let points = (sweep.points.iter())
             .map(|p| Point {
                 at: (axes.iter())
                     .map(|(f, _)| {
@@ -112,14 +106,14 @@ impl Sweep {
                             .map_or("-".to_string(), String::clone)
                     })
                     .collect(),
-                target: p.target,
+                target: p.target.clone(),
                 run: p.run as u64,
                 discarded: p.discarded,
-                result: p.result,
+                result: p.result.clone(),
             })
             .collect();
         Sweep {
-            targets: sweep.targets.into_iter().map(|t| t.name).collect(),
+            targets: sweep.targets.iter().map(|t| t.name.clone()).collect(),
             axes,
             // A sweep runs each point once at least; a document without the field did.
             runs: (sweep.runs as u64).max(1),
@@ -174,8 +168,8 @@ impl Sweep {
 }
 
 /// Writes the sections of a sweep document.
-pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
-    let sweep = Sweep::read(doc);
+pub fn render(page: &mut Page, doc: &summary::sweep::Sweep) -> Result<(), RenderError> {
+    let sweep = Sweep::of(doc);
     page.heading(2, "Results");
     page.para(&method(&sweep));
     let lead = sweep_charts::lead(&sweep);
@@ -205,7 +199,10 @@ pub fn render(page: &mut Page, doc: &Value) -> Result<(), RenderError> {
     let mut pairs = vec![
         (
             "Schema".to_string(),
-            super::schema(doc).unwrap_or("-").to_string(),
+            match doc.schema.is_empty() {
+                true => "-".to_string(),
+                false => doc.schema.to_string(),
+            },
         ),
         ("Runs".to_string(), method(&sweep)),
     ];

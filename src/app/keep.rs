@@ -244,7 +244,7 @@ impl Keep {
             cpu: format!("{cpu} ({cpus} CPUs)"),
             version: env!("CARGO_PKG_VERSION").to_string(),
         };
-        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        let command = super::command_line();
         let entry = store::Entry {
             kind: self.kind,
             document,
@@ -271,7 +271,7 @@ impl Keep {
 }
 
 impl Keep {
-    /// The end of a measuring command: checks the thresholds against `runs`, prints `doc`
+    /// The end of a measuring command: checks the thresholds against `runs`, prints `doc` to `out`
     /// (with `--json`, the document and its verdicts; else `render`'s report and the
     /// verdicts), saves the document, and returns the exit code (`base` unless a threshold
     /// failed).
@@ -282,18 +282,17 @@ impl Keep {
         base: ExitCode,
         json: bool,
         render: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+        out: &mut dyn Write,
     ) -> anyhow::Result<ExitCode> {
         let checks = self.check(runs);
         let document = Keep::document(doc, &checks)?;
-        let mut out = std::io::stdout().lock();
         if json {
             out.write_all(document.as_bytes())?;
         } else {
-            render(&mut out)?;
-            write_checks(&checks, &mut out)?;
+            render(out)?;
+            write_checks(&checks, out)?;
         }
         out.flush()?;
-        drop(out);
         let interrupted = crate::engine::stop::requested();
         let status = match (interrupted, self.partial) {
             (false, true) => Status::Partial,

@@ -127,14 +127,29 @@ impl Nginx {
         }
     }
 
-    /// The access log's lines (nginx writes each line as the request completes).
+    /// The access log's lines, once written: nginx writes each line as its request completes,
+    /// which can be just after the client has read the reply (a run in this process reads the
+    /// log at once: 99 lines of 100 were seen), so the log is read until it stops growing
+    /// (no new line for 50 ms, at most 2 s).
     fn log(&self) -> Vec<String> {
         let path = self.dir.join("access.log");
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
+        let read = || -> Vec<String> {
+            std::fs::read_to_string(&path)
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let mut lines = read();
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = read();
+            if now.len() == lines.len() || std::time::Instant::now() > deadline {
+                return now;
+            }
+            lines = now;
+        }
     }
 
     fn root(&self) -> PathBuf {

@@ -171,3 +171,48 @@ fn the_history_records_the_command_line_given() {
     assert_eq!(doc["runs"][0]["command"], command.as_str(), "{doc}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_bad_plan_file_is_the_binarys_located_line() {
+    let dir = std::env::temp_dir().join(format!("wirebench-execute-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    let text = "[targets]\na = \"tcp://127.0.0.1:9\"\n[run]\nduration = \"1s\"\n  sise = \"4\"\n";
+    std::fs::write(&file, text).unwrap();
+    let file = file.to_str().unwrap();
+    let done = same_as_the_binary(&["study", file, "--no-save"]);
+    assert_eq!(done.code, 2);
+    assert!(
+        done.stderr
+            .starts_with(&format!("{file}:5:3: unknown key 'sise'")),
+        "{}",
+        done.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failed_threshold_is_said_on_the_err_writer_with_exit_3() {
+    let (_srv, url) = echo();
+    let args = [
+        "run",
+        &url,
+        "-n",
+        "100",
+        "-q",
+        "--no-save",
+        "--fail-if",
+        "ops<1e12",
+    ];
+    let done = execute(&args, LIMIT);
+    assert_eq!(done.code, 3, "{}", done.stderr);
+    assert_eq!(done.stderr, "threshold failed: ops<1e12\n");
+    assert!(
+        done.stdout.contains("Thresholds (--fail-if):"),
+        "{}",
+        done.stdout
+    );
+    let (out, _) = common::run_bounded(&args, LIMIT);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), done.stderr);
+}

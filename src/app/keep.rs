@@ -142,7 +142,7 @@ impl Keep {
             {
                 Ok(s) => Some(s),
                 Err(e) => {
-                    eprintln!("warning: not saving this result: {e}");
+                    super::say_err(&format!("warning: not saving this result: {e}"));
                     None
                 }
             },
@@ -211,7 +211,7 @@ impl Keep {
                     self.store = None; // warned once; the run goes on unsaved
                 }
             }
-            Err(e) => eprintln!("warning: the runs so far were not saved: {e}"),
+            Err(e) => super::say_err(&format!("warning: the runs so far were not saved: {e}")),
         }
     }
 
@@ -222,12 +222,12 @@ impl Keep {
         if let (true, Some(store), Some(id), false) =
             (saved, self.store.as_ref(), self.row.as_ref(), self.quiet)
         {
-            eprintln!(
+            super::say_err(&format!(
                 "saved as {} in {} (wirebench show {})",
                 store::short(id),
                 store.path().display(),
                 store::short(id)
-            );
+            ));
         }
     }
 
@@ -263,7 +263,7 @@ impl Keep {
                 true
             }
             Err(e) => {
-                eprintln!("warning: the result was not saved: {e}");
+                super::say_err(&format!("warning: the result was not saved: {e}"));
                 false
             }
         }
@@ -343,7 +343,7 @@ pub fn exit_code(checks: &[Checked], base: ExitCode) -> ExitCode {
                 None => c.fail_if.clone(),
             })
             .collect();
-        eprintln!("threshold failed: {}", failed.join(", "));
+        super::say_err(&format!("threshold failed: {}", failed.join(", ")));
         ExitCode::from(EXIT_THRESHOLD)
     } else {
         base

@@ -66,6 +66,10 @@ pub fn execute(
 }
 
 thread_local! {
+    /// The lines a command run by [`execute`] with given writers said on its err writer as it
+    /// went (warnings, a threshold that failed, a plan file's error), written there when it
+    /// ends; `None` when the command writes to the process's stderr.
+    static SAID: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
     /// The command line [`execute`] runs on this thread: what the history's `command` column
     /// records and what `--shards` spells its shards' command lines from.
     static COMMAND: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
@@ -77,6 +81,21 @@ pub(crate) fn command_words() -> Vec<String> {
     COMMAND
         .with(|c| c.borrow().clone())
         .unwrap_or_else(|| std::env::args().collect())
+}
+
+/// Says `line` on the command's err stream: the process's stderr at once (the binary), or the
+/// writer given to [`execute`] when the command ends.
+pub(crate) fn say_err(line: &str) {
+    let kept = SAID.with(|s| match s.borrow_mut().as_mut() {
+        Some(lines) => {
+            lines.push(line.to_string());
+            true
+        }
+        None => false,
+    });
+    if !kept {
+        eprintln!("{line}");
+    }
 }
 
 /// [`command_words`] joined by spaces.
@@ -111,8 +130,14 @@ fn execute_on(
         Err(e) => return clap_error(e, out, err, streams),
     };
     COMMAND.with(|c| *c.borrow_mut() = Some(words));
+    if streams == Streams::Given {
+        SAID.with(|s| *s.borrow_mut() = Some(Vec::new()));
+    }
     let outcome = dispatch(cli, out);
     COMMAND.with(|c| *c.borrow_mut() = None);
+    for line in SAID.with(|s| s.borrow_mut().take()).unwrap_or_default() {
+        let _ = writeln!(err, "{line}");
+    }
     let _ = out.flush();
     match outcome {
         Ok(code) => code,

@@ -44,14 +44,14 @@ pub fn main(a: &StudyArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let (text, plan, checked) = match read::read(&a.file) {
         Ok(checked) => checked,
         Err(read::Located(at, message)) => {
-            eprintln!("{}:{}:{}: {message}", a.file, at.line, at.col);
+            super::say_err(&format!("{}:{}:{}: {message}", a.file, at.line, at.col));
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };
     let diagnose = match diagnose_args(&plan, checked.run_args()) {
         Ok(d) => d,
         Err(read::Located(at, message)) => {
-            eprintln!("{}:{}:{}: {message}", a.file, at.line, at.col);
+            super::say_err(&format!("{}:{}:{}: {message}", a.file, at.line, at.col));
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };

@@ -54,9 +54,10 @@ pub fn main() -> ExitCode {
 
 /// Runs one command line in this process, as the binary does: `args` are the words of the
 /// command line (the program's name first), the reports (tables, JSON documents) go to `out`
-/// and the error lines to `err`; returns the exit code the binary would exit with. The live
-/// progress, the history's notes and warnings stay on the process's stderr, and a `serve` or
-/// `launch` command writes to the process's stdout.
+/// and the lines the binary says on stderr (errors, warnings, a failed threshold) to `err`,
+/// once the command ends; returns the exit code the binary would exit with. The live
+/// progress (and `diagnose`'s steps) stays on the process's stderr, and a `serve` or `launch`
+/// command writes to the process's stdout.
 pub fn execute(
     args: impl IntoIterator<Item = String>,
     out: &mut dyn Write,

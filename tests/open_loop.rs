@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{execute_json, usage_error, ServerProcess};
+use common::{run_json, usage_error, ServerProcess};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -17,7 +17,7 @@ fn f(v: &serde_json::Value) -> f64 {
 #[test]
 fn coordinated_omission_is_not_committed() {
     let srv = ServerProcess::start(&["--stall-every", "1s", "--stall-for", "500ms"]);
-    let (json, code) = execute_json(&[&srv.url, "--rate", "2000", "-c", "4", "-d", "3s"], LIMIT);
+    let (json, code) = run_json(&[&srv.url, "--rate", "2000", "-c", "4", "-d", "3s"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let latency_p99 = f(&json["latency"]["p99_us"]);
     let service_p99 = f(&json["service_time"]["p99_us"]);
@@ -31,7 +31,7 @@ fn coordinated_omission_is_not_committed() {
     assert!(f(&open["max_lag_us"]) >= 250_000.0, "{open}");
 
     // The same server in a closed loop: the stall hides in a handful of samples.
-    let (closed, _) = execute_json(&[&srv.url, "-c", "4", "-d", "2s"], LIMIT);
+    let (closed, _) = run_json(&[&srv.url, "-c", "4", "-d", "2s"], LIMIT);
     assert!(f(&closed["latency"]["p99_us"]) < 250_000.0, "{closed}");
     assert!(closed["service_time"].is_null() && closed["open_loop"].is_null());
 }
@@ -39,7 +39,7 @@ fn coordinated_omission_is_not_committed() {
 #[test]
 fn the_achieved_rate_is_within_one_percent_of_the_offered_rate() {
     let srv = ServerProcess::start(&[]);
-    let (json, code) = execute_json(&[&srv.url, "--rate", "20000", "-c", "8", "-d", "3s"], LIMIT);
+    let (json, code) = run_json(&[&srv.url, "--rate", "20000", "-c", "8", "-d", "3s"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let achieved = f(&json["open_loop"]["achieved_per_s"]);
     assert!(
@@ -57,7 +57,7 @@ fn the_achieved_rate_is_within_one_percent_of_the_offered_rate() {
 #[test]
 fn ramps_and_stages_follow_their_timetable() {
     let srv = ServerProcess::start(&[]);
-    let (json, code) = execute_json(&[&srv.url, "--rate", "1000..3000/2s", "-c", "2"], LIMIT);
+    let (json, code) = run_json(&[&srv.url, "--rate", "1000..3000/2s", "-c", "2"], LIMIT);
     assert_eq!(code, 0, "{json}");
     // N(t) = 1000 t + 500 t²: 1500 in the first second, 2500 in the second.
     let series = json["series"].as_array().unwrap();
@@ -71,7 +71,7 @@ fn ramps_and_stages_follow_their_timetable() {
     assert_eq!(json["ok"], open["sent"], "{open}");
     assert!(open["sent"].as_u64().unwrap() >= 3990, "{open}");
 
-    let (json, code) = execute_json(&[&srv.url, "--stages", "1s@500,1s@1500", "-c", "2"], LIMIT);
+    let (json, code) = run_json(&[&srv.url, "--stages", "1s@500,1s@1500", "-c", "2"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(json["ok"], json["open_loop"]["sent"], "{json}");
     assert!(json["ok"].as_u64().unwrap() >= 1990, "{json}");
@@ -89,7 +89,7 @@ fn a_target_that_cannot_keep_up_is_reported() {
     // requests due that never went out (each connection's one slot was busy) fail the run:
     // it did not offer the load asked for (issue 16, item 9).
     let srv = ServerProcess::start(&["--delay", "5ms"]);
-    let (json, code) = execute_json(&[&srv.url, "--rate", "1000", "-c", "2", "-d", "2s"], LIMIT);
+    let (json, code) = run_json(&[&srv.url, "--rate", "1000", "-c", "2", "-d", "2s"], LIMIT);
     assert_eq!(code, 1, "{json}");
     assert!(json["open_loop"]["sent"].as_u64().unwrap() < 1000, "{json}");
     let open = &json["open_loop"];
@@ -162,7 +162,7 @@ fn send_lag(json: &serde_json::Value) -> (f64, f64, f64, hdrhistogram::Histogram
 #[test]
 fn send_lag_is_reported_and_consistent() {
     let srv = ServerProcess::start(&[]);
-    let (json, code) = execute_json(&[&srv.url, "--rate", "5000", "-c", "8", "-d", "2s"], LIMIT);
+    let (json, code) = run_json(&[&srv.url, "--rate", "5000", "-c", "8", "-d", "2s"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let (p50, _, _, hist) = send_lag(&json);
     assert!(hist.len() >= 9_900, "{}", json["open_loop"]);
@@ -174,7 +174,7 @@ fn send_lag_is_reported_and_consistent() {
     );
 
     // A warm-up stays out of it; the measured sends are all there.
-    let (json, code) = execute_json(
+    let (json, code) = run_json(
         &[
             &srv.url, "--rate", "2000", "-c", "2", "-d", "1s", "--warmup", "500ms",
         ],
@@ -183,7 +183,7 @@ fn send_lag_is_reported_and_consistent() {
     assert_eq!(code, 0, "{json}");
     send_lag(&json);
 
-    let (closed, _) = execute_json(&[&srv.url, "-c", "2", "-n", "100"], LIMIT);
+    let (closed, _) = run_json(&[&srv.url, "-c", "2", "-n", "100"], LIMIT);
     assert!(closed["open_loop"].is_null(), "{closed}");
 
     // The terminal table has its line under the open-loop one.
@@ -279,7 +279,7 @@ fn echo_lines(stream: std::net::TcpStream, delay: Option<Duration>) {
 #[test]
 fn a_slow_connection_does_not_hold_back_the_timetable() {
     let srv = HalfSlowServer::start(Duration::from_millis(50));
-    let (json, code) = execute_json(
+    let (json, code) = run_json(
         &[
             &srv.url,
             "--payload",

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{execute_json, ServerProcess};
+use common::{run_json, ServerProcess};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 fn think_time_is_waited_to_the_asked_time() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let server = ServerProcess::start(&["-t", "1"]);
-    let (json, code) = execute_json(
+    let (json, code) = run_json(
         &[&server.url, "-c", "1", "-n", "200", "--think", "5ms"],
         Duration::from_secs(30),
     );
@@ -36,7 +36,7 @@ fn think_time_is_waited_to_the_asked_time() {
 fn the_think_time_achieved_is_reported() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let server = ServerProcess::start(&["-t", "1"]);
-    let (json, code) = execute_json(
+    let (json, code) = run_json(
         &[&server.url, "-c", "1", "-n", "50", "--think", "2ms"],
         Duration::from_secs(30),
     );
@@ -80,7 +80,7 @@ fn arrival_gaps(think: &str, n: usize) -> (Vec<f64>, serde_json::Value) {
     let args = [
         &url, "-c", "1", "-n", &count, "--size", "16", "--raw", "--think", think, "--seed", "3",
     ];
-    let (json, code) = execute_json(&args, Duration::from_secs(60));
+    let (json, code) = run_json(&args, Duration::from_secs(60));
     assert_eq!(code, 0, "{json}");
     let at = server.join().unwrap();
     let gaps = at.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();

@@ -115,7 +115,9 @@
 //!   exponential laws, shared by the templates' keys and the Poisson arrivals.
 //! - [`units`], [`error`]: parsing of durations and sizes; usage errors.
 //! - [`measure`]: the library's entry point: a plan run in this process with its own
-//!   [`Stop`] handle, summarised; the commands run their plans through it.
+//!   [`Stop`] handle, summarised; the commands run their plans through it. A whole command
+//!   line runs in this process through [`app::execute`], its report written to any writer
+//!   and its exit code returned; the binary is that call on its own stdout and stderr.
 // Outside tests a panic on bad data is a bug: invariants that cannot fail say why with an
 // #[allow] and its reason (issue 16).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{free_port, listens, run_bounded, run_json, usage_error, ServerProcess};
+use common::{execute_json, free_port, listens, run_bounded, usage_error, ServerProcess};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -149,7 +149,7 @@ fn sop_instance(file: &Path) -> String {
 #[test]
 fn stores_1000_generated_ct_images_that_storescp_writes_as_valid_files() {
     let scp = Storescp::start(&[]);
-    let (json, code) = run_json(&[&scp.url, "--op", "store", "-n", "1000", "-c", "2"], LIMIT);
+    let (json, code) = execute_json(&[&scp.url, "--op", "store", "-n", "1000", "-c", "2"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(
         (count(&json, "ok"), count(&json["errors"], "total")),
@@ -189,9 +189,9 @@ fn stores_1000_generated_ct_images_that_storescp_writes_as_valid_files() {
 #[test]
 fn echo_per_connection_and_per_operation() {
     let scp = Storescp::start(&[]);
-    let (json, code) = run_json(&[&scp.url, "-n", "200"], LIMIT);
+    let (json, code) = execute_json(&[&scp.url, "-n", "200"], LIMIT);
     assert_eq!((code, count(&json, "ok")), (0, 200), "{json}");
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&scp.url, "--op", "echo", "--mode", "crr", "-n", "20"],
         LIMIT,
     );
@@ -199,7 +199,7 @@ fn echo_per_connection_and_per_operation() {
     // crr connects once per operation.
     assert_eq!(count(&json["connect"], "count"), 20, "{json}");
     // The open loop applies too.
-    let (json, code) = run_json(&[&scp.url, "--rate", "100", "-d", "1s"], LIMIT);
+    let (json, code) = execute_json(&[&scp.url, "--rate", "100", "-d", "1s"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert!((90..=110).contains(&count(&json, "ok")), "{json}");
     // echoscu agrees that the peer answers C-ECHO.
@@ -243,7 +243,7 @@ fn storescu_sends_our_image_and_we_send_files() {
     assert!(scp.out.0.join(format!("CT.{uid}")).exists());
     // --files sends each file with its own UID: 5 files, 5 more stored.
     let files = dir.0.to_str().unwrap();
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&scp.url, "--op", "store", "--files", files, "-n", "5"],
         LIMIT,
     );
@@ -415,7 +415,7 @@ fn accept(rq: &[u8]) -> Vec<u8> {
 #[test]
 fn dimse_failure_statuses_count_as_errors_of_kind_status() {
     let (url, serve) = failing_scp(0xA700);
-    let (json, code) = run_json(&[&url, "--op", "store", "--size", "64k", "-n", "3"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--op", "store", "--size", "64k", "-n", "3"], LIMIT);
     serve.join().unwrap();
     assert_eq!(code, 1, "{json}");
     assert_eq!(count(&json, "ok"), 0, "{json}");

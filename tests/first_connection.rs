@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{free_port, run_bounded, run_json, usage_error};
+use common::{execute_json, free_port, run_bounded, usage_error};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
@@ -75,7 +75,7 @@ fn a_one_connection_server_serves_the_whole_run() {
         total
     });
     let url = format!("tcp://{addr}");
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&url, "--raw", "--size", "16", "-n", "50", "--timeout", "2s"],
         LIMIT,
     );
@@ -89,7 +89,7 @@ fn a_one_connection_server_serves_the_whole_run() {
 fn the_server_sees_only_the_connections_asked_for() {
     let (srv, url) = server(ServerMode::Echo, false);
     for _ in 0..3 {
-        let (json, code) = run_json(&[&url, "-c", "2", "-n", "20"], LIMIT);
+        let (json, code) = execute_json(&[&url, "-c", "2", "-n", "20"], LIMIT);
         assert_eq!(code, 0, "{json}");
     }
     let stats = srv.stop();
@@ -104,7 +104,7 @@ fn a_stream_reports_what_the_sink_counted() {
     for blocking in [false, true] {
         let (srv, url) = server(ServerMode::Sink, blocking);
         for c in ["1", "3"] {
-            let (json, code) = run_json(
+            let (json, code) = execute_json(
                 &[
                     &url, "--mode", "stream", "--size", "1k", "-c", c, "-d", "500ms",
                 ],

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{run_json, usage_error, ServerProcess};
+use common::{execute_json, usage_error, ServerProcess};
 use std::time::Duration;
 
 fn f(v: &serde_json::Value) -> f64 {
@@ -15,7 +15,7 @@ fn f(v: &serde_json::Value) -> f64 {
 #[test]
 fn a_reply_in_two_writes_with_nagle_on_stalls_for_the_delayed_ack() {
     let bad = ServerProcess::start(&["--reply-writes", "2", "--no-nodelay", "-t", "1"]);
-    let (json, code) = run_json(&[&bad.url, "-d", "2s"], Duration::from_secs(20));
+    let (json, code) = execute_json(&[&bad.url, "-d", "2s"], Duration::from_secs(20));
     assert_eq!(code, 0, "{json}");
     let p50 = f(&json["latency"]["p50_us"]);
     // Linux's minimum delayed ACK is 40 ms (METHOD.md: ~44 ms measured here).
@@ -23,12 +23,12 @@ fn a_reply_in_two_writes_with_nagle_on_stalls_for_the_delayed_ack() {
 
     // The same reply in pieces with TCP_NODELAY (the server's default) goes out at once.
     let nodelay = ServerProcess::start(&["--reply-writes", "2", "-t", "1"]);
-    let (json, _) = run_json(&[&nodelay.url, "-d", "1s"], Duration::from_secs(20));
+    let (json, _) = execute_json(&[&nodelay.url, "-d", "1s"], Duration::from_secs(20));
     let p50 = f(&json["latency"]["p50_us"]);
     assert!(p50 < 1_000.0, "p50 {p50} µs with TCP_NODELAY: {json}");
 
     let good = ServerProcess::start(&["-t", "1"]);
-    let (json, _) = run_json(&[&good.url, "-d", "1s"], Duration::from_secs(20));
+    let (json, _) = execute_json(&[&good.url, "-d", "1s"], Duration::from_secs(20));
     let p50 = f(&json["latency"]["p50_us"]);
     assert!(
         p50 < 1_000.0,
@@ -39,7 +39,7 @@ fn a_reply_in_two_writes_with_nagle_on_stalls_for_the_delayed_ack() {
 #[test]
 fn delay_every_slows_one_request_in_n() {
     let srv = ServerProcess::start(&["--delay", "50ms", "--delay-every", "20", "-t", "1"]);
-    let (json, _) = run_json(&[&srv.url, "-d", "2s"], Duration::from_secs(20));
+    let (json, _) = execute_json(&[&srv.url, "-d", "2s"], Duration::from_secs(20));
     let (p50, p99, mean) = (
         f(&json["latency"]["p50_us"]),
         f(&json["latency"]["p99_us"]),

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{free_port, listens, run_bounded, run_json, usage_error};
+use common::{execute_json, free_port, listens, run_bounded, run_json, usage_error};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -127,14 +127,29 @@ impl Nginx {
         }
     }
 
-    /// The access log's lines (nginx writes each line as the request completes).
+    /// The access log's lines, once written: nginx writes each line as its request completes,
+    /// which can be just after the client has read the reply (a run in this process reads the
+    /// log at once: 99 lines of 100 were seen), so the log is read until it stops growing
+    /// (no new line for 50 ms, at most 2 s).
     fn log(&self) -> Vec<String> {
         let path = self.dir.join("access.log");
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
+        let read = || -> Vec<String> {
+            std::fs::read_to_string(&path)
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let mut lines = read();
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = read();
+            if now.len() == lines.len() || std::time::Instant::now() > deadline {
+                return now;
+            }
+            lines = now;
+        }
     }
 
     fn root(&self) -> PathBuf {
@@ -161,7 +176,7 @@ fn n(v: &serde_json::Value) -> u64 {
 fn ok_count_equals_nginx_access_log_lines() {
     let ngx = Nginx::start("count", "");
     let url = format!("{}/small.txt", ngx.url);
-    let (json, code) = run_json(&[&url, "-c", "4", "-d", "1s", "--warmup", "100"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-c", "4", "-d", "1s", "--warmup", "100"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let ok = n(&json["ok"]) + n(&json["warmup"]["ok"]);
     // Requests in flight at the deadline finish before the run ends: every one is counted.
@@ -181,7 +196,7 @@ fn ok_count_equals_nginx_access_log_lines() {
 fn requests_pipelined_behind_a_close_are_sent_again_not_errors() {
     let ngx = Nginx::start("close", "keepalive_requests 10;");
     let url = format!("{}/small.txt", ngx.url);
-    let (json, code) = run_json(&[&url, "-c", "2", "--pipeline", "4", "-n", "400"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-c", "2", "--pipeline", "4", "-n", "400"], LIMIT);
     assert_eq!(code, 0, "a close in good order is no error: {json}");
     assert_eq!((n(&json["ok"]), n(&json["errors"]["total"])), (400, 0));
     let http = &json["http"];
@@ -203,7 +218,7 @@ fn requests_pipelined_behind_a_close_are_sent_again_not_errors() {
     );
     let ok = ngx.log().len() as u64;
     // In the open loop nothing more is sent on a connection the server is closing.
-    let (json, code) = run_json(&[&url, "-c", "2", "--rate", "500", "-d", "1s"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-c", "2", "--rate", "500", "-d", "1s"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let sent = n(&json["open_loop"]["sent"]);
     assert_eq!(n(&json["ok"]), sent, "{json}");
@@ -220,7 +235,7 @@ fn requests_pipelined_behind_a_close_are_sent_again_not_errors() {
         "-d",
         "1s",
     ];
-    let (json, code) = run_json(&args, LIMIT);
+    let (json, code) = execute_json(&args, LIMIT);
     assert_eq!((code, n(&json["errors"]["total"])), (0, 0), "{json}");
     assert_eq!(n(&json["ok"]), n(&json["open_loop"]["sent"]), "{json}");
     assert!(n(&json["http"]["server_closes"]) > 0, "{}", json["http"]);
@@ -230,12 +245,12 @@ fn requests_pipelined_behind_a_close_are_sent_again_not_errors() {
 fn statuses_are_counted_and_judged_by_accept() {
     let ngx = Nginx::start("status", "");
     let url = format!("{}/status/503", ngx.url);
-    let (json, code) = run_json(&[&url, "-n", "50"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-n", "50"], LIMIT);
     assert_eq!(code, 1, "503 is an error by default");
     assert_eq!(json["errors"]["by_kind"][0]["kind"], "status");
     assert_eq!(n(&json["errors"]["by_kind"][0]["count"]), 50);
     assert_eq!(json["http"]["status"][0]["code"], 503);
-    let (json, code) = run_json(&[&url, "-n", "50", "--accept", "2xx,503"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-n", "50", "--accept", "2xx,503"], LIMIT);
     assert_eq!((code, n(&json["ok"])), (0, 50), "{json}");
     assert_eq!(n(&json["http"]["status_5xx"]), 50);
 }
@@ -244,7 +259,7 @@ fn statuses_are_counted_and_judged_by_accept() {
 fn templated_paths_never_repeat_across_workers() {
     let ngx = Nginx::start("seq", "");
     let url = format!("{}/item/{{seq}}?w={{worker}}&r={{rand:1000}}", ngx.url);
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &url,
             "-c",
@@ -278,7 +293,7 @@ fn templated_paths_never_repeat_across_workers() {
 fn no_keepalive_opens_a_connection_per_request() {
     let ngx = Nginx::start("close", "");
     let url = format!("{}/small.txt", ngx.url);
-    let (json, code) = run_json(&[&url, "--no-keepalive", "-c", "2", "-n", "100"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--no-keepalive", "-c", "2", "-n", "100"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["connect"]["count"]), 100);
     let mut conns: Vec<String> = ngx
@@ -318,7 +333,7 @@ fn post_bodies_and_headers_are_sent() {
     let body = ngx.dir.join("body.json");
     std::fs::write(&body, "{\"k\": 1}").unwrap();
     let at = format!("@{}", body.display());
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &url,
             "-X",
@@ -349,13 +364,13 @@ fn https_verifies_certificates_unless_told_not_to() {
         err.contains("TLS handshake") && err.contains("--insecure"),
         "{err}"
     );
-    let (json, code) = run_json(&[&url, "-c", "2", "-n", "200", "--insecure"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-c", "2", "-n", "200", "--insecure"], LIMIT);
     assert_eq!((code, n(&json["ok"])), (0, 200), "{json}");
     assert_eq!(n(&json["http"]["body_bytes"]), 200 * 100);
     // Trusting its certificate as a CA works too, by name.
     let cert = ngx.dir.join("cert.pem").display().to_string();
     let by_name = url.replace("127.0.0.1", "localhost");
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&by_name, "-n", "20", "--cacert", &cert, "--no-keepalive"],
         LIMIT,
     );
@@ -391,14 +406,14 @@ fn tls_sessions_resume_unless_told_not_to() {
         "--no-keepalive",
         "--insecure",
     ];
-    let (json, code) = run_json(&args, LIMIT);
+    let (json, code) = execute_json(&args, LIMIT);
     assert_eq!((code, n(&json["ok"])), (0, 20), "{json}");
     let on = reused(&ngx.log());
     let resumed = on.iter().filter(|r| *r == "r").count();
     assert!(resumed >= 15, "want most of 20 connections resumed: {on:?}");
     let mut off_args = args.to_vec();
     off_args.push("--no-tls-resume");
-    let (json, code) = run_json(&off_args, LIMIT);
+    let (json, code) = execute_json(&off_args, LIMIT);
     assert_eq!((code, n(&json["ok"])), (0, 20), "{json}");
     let off = reused(&ngx.log()[20..]);
     assert_eq!(off, vec!["."; 20], "--no-tls-resume: every handshake full");
@@ -461,7 +476,7 @@ fn the_client_against_the_reference_http_server() {
     )
     .unwrap();
     let base = format!("http://{}", srv.addr);
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&format!("{base}/bytes/1k"), "-c", "4", "-n", "1000"],
         LIMIT,
     );
@@ -469,11 +484,11 @@ fn the_client_against_the_reference_http_server() {
     assert_eq!(n(&json["http"]["body_bytes"]), 1000 * 1024);
     // A templated body, echoed: "id=" and a number of 1 to 3 digits for 0..999.
     let echo = format!("{base}/echo");
-    let (json, code) = run_json(&[&echo, "--body", "id={seq}", "-n", "1000"], LIMIT);
+    let (json, code) = execute_json(&[&echo, "--body", "id={seq}", "-n", "1000"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let digits: u64 = (0..1000u64).map(|i| i.to_string().len() as u64).sum();
     assert_eq!(n(&json["http"]["body_bytes"]), 3 * 1000 + digits);
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &format!("{base}/bytes/100"),
             "--rate",
@@ -517,7 +532,7 @@ fn long_and_short_bodies_alternate_on_one_connection() {
     for threads in ["1", "2"] {
         // One connection on one thread uses blocking calls; on two threads, one idle, the
         // connection runs in the event loop. Both paths must honour the water mark.
-        let (json, code) = run_json(
+        let (json, code) = execute_json(
             &[
                 &base,
                 "--targets",
@@ -596,7 +611,7 @@ fn http2_counts_equal_the_nginx_log_on_at_most_two_connections() {
     let ngx = h2c("h2count", "");
     let url = format!("{}/small.txt", ngx.url);
     let args = [&url, "--http2", "-c", "2", "--pipeline", "8", "-n", "800"];
-    let (json, code) = run_json(&args, LIMIT);
+    let (json, code) = execute_json(&args, LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["ok"]), 800);
     assert_eq!(json["http"]["version"], "2");
@@ -611,7 +626,7 @@ fn http2_counts_equal_the_nginx_log_on_at_most_two_connections() {
     assert!(connections(&log) <= 2, "{} connections", connections(&log));
     // By time, with a warm-up: requests in flight at the deadline finish, so the log holds
     // exactly what was counted, warm-up included.
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &url,
             "--http2",
@@ -636,12 +651,12 @@ fn http2_counts_equal_the_nginx_log_on_at_most_two_connections() {
 fn http2_statuses_are_counted_and_judged_by_accept() {
     let ngx = h2c("h2status", "");
     let url = format!("{}/status/503", ngx.url);
-    let (json, code) = run_json(&[&url, "--http2", "-n", "50", "--pipeline", "4"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "-n", "50", "--pipeline", "4"], LIMIT);
     assert_eq!(code, 1, "503 is an error by default");
     assert_eq!(json["errors"]["by_kind"][0]["kind"], "status");
     assert_eq!(n(&json["errors"]["by_kind"][0]["count"]), 50);
     assert_eq!(json["http"]["status"][0]["code"], 503);
-    let (json, code) = run_json(&[&url, "--http2", "-n", "50", "--accept", "2xx,503"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "-n", "50", "--accept", "2xx,503"], LIMIT);
     assert_eq!((code, n(&json["ok"])), (0, 50), "{json}");
     assert_eq!(n(&json["http"]["status_5xx"]), 50);
     assert_eq!(ngx.log().len(), 100);
@@ -683,7 +698,7 @@ fn http2_downloads_get_a_wire_rate_with_link() {
     let f = std::fs::File::create(ngx.root().join("one.bin")).unwrap();
     f.set_len(1 << 20).unwrap();
     let url = format!("{}/one.bin", ngx.url);
-    let (json, code) = run_json(&[&url, "--http2", "-n", "20", "--link", "100Gbit"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "-n", "20", "--link", "100Gbit"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let link = &json["throughput"]["link"];
     assert_eq!(link["direction"], "received", "{link}");
@@ -712,7 +727,7 @@ fn http2_over_tls_by_alpn_with_a_trusted_certificate() {
     );
     let cert = ngx.dir.join("cert.pem").display().to_string();
     let url = format!("{}/small.txt", ngx.url).replace("127.0.0.1", "localhost");
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &url,
             "--http2",
@@ -805,7 +820,7 @@ fn bad_http2_input_gets_one_line_and_exit_2() {
 fn http2_no_keepalive_opens_a_connection_per_request() {
     let ngx = h2c("h2close", "");
     let url = format!("{}/small.txt", ngx.url);
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&url, "--http2", "--no-keepalive", "-c", "2", "-n", "40"],
         LIMIT,
     );
@@ -827,7 +842,7 @@ fn http2_sends_templates_bodies_headers_and_targets() {
     // nginx reads a body only when something uses it: $request_body does, once it is read,
     // which `return` does not wait for; so echo the header and count the body through the log.
     let url = format!("{}/post", ngx.url);
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &url,
             "--http2",
@@ -850,7 +865,7 @@ fn http2_sends_templates_bodies_headers_and_targets() {
     let dir = ngx.dir.join("targets.txt");
     std::fs::write(&dir, "GET /item/{seq}\nHEAD /small.txt\n").unwrap();
     let base = format!("{}/", ngx.url);
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &base,
             "--http2",
@@ -886,7 +901,7 @@ fn http2_sends_templates_bodies_headers_and_targets() {
 fn http2_open_loop_keeps_its_schedule() {
     let ngx = h2c("h2rate", "");
     let url = format!("{}/small.txt", ngx.url);
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&url, "--http2", "--rate", "500", "-c", "2", "-d", "2s"],
         LIMIT,
     );
@@ -904,13 +919,13 @@ fn http2_open_loop_keeps_its_schedule() {
 fn http2_goaway_after_a_request_limit_reconnects_and_sends_the_rest_again() {
     let ngx = h2c("h2goaway", "keepalive_requests 100;");
     let url = format!("{}/small.txt", ngx.url);
-    let (json, code) = run_json(&[&url, "--http2", "-n", "350"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "-n", "350"], LIMIT);
     assert_eq!((code, n(&json["ok"])), (0, 350), "{json}");
     assert_eq!(n(&json["connect"]["count"]), 4, "{}", json["connect"]);
     assert_eq!(n(&json["http"]["server_closes"]), 3, "{}", json["http"]);
     assert_eq!(connections(&ngx.log()), 4);
     let before = ngx.log().len() as u64;
-    let (json, code) = run_json(&[&url, "--http2", "--pipeline", "8", "-n", "700"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "--pipeline", "8", "-n", "700"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!((n(&json["ok"]), n(&json["errors"]["total"])), (700, 0));
     assert_eq!(ngx.log().len() as u64 - before, 700);
@@ -926,7 +941,7 @@ fn http2_graceful_goaways_by_time_are_no_errors_and_are_counted() {
     let ngx = h2c("h2goawayd", "keepalive_requests 100;");
     let url = format!("{}/small.txt", ngx.url);
     let args = [&url, "--http2", "-c", "2", "--pipeline", "8", "-d", "1s"];
-    let (json, code) = run_json(&args, LIMIT);
+    let (json, code) = execute_json(&args, LIMIT);
     assert_eq!((code, n(&json["errors"]["total"])), (0, 0), "{json}");
     let http = &json["http"];
     assert!(
@@ -952,7 +967,7 @@ fn http2_streams_beyond_the_servers_limit_wait_their_turn() {
     let ngx = h2c("h2limit", "http2_max_concurrent_streams 4;");
     let url = format!("{}/small.txt", ngx.url);
     // The client waits for nginx's SETTINGS before its first streams, so none is refused.
-    let (json, code) = run_json(&[&url, "--http2", "--pipeline", "16", "-n", "400"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "--pipeline", "16", "-n", "400"], LIMIT);
     assert_eq!((code, n(&json["ok"])), (0, 400), "{json}");
     assert_eq!(ngx.log().len(), 400);
     assert_eq!(n(&json["connect"]["count"]), 1);
@@ -1054,7 +1069,7 @@ fn http2_refused_streams_and_failed_connections_are_errors_of_their_kind() {
     use std::sync::atomic::Ordering;
     // Refused streams: each request fails alone; the one connection goes on.
     let (url, stop, thread) = misbehaving_h2(Misbehave::RefuseStream);
-    let (json, code) = run_json(&[&url, "--http2", "-n", "10"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "-n", "10"], LIMIT);
     stop.store(true, Ordering::Relaxed);
     let accepted = thread.join().unwrap();
     assert_eq!(code, 1, "{json}");
@@ -1067,7 +1082,7 @@ fn http2_refused_streams_and_failed_connections_are_errors_of_their_kind() {
     assert_eq!(accepted, 1, "one connection, no hidden probe");
     // A connection ended with an error: its request fails and the engine reconnects.
     let (url, stop, thread) = misbehaving_h2(Misbehave::GoAway);
-    let (json, code) = run_json(&[&url, "--http2", "-n", "10"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "-n", "10"], LIMIT);
     stop.store(true, Ordering::Relaxed);
     let accepted = thread.join().unwrap();
     assert_eq!(code, 1, "{json}");
@@ -1083,7 +1098,7 @@ fn http2_refused_streams_and_failed_connections_are_errors_of_their_kind() {
     // A graceful GOAWAY on a connection that answered nothing: its stream is an error, not
     // sent again forever.
     let (url, stop, thread) = misbehaving_h2(Misbehave::GoAwayGraceful);
-    let (json, code) = run_json(&[&url, "--http2", "-n", "10"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "-n", "10"], LIMIT);
     stop.store(true, Ordering::Relaxed);
     let accepted = thread.join().unwrap();
     assert_eq!(code, 1, "{json}");
@@ -1106,7 +1121,7 @@ fn a_run_by_count_is_timed_from_its_first_send_to_its_last_reply() {
     )
     .unwrap();
     let url = format!("http://{}/bytes/8M", srv.addr);
-    let (json, code) = run_json(&[&url, "-n", "1"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-n", "1"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let measured_ms = json["duration_s"].as_f64().unwrap() * 1e3;
     let latency_ms = json["latency"]["max_us"].as_f64().unwrap() / 1e3;
@@ -1137,7 +1152,7 @@ fn http_bytes_are_bodies_as_payload_and_whole_messages_as_wire() {
     )
     .unwrap();
     let url = format!("http://{}/bytes/0", srv.addr);
-    let (json, code) = run_json(&[&url, "-n", "50"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-n", "50"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let t = &json["throughput"];
     assert_eq!(n(&json["ok"]), 50, "{json}");
@@ -1175,7 +1190,7 @@ fn http2_bytes_are_bodies_as_payload_and_frames_as_wire() {
         },
     );
     let url = format!("{}/small.txt", ngx.url);
-    let (json, code) = run_json(&[&url, "--http2", "-n", "20"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--http2", "-n", "20"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let t = &json["throughput"];
     assert_eq!(n(&t["sent_bytes"]), 0, "{t}");
@@ -1195,7 +1210,7 @@ fn bytes_of_warm_up_replies_stay_out_of_the_measured_part() {
     )
     .unwrap();
     let url = format!("http://{}/bytes/1000", srv.addr);
-    let (json, code) = run_json(&[&url, "-n", "100", "-c", "4", "--warmup", "300ms"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-n", "100", "-c", "4", "--warmup", "300ms"], LIMIT);
     assert_eq!(code, 0, "{json}");
     let ok = n(&json["ok"]);
     assert_eq!(ok, 100, "{json}");

@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{free_port, listens, measure_json, run_bounded, run_json, ServerProcess};
+use common::{
+    execute_json, free_port, listens, measure_json, run_bounded, run_json, ServerProcess,
+};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
@@ -136,7 +138,7 @@ fn corrupted_echoes_are_counted_as_mismatches() {
         }
     });
     let url = format!("tcp://{addr}");
-    let (json, code) = run_json(&[&url, "-n", "1", "--size", "64"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-n", "1", "--size", "64"], LIMIT);
     server.join().unwrap();
     assert_eq!(code, 1);
     assert_eq!(n(&json["ok"]), 0);
@@ -166,13 +168,13 @@ fn server_delay_shows_in_the_median() {
 #[test]
 fn think_time_paces_each_connection_and_ends_with_the_run() {
     let (srv, url) = server(TcpServerOptions::default());
-    let (json, code) = run_json(&[&url, "-c", "2", "--think", "100ms", "-d", "1s"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-c", "2", "--think", "100ms", "-d", "1s"], LIMIT);
     assert_eq!(code, 0, "{json}");
     // At most one request per 100 ms per connection: 2 x 10 (the first goes at once).
     let ok = n(&json["ok"]);
     assert!((10..=22).contains(&ok), "ok {ok} with 100 ms think: {json}");
     let started = Instant::now();
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &url,
             "-c",
@@ -236,7 +238,7 @@ fn stream_and_source_move_bytes() {
         mode: wirebench::serve::Mode::Sink,
         ..TcpServerOptions::default()
     });
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&url, "--mode", "stream", "--size", "16k", "-d", "1s"],
         LIMIT,
     );
@@ -256,7 +258,7 @@ fn stream_and_source_move_bytes() {
         mode: wirebench::serve::Mode::Source,
         ..TcpServerOptions::default()
     });
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&url, "--mode", "source", "--size", "1k", "-d", "1s"],
         LIMIT,
     );
@@ -306,7 +308,7 @@ fn memcached_answers_get_until_end() {
         listens(&mut mc, port),
         "memcached did not start on port {port}"
     );
-    let (set, code) = run_json(
+    let (set, code) = execute_json(
         &[
             &url,
             "-n",
@@ -319,7 +321,7 @@ fn memcached_answers_get_until_end() {
         LIMIT,
     );
     assert_eq!(code, 0, "{set}");
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &url,
             "-c",
@@ -380,7 +382,7 @@ fn a_stalled_server_times_out_and_the_run_ends_on_time() {
         ..TcpServerOptions::default()
     });
     let started = Instant::now();
-    let (json, code) = run_json(&[&url, "-c", "2", "-d", "2s", "--timeout", "500ms"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-c", "2", "-d", "2s", "--timeout", "500ms"], LIMIT);
     assert!(started.elapsed() < Duration::from_millis(4500));
     assert_eq!(code, 1);
     let kinds = &json["errors"]["by_kind"];
@@ -449,10 +451,10 @@ fn a_blocking_server_serves_as_the_event_loop_does() {
         blocking: true,
         ..TcpServerOptions::default()
     });
-    let (json, code) = run_json(&[&url, "-c", "4", "-n", "2000", "--pipeline", "4"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-c", "4", "-n", "2000", "--pipeline", "4"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["ok"]), 2000);
-    let (json, code) = run_json(&[&url, "--mode", "crr", "-n", "50"], LIMIT);
+    let (json, code) = execute_json(&[&url, "--mode", "crr", "-n", "50"], LIMIT);
     assert_eq!((code, n(&json["ok"])), (0, 50), "{json}");
     // A stream to an echo server is refused with a reason, as by the event loop: the run
     // stops with it (exit 2).
@@ -477,6 +479,8 @@ fn a_bulk_runs_operations_are_its_messages() {
         let args = [&url, "--mode", mode, "--size", "1k", "-d", "700ms"];
         let mut with_threshold = args.to_vec();
         with_threshold.extend(["--fail-if", "ops<100"]);
+        // The binary: run in process beside the file's other tests, 2 of 4 runs drained more
+        // than 1 % after the window, which the per-second series counts and ok does not.
         let (json, code) = run_json(&with_threshold, LIMIT);
         assert_eq!(
             code, 0,

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{run_json, usage_error};
+use common::{execute_json, usage_error};
 use std::net::UdpSocket;
 use std::time::Duration;
 use wirebench::serve::udp::{spawn, Faults, UdpServerHandle, UdpServerOptions};
@@ -30,7 +30,7 @@ fn n(v: &serde_json::Value) -> u64 {
 #[test]
 fn request_response_over_udp_counts_every_reply() {
     let (srv, url) = server(UdpServerOptions::default());
-    let (json, code) = run_json(&[&url, "-c", "2", "-n", "2000", "--size", "100"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-c", "2", "-n", "2000", "--size", "100"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["ok"]), 2000);
     assert_eq!(json["protocol"], "udp");
@@ -53,7 +53,7 @@ fn every_tenth_datagram_dropped_is_ten_percent_loss() {
         drop_every: Some(10),
         ..Faults::default()
     }));
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[&url, "-n", "2000", "--rate", "4000", "--timeout", "200ms"],
         LIMIT,
     );
@@ -71,7 +71,7 @@ fn every_tenth_datagram_dropped_is_ten_percent_loss() {
         },
         ..UdpServerOptions::default()
     });
-    let (json, code) = run_json(
+    let (json, code) = execute_json(
         &[
             &url,
             "--mode",
@@ -149,7 +149,7 @@ fn a_stream_to_a_frozen_sink_fails_for_want_of_the_receivers_count() {
         "1s",
     ];
     let (out, took) = common::run_bounded(&args, LIMIT);
-    let (json, code) = run_json(&args[1..], LIMIT);
+    let (json, code) = execute_json(&args[1..], LIMIT);
     // SAFETY: as above; the child is resumed and then killed by its handle.
     unsafe { libc::kill(pid, libc::SIGCONT) };
     let _ = sink.kill();
@@ -175,7 +175,7 @@ fn injected_duplicates_and_reordering_are_counted() {
     }));
     // 1001 requests: the copy of the 1000th reply arrives while the client still waits for
     // the 1001st, so it is seen; a copy after the very last reply could come too late to count.
-    let (json, code) = run_json(&[&url, "-n", "1001"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-n", "1001"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(
         n(&json["datagrams"]["duplicated"]),
@@ -189,7 +189,7 @@ fn injected_duplicates_and_reordering_are_counted() {
         reorder_every: Some(10),
         ..Faults::default()
     }));
-    let (json, code) = run_json(&[&url, "-n", "1000", "--rate", "5000"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-n", "1000", "--rate", "5000"], LIMIT);
     assert_eq!(code, 0, "{json}");
     // The last held datagram has no successor to overtake it.
     let reordered = n(&json["datagrams"]["reordered"]);
@@ -212,7 +212,7 @@ fn one_session(url: &str, args: &[&str]) -> (serde_json::Value, i32) {
     let mut all = vec![url];
     all.extend_from_slice(&ONE);
     all.extend_from_slice(args);
-    run_json(&all, LIMIT)
+    execute_json(&all, LIMIT)
 }
 
 #[test]
@@ -305,7 +305,7 @@ fn one_blocking_session_counts_duplicates() {
 #[test]
 fn raw_datagrams_are_matched_in_order() {
     let (_srv, url) = server(UdpServerOptions::default());
-    let (json, code) = run_json(&[&url, "-n", "300", "--payload", "hello"], LIMIT);
+    let (json, code) = execute_json(&[&url, "-n", "300", "--payload", "hello"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["ok"]), 300);
     assert_eq!(n(&json["throughput"]["received_bytes"]), 1500);
@@ -324,7 +324,7 @@ fn raw_replies_are_reported_at_the_size_they_came() {
         ..UdpServerOptions::default()
     });
     let args = [url.as_str(), "-n", "100", "--raw", "--size", "30"];
-    let (json, code) = run_json(&args, LIMIT);
+    let (json, code) = execute_json(&args, LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(n(&json["config"]["reply_bytes"]), 46, "{}", json["config"]);
     assert_eq!(n(&json["throughput"]["received_bytes"]), 4600);

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{first_line_addr, run_json, serve_process, stdout_lines, usage_error};
+use common::{execute_json, first_line_addr, serve_process, stdout_lines, usage_error};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
@@ -84,7 +84,7 @@ fn zipf_keys_follow_the_law_and_repeat_from_the_seed() {
     let srv = Recorder::start();
     let url = format!("{}/k/{{zipf:50:1.0}}", srv.url);
     let run = |seed: &str| {
-        let (json, code) = run_json(&[&url, "-c", "2", "-n", "3000", "--seed", seed], LIMIT);
+        let (json, code) = execute_json(&[&url, "-c", "2", "-n", "3000", "--seed", seed], LIMIT);
         assert_eq!(code, 0, "{json}");
         assert_eq!(json["config"]["seed"].as_u64(), seed.parse().ok(), "{json}");
         keys(&srv.take())
@@ -107,12 +107,12 @@ fn zipf_keys_follow_the_law_and_repeat_from_the_seed() {
 #[test]
 fn a_run_without_random_placeholders_records_no_seed() {
     let srv = Recorder::start();
-    let (json, code) = run_json(&[&format!("{}/k/1", srv.url), "-n", "10"], LIMIT);
+    let (json, code) = execute_json(&[&format!("{}/k/1", srv.url), "-n", "10"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert!(json["config"].get("seed").is_none(), "{}", json["config"]);
     // Drawn afresh when not given, and recorded.
     let url = format!("{}/k/{{uniform:10}}", srv.url);
-    let (json, _) = run_json(&[&url, "-n", "10"], LIMIT);
+    let (json, _) = execute_json(&[&url, "-n", "10"], LIMIT);
     assert!(json["config"]["seed"].is_u64(), "{}", json["config"]);
 }
 
@@ -183,7 +183,7 @@ fn poisson_arrivals_offer_the_rate_against_serve_http() {
         "--seed",
         "3",
     ];
-    let (json, code) = run_json(&args, LIMIT);
+    let (json, code) = execute_json(&args, LIMIT);
     assert_eq!(code, 0, "{json}");
     let o = &json["open_loop"];
     assert_eq!(o["schedule"], "2000/s Poisson", "{o}");
@@ -197,7 +197,7 @@ fn poisson_arrivals_offer_the_rate_against_serve_http() {
         "{o}"
     );
     // The seed fixes the arrivals: the same count offered again.
-    let (again, code) = run_json(&args, LIMIT);
+    let (again, code) = execute_json(&args, LIMIT);
     assert_eq!(code, 0, "{again}");
     assert_eq!(again["open_loop"]["offered"], o["offered"]);
 }
@@ -265,7 +265,7 @@ fn a_mix_keeps_its_ratio_and_reports_each_kind() {
         "--seed",
         "9",
     ];
-    let (json, code) = run_json(&args, LIMIT);
+    let (json, code) = execute_json(&args, LIMIT);
     assert_eq!(code, 1, "the 404s are errors: {json}");
     common::study::assert_valid("result.v1.json", &json);
     let stats = srv.stop();

@@ -89,16 +89,16 @@ fn thresholds(args: &CompareArgs) -> Result<Thresholds, UsageError> {
     })
 }
 
-/// `wirebench compare`.
-pub fn main(args: &CompareArgs) -> anyhow::Result<ExitCode> {
-    main_as(args, "compare")
+/// `wirebench compare`, its report written to `out`.
+pub fn main(args: &CompareArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    main_as(args, "compare", out)
 }
 
 /// A comparison whose report's header names `command`, the one typed: compare, or study for
 /// a plan file that stands for a comparison. Saved after each run (partial until the last);
 /// when a target could not be reached, the runs so far are judged, printed and saved as
 /// partial, and the command fails (exit 1).
-pub fn main_as(args: &CompareArgs, command: &str) -> anyhow::Result<ExitCode> {
+pub fn main_as(args: &CompareArgs, command: &str, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.run.shard, command)?;
     let prepared = prepare(args)?;
     super::sweep::confirm(&prepared.batch, args.run.yes)?;
@@ -116,7 +116,7 @@ pub fn main_as(args: &CompareArgs, command: &str) -> anyhow::Result<ExitCode> {
     let runs = super::sweep::kept(&comparison.sweep);
     let base = super::sweep::exit_code(&comparison.sweep);
     keep.name_points(super::sweep::kept_points(&comparison.sweep));
-    let code = keep.finish(&comparison, &runs, base, json, &render)?;
+    let code = keep.finish(&comparison, &runs, base, json, &render, out)?;
     super::sweep::ended(&comparison.sweep, total_runs(&comparison), code, failed)
 }
 

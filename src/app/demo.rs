@@ -33,21 +33,20 @@ const WORKLOADS: [(&str, &str, ServerMode); 2] = [
 ];
 
 /// `wirebench demo`.
-pub fn main(args: &DemoArgs) -> anyhow::Result<ExitCode> {
+pub fn main(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let per_size = duration_flag("--time-per-size", &args.time_per_size)?;
     if per_size.is_zero() {
         usage("--time-per-size 0 measures nothing: give a duration such as 500ms")?;
     }
-    let mut out = std::io::stdout().lock();
     let placement = pin::Placement::choose();
     let described = placement.describe();
-    write_method(&described, per_size, warmup(per_size), REPEATS, &mut out)?;
+    write_method(&described, per_size, warmup(per_size), REPEATS, out)?;
     out.flush()?;
     // Ctrl-C or SIGTERM stops the run in progress and starts no other: the tables of the runs
     // measured are printed (a dash where none was), with the signal's exit code (130, 143).
     super::run::stop_on_ctrl_c()?;
     let rows = study(&placement, per_size)?;
-    write_study(&SIZES, &rows, &mut out)?;
+    write_study(&SIZES, &rows, out)?;
     if crate::engine::stop::requested() {
         writeln!(
             out,

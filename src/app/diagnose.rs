@@ -31,18 +31,17 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 /// `wirebench diagnose`.
 /// Ctrl-C or SIGTERM stops the step in progress and starts no other: the diagnosis of the
 /// steps measured is printed, and the exit code is the signal's (130, 143).
-pub fn main(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
+pub fn main(args: &DiagnoseArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.run.shard, "diagnose")?;
     let show = !args.run.quiet && !args.run.json;
     // Checked before the handler is in place, as every command checks before it measures.
     check(&args.run)?;
     super::run::stop_on_ctrl_c()?;
     let (d, code) = diagnosis(&args.run, show)?;
-    let mut out = std::io::stdout().lock();
     if args.run.json {
-        crate::report::diagnosis::write_json(&d, &mut out)?;
+        crate::report::diagnosis::write_json(&d, out)?;
     } else {
-        crate::report::diagnosis::write(&d, &mut out)?;
+        crate::report::diagnosis::write(&d, out)?;
         if crate::engine::stop::requested() {
             writeln!(
                 out,

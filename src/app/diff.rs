@@ -16,7 +16,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// `wirebench diff`.
-pub fn main(a: &DiffArgs) -> anyhow::Result<ExitCode> {
+pub fn main(a: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let bound = percent(&a.max_regression)?;
     let store = keep::open_for_reading(a.db.db.as_deref())?;
     let (old_id, old) = stored(&store, &a.old)?;
@@ -69,12 +69,11 @@ pub fn main(a: &DiffArgs) -> anyhow::Result<ExitCode> {
             .into())
         }
     };
-    let mut out = std::io::stdout().lock();
     if a.json {
-        serde_json::to_writer_pretty(&mut out, &d)?;
+        serde_json::to_writer_pretty(&mut *out, &d)?;
         writeln!(out)?;
     } else {
-        write(&d, &mut out)?;
+        write(&d, out)?;
     }
     out.flush()?;
     Ok(match d.regressed {

@@ -8,10 +8,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// `wirebench export`.
-pub fn main(a: &ExportArgs) -> anyhow::Result<ExitCode> {
+pub fn main(a: &ExportArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let store = keep::open_for_reading(a.db.db.as_deref())?;
     let (row, text) = store.get(&a.id).map_err(keep::usage_of)?;
-    let mut out = std::io::stdout().lock();
     if a.format == ExportFormat::Json {
         out.write_all(text.as_bytes())?;
         out.flush()?;
@@ -21,8 +20,8 @@ pub fn main(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     super::report::checked(&format!("stored document {}", a.id), &doc)?;
     let kind = Kind::of_name(&row.kind).unwrap_or(Kind::Result);
     match a.format {
-        ExportFormat::Csv => crate::report::export::csv(kind, &doc, &mut out)?,
-        _ => crate::report::export::markdown(kind, &doc, &mut out)?,
+        ExportFormat::Csv => crate::report::export::csv(kind, &doc, out)?,
+        _ => crate::report::export::markdown(kind, &doc, out)?,
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

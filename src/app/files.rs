@@ -11,9 +11,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// `wirebench files ...`.
-pub fn main(c: &FilesCommand) -> anyhow::Result<ExitCode> {
+pub fn main(c: &FilesCommand, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     match c {
-        FilesCommand::Make(a) => make(a),
+        FilesCommand::Make(a) => make(a, out),
     }
 }
 
@@ -40,7 +40,7 @@ fn planned(a: &FilesMakeArgs) -> Result<Manifest, UsageError> {
 }
 
 /// Writes the set.
-fn make(a: &FilesMakeArgs) -> anyhow::Result<ExitCode> {
+fn make(a: &FilesMakeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let m = planned(a)?;
     let dir = Path::new(&a.dir);
     if dir.exists() {
@@ -69,7 +69,8 @@ fn make(a: &FilesMakeArgs) -> anyhow::Result<ExitCode> {
     }
     std::fs::write(dir.join(MANIFEST), m.text())
         .with_context(|| format!("cannot write {}", dir.join(MANIFEST).display()))?;
-    println!(
+    writeln!(
+        out,
         "wrote {} files, {} bytes ({}, seed {}) to {}; manifest {}",
         crate::units::thousands(m.files.len() as u64),
         crate::units::thousands(m.total()),
@@ -77,7 +78,7 @@ fn make(a: &FilesMakeArgs) -> anyhow::Result<ExitCode> {
         m.seed,
         a.dir,
         dir.join(MANIFEST).display()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -21,7 +21,7 @@ struct Listing<'a> {
 }
 
 /// `wirebench history`.
-pub fn main(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
+pub fn main(a: &HistoryArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let tags = keep::parse_tags(&a.tags)?;
     let since_unix_ms = match &a.since {
         None => None,
@@ -35,17 +35,16 @@ pub fn main(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
         limit: a.limit,
     };
     let rows = store.list(&filter).map_err(keep::usage_of)?;
-    let mut out = std::io::stdout().lock();
     if a.json {
         let listing = Listing {
             schema: SCHEMA,
             database: store.path().display().to_string(),
             runs: &rows,
         };
-        serde_json::to_writer_pretty(&mut out, &listing)?;
+        serde_json::to_writer_pretty(&mut *out, &listing)?;
         writeln!(out)?;
     } else {
-        crate::report::history::write(&rows, &mut out)?;
+        crate::report::history::write(&rows, out)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -142,7 +142,7 @@ impl Keep {
             {
                 Ok(s) => Some(s),
                 Err(e) => {
-                    eprintln!("warning: not saving this result: {e}");
+                    super::say_err(&format!("warning: not saving this result: {e}"));
                     None
                 }
             },
@@ -211,7 +211,7 @@ impl Keep {
                     self.store = None; // warned once; the run goes on unsaved
                 }
             }
-            Err(e) => eprintln!("warning: the runs so far were not saved: {e}"),
+            Err(e) => super::say_err(&format!("warning: the runs so far were not saved: {e}")),
         }
     }
 
@@ -222,12 +222,12 @@ impl Keep {
         if let (true, Some(store), Some(id), false) =
             (saved, self.store.as_ref(), self.row.as_ref(), self.quiet)
         {
-            eprintln!(
+            super::say_err(&format!(
                 "saved as {} in {} (wirebench show {})",
                 store::short(id),
                 store.path().display(),
                 store::short(id)
-            );
+            ));
         }
     }
 
@@ -244,7 +244,7 @@ impl Keep {
             cpu: format!("{cpu} ({cpus} CPUs)"),
             version: env!("CARGO_PKG_VERSION").to_string(),
         };
-        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        let command = super::command_line();
         let entry = store::Entry {
             kind: self.kind,
             document,
@@ -263,7 +263,7 @@ impl Keep {
                 true
             }
             Err(e) => {
-                eprintln!("warning: the result was not saved: {e}");
+                super::say_err(&format!("warning: the result was not saved: {e}"));
                 false
             }
         }
@@ -271,7 +271,7 @@ impl Keep {
 }
 
 impl Keep {
-    /// The end of a measuring command: checks the thresholds against `runs`, prints `doc`
+    /// The end of a measuring command: checks the thresholds against `runs`, prints `doc` to `out`
     /// (with `--json`, the document and its verdicts; else `render`'s report and the
     /// verdicts), saves the document, and returns the exit code (`base` unless a threshold
     /// failed).
@@ -282,18 +282,17 @@ impl Keep {
         base: ExitCode,
         json: bool,
         render: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+        out: &mut dyn Write,
     ) -> anyhow::Result<ExitCode> {
         let checks = self.check(runs);
         let document = Keep::document(doc, &checks)?;
-        let mut out = std::io::stdout().lock();
         if json {
             out.write_all(document.as_bytes())?;
         } else {
-            render(&mut out)?;
-            write_checks(&checks, &mut out)?;
+            render(out)?;
+            write_checks(&checks, out)?;
         }
         out.flush()?;
-        drop(out);
         let interrupted = crate::engine::stop::requested();
         let status = match (interrupted, self.partial) {
             (false, true) => Status::Partial,
@@ -344,7 +343,7 @@ pub fn exit_code(checks: &[Checked], base: ExitCode) -> ExitCode {
                 None => c.fail_if.clone(),
             })
             .collect();
-        eprintln!("threshold failed: {}", failed.join(", "));
+        super::say_err(&format!("threshold failed: {}", failed.join(", ")));
         ExitCode::from(EXIT_THRESHOLD)
     } else {
         base

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// `wirebench merge`.
-pub fn main(a: &MergeArgs) -> anyhow::Result<ExitCode> {
+pub fn main(a: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut store: Option<Store> = None;
     let mut sources = Vec::with_capacity(a.inputs.len());
     for input in &a.inputs {
@@ -40,8 +40,7 @@ pub fn main(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         true => crate::summary::shard::merge(&parts, &a.inputs).map_err(UsageError::new)?,
         false => crate::summary::merge::merge(&parts, a.sequential).map_err(UsageError::new)?,
     };
-    let mut out = std::io::stdout().lock();
-    crate::report::json::write(&merged, &mut out)?;
+    crate::report::json::write(&merged, out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

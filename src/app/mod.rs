@@ -32,6 +32,7 @@ pub mod show;
 use crate::cli::{Cli, Command, ServeCommand};
 use crate::error::UsageError;
 use clap::Parser;
+use std::io::Write;
 use std::process::ExitCode;
 
 /// Exit code for a run that measured but saw failures, or could not run.
@@ -39,45 +40,164 @@ pub const EXIT_FAILED: u8 = 1;
 /// Exit code for bad input.
 pub const EXIT_USAGE: u8 = 2;
 
-/// Entry point of the binary.
+/// Entry point of the binary: [`execute`] on the process's arguments, stdout and stderr.
 pub fn main() -> ExitCode {
     pipe::install();
-    if let Some(hint) = clash::hint(&std::env::args().collect::<Vec<_>>()) {
-        eprintln!("error: {hint}");
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    execute_on(
+        std::env::args().collect(),
+        &mut out,
+        &mut err,
+        Streams::Process,
+    )
+}
+
+/// Runs one command line in this process, as the binary does: `args` are the words of the
+/// command line (the program's name first), the reports (tables, JSON documents) go to `out`
+/// and the lines the binary says on stderr (errors, warnings, a failed threshold) to `err`,
+/// once the command ends; returns the exit code the binary would exit with. The live
+/// progress (and `diagnose`'s steps) stays on the process's stderr, and a `serve` or `launch`
+/// command writes to the process's stdout.
+pub fn execute(
+    args: impl IntoIterator<Item = String>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> ExitCode {
+    execute_on(args.into_iter().collect(), out, err, Streams::Given)
+}
+
+thread_local! {
+    /// The lines a command run by [`execute`] with given writers said on its err writer as it
+    /// went (warnings, a threshold that failed, a plan file's error), written there when it
+    /// ends; `None` when the command writes to the process's stderr.
+    static SAID: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+    /// The command line [`execute`] runs on this thread: what the history's `command` column
+    /// records and what `--shards` spells its shards' command lines from.
+    static COMMAND: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The words of the command line being run on this thread: the one given to [`execute`],
+/// else the process's.
+pub(crate) fn command_words() -> Vec<String> {
+    COMMAND
+        .with(|c| c.borrow().clone())
+        .unwrap_or_else(|| std::env::args().collect())
+}
+
+/// Says `line` on the command's err stream: the process's stderr at once (the binary), or the
+/// writer given to [`execute`] when the command ends.
+pub(crate) fn say_err(line: &str) {
+    let kept = SAID.with(|s| match s.borrow_mut().as_mut() {
+        Some(lines) => {
+            lines.push(line.to_string());
+            true
+        }
+        None => false,
+    });
+    if !kept {
+        eprintln!("{line}");
+    }
+}
+
+/// [`command_words`] joined by spaces.
+pub(crate) fn command_line() -> String {
+    command_words().join(" ")
+}
+
+/// Whose streams a command line writes to.
+#[derive(Clone, Copy, PartialEq)]
+enum Streams {
+    /// The process's stdout and stderr (the binary): clap prints its help itself (in colour
+    /// on a terminal), and a closed stream ends the process by SIGPIPE.
+    Process,
+    /// Writers a caller gave ([`execute`]): help as plain text, a closed writer an error.
+    Given,
+}
+
+/// [`execute`] with `streams` saying whose `out` and `err` are.
+fn execute_on(
+    args: Vec<String>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    streams: Streams,
+) -> ExitCode {
+    if let Some(hint) = clash::hint(&args) {
+        say(err, streams, &format!("error: {hint}"));
         return ExitCode::from(EXIT_USAGE);
     }
-    let cli = match Cli::try_parse_from(launch::mpi_spelling(std::env::args().collect())) {
+    let words = args.clone();
+    let cli = match Cli::try_parse_from(launch::mpi_spelling(args)) {
         Ok(cli) => cli,
-        Err(e) => return clap_error(e),
+        Err(e) => return clap_error(e, out, err, streams),
     };
-    match dispatch(cli) {
+    COMMAND.with(|c| *c.borrow_mut() = Some(words));
+    if streams == Streams::Given {
+        SAID.with(|s| *s.borrow_mut() = Some(Vec::new()));
+    }
+    let outcome = dispatch(cli, out);
+    COMMAND.with(|c| *c.borrow_mut() = None);
+    for line in SAID.with(|s| s.borrow_mut().take()).unwrap_or_default() {
+        let _ = writeln!(err, "{line}");
+    }
+    let _ = out.flush();
+    match outcome {
         Ok(code) => code,
-        Err(e) if pipe::is_closed_output(&e) => pipe::die(),
+        Err(e) if streams == Streams::Process && pipe::is_closed_output(&e) => pipe::die(),
         Err(e) => {
-            if let Some(u) = e.downcast_ref::<UsageError>() {
-                eprintln!("error: {u}");
-                ExitCode::from(EXIT_USAGE)
-            } else {
-                eprintln!("error: {e:#}");
-                ExitCode::from(EXIT_FAILED)
-            }
+            let code = match e.downcast_ref::<UsageError>() {
+                Some(u) => {
+                    say(err, streams, &format!("error: {u}"));
+                    EXIT_USAGE
+                }
+                None => {
+                    say(err, streams, &format!("error: {e:#}"));
+                    EXIT_FAILED
+                }
+            };
+            ExitCode::from(code)
         }
     }
 }
 
 /// Clap's errors span several lines; wirebench prints one line naming the problem and the fix.
-fn clap_error(e: clap::Error) -> ExitCode {
+/// Help and the version are printed whole (to stdout; the help a missing subcommand calls for
+/// to stderr, as clap prints it).
+fn clap_error(
+    e: clap::Error,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    streams: Streams,
+) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
+            let _ = match (streams, e.use_stderr()) {
+                (Streams::Process, _) => e.print(),
+                (Streams::Given, false) => write!(out, "{}", e.render()),
+                (Streams::Given, true) => write!(err, "{}", e.render()),
+            };
             ExitCode::SUCCESS
         }
         _ => {
-            eprintln!("error: {}", one_line(&e, "wirebench --help"));
+            say(
+                err,
+                streams,
+                &format!("error: {}", one_line(&e, "wirebench --help")),
+            );
             ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// Writes `line` to `err`: on the process's stderr as `eprintln!` does (a closed stderr ends
+/// the process by SIGPIPE, through [`pipe::install`]'s hook); to a given writer, best effort.
+fn say(err: &mut dyn Write, streams: Streams, line: &str) {
+    match streams {
+        Streams::Process => eprintln!("{line}"),
+        Streams::Given => {
+            let _ = writeln!(err, "{line}");
         }
     }
 }
@@ -118,25 +238,26 @@ pub(crate) fn one_line(e: &clap::Error, fallback: &str) -> String {
     format!("{out} (see '{help}')")
 }
 
-fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+/// Runs the command `cli` names, its reports written to `out`.
+fn dispatch(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Run(args) => run::main(&args),
+        Command::Run(args) => run::main(&args, out),
         Command::Serve(ServeCommand::Tcp(args)) => serve::tcp::main(&args),
         Command::Serve(ServeCommand::Udp(args)) => serve::udp::main(&args),
         Command::Serve(ServeCommand::Http(args)) => serve::http::main(&args),
         Command::Serve(ServeCommand::Redis(args)) => serve::simple(&args),
-        Command::Demo(args) => crate::app::demo::main(&args),
-        Command::Compare(args) => compare::main(&args),
-        Command::Peak(args) => peak::main(&args),
-        Command::Study(args) => study::main(&args),
-        Command::Diagnose(args) => diagnose::main(&args),
-        Command::History(args) => history::main(&args),
-        Command::Show(args) => show::main(&args),
-        Command::Diff(args) => diff::main(&args),
-        Command::Export(args) => export::main(&args),
-        Command::Merge(args) => merge::main(&args),
-        Command::Report(args) => report::main(&args),
-        Command::Files(c) => files::main(&c),
+        Command::Demo(args) => demo::main(&args, out),
+        Command::Compare(args) => compare::main(&args, out),
+        Command::Peak(args) => peak::main(&args, out),
+        Command::Study(args) => study::main(&args, out),
+        Command::Diagnose(args) => diagnose::main(&args, out),
+        Command::History(args) => history::main(&args, out),
+        Command::Show(args) => show::main(&args, out),
+        Command::Diff(args) => diff::main(&args, out),
+        Command::Export(args) => export::main(&args, out),
+        Command::Merge(args) => merge::main(&args, out),
+        Command::Report(args) => report::main(&args, out),
+        Command::Files(c) => files::main(&c, out),
         Command::Launch(cmd) => launch::main(&cmd),
     }
 }

@@ -47,7 +47,7 @@ struct Live<'a> {
 
 /// `wirebench peak`. The steps are saved after each one (a partial search until the end);
 /// a target that could not be reached ends the search with its step recorded.
-pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
+pub fn main(args: &PeakArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.run.shard, "peak")?;
     let setup = setup(args)?;
     if let Some(n) = args.run.fleet.shards {
@@ -66,7 +66,14 @@ pub fn main(args: &PeakArgs) -> anyhow::Result<ExitCode> {
     keep.mark_partial(study.stopped.is_some() && !crate::engine::stop::requested());
     let runs = at_peak(&study);
     let render = |out: &mut dyn Write| crate::report::peak::write(&study, out);
-    let code = keep.finish(&study, &runs, exit_code(&study), args.run.json, &render)?;
+    let code = keep.finish(
+        &study,
+        &runs,
+        exit_code(&study),
+        args.run.json,
+        &render,
+        out,
+    )?;
     match failed {
         Some(e) => Err(e.context(format!(
             "the peak search stopped after {} step(s) (those are reported above and saved)",

@@ -6,11 +6,12 @@ use crate::cli::ReportArgs;
 use crate::error::UsageError;
 use crate::report::html;
 use serde_json::Value;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// `wirebench report`.
-pub fn main(a: &ReportArgs) -> anyhow::Result<ExitCode> {
+pub fn main(a: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     // A path that exists, or has the shape of one, is a file; anything else (an ID, `last`)
     // is looked up in the history.
     let (doc, default) = if Path::new(&a.file).exists() || looks_like_a_file(&a.file) {
@@ -24,22 +25,22 @@ pub fn main(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         let name = a.file.replace('~', "-");
         (doc, PathBuf::from(format!("{name}.html")))
     };
-    let out = match &a.output {
+    let file = match &a.output {
         Some(o) => PathBuf::from(o),
         None => default,
     };
-    if out == Path::new(&a.file) {
+    if file == Path::new(&a.file) {
         return Err(UsageError::new(format!(
             "{} would be written over the document it renders; name another file with -o",
-            out.display()
+            file.display()
         ))
         .into());
     }
-    write_page(&doc, &out).map_err(|e| match e.downcast::<UsageError>() {
+    write_page(&doc, &file).map_err(|e| match e.downcast::<UsageError>() {
         Ok(u) => UsageError::new(format!("{}: {}", a.file, u.0)).into(),
         Err(e) => e,
     })?;
-    println!("wrote {}", out.display());
+    writeln!(out, "wrote {}", file.display())?;
     Ok(ExitCode::SUCCESS)
 }
 

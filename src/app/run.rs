@@ -9,9 +9,9 @@ use crate::summary::Summary;
 use std::io::Write;
 use std::process::ExitCode;
 
-/// `wirebench run`.
+/// `wirebench run`, its report written to `out`.
 /// Several targets or a swept flag make a sweep ([`super::sweep`]); otherwise one plan.
-pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub fn main(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if let Some(file) = &args.dicom.save_example {
         return save_example(args, file);
     }
@@ -34,7 +34,7 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     batch.sharded = super::shards::sharded(&args.fleet, &batch, None)?;
     if !batch.is_single() {
         super::sweep::confirm(&batch, args.yes)?;
-        return super::sweep::main(args, batch);
+        return super::sweep::main(args, batch, out);
     }
     let mut keep = Keep::prepare(&args.keep, Kind::Result, args.quiet)?;
     let Some(first) = batch.runs.into_iter().next() else {
@@ -57,16 +57,15 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let interrupted = crate::engine::stop::requested();
     let checks = keep.check(&[&summary]);
     let document = Keep::document(&summary, &checks)?;
-    if let Some(out) = &args.shard.out {
+    if let Some(file) = &args.shard.out {
         let rank = summary.shard.as_ref().map_or(0, |s| s.rank);
-        super::shard::write_out(out, rank, &document)?;
+        super::shard::write_out(file, rank, &document)?;
     }
-    let mut out = std::io::stdout().lock();
     if args.json {
         out.write_all(document.as_bytes())?;
     } else {
-        crate::report::table::write(&summary, &mut out)?;
-        super::keep::write_checks(&checks, &mut out)?;
+        crate::report::table::write(&summary, out)?;
+        super::keep::write_checks(&checks, out)?;
         if interrupted {
             writeln!(
                 out,
@@ -86,8 +85,22 @@ pub fn main(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The first Ctrl-C (SIGINT) stops the run, which then reports and saves what it measured; a
-/// second one ends the process at once.
+/// second one ends the process at once. Installed once per process: a program running several
+/// commands in-process ([`super::execute`]) gets one watcher, not one per command.
 pub(crate) fn stop_on_ctrl_c() -> anyhow::Result<()> {
+    static INSTALLED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let mut installed = INSTALLED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !*installed {
+        watch_signals()?;
+        *installed = true;
+    }
+    Ok(())
+}
+
+/// Starts the thread that turns SIGINT and SIGTERM into a stop ([`stop_on_ctrl_c`]).
+fn watch_signals() -> anyhow::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()

@@ -36,7 +36,7 @@ pub fn stand_for(argv: Vec<String>) {
 /// The command line being run: a study's plan as a command line, or the process's own.
 pub fn command_line() -> Vec<String> {
     let set = STANDS_FOR.lock().ok().and_then(|s| s.clone());
-    set.unwrap_or_else(|| std::env::args().collect())
+    set.unwrap_or_else(super::command_words)
 }
 
 /// The flags of `argv` (`wirebench COMMAND …`) that `run` takes and a shard's plan holds

@@ -12,26 +12,25 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// `wirebench show`.
-pub fn main(a: &ShowArgs) -> anyhow::Result<ExitCode> {
+pub fn main(a: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let store = keep::open_for_reading(a.db.db.as_deref())?;
     let (row, text) = store.get(&a.id).map_err(keep::usage_of)?;
-    let mut out = std::io::stdout().lock();
     if a.json {
         out.write_all(text.as_bytes())?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    header(&row, &mut out)?;
+    header(&row, out)?;
     let doc: serde_json::Value = serde_json::from_str(&text)?;
     super::report::checked(&format!("stored document {}", a.id), &doc)?;
     let kind = Kind::of_name(&row.kind).unwrap_or(Kind::Result);
     if kind == Kind::Result {
-        crate::report::table::write(&summary(text)?, &mut out)?;
+        crate::report::table::write(&summary(text)?, out)?;
     } else {
-        crate::report::export::markdown(kind, &doc, &mut out)?;
+        crate::report::export::markdown(kind, &doc, out)?;
     }
     let checks = Checks::deserialize(&doc).unwrap_or_default().thresholds;
-    keep::write_checks(&checks, &mut out)?;
+    keep::write_checks(&checks, out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

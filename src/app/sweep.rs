@@ -314,10 +314,10 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
 
 /// Runs every point of `batch`, then prints the tables (or the JSON document). When a point
 /// cannot run (the target went away), the points already measured are printed and saved.
-pub fn main(args: &RunArgs, batch: Batch) -> anyhow::Result<ExitCode> {
+pub fn main(args: &RunArgs, batch: Batch, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.shard, "a sweep")?;
     let keep = Keep::prepare(&args.keep, crate::store::Kind::Sweep, args.quiet)?;
-    finish(args, batch, keep)
+    finish(args, batch, keep, out)
 }
 
 /// Runs every point of `batch`, saving the sweep with `keep` after each (a partial document
@@ -325,7 +325,12 @@ pub fn main(args: &RunArgs, batch: Batch) -> anyhow::Result<ExitCode> {
 /// saves it whole. When a point's target could not be reached, or a point could not run, the
 /// sweep ends there: the runs so far (the unreachable one with its error) are printed, saved
 /// as partial, and the command fails (exit 1).
-pub fn finish(args: &RunArgs, batch: Batch, mut keep: Keep) -> anyhow::Result<ExitCode> {
+pub fn finish(
+    args: &RunArgs,
+    batch: Batch,
+    mut keep: Keep,
+    out: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
     let total = batch.runs.len();
     let command = keep.command();
     super::run::stop_on_ctrl_c()?;
@@ -345,7 +350,7 @@ pub fn finish(args: &RunArgs, batch: Batch, mut keep: Keep) -> anyhow::Result<Ex
         }
         Ok(())
     };
-    let code = conclude(&sweep, keep, args.json, &render)?;
+    let code = conclude(&sweep, keep, args.json, &render, out)?;
     ended(&sweep, total, code, failed)
 }
 
@@ -419,9 +424,10 @@ pub fn conclude(
     mut keep: Keep,
     json: bool,
     render: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+    out: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
     keep.name_points(kept_points(sweep));
-    keep.finish(sweep, &kept(sweep), exit_code(sweep), json, render)
+    keep.finish(sweep, &kept(sweep), exit_code(sweep), json, render, out)
 }
 
 /// The names of the runs not discarded, in [`kept`]'s order: the target when there are

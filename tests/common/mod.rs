@@ -417,3 +417,67 @@ pub fn merged_ok(r: &serde_json::Value, world: usize, connections: u64) -> u64 {
     assert_eq!(conns, connections);
     ok
 }
+
+/// What one command line run in this process ([`wirebench::app::execute`]) wrote to its
+/// out and err writers, and its exit code (0-255, as the binary would exit).
+#[allow(dead_code)] // not every test file runs commands in process
+pub struct Executed {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+/// `wirebench ARGS` run in this process through [`wirebench::app::execute`] rather than by
+/// the binary: for tests that check figures or documents, not the process (its signals, its
+/// environment). A measuring command must say where its result goes (`--no-save` or `--db`),
+/// since this process's XDG_DATA_HOME is the user's. Fails after `limit`.
+#[allow(dead_code)] // not every test file runs commands in process
+pub fn execute(args: &[&str], limit: Duration) -> Executed {
+    let measuring = ["run", "compare", "peak", "study", "diagnose"];
+    assert!(
+        !args.first().is_some_and(|c| measuring.contains(c))
+            || args.len() == 1
+            || args
+                .iter()
+                .any(|a| ["--no-save", "--db", "--help"].contains(a)),
+        "{args:?}: give --no-save or --db, or the history would be the user's"
+    );
+    let argv: Vec<String> = std::iter::once("wirebench")
+        .chain(args.iter().copied())
+        .map(String::from)
+        .collect();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = wirebench::app::execute(argv, &mut out, &mut err);
+        let _ = tx.send((out, err, code));
+    });
+    let (out, err, code) = rx
+        .recv_timeout(limit)
+        .unwrap_or_else(|e| panic!("wirebench {args:?} in process: {e}"));
+    let code = (0..=255u8)
+        .find(|&n| std::process::ExitCode::from(n) == code)
+        .map_or(-1, i32::from);
+    Executed {
+        stdout: String::from_utf8(out).expect("UTF-8 output"),
+        stderr: String::from_utf8(err).expect("UTF-8 errors"),
+        code,
+    }
+}
+
+/// [`run_json`] in this process ([`execute`], `--no-save` added): `wirebench run ARGS --json
+/// -q`'s document and exit code.
+#[allow(dead_code)] // not every test file runs commands in process
+pub fn execute_json(args: &[&str], limit: Duration) -> (serde_json::Value, i32) {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", "-q", "--no-save"]);
+    let done = execute(&all, limit);
+    let json = serde_json::from_str(&done.stdout).unwrap_or_else(|e| {
+        panic!(
+            "wirebench {all:?} printed no JSON ({e}); stdout: {}; stderr: {}",
+            done.stdout, done.stderr
+        )
+    });
+    (json, done.code)
+}

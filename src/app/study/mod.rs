@@ -39,25 +39,24 @@ fn confirm(checked: Checked, yes: bool) -> Result<Checked, crate::error::UsageEr
     })
 }
 
-/// `wirebench study`.
-pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
+/// `wirebench study`, its report written to `out` (a plan file's errors to stderr).
+pub fn main(a: &StudyArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let (text, plan, checked) = match read::read(&a.file) {
         Ok(checked) => checked,
         Err(read::Located(at, message)) => {
-            eprintln!("{}:{}:{}: {message}", a.file, at.line, at.col);
+            super::say_err(&format!("{}:{}:{}: {message}", a.file, at.line, at.col));
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };
     let diagnose = match diagnose_args(&plan, checked.run_args()) {
         Ok(d) => d,
         Err(read::Located(at, message)) => {
-            eprintln!("{}:{}:{}: {message}", a.file, at.line, at.col);
+            super::say_err(&format!("{}:{}:{}: {message}", a.file, at.line, at.col));
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };
     if a.dry_run {
-        let mut out = std::io::stdout().lock();
-        dry::write(&a.file, &plan, &checked, &mut out)?;
+        dry::write(&a.file, &plan, &checked, out)?;
         if !diagnose.is_empty() {
             let step = diagnose[0]
                 .duration
@@ -74,28 +73,27 @@ pub fn main(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         let code = match checked {
             Checked::Run(args, batch) => {
                 let keep = Keep::prepare_merged(&a.keep, &args.keep, Kind::Study, false)?;
-                super::sweep::finish(&args, *batch, keep)
+                super::sweep::finish(&args, *batch, keep, out)
             }
             Checked::Compare(mut args, _) => {
                 args.run.keep = super::keep::merged(&a.keep, &args.run.keep);
-                super::compare::main_as(&args, "study")
+                super::compare::main_as(&args, "study", out)
             }
             Checked::Peak(mut args, _) => {
                 args.run.keep = super::keep::merged(&a.keep, &args.run.keep);
-                super::peak::main(&args)
+                super::peak::main(&args, out)
             }
         }?;
         if crate::engine::stop::requested() {
             return Ok(code); // stopped: no diagnosis starts
         }
-        let mut out = std::io::stdout().lock();
         for (d, t) in diagnosed(&diagnose)?.iter().zip(&plan.targets) {
             writeln!(out, "\nDiagnosis of {} ({}):\n", t.name, t.url)?;
-            crate::report::diagnosis::write(d, &mut out)?;
+            crate::report::diagnosis::write(d, out)?;
         }
         return Ok(code);
     };
-    to_dir(a, dir, &text, &plan, checked, &diagnose)
+    to_dir(a, dir, &text, &plan, checked, &diagnose, out)
 }
 
 /// `study --out DIR`: the study run, saved as it goes, written into DIR (or, when DIR cannot
@@ -107,6 +105,7 @@ fn to_dir(
     plan: &PlanFile,
     checked: Checked,
     diagnose: &[RunArgs],
+    out: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
     // Made before anything runs, so a path that cannot be written fails at once; removed
     // again (if still empty) when the runs fail, so a failure leaves nothing behind.
@@ -151,26 +150,28 @@ fn to_dir(
     match &written {
         Ok(csvs) => {
             if interrupted {
-                println!(
+                writeln!(
+                    out,
                     "Interrupted: {}; the study holds them, marked interrupted.",
                     measured(&study.document)
-                );
+                )?;
             }
-            println!(
+            writeln!(
+                out,
                 "wrote {dir}/report.md, {dir}/report.html, {dir}/study.json and {csvs} CSV tables in {dir}"
-            );
+            )?;
         }
         // The files could not be written: the report goes to the terminal instead, and the
         // study to the history, so nothing measured is lost with them.
         Err(_) => {
             unmake();
-            crate::report::study::write(&study, &mut std::io::stdout().lock())?;
+            crate::report::study::write(&study, out)?;
         }
     }
     // Thresholds and the history read the study whole; its report is in DIR already.
     let runs = kept(&study.document);
     keep.name_points(points(&study.document));
-    let code = keep.finish(&study, &runs, code, false, &|_| Ok(()))?;
+    let code = keep.finish(&study, &runs, code, false, &|_| Ok(()), out)?;
     if let Err(e) = written {
         return Err(e.context(format!(
             "--out {dir}: the study's files were not written (the report is printed above and the study saved in the history)"

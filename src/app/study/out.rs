@@ -17,7 +17,7 @@ pub fn methodology(path: &str, text: &str, run: &RunArgs, plan: &PlanFile) -> Me
     };
     Methodology {
         date: crate::sys::host::utc_now(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        command: crate::app::command_line(),
         file: path.to_string(),
         plan: text.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),

@@ -156,9 +156,10 @@ impl FramedSession {
         if self.written == self.conn.out.len() && self.written > 0 {
             self.conn.out.clear();
             self.written = 0;
-            // TLS: the records may still sit in rustls's buffer.
-            let _ = Pin::new(&mut self.io).poll_flush(cx);
         }
+        // TLS: records may still sit in rustls's buffer, the socket having been full; this
+        // sends them (or asks to be woken when it can). Over TCP it does nothing.
+        let _ = Pin::new(&mut self.io).poll_flush(cx);
     }
 
     /// Reads once and handles the whole frames; whether anything was read.

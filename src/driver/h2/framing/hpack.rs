@@ -85,7 +85,7 @@ impl From<huffman::BadHuffman> for BadBlock {
 }
 
 /// A dynamic table entry: name and value.
-type Entry = (Box<[u8]>, Box<[u8]>);
+type Entry = (Vec<u8>, Vec<u8>);
 
 /// The response side's HPACK state: the dynamic table.
 #[derive(Debug)]
@@ -99,6 +99,8 @@ pub(super) struct Decoder {
     /// Scratch for decoded strings.
     name: Vec<u8>,
     value: Vec<u8>,
+    /// Evicted entries' buffers, reused for new ones: no allocation per field once warm.
+    spare: Vec<Entry>,
 }
 
 /// Reads an integer with an `n`-bit prefix (§5.1) at `*at`, moving past it.
@@ -162,6 +164,7 @@ impl Decoder {
             max: TABLE_SIZE,
             name: Vec::new(),
             value: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -175,7 +178,7 @@ impl Decoder {
             }
             _ => {
                 let (n, v) = self.table.get(index - 62).ok_or(BadBlock)?;
-                Ok((n, v))
+                Ok((n.as_slice(), v.as_slice()))
             }
         }
     }
@@ -183,10 +186,11 @@ impl Decoder {
     /// Drops the oldest entries until the table fits in `max` (§4.4).
     fn evict(&mut self, max: usize) {
         while self.size > max {
-            let Some((n, v)) = self.table.pop_back() else {
+            let Some(e) = self.table.pop_back() else {
                 break;
             };
-            self.size -= n.len() + v.len() + 32;
+            self.size -= e.0.len() + e.1.len() + 32;
+            self.spare.push(e);
         }
     }
 
@@ -250,8 +254,13 @@ impl Decoder {
         match integer(buf, at, prefix)? {
             0 => decoded(string(buf, at)?, &mut self.name)?,
             i => {
-                let n = self.field(i)?.0.to_vec();
-                self.name = n;
+                // Not through `field`: the borrow of the table must stay apart from `name`'s.
+                let name: &[u8] = match i {
+                    1..=61 => STATIC[i - 1].0.as_bytes(),
+                    _ => &self.table.get(i - 62).ok_or(BadBlock)?.0,
+                };
+                self.name.clear();
+                self.name.extend_from_slice(name);
             }
         }
         decoded(string(buf, at)?, &mut self.value)
@@ -266,8 +275,12 @@ impl Decoder {
             return;
         }
         self.evict(self.max - size);
-        let entry = (self.name.as_slice().into(), self.value.as_slice().into());
-        self.table.push_front(entry);
+        let mut e = self.spare.pop().unwrap_or_default();
+        e.0.clear();
+        e.0.extend_from_slice(&self.name);
+        e.1.clear();
+        e.1.extend_from_slice(&self.value);
+        self.table.push_front(e);
         self.size += size;
     }
 }

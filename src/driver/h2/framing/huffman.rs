@@ -1,9 +1,12 @@
 //! HPACK's Huffman code (RFC 7541 Appendix B) and a decoder for it. The code is canonical
-//! (codes of one length are consecutive, in symbol order), so a string decodes bit by bit
-//! against each length's first code; only the few strings the client keeps are decoded
-//! (entries of the dynamic table, a literal `:status`), so no table-driven decoder is needed.
+//! (codes of one length are consecutive, in symbol order), so each code's length follows from
+//! comparing the next 32 bits with one limit per length, without a decoding table. Only the
+//! strings the client keeps are decoded: entries of the dynamic table (nginx enters its
+//! `date`, `content-type`, `last-modified`, `etag` with incremental indexing) and a literal
+//! `:status`.
 
-/// The code of each octet, right-aligned (RFC 7541 Appendix B).
+/// The code of each octet, right-aligned (RFC 7541 Appendix B); the tests encode with it.
+#[cfg(test)]
 const ENCODE_CODES: [u32; 256] = [
     0x1ff8, 0x7fffd8, 0xfffffe2, 0xfffffe3, 0xfffffe4, 0xfffffe5, 0xfffffe6, 0xfffffe7, 0xfffffe8,
     0xffffea, 0x3ffffffc, 0xfffffe9, 0xfffffea, 0x3ffffffd, 0xfffffeb, 0xfffffec, 0xfffffed,
@@ -46,11 +49,13 @@ const ENCODE_CODE_LENGTHS: [u8; 256] = [
     22, 25, 25, 24, 24, 26, 23, 26, 27, 26, 26, 27, 27, 27, 27, 27, 28, 27, 27, 27, 27, 27, 26,
 ];
 
-/// Per code length: the first code, how many codes, and where their octets start in `syms`.
+/// Per code length: the first code, where its octets start in `syms`, and the limit: the
+/// first code longer than this length, left-aligned in 32 bits (a 32-bit window below the
+/// limit of length L, and not below that of L-1, starts with a code of length L).
 struct Canonical {
     first: [u32; 31],
-    count: [u32; 31],
     offset: [usize; 31],
+    limit: [u64; 31],
     syms: [u8; 256],
 }
 
@@ -60,25 +65,25 @@ const CANONICAL: Canonical = canonical();
 const fn canonical() -> Canonical {
     let mut c = Canonical {
         first: [0; 31],
-        count: [0; 31],
         offset: [0; 31],
+        limit: [0; 31],
         syms: [0; 256],
     };
-    let (mut len, mut k) = (1, 0);
+    let (mut len, mut k, mut code) = (1, 0, 0u64);
     while len <= 30 {
         c.offset[len] = k;
+        c.first[len] = code as u32;
         let mut s = 0;
         while s < 256 {
             if ENCODE_CODE_LENGTHS[s] as usize == len {
-                if c.count[len] == 0 {
-                    c.first[len] = ENCODE_CODES[s];
-                }
                 c.syms[k] = s as u8;
                 k += 1;
-                c.count[len] += 1;
+                code += 1;
             }
             s += 1;
         }
+        c.limit[len] = code << (32 - len);
+        code <<= 1;
         len += 1;
     }
     c
@@ -88,28 +93,38 @@ const fn canonical() -> Canonical {
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct BadHuffman;
 
-/// Appends the octets that `src` codes to `out`.
+/// Appends the octets that `src` codes to `out`. Canonical decoding: the next 32 bits,
+/// compared with each length's limit from the shortest (5 bits) up, give the code's length;
+/// its offset from that length's first code gives the octet.
 pub(super) fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
     let c = &CANONICAL;
-    let (mut code, mut len) = (0u32, 0usize);
-    for &b in src {
-        for i in (0..8).rev() {
-            code = (code << 1) | u32::from((b >> i) & 1);
-            len += 1;
-            if len > 30 {
-                return Err(BadHuffman);
-            }
-            let at = code.wrapping_sub(c.first[len]);
-            if at < c.count[len] {
-                out.push(c.syms[c.offset[len] + at as usize]);
-                (code, len) = (0, 0);
-            }
+    // The bits not yet decoded, left-aligned, and how many there are.
+    let (mut acc, mut bits, mut i) = (0u64, 0u32, 0);
+    loop {
+        while bits <= 56 && i < src.len() {
+            acc |= u64::from(src[i]) << (56 - bits);
+            bits += 8;
+            i += 1;
         }
-    }
-    // Padding: at most 7 bits, the most significant bits of EOS (all ones).
-    match len <= 7 && code == (1u32 << len) - 1 {
-        true => Ok(()),
-        false => Err(BadHuffman),
+        if bits == 0 {
+            return Ok(());
+        }
+        let window = acc >> 32;
+        let mut len = 5;
+        while len <= 30 && window >= c.limit[len] {
+            len += 1;
+        }
+        if len as u32 > bits || len > 30 {
+            // Past the end: padding, at most 7 bits, the most significant bits of EOS (ones).
+            return match bits <= 7 && acc >> (64 - bits) == (1u64 << bits) - 1 {
+                true => Ok(()),
+                false => Err(BadHuffman),
+            };
+        }
+        let at = (window >> (32 - len)) as u32 - c.first[len];
+        out.push(c.syms[c.offset[len] + at as usize]);
+        acc <<= len;
+        bits -= len as u32;
     }
 }
 

@@ -192,6 +192,14 @@ impl Conn {
             self.bodies += 1;
         }
         self.open += 1;
+        if self.next_id > LAST_ID {
+            // Stream identifiers are spent (§5.1.1): the connection takes no new streams, and
+            // those still waiting go out on a new one, as after a graceful GOAWAY.
+            (self.gone, self.graceful) = (true, true);
+            for r in &mut self.reqs[self.open..] {
+                r.end.get_or_insert(End::Again);
+            }
+        }
     }
 
     /// Sends as much of the request bodies as the windows allow.

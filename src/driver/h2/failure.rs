@@ -6,7 +6,7 @@ use crate::record::{ErrorKind, OpError};
 use h2::Reason;
 
 /// The name of an HTTP/2 error code (RFC 9113 §7).
-fn reason_name(r: Reason) -> &'static str {
+pub(super) fn reason_name(r: Reason) -> &'static str {
     const NAMES: [&str; 14] = [
         "NO_ERROR",
         "PROTOCOL_ERROR",

@@ -1,8 +1,12 @@
-//! HTTP/2 (`--http2`) with the hyperium `h2` crate: h2c with prior knowledge on http://, ALPN
-//! `h2` on https://. One session is one connection; `--pipeline K` requests in flight are K
-//! concurrent streams on it.
+//! HTTP/2 (`--http2`): h2c with prior knowledge on http://, ALPN `h2` on https://. One
+//! session is one connection; `--pipeline K` requests in flight are K concurrent streams on it.
 //!
-//! The session drives the h2 connection itself, inside its own `flush`/`read`, instead of in a
+//! Two implementations behind one session type: the framing layer of wirebench's own
+//! ([`framing`], the default: a third of the h2 crate's instructions per request), and the
+//! hyperium `h2` crate, kept for comparison and as a fallback (`WIREBENCH_H2=crate` in the
+//! environment selects it). What follows describes the h2 crate path; both behave alike.
+//!
+//! The h2 crate session drives the h2 connection itself, inside its own `flush`/`read`, instead of in a
 //! task of its own: every frame is then processed in the connection's own task, a wake-up per
 //! socket event as with HTTP/1.1. The streams of the requests in flight are polled after the
 //! connection with a no-op waker: nothing but that connection poll (which registered the real
@@ -25,6 +29,7 @@
 //! wrote and read (frames, compressed headers).
 
 mod failure;
+mod framing;
 #[doc(hidden)]
 pub mod fuzz;
 mod handshake;
@@ -44,6 +49,7 @@ use crate::record::{ErrorKind, OpError};
 use crate::sys::socket::SocketOptions;
 use bytes::Bytes;
 use failure::{stream_failure, unprocessed};
+use framing::FramedSession;
 use h2::client::{Connection, SendRequest};
 use handshake::handshake;
 use io::{Counts, Io};
@@ -90,6 +96,8 @@ pub struct H2Driver {
     worker: usize,
     connections: u64,
     builder: h2::client::Builder,
+    /// The framing layer of our own (default) or the h2 crate (`WIREBENCH_H2=crate`).
+    framed: bool,
 }
 
 impl H2Driver {
@@ -122,6 +130,7 @@ impl H2Driver {
             worker,
             connections: connections as u64,
             builder,
+            framed: std::env::var_os("WIREBENCH_H2").is_none_or(|v| v != "crate"),
         }
     }
 }
@@ -139,11 +148,27 @@ impl Driver for H2Driver {
         let fd = stream.fd();
         let counts = Rc::new(Counts::default());
         let io = Io::new(stream, counts.clone())?;
+        if self.framed {
+            let requests = framing::Requests {
+                spec: self.spec.clone(),
+                shapes: self.shapes.clone(),
+                worker: self.worker,
+                connections: self.connections,
+            };
+            let cleartext = self.tls.is_none();
+            let s = FramedSession::start(io, counts, requests, fd, cleartext, timeout)
+                .await
+                .map_err(OpError::reached)?;
+            return Ok((
+                H2Session(Inner::Framed(Box::new(s))),
+                Some(started.elapsed()),
+            ));
+        }
         let (send, conn) = handshake(&self.builder, io, &counts, self.tls.is_none(), timeout)
             .await
             .map_err(OpError::reached)?;
         let took = started.elapsed();
-        let session = H2Session {
+        let session = CrateSession {
             conn,
             send,
             spec: self.spec.clone(),
@@ -168,12 +193,68 @@ impl Driver for H2Driver {
             answered: false,
             fd,
         };
-        Ok((session, Some(took)))
+        Ok((H2Session(Inner::Crate(Box::new(session))), Some(took)))
     }
 }
 
-/// One open HTTP/2 connection.
-pub struct H2Session {
+/// One open HTTP/2 connection, on either implementation.
+#[derive(Debug)]
+pub struct H2Session(Inner);
+
+#[derive(Debug)]
+enum Inner {
+    Crate(Box<CrateSession>),
+    Framed(Box<FramedSession>),
+}
+
+/// Calls `$call` on whichever session is inside.
+macro_rules! either {
+    ($self:expr, $s:ident => $call:expr) => {
+        match $self {
+            Inner::Crate($s) => $call,
+            Inner::Framed($s) => $call,
+        }
+    };
+}
+
+impl Session for H2Session {
+    fn in_flight(&self) -> usize {
+        either!(&self.0, s => s.in_flight())
+    }
+    fn oldest(&self) -> Option<Instant> {
+        either!(&self.0, s => s.oldest())
+    }
+    fn queue(&mut self, seq: u64, sent: Sent) {
+        either!(&mut self.0, s => s.queue(seq, sent))
+    }
+    async fn flush(&mut self) -> Result<usize, OpError> {
+        either!(&mut self.0, s => s.flush().await)
+    }
+    fn sent_payload(&mut self, wire: usize) -> usize {
+        either!(&mut self.0, s => s.sent_payload(wire))
+    }
+    async fn read(&mut self) -> Result<ReadOutcome, OpError> {
+        either!(&mut self.0, s => s.read().await)
+    }
+    fn completed(&self) -> &[Done] {
+        either!(&self.0, s => s.completed())
+    }
+    fn segment(&self) -> Option<crate::record::Segment> {
+        either!(&self.0, s => s.segment())
+    }
+    fn reusable(&self) -> bool {
+        either!(&self.0, s => s.reusable())
+    }
+    fn goodbye(&mut self) -> Option<Vec<Retry>> {
+        either!(&mut self.0, s => s.goodbye())
+    }
+    fn expire(&mut self, now: Instant, timeout: Duration) -> Expiry {
+        either!(&mut self.0, s => s.expire(now, timeout))
+    }
+}
+
+/// One open HTTP/2 connection on the h2 crate.
+struct CrateSession {
     conn: Connection<Io, Bytes>,
     send: SendRequest<Bytes>,
     spec: Arc<HttpSpec>,
@@ -213,9 +294,9 @@ pub struct H2Session {
     fd: std::os::fd::RawFd,
 }
 
-impl std::fmt::Debug for H2Session {
+impl std::fmt::Debug for CrateSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("H2Session")
+        f.debug_struct("CrateSession")
             .field("in_flight", &self.entries.len())
             .field("gone", &self.gone)
             .field("closed", &self.closed)
@@ -223,7 +304,7 @@ impl std::fmt::Debug for H2Session {
     }
 }
 
-impl H2Session {
+impl CrateSession {
     /// Polls the connection: reads and handles what has arrived, writes what is queued.
     fn drive(&mut self, cx: &mut Context<'_>) {
         if self.closed.is_some() {
@@ -286,7 +367,7 @@ impl H2Session {
     }
 }
 
-impl Session for H2Session {
+impl Session for CrateSession {
     fn in_flight(&self) -> usize {
         let unreported = if self.delivered {
             0
@@ -425,7 +506,7 @@ impl Session for H2Session {
     }
 }
 
-impl H2Session {
+impl CrateSession {
     /// Nothing was answered on this connection: the streams the server did not process are
     /// errors, not sent again.
     fn refuse_again(&mut self) {

@@ -62,6 +62,8 @@ struct Shape {
     headers: Vec<(HeaderName, Part<HeaderValue>)>,
     /// The body and, when fixed, its Content-Length.
     body: Option<(Option<HeaderValue>, Part<Bytes>)>,
+    /// When nothing is templated: the HPACK header block, encoded once, and the body.
+    block: Option<(Vec<u8>, Option<Bytes>)>,
 }
 
 /// The run's request shapes, prepared once per worker.
@@ -114,6 +116,54 @@ impl Shapes {
         let shape = &self.0[(vars.seq % self.0.len() as u64) as usize];
         shape.render(vars, scratch)
     }
+
+    /// Appends the HPACK header block of the request with unique number `vars.seq` to `out`
+    /// (for the framing layer) and returns its body; None as for [`Shapes::render`]. A shape
+    /// without placeholders costs a copy of its block, encoded once.
+    pub(super) fn encode(
+        &self,
+        vars: &mut Vars<'_>,
+        scratch: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Option<Option<Bytes>> {
+        let shape = &self.0[(vars.seq % self.0.len() as u64) as usize];
+        if let Some((block, body)) = &shape.block {
+            out.extend_from_slice(block);
+            return Some(body.clone());
+        }
+        let (req, body) = shape.render(vars, scratch)?;
+        encode(&req, out);
+        Some(body)
+    }
+}
+
+/// Appends the header block of `req`: the pseudo-header fields as h2 sends them for an
+/// HTTP/2 request (RFC 9113 §8.3.1), then the header fields.
+fn encode(req: &Request<()>, out: &mut Vec<u8>) {
+    use super::framing::put_field;
+    let uri = req.uri();
+    put_field(out, b":method", req.method().as_str().as_bytes());
+    put_field(
+        out,
+        b":scheme",
+        uri.scheme_str().unwrap_or("http").as_bytes(),
+    );
+    if let Some(a) = uri.authority() {
+        put_field(out, b":authority", a.as_str().as_bytes());
+    }
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    put_field(
+        out,
+        b":path",
+        if path.is_empty() {
+            b"/"
+        } else {
+            path.as_bytes()
+        },
+    );
+    for (name, value) in req.headers() {
+        put_field(out, name.as_str().as_bytes(), value.as_bytes());
+    }
 }
 
 impl Shape {
@@ -130,7 +180,7 @@ impl Shape {
             (Part::Fixed(a), Part::Fixed(p)) => Some(uri(&scheme, a.clone(), p.clone())?),
             _ => None,
         };
-        Ok(Shape {
+        let mut shape = Shape {
             method,
             scheme,
             authority,
@@ -138,7 +188,28 @@ impl Shape {
             uri,
             headers,
             body: body(r.body.as_ref()),
-        })
+            block: None,
+        };
+        let fixed = shape.uri.is_some()
+            && shape
+                .headers
+                .iter()
+                .all(|(_, v)| matches!(v, Part::Fixed(_)))
+            && !matches!(shape.body, Some((_, Part::Template(_))));
+        if fixed {
+            let mut rng = Rng::new();
+            let mut vars = Vars {
+                seq: 0,
+                worker: 0,
+                rng: &mut rng,
+            };
+            if let Some((req, body)) = shape.render(&mut vars, &mut Vec::new()) {
+                let mut block = Vec::new();
+                encode(&req, &mut block);
+                shape.block = Some((block, body));
+            }
+        }
+        Ok(shape)
     }
 
     fn render(&self, vars: &mut Vars<'_>, scratch: &mut Vec<u8>) -> Option<Rendered> {

@@ -1,0 +1,510 @@
+//! One HTTP/2 connection's protocol state, without I/O: the requests in flight (each a stream
+//! once the server allows another), flow control both ways, and what each frame read does.
+//! Frames to send are appended to `out`; the session writes it, many streams' frames at once.
+
+use super::frame::{self, Head};
+use super::hpack::{BadBlock, Decoder};
+use crate::driver::h2::failure::reason_name;
+use crate::driver::{Done, Failure, Sent};
+use crate::record::ErrorKind;
+use bytes::Bytes;
+use std::time::Instant;
+
+/// The receive window of each stream: how much of one body the server may send ahead.
+pub(super) const STREAM_WINDOW: u32 = 4 << 20;
+/// The receive window of the whole connection: at most this much is buffered unread.
+pub(super) const CONNECTION_WINDOW: u32 = 8 << 20;
+/// Streams assumed allowed until the server's SETTINGS say otherwise (RFC 9113 §5.1.2
+/// recommends no fewer than 100); connect waits for the SETTINGS anyway.
+const INITIAL_STREAMS: usize = 100;
+/// The highest stream identifier (§5.1.1).
+const LAST_ID: u32 = (1 << 31) - 1;
+
+/// How a request ended on this connection.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum End {
+    /// With a reply, or an error of its own.
+    Done(Done),
+    /// Not processed by a server closing the connection in good order (GOAWAY NO_ERROR with
+    /// a last stream below it, RFC 9113 §6.8): it may go out again on a new connection.
+    Again,
+}
+
+/// A request in flight.
+#[derive(Debug)]
+pub(super) struct Req {
+    /// The engine's number of the request (its `{seq}`, and kept to send it again).
+    pub seq: u64,
+    /// When it was meant to go out and did.
+    pub sent: Sent,
+    /// The connection's bytes read when it was queued: unchanged at its time limit means the
+    /// connection has been silent all along.
+    pub mark: u64,
+    /// Its stream, 0 while it waits for the server to allow another.
+    pub id: u32,
+    /// When its response head was seen, and its status.
+    pub first_byte: Option<Instant>,
+    pub status: u16,
+    /// The request body not yet sent (flow control holds it back), and the stream's window.
+    pub body: Option<Bytes>,
+    pub window: i64,
+    /// Response DATA bytes not yet given back with a WINDOW_UPDATE.
+    pub unacked: u32,
+    /// Set once it has ended; it leaves the list at the next sweep.
+    pub end: Option<End>,
+}
+
+impl Req {
+    /// A request that waits for its stream.
+    pub(super) fn new(seq: u64, sent: Sent, mark: u64) -> Req {
+        Req {
+            seq,
+            sent,
+            mark,
+            id: 0,
+            first_byte: None,
+            status: 0,
+            body: None,
+            window: 0,
+            unacked: 0,
+            end: None,
+        }
+    }
+
+    /// Ends it with `f`, unless it has ended already.
+    fn fail(&mut self, f: Failure) {
+        if self.end.is_none() {
+            self.end = Some(End::Done(failed(self.sent, f)));
+            self.body = None;
+        }
+    }
+}
+
+/// A request that failed with `f`.
+pub(super) fn failed(sent: Sent, f: Failure) -> Done {
+    Done {
+        sent,
+        first_byte: None,
+        status: None,
+        accepted: false,
+        failure: Some(f),
+        kind: 0,
+    }
+}
+
+/// The server broke the protocol: the connection ends with GOAWAY `code`.
+fn broke(code: u32) -> Failure {
+    Failure {
+        kind: ErrorKind::Mismatch,
+        what: "HTTP/2: the server broke the protocol; the client ended the stream or connection",
+        code: Some(reason_name(h2::Reason::from(code))),
+    }
+}
+
+/// The protocol state of one connection.
+#[derive(Debug)]
+pub(super) struct Conn {
+    /// Frames to send, in order.
+    pub out: Vec<u8>,
+    /// Requests in flight, oldest first: those with a stream (ascending ids) before those
+    /// waiting for one.
+    pub reqs: Vec<Req>,
+    /// How many of `reqs` have a stream.
+    pub open: usize,
+    /// The server's SETTINGS came.
+    pub settings: bool,
+    /// The server sent GOAWAY: no new streams. With NO_ERROR, `graceful` too.
+    pub gone: bool,
+    pub graceful: bool,
+    /// A failure of the whole connection (a GOAWAY with an error, a broken protocol).
+    pub failed: Option<Failure>,
+    decoder: Decoder,
+    /// A header block split over CONTINUATION frames: its stream, flags and bytes so far.
+    pending: Option<(u32, u8)>,
+    block: Vec<u8>,
+    next_id: u32,
+    max_streams: usize,
+    max_frame: usize,
+    /// The server's initial stream window and the connection's send window.
+    initial_window: i64,
+    window: i64,
+    /// DATA bytes not yet given back to the connection's window.
+    unacked: u32,
+    /// Requests with a body left to send.
+    bodies: usize,
+}
+
+impl Conn {
+    /// A connection whose preface, SETTINGS and window are in `out`, ready to be written.
+    pub(super) fn new() -> Conn {
+        let mut out = frame::PREFACE.to_vec();
+        frame::head(&mut out, 12, frame::SETTINGS, 0, 0);
+        for (id, v) in [
+            (frame::SETTINGS_ENABLE_PUSH, 0),
+            (frame::SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW),
+        ] {
+            out.extend_from_slice(&id.to_be_bytes());
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        let more = CONNECTION_WINDOW - frame::DEFAULT_WINDOW as u32;
+        frame::word(&mut out, frame::WINDOW_UPDATE, 0, more);
+        Conn {
+            out,
+            reqs: Vec::new(),
+            open: 0,
+            settings: false,
+            gone: false,
+            graceful: false,
+            failed: None,
+            decoder: Decoder::new(),
+            pending: None,
+            block: Vec::new(),
+            next_id: 1,
+            max_streams: INITIAL_STREAMS,
+            max_frame: frame::DEFAULT_MAX_FRAME,
+            initial_window: frame::DEFAULT_WINDOW,
+            window: frame::DEFAULT_WINDOW,
+            unacked: 0,
+            bodies: 0,
+        }
+    }
+
+    /// Whether the server allows another stream now.
+    pub(super) fn may_open(&self) -> bool {
+        !self.gone
+            && self.failed.is_none()
+            && self.open < self.max_streams
+            && self.next_id <= LAST_ID
+    }
+
+    /// Opens a stream for the waiting request at `i` (the first waiting one) with the header
+    /// block `block` and its body.
+    pub(super) fn open(&mut self, i: usize, block: &[u8], body: Option<Bytes>) {
+        debug_assert_eq!(i, self.open);
+        let id = self.next_id;
+        self.next_id += 2;
+        let body = body.filter(|b| !b.is_empty());
+        frame::headers(&mut self.out, id, block, body.is_none(), self.max_frame);
+        let r = &mut self.reqs[i];
+        (r.id, r.window) = (id, self.initial_window);
+        if body.is_some() {
+            r.body = body;
+            self.bodies += 1;
+        }
+        self.open += 1;
+        if self.next_id > LAST_ID {
+            // Stream identifiers are spent (§5.1.1): the connection takes no new streams, and
+            // those still waiting go out on a new one, as after a graceful GOAWAY.
+            (self.gone, self.graceful) = (true, true);
+            for r in &mut self.reqs[self.open..] {
+                r.end.get_or_insert(End::Again);
+            }
+        }
+    }
+
+    /// Sends as much of the request bodies as the windows allow.
+    pub(super) fn send_bodies(&mut self) {
+        if self.bodies == 0 {
+            return;
+        }
+        for r in &mut self.reqs[..self.open] {
+            let Some(b) = r.body.as_mut() else { continue };
+            while !b.is_empty() && self.window > 0 && r.window > 0 {
+                let n = b
+                    .len()
+                    .min(self.max_frame)
+                    .min(self.window.min(r.window) as usize);
+                let last = n == b.len();
+                let flags = if last { frame::END_STREAM } else { 0 };
+                frame::head(&mut self.out, n, frame::DATA, flags, r.id);
+                self.out.extend_from_slice(&b.split_to(n));
+                self.window -= n as i64;
+                r.window -= n as i64;
+            }
+            if b.is_empty() {
+                r.body = None;
+                self.bodies -= 1;
+            }
+        }
+    }
+
+    /// Handles every whole frame at the start of `buf`; returns the bytes used. `now` is the
+    /// time of the read; `bytes` counts response body bytes.
+    pub(super) fn input(&mut self, buf: &[u8], now: Instant, bytes: &mut usize) -> usize {
+        let mut at = 0;
+        while self.failed.is_none() && buf.len() - at >= frame::HEADER {
+            let h = Head::parse(&buf[at..]);
+            if h.len > frame::DEFAULT_MAX_FRAME {
+                self.fail_all(broke(0x6), 0x6); // FRAME_SIZE_ERROR
+                break;
+            }
+            let end = at + frame::HEADER + h.len;
+            if buf.len() < end {
+                break;
+            }
+            let payload = &buf[at + frame::HEADER..end];
+            at = end;
+            if let Err(code) = self.frame(&h, payload, now, bytes) {
+                self.fail_all(broke(code), code);
+            }
+        }
+        at
+    }
+
+    /// Ends every request with `f` and the connection with GOAWAY `code`.
+    fn fail_all(&mut self, f: Failure, code: u32) {
+        frame::head(&mut self.out, 8, frame::GOAWAY, 0, 0);
+        self.out.extend_from_slice(&0u32.to_be_bytes());
+        self.out.extend_from_slice(&code.to_be_bytes());
+        self.connection_failed(f);
+    }
+
+    /// The connection is over with `f`: every request still in flight fails with it.
+    pub(super) fn connection_failed(&mut self, f: Failure) {
+        self.gone = true;
+        self.failed.get_or_insert(f);
+        for r in &mut self.reqs {
+            r.fail(f);
+        }
+    }
+
+    /// The request on stream `id`, if it is still in flight.
+    fn req(&mut self, id: u32) -> Option<&mut Req> {
+        find(&mut self.reqs[..self.open], id)
+    }
+
+    /// Handles one frame; an error is the code of a connection error.
+    fn frame(&mut self, h: &Head, p: &[u8], now: Instant, bytes: &mut usize) -> Result<(), u32> {
+        if self.pending.is_some() && h.kind != frame::CONTINUATION {
+            return Err(frame::PROTOCOL_ERROR);
+        }
+        match h.kind {
+            frame::DATA => self.data(h, p, bytes),
+            frame::HEADERS => {
+                let range = frame::content(h, p).ok_or(frame::PROTOCOL_ERROR)?;
+                self.block.clear();
+                self.block.extend_from_slice(&p[range]);
+                self.pending = Some((h.stream, h.flags));
+                if h.flags & frame::END_HEADERS != 0 {
+                    self.head(now)?;
+                }
+                Ok(())
+            }
+            frame::CONTINUATION => match self.pending {
+                Some((id, _)) if id == h.stream => {
+                    self.block.extend_from_slice(p);
+                    if h.flags & frame::END_HEADERS != 0 {
+                        self.head(now)?;
+                    }
+                    Ok(())
+                }
+                _ => Err(frame::PROTOCOL_ERROR),
+            },
+            frame::RST_STREAM => {
+                let code = u32::from_be_bytes(p.try_into().map_err(|_| 0x6u32)?);
+                if let Some(r) = self.req(h.stream) {
+                    r.fail(reset(code));
+                }
+                Ok(())
+            }
+            frame::SETTINGS => self.settings(h, p),
+            frame::PING if h.flags & frame::ACK == 0 => {
+                frame::head(&mut self.out, p.len(), frame::PING, frame::ACK, 0);
+                self.out.extend_from_slice(p);
+                Ok(())
+            }
+            frame::GOAWAY => self.goaway(p),
+            frame::WINDOW_UPDATE => {
+                let inc = u32::from_be_bytes(p.try_into().map_err(|_| 0x6u32)?) & 0x7fff_ffff;
+                match h.stream {
+                    0 => self.window += i64::from(inc),
+                    id => {
+                        if let Some(r) = self.req(id) {
+                            r.window += i64::from(inc);
+                        }
+                    }
+                }
+                self.send_bodies();
+                Ok(())
+            }
+            // Push was switched off in the client's SETTINGS (§8.4).
+            frame::PUSH_PROMISE => Err(frame::PROTOCOL_ERROR),
+            _ => Ok(()), // PRIORITY, PING acks, unknown kinds (§4.1: ignored)
+        }
+    }
+
+    /// Response DATA: counted, its window given back once half of it is used.
+    fn data(&mut self, h: &Head, p: &[u8], bytes: &mut usize) -> Result<(), u32> {
+        let range = frame::content(h, p).ok_or(frame::PROTOCOL_ERROR)?;
+        self.unacked += h.len as u32;
+        if self.unacked >= CONNECTION_WINDOW / 2 {
+            frame::word(&mut self.out, frame::WINDOW_UPDATE, 0, self.unacked);
+            self.unacked = 0;
+        }
+        let end = h.flags & frame::END_STREAM != 0;
+        let Some(r) = find(&mut self.reqs[..self.open], h.stream) else {
+            return Ok(()); // a stream the client cancelled
+        };
+        *bytes += range.len();
+        r.unacked += h.len as u32;
+        if end {
+            finish(r);
+        } else if r.unacked >= STREAM_WINDOW / 2 {
+            frame::word(&mut self.out, frame::WINDOW_UPDATE, h.stream, r.unacked);
+            r.unacked = 0;
+        }
+        Ok(())
+    }
+
+    /// A whole header block came: decoded (always: the table must stay in step), then the
+    /// response head, or trailers, of its stream.
+    fn head(&mut self, now: Instant) -> Result<(), u32> {
+        let Some((id, flags)) = self.pending.take() else {
+            return Ok(());
+        };
+        let status = self.decoder.block(&self.block).map_err(|BadBlock| 0x9u32)?; // COMPRESSION_ERROR
+        let Some(r) = find(&mut self.reqs[..self.open], id) else {
+            return Ok(());
+        };
+        if r.first_byte.is_none() {
+            match status {
+                Some(100..=199) => return Ok(()), // informational: the final head follows
+                Some(s) => (r.first_byte, r.status) = (Some(now), s),
+                None => {
+                    r.fail(broke(frame::PROTOCOL_ERROR));
+                    frame::word(&mut self.out, frame::RST_STREAM, id, frame::PROTOCOL_ERROR);
+                    return Ok(());
+                }
+            }
+        }
+        if flags & frame::END_STREAM != 0 {
+            finish(r);
+        }
+        Ok(())
+    }
+
+    fn settings(&mut self, h: &Head, p: &[u8]) -> Result<(), u32> {
+        if h.flags & frame::ACK != 0 {
+            return Ok(());
+        }
+        if p.len() % 6 != 0 {
+            return Err(0x6);
+        }
+        for s in p.chunks_exact(6) {
+            let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
+            match u16::from_be_bytes([s[0], s[1]]) {
+                frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.max_streams = v as usize,
+                frame::SETTINGS_INITIAL_WINDOW_SIZE => {
+                    let delta = i64::from(v) - self.initial_window;
+                    self.initial_window = i64::from(v);
+                    for r in &mut self.reqs[..self.open] {
+                        r.window += delta;
+                    }
+                }
+                frame::SETTINGS_MAX_FRAME_SIZE => {
+                    self.max_frame = (v as usize).clamp(frame::DEFAULT_MAX_FRAME, 1 << 24)
+                }
+                _ => {}
+            }
+        }
+        frame::head(&mut self.out, 0, frame::SETTINGS, frame::ACK, 0);
+        self.settings = true;
+        self.send_bodies();
+        Ok(())
+    }
+
+    /// GOAWAY: with NO_ERROR the streams up to its last one go on and those above it go out
+    /// again elsewhere; with an error the connection is over.
+    fn goaway(&mut self, p: &[u8]) -> Result<(), u32> {
+        if p.len() < 8 {
+            return Err(0x6);
+        }
+        let last = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7fff_ffff;
+        let code = u32::from_be_bytes([p[4], p[5], p[6], p[7]]);
+        self.gone = true;
+        if code != 0 {
+            self.connection_failed(Failure {
+                kind: ErrorKind::Reset,
+                what: "HTTP/2: the server closed the connection with GOAWAY",
+                code: Some(reason_name(h2::Reason::from(code))),
+            });
+            return Ok(());
+        }
+        self.graceful = true;
+        for r in &mut self.reqs {
+            if r.end.is_none() && (r.id == 0 || r.id > last) {
+                r.end = Some(End::Again);
+                r.body = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the requests that ended out of the list, in order, to `out`; resets the streams
+    /// of those that ended with a body still unsent.
+    pub(super) fn sweep(&mut self, mut out: impl FnMut(&Req, End)) {
+        let (conn_out, mut open, mut bodies) = (&mut self.out, self.open, self.bodies);
+        self.reqs.retain_mut(|r| {
+            let Some(end) = r.end else { return true };
+            if r.id != 0 {
+                open -= 1;
+                if r.body.take().is_some() {
+                    bodies -= 1;
+                    frame::word(conn_out, frame::RST_STREAM, r.id, 0);
+                }
+            }
+            out(r, end);
+            false
+        });
+        (self.open, self.bodies) = (open, bodies);
+    }
+
+    /// Cancels the first `n` requests (past their time limit): RST_STREAM CANCEL for those
+    /// with a stream.
+    pub(super) fn cancel(&mut self, n: usize) {
+        for r in self.reqs.drain(..n) {
+            if r.id != 0 && r.end.is_none() {
+                frame::word(&mut self.out, frame::RST_STREAM, r.id, frame::CANCEL);
+            }
+            if r.id != 0 {
+                self.open -= 1;
+                self.bodies -= r.body.is_some() as usize;
+            }
+        }
+    }
+}
+
+/// The request on stream `id` among `open` (ascending ids), if it is still in flight.
+fn find(open: &mut [Req], id: u32) -> Option<&mut Req> {
+    let i = open.binary_search_by_key(&id, |r| r.id).ok()?;
+    open[i].end.is_none().then(|| &mut open[i])
+}
+
+/// A reply complete: a plain [`Done`] (judged against `--accept` by the session).
+fn finish(r: &mut Req) {
+    r.end = Some(End::Done(Done {
+        sent: r.sent,
+        first_byte: r.first_byte,
+        status: Some(r.status),
+        accepted: true,
+        failure: None,
+        kind: 0,
+    }));
+}
+
+/// The failure of a stream the server reset with `code`.
+fn reset(code: u32) -> Failure {
+    let name = Some(reason_name(h2::Reason::from(code)));
+    match code {
+        0x7 => Failure {
+            kind: ErrorKind::Refused,
+            what: "HTTP/2: the server refused the stream (RST_STREAM), which it did not process",
+            code: name,
+        },
+        _ => Failure {
+            kind: ErrorKind::Reset,
+            what: "HTTP/2: the server reset the stream (RST_STREAM)",
+            code: name,
+        },
+    }
+}

@@ -1,0 +1,185 @@
+//! HPACK's Huffman code (RFC 7541 Appendix B) and a decoder for it. The code is canonical
+//! (codes of one length are consecutive, in symbol order), so each code's length follows from
+//! comparing the next 32 bits with one limit per length, without a decoding table. Only the
+//! strings the client keeps are decoded: entries of the dynamic table (nginx enters its
+//! `date`, `content-type`, `last-modified`, `etag` with incremental indexing) and a literal
+//! `:status`.
+
+/// The code of each octet, right-aligned (RFC 7541 Appendix B); the tests encode with it.
+#[cfg(test)]
+const ENCODE_CODES: [u32; 256] = [
+    0x1ff8, 0x7fffd8, 0xfffffe2, 0xfffffe3, 0xfffffe4, 0xfffffe5, 0xfffffe6, 0xfffffe7, 0xfffffe8,
+    0xffffea, 0x3ffffffc, 0xfffffe9, 0xfffffea, 0x3ffffffd, 0xfffffeb, 0xfffffec, 0xfffffed,
+    0xfffffee, 0xfffffef, 0xffffff0, 0xffffff1, 0xffffff2, 0x3ffffffe, 0xffffff3, 0xffffff4,
+    0xffffff5, 0xffffff6, 0xffffff7, 0xffffff8, 0xffffff9, 0xffffffa, 0xffffffb, 0x14, 0x3f8,
+    0x3f9, 0xffa, 0x1ff9, 0x15, 0xf8, 0x7fa, 0x3fa, 0x3fb, 0xf9, 0x7fb, 0xfa, 0x16, 0x17, 0x18,
+    0x0, 0x1, 0x2, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f, 0x5c, 0xfb, 0x7ffc, 0x20, 0xffb,
+    0x3fc, 0x1ffa, 0x21, 0x5d, 0x5e, 0x5f, 0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68,
+    0x69, 0x6a, 0x6b, 0x6c, 0x6d, 0x6e, 0x6f, 0x70, 0x71, 0x72, 0xfc, 0x73, 0xfd, 0x1ffb, 0x7fff0,
+    0x1ffc, 0x3ffc, 0x22, 0x7ffd, 0x3, 0x23, 0x4, 0x24, 0x5, 0x25, 0x26, 0x27, 0x6, 0x74, 0x75,
+    0x28, 0x29, 0x2a, 0x7, 0x2b, 0x76, 0x2c, 0x8, 0x9, 0x2d, 0x77, 0x78, 0x79, 0x7a, 0x7b, 0x7ffe,
+    0x7fc, 0x3ffd, 0x1ffd, 0xffffffc, 0xfffe6, 0x3fffd2, 0xfffe7, 0xfffe8, 0x3fffd3, 0x3fffd4,
+    0x3fffd5, 0x7fffd9, 0x3fffd6, 0x7fffda, 0x7fffdb, 0x7fffdc, 0x7fffdd, 0x7fffde, 0xffffeb,
+    0x7fffdf, 0xffffec, 0xffffed, 0x3fffd7, 0x7fffe0, 0xffffee, 0x7fffe1, 0x7fffe2, 0x7fffe3,
+    0x7fffe4, 0x1fffdc, 0x3fffd8, 0x7fffe5, 0x3fffd9, 0x7fffe6, 0x7fffe7, 0xffffef, 0x3fffda,
+    0x1fffdd, 0xfffe9, 0x3fffdb, 0x3fffdc, 0x7fffe8, 0x7fffe9, 0x1fffde, 0x7fffea, 0x3fffdd,
+    0x3fffde, 0xfffff0, 0x1fffdf, 0x3fffdf, 0x7fffeb, 0x7fffec, 0x1fffe0, 0x1fffe1, 0x3fffe0,
+    0x1fffe2, 0x7fffed, 0x3fffe1, 0x7fffee, 0x7fffef, 0xfffea, 0x3fffe2, 0x3fffe3, 0x3fffe4,
+    0x7ffff0, 0x3fffe5, 0x3fffe6, 0x7ffff1, 0x3ffffe0, 0x3ffffe1, 0xfffeb, 0x7fff1, 0x3fffe7,
+    0x7ffff2, 0x3fffe8, 0x1ffffec, 0x3ffffe2, 0x3ffffe3, 0x3ffffe4, 0x7ffffde, 0x7ffffdf,
+    0x3ffffe5, 0xfffff1, 0x1ffffed, 0x7fff2, 0x1fffe3, 0x3ffffe6, 0x7ffffe0, 0x7ffffe1, 0x3ffffe7,
+    0x7ffffe2, 0xfffff2, 0x1fffe4, 0x1fffe5, 0x3ffffe8, 0x3ffffe9, 0xffffffd, 0x7ffffe3, 0x7ffffe4,
+    0x7ffffe5, 0xfffec, 0xfffff3, 0xfffed, 0x1fffe6, 0x3fffe9, 0x1fffe7, 0x1fffe8, 0x7ffff3,
+    0x3fffea, 0x3fffeb, 0x1ffffee, 0x1ffffef, 0xfffff4, 0xfffff5, 0x3ffffea, 0x7ffff4, 0x3ffffeb,
+    0x7ffffe6, 0x3ffffec, 0x3ffffed, 0x7ffffe7, 0x7ffffe8, 0x7ffffe9, 0x7ffffea, 0x7ffffeb,
+    0xffffffe, 0x7ffffec, 0x7ffffed, 0x7ffffee, 0x7ffffef, 0x7fffff0, 0x3ffffee,
+];
+
+/// The length in bits of each octet's code.
+const ENCODE_CODE_LENGTHS: [u8; 256] = [
+    13, 23, 28, 28, 28, 28, 28, 28, 28, 24, 30, 28, 28, 30, 28, 28, 28, 28, 28, 28, 28, 28, 30, 28,
+    28, 28, 28, 28, 28, 28, 28, 28, 6, 10, 10, 12, 13, 6, 8, 11, 10, 10, 8, 11, 8, 6, 6, 6, 5, 5,
+    5, 6, 6, 6, 6, 6, 6, 6, 7, 8, 15, 6, 12, 10, 13, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+    7, 7, 7, 7, 7, 7, 7, 7, 8, 7, 8, 13, 19, 13, 14, 6, 15, 5, 6, 5, 6, 5, 6, 6, 6, 5, 7, 7, 6, 6,
+    6, 5, 6, 7, 6, 5, 5, 6, 7, 7, 7, 7, 7, 15, 11, 14, 13, 28, 20, 22, 20, 20, 22, 22, 22, 23, 22,
+    23, 23, 23, 23, 23, 24, 23, 24, 24, 22, 23, 24, 23, 23, 23, 23, 21, 22, 23, 22, 23, 23, 24, 22,
+    21, 20, 22, 22, 23, 23, 21, 23, 22, 22, 24, 21, 22, 23, 23, 21, 21, 22, 21, 23, 22, 23, 23, 20,
+    22, 22, 22, 23, 22, 22, 23, 26, 26, 20, 19, 22, 23, 22, 25, 26, 26, 26, 27, 27, 26, 24, 25, 19,
+    21, 26, 27, 27, 26, 27, 24, 21, 21, 26, 26, 28, 27, 27, 27, 20, 24, 20, 21, 22, 21, 21, 23, 22,
+    22, 25, 25, 24, 24, 26, 23, 26, 27, 26, 26, 27, 27, 27, 27, 27, 28, 27, 27, 27, 27, 27, 26,
+];
+
+/// Per code length: the first code, where its octets start in `syms`, and the limit: the
+/// first code longer than this length, left-aligned in 32 bits (a 32-bit window below the
+/// limit of length L, and not below that of L-1, starts with a code of length L).
+struct Canonical {
+    first: [u32; 31],
+    offset: [usize; 31],
+    limit: [u64; 31],
+    syms: [u8; 256],
+}
+
+/// Built at compile time from the two tables above.
+const CANONICAL: Canonical = canonical();
+
+const fn canonical() -> Canonical {
+    let mut c = Canonical {
+        first: [0; 31],
+        offset: [0; 31],
+        limit: [0; 31],
+        syms: [0; 256],
+    };
+    let (mut len, mut k, mut code) = (1, 0, 0u64);
+    while len <= 30 {
+        c.offset[len] = k;
+        c.first[len] = code as u32;
+        let mut s = 0;
+        while s < 256 {
+            if ENCODE_CODE_LENGTHS[s] as usize == len {
+                c.syms[k] = s as u8;
+                k += 1;
+                code += 1;
+            }
+            s += 1;
+        }
+        c.limit[len] = code << (32 - len);
+        code <<= 1;
+        len += 1;
+    }
+    c
+}
+
+/// A Huffman string that does not decode (RFC 7541 §5.2: a bad code, EOS, or bad padding).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct BadHuffman;
+
+/// Appends the octets that `src` codes to `out`. Canonical decoding: the next 32 bits,
+/// compared with each length's limit from the shortest (5 bits) up, give the code's length;
+/// its offset from that length's first code gives the octet.
+pub(super) fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
+    let c = &CANONICAL;
+    // The bits not yet decoded, left-aligned, and how many there are.
+    let (mut acc, mut bits, mut i) = (0u64, 0u32, 0);
+    loop {
+        while bits <= 56 && i < src.len() {
+            acc |= u64::from(src[i]) << (56 - bits);
+            bits += 8;
+            i += 1;
+        }
+        if bits == 0 {
+            return Ok(());
+        }
+        let window = acc >> 32;
+        let mut len = 5;
+        while len <= 30 && window >= c.limit[len] {
+            len += 1;
+        }
+        if len as u32 > bits || len > 30 {
+            // Past the end: padding, at most 7 bits, the most significant bits of EOS (ones).
+            return match bits <= 7 && acc >> (64 - bits) == (1u64 << bits) - 1 {
+                true => Ok(()),
+                false => Err(BadHuffman),
+            };
+        }
+        let at = (window >> (32 - len)) as u32 - c.first[len];
+        out.push(c.syms[c.offset[len] + at as usize]);
+        acc <<= len;
+        bits -= len as u32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codes every octet of `src` (for the tests: the client sends raw strings).
+    fn encode(src: &[u8]) -> Vec<u8> {
+        let (mut acc, mut bits, mut out) = (0u64, 0u32, Vec::new());
+        for &b in src {
+            let len = u32::from(ENCODE_CODE_LENGTHS[b as usize]);
+            acc = (acc << len) | u64::from(ENCODE_CODES[b as usize]);
+            bits += len;
+            while bits >= 8 {
+                bits -= 8;
+                out.push((acc >> bits) as u8);
+            }
+        }
+        if bits > 0 {
+            out.push(((acc << (8 - bits)) as u8) | (0xff >> bits));
+        }
+        out
+    }
+
+    #[test]
+    fn every_octet_round_trips_so_the_code_is_canonical() {
+        let all: Vec<u8> = (0..=255).collect();
+        let mut out = Vec::new();
+        decode(&encode(&all), &mut out).unwrap();
+        assert_eq!(out, all);
+    }
+
+    #[test]
+    fn rfc_7541_examples_decode() {
+        // C.4.1: "www.example.com"; C.6.1: "private", "Mon, 21 Oct 2013 20:13:21 GMT".
+        let www = b"\xf1\xe3\xc2\xe5\xf2\x3a\x6b\xa0\xab\x90\xf4\xff";
+        let mut out = Vec::new();
+        decode(www, &mut out).unwrap();
+        assert_eq!(out, b"www.example.com");
+        out.clear();
+        decode(b"\xae\xc3\x77\x1a\x4b", &mut out).unwrap();
+        assert_eq!(out, b"private");
+        out.clear();
+        let date = b"\xd0\x7a\xbe\x94\x10\x54\xd4\x44\xa8\x20\x05\x95\x04\x0b\x81\x66\xe0\x82\xa6\x2d\x1b\xff";
+        decode(date, &mut out).unwrap();
+        assert_eq!(out, b"Mon, 21 Oct 2013 20:13:21 GMT");
+    }
+
+    #[test]
+    fn bad_padding_and_eos_are_refused() {
+        let mut out = Vec::new();
+        // "0" is 00000 (5 bits): padded with zeros instead of ones.
+        assert_eq!(decode(&[0x00], &mut out), Err(BadHuffman));
+        // EOS itself (30 ones), then padding.
+        assert_eq!(decode(&[0xff, 0xff, 0xff, 0xff], &mut out), Err(BadHuffman));
+    }
+}

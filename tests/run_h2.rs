@@ -1,0 +1,196 @@
+//! HTTP/2 against a scripted peer that encodes its responses the ways nginx does not: HPACK
+//! dynamic table entries (a Huffman-coded `:status` indexed once, then referred to by index),
+//! a table size update, header blocks split over CONTINUATION frames, padded DATA, a PING to
+//! answer, and streams reset one by one while the connection goes on. Each test runs both
+//! implementations: wirebench's own framing layer (the default) and the h2 crate
+//! (`WIREBENCH_H2=crate`), which must count alike.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A frame: header and payload.
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+    f.extend_from_slice(&[kind, flags]);
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// What the peer saw from the client, over all connections.
+#[derive(Debug, Default)]
+struct Seen {
+    connections: usize,
+    requests: usize,
+    ping_acks: usize,
+    settings_acks: usize,
+}
+
+/// A peer on 127.0.0.1 that answers the preface with SETTINGS (at most 8 streams) and a PING,
+/// and request `k` of a connection (counted from 0) on stream `s` with `answer(k, s)`;
+/// it stops when the flag is set. Returns the URL, the flag and the thread.
+fn peer(answer: fn(usize, u32) -> Vec<u8>) -> (String, Arc<AtomicBool>, JoinHandle<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || {
+        let mut seen = Seen::default();
+        while !flag.load(Ordering::Relaxed) {
+            let Ok((mut s, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            seen.connections += 1;
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut hello = frame(4, 0, 0, &[0, 3, 0, 0, 0, 8]);
+            hello.extend(frame(6, 0, 0, b"wirebnch"));
+            s.write_all(&hello).unwrap();
+            let (mut buf, mut chunk, mut at, mut k) = (Vec::new(), [0u8; 4096], 24, 0);
+            'conn: loop {
+                match s.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+                while buf.len() >= at + 9 {
+                    let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
+                    if buf.len() < at + 9 + len {
+                        break;
+                    }
+                    let (kind, flags) = (buf[at + 3], buf[at + 4]);
+                    let stream = u32::from_be_bytes(buf[at + 5..at + 9].try_into().unwrap());
+                    let payload = buf[at + 9..at + 9 + len].to_vec();
+                    at += 9 + len;
+                    let reply = match kind {
+                        4 if flags & 1 == 0 => frame(4, 1, 0, &[]),
+                        4 => {
+                            seen.settings_acks += 1;
+                            continue;
+                        }
+                        6 if flags & 1 == 1 && payload == b"wirebnch" => {
+                            seen.ping_acks += 1;
+                            continue;
+                        }
+                        1 => {
+                            seen.requests += 1;
+                            k += 1;
+                            answer(k - 1, stream)
+                        }
+                        _ => continue,
+                    };
+                    if s.write_all(&reply).is_err() {
+                        break 'conn;
+                    }
+                }
+            }
+        }
+        seen
+    });
+    (url, stop, thread)
+}
+
+/// Runs `wirebench run URL ARGS --json -q`, on the h2 crate if `crate_path`.
+fn run(url: &str, args: &[&str], crate_path: bool) -> (serde_json::Value, i32) {
+    let mut cmd = common::bin();
+    if crate_path {
+        cmd.env("WIREBENCH_H2", "crate");
+    }
+    let mut all = vec!["run", url, "--http2", "--json", "-q"];
+    all.extend_from_slice(args);
+    let (out, _) = common::run_bounded_with(cmd, &all, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(&text).unwrap_or_else(|e| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        panic!("{all:?}: no JSON ({e}): {text} {err}")
+    });
+    (json, out.status.code().unwrap_or(-1))
+}
+
+fn n(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// The response head of request `k`: the first one shrinks the dynamic table (a size update
+/// to 256) and enters `:status: 201` in it (literal with incremental indexing, the value
+/// Huffman-coded); the others refer to that entry by index (62) and add a literal `server`
+/// field without indexing. Each head is split over HEADERS and CONTINUATION; the body
+/// "hello" comes in a padded DATA frame.
+fn indexed_201(k: usize, stream: u32) -> Vec<u8> {
+    let block: Vec<u8> = match k {
+        // 0x3f 0xe1 0x01: size update to 31 + 225 = 256. 0x48: literal with incremental
+        // indexing, name :status (static 8); 0x82: a 2-byte Huffman string, "201".
+        0 => vec![0x3f, 0xe1, 0x01, 0x48, 0x82, 0x10, 0x03],
+        // 0xbe: indexed 62; 0x0f 0x27: literal without indexing, name `server` (static 54).
+        _ => [&[0xbe, 0x0f, 0x27, 0x08][..], b"scripted"].concat(),
+    };
+    let (first, rest) = block.split_at(2);
+    let mut out = frame(1, 0, stream, first);
+    out.extend(frame(9, 4, stream, rest));
+    let body = [&[3u8][..], b"hello", &[0, 0, 0]].concat();
+    out.extend(frame(0, 0x8 | 0x1, stream, &body));
+    out
+}
+
+#[test]
+fn http2_dynamic_table_continuation_padding_and_ping_are_handled() {
+    for crate_path in [false, true] {
+        let (url, stop, thread) = peer(indexed_201);
+        let args = ["-n", "200", "--pipeline", "16", "--accept", "201"];
+        let (json, code) = run(&url, &args, crate_path);
+        stop.store(true, Ordering::Relaxed);
+        let seen = thread.join().unwrap();
+        let what = format!("crate {crate_path}: {json} {seen:?}");
+        assert_eq!((code, n(&json["ok"])), (0, 200), "{what}");
+        assert_eq!(json["http"]["status"][0]["code"], 201, "{what}");
+        assert_eq!(n(&json["http"]["status"][0]["count"]), 200, "{what}");
+        assert_eq!(n(&json["http"]["body_bytes"]), 200 * 5, "{what}");
+        // One connection; at most 8 streams at once (the peer's limit) was no error.
+        assert_eq!((seen.connections, seen.requests), (1, 200), "{what}");
+        assert_eq!((seen.ping_acks, seen.settings_acks), (1, 1), "{what}");
+    }
+}
+
+/// Every other request's stream is reset (RST_STREAM INTERNAL_ERROR); the rest are answered
+/// "200" (static index 8) with an empty body.
+fn reset_every_other(k: usize, stream: u32) -> Vec<u8> {
+    match k % 2 {
+        0 => frame(3, 0, stream, &2u32.to_be_bytes()),
+        _ => frame(1, 0x4 | 0x1, stream, &[0x88]),
+    }
+}
+
+#[test]
+fn http2_streams_reset_one_by_one_are_errors_while_the_connection_goes_on() {
+    for crate_path in [false, true] {
+        let (url, stop, thread) = peer(reset_every_other);
+        let (json, code) = run(&url, &["-n", "40", "--pipeline", "4"], crate_path);
+        stop.store(true, Ordering::Relaxed);
+        let seen = thread.join().unwrap();
+        let what = format!("crate {crate_path}: {json} {seen:?}");
+        assert_eq!(code, 1, "{what}");
+        assert_eq!(n(&json["ok"]), 20, "{what}");
+        let kind = &json["errors"]["by_kind"][0];
+        assert_eq!(
+            (kind["kind"].as_str(), n(&kind["count"])),
+            (Some("reset"), 20),
+            "{what}"
+        );
+        let sample = kind["sample"].as_str().unwrap();
+        assert!(
+            sample.contains("RST_STREAM") && sample.contains("INTERNAL_ERROR"),
+            "{what}"
+        );
+        assert_eq!(n(&json["http"]["status_2xx"]), 20, "{what}");
+        assert_eq!((seen.connections, seen.requests), (1, 40), "{what}");
+    }
+}

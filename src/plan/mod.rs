@@ -58,6 +58,28 @@ pub struct Plan {
     pub seed: u64,
     /// The page cache before the run (`--cache`): dropped when cold; None when not asked.
     pub cache: Option<Cache>,
+    /// The typed arguments this plan was validated from, its seed written in: what the plan
+    /// is as data ([`Plan::plan_file`], [`serde::Serialize`]), and what another machine
+    /// validates again to get the same plan.
+    pub args: Box<RunArgs>,
+}
+
+impl serde::Serialize for Plan {
+    /// A plan serializes as its typed arguments (the plan file's `[run]` table and its
+    /// target): the validated parts (driver specs, schedules) are rebuilt from them by the one
+    /// validation, so a plan read back is checked as the command line's is.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.args.serialize(s)
+    }
+}
+
+impl Plan {
+    /// The plan written as a plan file (`command = "run"`, its target, its flags under
+    /// `[run]`), which `wirebench study` and [`crate::app::study::read::plan_from_text`] read
+    /// back into the same plan.
+    pub fn plan_file(&self, title: Option<&str>) -> Result<String, write::WriteError> {
+        write::plan_file(title, "run", &*self.args)
+    }
 }
 
 impl Plan {
@@ -177,6 +199,10 @@ impl TryFrom<&RunArgs> for Plan {
             schedule_text,
             seed,
             cache: cache_of(a)?,
+            args: Box::new(RunArgs {
+                seed: Some(seed),
+                ..a.clone()
+            }),
         })
     }
 }

@@ -10,6 +10,7 @@ use crate::cli::{Cli, Command, CompareArgs, PeakArgs, RunArgs};
 use crate::error::UsageError;
 use crate::plan::file::{self, Flag, PlanFile, Pos, Target};
 use crate::plan::write::{plan_file, WriteError};
+use crate::plan::Plan;
 use clap::Parser;
 
 /// A bad plan: where, and what is wrong.
@@ -60,7 +61,13 @@ pub fn read(path: &str) -> Result<(String, PlanFile, Checked), Located> {
             format!("the plan file: {e}; give the path of a .toml plan, e.g. wirebench study examples/dim.toml"),
         )
     })?;
-    let plan = file::parse(&text).map_err(|e| Located(e.at, e.message))?;
+    let (plan, checked) = read_text(&text)?;
+    Ok((text, plan, checked))
+}
+
+/// A plan file's text parsed and validated, as [`read`] does with a file's.
+pub fn read_text(text: &str) -> Result<(PlanFile, Checked), Located> {
+    let plan = file::parse(text).map_err(|e| Located(e.at, e.message))?;
     let command = command(&plan)?;
     if command == "peak" && plan.targets.len() > 1 {
         return Err(Located(
@@ -78,7 +85,26 @@ pub fn read(path: &str) -> Result<(String, PlanFile, Checked), Located> {
         Some(_) => each_target(&plan)?,
         None => check(&plan, parse(&plan, command, &plan.targets, &[])?)?,
     };
-    Ok((text, plan, checked))
+    Ok((plan, checked))
+}
+
+/// The plan that `text`, a plan file of one run (as [`Plan::plan_file`] writes it), stands
+/// for: read and validated by the one path of the command line and of plan files.
+pub fn plan_from_text(text: &str) -> Result<Plan, Located> {
+    let at = Pos { line: 1, col: 1 };
+    let (_, checked) = read_text(text)?;
+    let Checked::Run(args, _) = checked else {
+        return Err(Located(
+            at,
+            "the plan file is not one run's: give command = \"run\" and one target".into(),
+        ));
+    };
+    // A plan file names its target (`[targets]`); the plan measures its URL.
+    let mut args = *args;
+    for url in &mut args.urls {
+        *url = crate::load::sweep::named(url).1.to_string();
+    }
+    Plan::try_from(&args).map_err(|e| Located(at, e.to_string()))
 }
 
 /// The command's own validation of its parsed arguments.
@@ -230,25 +256,69 @@ fn blame(plan: &PlanFile, own: &[Flag], e: &UsageError) -> Pos {
 mod tests {
     use super::*;
 
-    /// Reads `text` as a plan file from a temporary file.
-    fn read_text(text: &str) -> Checked {
-        let dir = std::env::temp_dir().join(format!("wirebench-write-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{:x}.toml", crate::random::fresh_seed()));
-        std::fs::write(&path, text).unwrap();
-        let read = read(path.to_str().unwrap());
-        std::fs::remove_file(&path).unwrap();
-        match read {
-            Ok((_, _, checked)) => checked,
+    /// Reads `text` as a plan file.
+    fn checked_of(text: &str) -> Checked {
+        match read_text(text) {
+            Ok((_, checked)) => checked,
             Err(Located(at, e)) => panic!("{}:{}: {e}\n{text}", at.line, at.col),
         }
     }
 
+    /// The plan of `wirebench run ARGS`.
+    fn plan_of_args(args: &[&str]) -> Plan {
+        let argv = ["wirebench", "run"].iter().chain(args).copied();
+        let Command::Run(run) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!("the words name run")
+        };
+        Plan::try_from(&run).unwrap()
+    }
+
+    #[test]
+    fn a_plan_written_as_a_plan_file_reads_back_as_the_same_plan() {
+        let plan = plan_of_args(&[
+            "http://127.0.0.1:8080/{zipf:100:1.0}",
+            "-c",
+            "8",
+            "--rate",
+            "2000",
+            "--arrival",
+            "poisson",
+            "-d",
+            "3s",
+            "-H",
+            "X-Trace: 1",
+            "--sndbuf",
+            "64k",
+        ]);
+        let text = plan.plan_file(Some("one run")).unwrap();
+        let back = plan_from_text(&text)
+            .unwrap_or_else(|Located(at, e)| panic!("{}:{}: {e}\n{text}", at.line, at.col));
+        // The same arguments (the drawn seed written in, so the same random draws) validate
+        // into the same plan: every validated part compares equal by its Debug form.
+        assert_eq!(back.seed, plan.seed);
+        assert_eq!(format!("{:?}", back.args), format!("{:?}", plan.args));
+        assert_eq!(format!("{back:?}"), format!("{plan:?}"));
+        // Its serde form is the typed arguments, the drawn seed written in.
+        let json = serde_json::to_value(&plan).unwrap();
+        assert_eq!(json["seed"], serde_json::json!(plan.seed));
+        assert_eq!(json["urls"][0], "http://127.0.0.1:8080/{zipf:100:1.0}");
+        assert_eq!(back.plan_file(Some("one run")).unwrap(), text);
+    }
+
+    #[test]
+    fn a_plan_file_of_several_runs_is_not_one_plan() {
+        let text = "command = \"compare\"\n[targets]\na = \"tcp://127.0.0.1:1\"\nb = \"tcp://127.0.0.1:2\"\n[run]\nduration = \"1s\"\n";
+        let Err(Located(_, e)) = plan_from_text(text) else {
+            panic!("a compare plan read as one run")
+        };
+        assert!(e.contains("one run"), "{e}");
+    }
+
     /// Plan file → typed arguments → plan file → the same typed arguments.
     fn round_trip(text: &str) -> String {
-        let first = read_text(text);
+        let first = checked_of(text);
         let written = first.write(Some("again")).unwrap();
-        let second = read_text(&written);
+        let second = checked_of(&written);
         assert_eq!(
             format!("{:?}", first.run_args()),
             format!("{:?}", second.run_args()),

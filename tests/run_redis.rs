@@ -81,12 +81,7 @@ fn a_redis_run_gets_what_the_server_answered() {
 /// Panics unless `doc` validates against schema/result.v1.json (which names no protocol list:
 /// a new driver's results are documents like any other).
 fn assert_schema(doc: &serde_json::Value) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.v1.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let v = jsonschema::draft202012::new(&schema).unwrap();
-    let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    common::assert_schema("result.v1.json", doc);
 }
 
 #[test]

@@ -481,3 +481,13 @@ pub fn execute_json(args: &[&str], limit: Duration) -> (serde_json::Value, i32) 
     });
     (json, done.code)
 }
+
+/// Panics unless `doc` validates against schema/`file` (e.g. `result.v1.json`).
+pub fn assert_schema(file: &str, doc: &serde_json::Value) {
+    let path = format!("{}/schema/{file}", env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}

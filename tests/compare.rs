@@ -84,29 +84,31 @@ fn two_hundred_microseconds_more_is_detected_on_the_median_and_the_mean() {
     );
     let (a, b) = (format!("a={}", a.url), format!("b={}", b.url));
     let args = [&a[..], &b, "-d", "300ms", "--runs", "6", "--json", "-q"];
-    // The median sees 200 µs on a loopback round trip of tens of µs in every comparison. The
-    // mean of a 300 ms run on this shared machine takes every scheduler stall of the client
-    // whole (a run's mean moves 20× when one lands), so it gets a second comparison.
+    // The median sees 200 µs on a loopback round trip of tens of µs in a comparison on a quiet
+    // machine. On a CI runner shared with the other tests of this file, one round's baseline
+    // can take a stall on its median too (seen: 5 rounds at 1.5-3.5x, one at 0.75x), and six
+    // rounds with one reversed leave no 95% interval above zero, which is right. The mean takes
+    // every scheduler stall of the client whole (a run's mean moves 20x when one lands). So
+    // each verdict gets one more comparison; both must show the increase in the same one.
     let mut seen = Vec::new();
     for _ in 0..2 {
         let (code, text, err) = compare(&args);
         assert_eq!(code, 0, "{text}{err}");
         let doc: Value = serde_json::from_str(&text).expect("JSON");
         let p50 = json_verdict(&doc, "p50_us");
-        assert_eq!(p50["significant"], true, "{p50}");
-        assert!(p50["low_pct"].as_f64().unwrap() > 0.0, "an increase: {p50}");
         assert_eq!(
             p50["rounds"].as_array().unwrap().len(),
             6,
             "a ratio per round"
         );
         let mean = json_verdict(&doc, "mean_us");
-        if mean["significant"] == true && mean["low_pct"].as_f64().unwrap() > 0.0 {
+        let increase = |v: &Value| v["significant"] == true && v["low_pct"].as_f64().unwrap() > 0.0;
+        if increase(p50) && increase(mean) {
             return;
         }
-        seen.push(mean["text"].to_string());
+        seen.push(format!("{}\n{}", p50["text"], mean["text"]));
     }
-    panic!("the mean missed 200 µs twice: {seen:#?}");
+    panic!("200 µs more missed twice: {seen:#?}");
 }
 
 #[test]

@@ -350,6 +350,12 @@ fn check_run(place: &Place, line: &str, args: &[String]) {
     if udp_stream_lost_a_little(args, out.status.code(), &stdout) {
         return;
     }
+    // Likewise an open loop ramping to 50,000/s that sent under half of what was due beside
+    // this test's servers on a busy 2-vCPU host (seen: 12,712/s of 25,500/s at load 9) exits
+    // 1 by design (app::run::exit_code); with no error and replies counted that is the host's.
+    if open_loop_fell_behind(args, out.status.code(), &stdout) {
+        return;
+    }
     assert_eq!(out.status.code(), Some(0), "{said}");
     if args.iter().any(|a| a == "--json") {
         let json: serde_json::Value = serde_json::from_str(&stdout).expect(&said);
@@ -369,6 +375,19 @@ fn check_run(place: &Place, line: &str, args: &[String]) {
         .flat_map(|label| counts(&stdout, label))
         .any(|n| n.chars().any(|c| matches!(c, '1'..='9')));
     assert!(done, "no operation counted: {said}");
+}
+
+/// Whether an open-loop line (`--rate`) ended with exit 1 only for falling behind its
+/// timetable: no error, replies counted, and the note that the target did not keep up.
+fn open_loop_fell_behind(args: &[String], code: Option<i32>, stdout: &str) -> bool {
+    let errors: Vec<String> = counts(stdout, "errors ");
+    let ok: Vec<String> = counts(stdout, "ok ");
+    args.iter().any(|a| a == "--rate")
+        && code == Some(1)
+        && stdout.contains("did not keep up with the offered load")
+        && !errors.is_empty()
+        && errors.iter().all(|n| n == "0")
+        && ok.iter().any(|n| n.chars().any(|c| matches!(c, '1'..='9')))
 }
 
 /// Whether a UDP stream line ended with exit 1 for a loss of under 1% and nothing else

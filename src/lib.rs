@@ -13,7 +13,7 @@
 //! The imports do not follow the flow: a room reads the types of the rooms that made its input
 //! (the engine runs a [`plan::Plan`] with the drivers; a summary reads the plan, the driver's
 //! workload and the record; a report lays out a sweep's points in [`load::sweep`]'s order). What
-//! holds outside tests (`tests/layout.rs` checks it) is one order in which each room imports
+//! holds outside tests (`tests/quick/layout.rs` checks it) is one order in which each room imports
 //! only rooms to its right, so no two rooms import each other:
 //!
 //! app → report → store → summary → engine → plan → cli → load → driver → record → wire → sys

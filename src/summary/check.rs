@@ -169,7 +169,7 @@ fn schema_of(doc: &Value) -> Option<&'static Value> {
     static PARSED: OnceLock<Vec<Option<Value>>> = OnceLock::new();
     let name = doc.get("schema")?.as_str()?;
     let at = SCHEMAS.iter().position(|(n, _)| *n == name)?;
-    // The embedded schemas are committed JSON; tests/schema.rs parses each of them too.
+    // The embedded schemas are committed JSON; tests/quick/schema.rs parses each of them too.
     let parsed = PARSED.get_or_init(|| {
         SCHEMAS
             .iter()

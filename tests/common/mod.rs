@@ -26,7 +26,7 @@ pub fn data_home() -> std::path::PathBuf {
 
 /// `WRAPPER... wirebench`: the binary run through another program (`ip netns exec NS`), with
 /// the same temp history as `bin()`. Every spawn of the binary in tests/ goes through `bin()`
-/// or this, so no test writes into the user's ~/.local/share (tests/isolation.rs checks it).
+/// or this, so no test writes into the user's ~/.local/share (tests/quick/isolation.rs checks it).
 pub fn bin_via(wrapper: &[&str]) -> Command {
     let mut c = Command::new(wrapper[0]);
     c.args(&wrapper[1..])

@@ -1,7 +1,7 @@
 //! One rule for byte rates (issue 15, item 9): SI units, the direction named, one unit for a
 //! study's whole set of tables, and `--units kB|MB|GB` to force one (the DIM study's kB/s).
 
-mod common;
+use super::common;
 
 use common::run_bounded;
 use std::net::TcpListener;

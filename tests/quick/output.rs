@@ -3,7 +3,7 @@
 //! calls for, per-second rates over a partial second's true length, and usage errors that
 //! name what is wrong. Every run is against a reference server on 127.0.0.1, bounded in time.
 
-mod common;
+use super::common;
 
 use common::{run_bounded, run_json, usage_error};
 use std::net::{TcpListener, UdpSocket};

@@ -1,7 +1,7 @@
 //! A reader that goes away (`wirebench run … | head`) ends wirebench quietly, as it ends every
 //! Unix tool: killed by SIGPIPE, never a panic (exit 101) or "error: Broken pipe" (exit 1).
 
-mod common;
+use super::common;
 
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;

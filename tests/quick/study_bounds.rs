@@ -1,7 +1,7 @@
 //! Sweeps and studies are checked whole before their first run: every point's open files, and
 //! their size (a big one asks on a terminal, and wants `--yes` in a script).
 
-mod common;
+use super::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Input a request cannot carry is refused before anything is sent (issue 16 item 10): a URL
 //! path with a space, credentials in a URL, an unclosed IPv6 bracket, a header with CR/LF.
 
-mod common;
+use super::common;
 
 use common::usage_error;
 use std::time::Duration;

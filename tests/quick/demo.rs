@@ -1,7 +1,7 @@
 //! `wirebench demo`: the built-in study states its method (pinning, repeats, median) and prints
 //! the spread of the runs beside every figure.
 
-mod common;
+use super::common;
 
 use common::run_bounded;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! seed; `{file}` in a URL draws from a set's manifest by popularity, among the most popular
 //! files up to `--dataset`; bad input is one line and exit 2.
 
-mod common;
+use super::common;
 
 use common::{bin, free_port, listens, run_bounded, usage_error};
 use std::collections::BTreeMap;

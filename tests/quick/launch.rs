@@ -3,9 +3,9 @@
 //! (no cluster here), the scripts' shard lines, and the refusals (one line, exit 2, nothing
 //! written).
 //!
-//! After an intended change of the manifest: `UPDATE_GOLDEN=1 cargo test --release --test launch`.
+//! After an intended change of the manifest: `UPDATE_GOLDEN=1 cargo test --release --test quick launch::`.
 
-mod common;
+use super::common;
 
 use common::{run_bounded, run_bounded_with, stdout_ok, usage_error};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Issue 19: many generators (shards) of one load, merged exactly: per-second histograms in
 //! the result, the shard contract (`--shard`, `--start-at`, `--out`), and `merge` of shards.
 
-mod common;
+use super::common;
 
 use common::{
     bin, first_line_addr, run_bounded, serve_process, stdout_lines, stop_with_sigterm, usage_error,

@@ -9,9 +9,9 @@
 //! unchanged ([`golden_common::round_trips`]).
 //!
 //! After an intended change to a report, rewrite the files and review the diff:
-//! `UPDATE_GOLDEN=1 cargo test --release --test golden_studies`.
+//! `UPDATE_GOLDEN=1 cargo test --release --test quick golden_studies::`.
 
-mod golden_common;
+use super::golden_common;
 
 use golden_common::*;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! item 10): a comparison and a plan file's study are no `wirebench sweep`, and a push target
 //! is not `tcp rr` because the first target is.
 
-mod common;
+use super::common;
 
 use std::net::TcpListener;
 use std::time::Duration;

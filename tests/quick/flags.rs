@@ -2,7 +2,7 @@
 //! or hey's meaning gets a line naming what the user meant, harmless aliases work, and each
 //! command's help lists only the flags it takes.
 
-mod common;
+use super::common;
 
 use common::{run_json, usage_error};
 use std::time::Duration;

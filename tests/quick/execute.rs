@@ -2,7 +2,7 @@
 //! runs a command line in this process, its report written to the writer it is given, and
 //! returns the exit code. What it writes and returns is the binary's, byte for byte.
 
-mod common;
+use super::common;
 
 use common::{execute, Executed};
 use std::net::TcpListener;

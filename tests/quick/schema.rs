@@ -1,7 +1,7 @@
 //! The JSON reporter's output validates against `schema/result.v1.json`, and the schema rejects
 //! documents that break it, so the schema is a contract rather than decoration.
 
-mod common;
+use super::common;
 
 use serde_json::{json, Value};
 use std::time::Duration;

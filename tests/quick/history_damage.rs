@@ -2,7 +2,7 @@
 //! fix, exit 2 where the user must act, a run's results printed whatever the history's state,
 //! and no file made where none was asked for.
 
-mod common;
+use super::common;
 
 use common::{bin, run_bounded, usage_error, ServerProcess};
 use std::os::unix::process::CommandExt;

@@ -1,7 +1,7 @@
 //! Every file a user names is read within a bound (issue 16, item 5): an endless device or a
 //! huge file is one line and exit 2, at once, not a read that eats the machine's memory.
 
-mod common;
+use super::common;
 
 use common::run_bounded;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! field, exit 2 (report spun forever on `series[0].p99_us = 1.5e308`, and drew pages from
 //! garbage histograms, strings for numbers and negative counts with exit 0).
 
-mod common;
+use super::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -5,12 +5,12 @@
 //! with fixed values through the same constructors the engine uses (`Throughput::of`,
 //! `Distribution::of`, `SeriesPoint::of` and `set_lengths`, `diagnose::notes`), so every figure
 //! is deterministic. Each run lasts 2.5 s, so every series ends with a half second whose rates
-//! must be over its half second. compare, peak, study and diagnose: tests/golden_studies.rs.
+//! must be over its half second. compare, peak, study and diagnose: tests/quick/golden_studies.rs.
 //!
 //! After an intended change to the report, rewrite the files and review the diff:
-//! `UPDATE_GOLDEN=1 cargo test --release --test golden`.
+//! `UPDATE_GOLDEN=1 cargo test --release --test quick golden::`.
 
-mod golden_common;
+use super::golden_common;
 
 use golden_common::*;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! `Distribution::of`, `SeriesPoint::of` and `set_lengths`, `diagnose::notes`), so every
 //! figure is deterministic; a sweep built from such summaries; and the byte-for-byte check
 //! against `tests/golden/NAME.txt` (rewritten with `UPDATE_GOLDEN=1`).
-#![allow(dead_code)] // tests/golden.rs and tests/golden_studies.rs each use a part of it
+#![allow(dead_code)] // tests/quick/golden.rs and tests/quick/golden_studies.rs each use a part of it
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -280,7 +280,7 @@ pub fn check_goldens(texts: impl IntoIterator<Item = (&'static str, String)>) {
     }
     assert!(
         differ.is_empty(),
-        "reports differ from tests/golden (if intended: UPDATE_GOLDEN=1 cargo test --test golden)\n{}",
+        "reports differ from tests/golden (if intended: UPDATE_GOLDEN=1 cargo test --release --test quick golden)\n{}",
         differ.join("\n")
     );
 }

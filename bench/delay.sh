@@ -136,6 +136,9 @@ start_server() { # kind delay -> URL[kind], SRV_PID[kind]
             ;;
     esac
     logcmd "${cmd[@]}"
+    # Emptied here, not only by the child's redirection: the log is reused by each round's
+    # server, and wait_url must not read the last one's address before the child truncates it.
+    : >"$log"
     "${cmd[@]}" >"$log" 2>&1 &
     pid=$!
     PIDS+=("$pid")

@@ -7,8 +7,13 @@
 #   - a plain Python server that reads 64 B, time.sleep(D), writes them back (the baseline:
 #     what an ordinary sleeping server gives; the client reaches it with --raw)
 # Client and servers are all pinned to the SAME CPU (taskset -c 0): the client sleeps while the
-# server waits, so there is no cross-CPU wake-up in the figures. The three servers take turns
-# A B C A B C for each D. The table gives the error of p50 and p99 against D, and the goal
+# server waits, so there is no cross-CPU wake-up in the figures. As root, the client runs under
+# SCHED_FIFO (chrt -f 5, below a --realtime server's 10), so other processes' builds on CPU 0 do
+# not delay its reading of a reply, the same for every server (CLIENT_RT=0: as before, CFS).
+# The servers take turns A B C A B C for each D; each measured run gets a fresh server, stopped
+# after it, because a server with --delay holds a machine-wide CPU latency request (PM QoS,
+# /dev/cpu_dma_latency) while it runs, and that would help the servers measured beside it.
+# As root one more server is measured: "realtime", the event loop with --realtime (SCHED_FIFO). The table gives the error of p50 and p99 against D, and the goal
 # D ± (1% + 50 µs), and each server's CPU while it served (the wait spins its last stretch).
 # See bench/README.md ("delay.sh").
 #
@@ -16,6 +21,7 @@
 #   --quick   1 round, 2 s runs, no discarded warm-up round (~1 min): a smoke check, not a result
 #   (full: 3 rounds of 5 s after a discarded warm-up round, ~6 min)
 # Environment: ROUNDS=N overrides the number of measured rounds (default 3; --quick 1).
+#   CLIENT_RT=0   leave the client under CFS (default 1 as root: chrt -f 5)
 #   BEFORE=PATH   also measure the servers of another wirebench binary (e.g. a build of the
 #                 commit before a change), as "async-before" and "blocking-before", in the same
 #                 rounds (the client is always this tree's); the table then shows before and after.
@@ -37,11 +43,17 @@ WARM_DUR=2
 SIZE=64
 CPU=0                              # client and every server
 DELAYS=(0 200us 1ms 5ms 50ms)      # 0: no --delay, the round trip alone
-KINDS=(async blocking python)
+KINDS=(async blocking)
+((EUID != 0)) || KINDS+=(realtime)
 BEFORE=${BEFORE:-}
 if [[ -n $BEFORE ]]; then
     [[ -x $BEFORE ]] || { echo "bench/delay.sh: BEFORE=$BEFORE is not an executable wirebench" >&2; exit 2; }
-    KINDS=(async blocking async-before blocking-before python)
+    KINDS+=(async-before blocking-before)
+fi
+KINDS+=(python)
+CLIENT=()
+if ((EUID == 0)) && [[ ${CLIENT_RT:-1} != 0 ]] && command -v chrt >/dev/null; then
+    CLIENT=(chrt -f 5)
 fi
 
 require_cmds python3 taskset timeout cargo
@@ -115,6 +127,7 @@ start_server() { # kind delay -> URL[kind], SRV_PID[kind]
     case "$kind" in
         async) cmd=(taskset -c "$CPU" "$WB" serve tcp --threads 1 "${flag[@]}") ;;
         blocking) cmd=(taskset -c "$CPU" "$WB" serve tcp --threads 1 --blocking "${flag[@]}") ;;
+        realtime) cmd=(taskset -c "$CPU" "$WB" serve tcp --threads 1 --realtime "${flag[@]}") ;;
         async-before) cmd=(taskset -c "$CPU" "$OLD_WB" serve tcp --threads 1 "${flag[@]}") ;;
         blocking-before) cmd=(taskset -c "$CPU" "$OLD_WB" serve tcp --threads 1 --blocking "${flag[@]}") ;;
         python)
@@ -123,6 +136,9 @@ start_server() { # kind delay -> URL[kind], SRV_PID[kind]
             ;;
     esac
     logcmd "${cmd[@]}"
+    # Emptied here, not only by the child's redirection: the log is reused by each round's
+    # server, and wait_url must not read the last one's address before the child truncates it.
+    : >"$log"
     "${cmd[@]}" >"$log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
@@ -140,7 +156,8 @@ measure() { # kind delay round dur -> prints one line, records when not the warm
     tag=$kind-$d-r$round
     out=$RAW/$tag.json
     [[ $kind != python ]] || raw=(--raw)
-    cmd=(taskset -c "$CPU" "$WB" run "${URL[$kind]}" "${raw[@]}" --size "$SIZE" -c 1 --threads 1
+    start_server "$kind" "$d"
+    cmd=("${CLIENT[@]}" taskset -c "$CPU" "$WB" run "${URL[$kind]}" "${raw[@]}" --size "$SIZE" -c 1 --threads 1
         -d "${dur}s" --warmup 1s --json -q)
     [[ $round != 1 ]] || logcmd "${cmd[@]}"
     wait_quiet
@@ -148,6 +165,7 @@ measure() { # kind delay round dur -> prints one line, records when not the warm
     bounded $((dur + 31)) python3 "$CPUWRAP" "$RAW/$tag.cpu" "${cmd[@]}" >"$out" 2>"$RAW/$tag.err" || rc=$?
     t1=$(server_ticks "${SRV_PID[$kind]}")
     bg=$(bg_after)
+    stop_pid "${SRV_PID[$kind]}"
     if [[ ! -s $out ]] || ((rc != 0)); then
         echo "wirebench run against $kind (delay $d) failed (exit $rc): $(cat "$RAW/$tag.err")" >&2
         exit 1
@@ -166,11 +184,9 @@ measure() { # kind delay round dur -> prints one line, records when not the warm
 
 for d in "${DELAYS[@]}"; do
     echo "== delay $d: client and servers on CPU $CPU"
-    for kind in "${KINDS[@]}"; do start_server "$kind" "$d"; done
     turns=()
     for kind in "${KINDS[@]}"; do turns+=("measure $kind $d"); done
     alternate "$ROUNDS" "${turns[@]}"
-    for kind in "${KINDS[@]}"; do stop_pid "${SRV_PID[$kind]}"; done
 done
 
 # ---------------------------------------------------------------------------------------------
@@ -180,7 +196,7 @@ HEADER=$(
     echo "wirebench bench/delay.sh$( ((QUICK)) && echo ' --quick')   $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "wirebench $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo ' (+ uncommitted src changes)');" \
         "$(python3 --version);" \
-        "kernel $(uname -r); $(nproc) CPUs; client and every server on CPU $CPU (taskset -c $CPU);" \
+        "kernel $(uname -r); $(nproc) CPUs; client and every server on CPU $CPU (taskset -c $CPU), the client $( ((${#CLIENT[@]})) && echo "under SCHED_FIFO (${CLIENT[*]})" || echo "under CFS"), a fresh server per run;" \
         "$ROUNDS measured round(s) of ${DUR} s per server and delay, A B C$( ((WARM_ROUND)) && echo ', after one discarded warm-up round')"
     [[ -z $BEFORE ]] || echo "before: the servers of BEFORE=$BEFORE ($("$OLD_WB" --version 2>/dev/null || echo '?'))"
 )
@@ -193,6 +209,7 @@ rows = [json.loads(l) for l in open(records) if l.strip()]
 names = {
     "async": "serve tcp (event loop)",
     "blocking": "serve tcp --blocking",
+    "realtime": "serve tcp --realtime",
     "async-before": "before: event loop",
     "blocking-before": "before: --blocking",
     "python": "python time.sleep",

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{first_line_addr, run_json, serve_process, stdout_lines};
+use common::{first_line_addr, run_json, serve_process, stdout_lines, usage_error};
 use std::process::Child;
 use std::time::Duration;
 
@@ -150,4 +150,82 @@ fn udp_delay_is_exact() {
 #[test]
 fn udp_blocking_delay_is_exact() {
     check_flag("udp", &["--blocking"]);
+}
+
+#[test]
+fn tcp_realtime_delay_is_exact() {
+    if root() {
+        check_flag("tcp", &["--realtime"]);
+        check_flag("tcp", &["--realtime", "--blocking"]);
+    }
+}
+
+/// Whether this test runs as root, the one user allowed the CPU latency request and SCHED_FIFO.
+fn root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether process `pid` has `/dev/cpu_dma_latency` open (a PM QoS request held).
+fn holds_cpu_latency(pid: u32) -> bool {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("the server's descriptors");
+    fds.map_while(Result::ok)
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .any(|target| target == std::path::Path::new("/dev/cpu_dma_latency"))
+}
+
+/// The scheduling policy of each thread of `pid` (0 SCHED_OTHER, 1 SCHED_FIFO): the 41st field
+/// of /proc/PID/task/TID/stat, counted after the command name's closing parenthesis.
+fn thread_policies(pid: u32) -> Vec<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("the server's threads");
+    tasks
+        .map_while(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+        .map(|stat| {
+            let after = &stat[stat.rfind(')').expect("(comm)") + 2..];
+            after.split(' ').nth(38).expect("policy").parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_delay_server_keeps_the_cpus_awake_as_root_and_only_with_a_delay() {
+    for kind in ["tcp", "http", "udp"] {
+        let delayed = Served::start(kind, &["--threads", "1", "--delay", "1ms"]);
+        let plain = Served::start(kind, &["--threads", "1"]);
+        assert_eq!(
+            holds_cpu_latency(delayed.child.id()),
+            root(),
+            "serve {kind} --delay 1ms"
+        );
+        assert!(
+            !holds_cpu_latency(plain.child.id()),
+            "serve {kind} without --delay"
+        );
+    }
+}
+
+#[test]
+fn realtime_runs_every_server_thread_under_sched_fifo_or_is_refused() {
+    let args = ["tcp", "--threads", "2", "--realtime", "--delay", "1ms"];
+    if !root() {
+        let out = usage_error(
+            &[&["serve"][..], &args[..]].concat(),
+            Duration::from_secs(10),
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--realtime"));
+        return;
+    }
+    let server = Served::start(args[0], &args[1..]);
+    let policies = thread_policies(server.child.id());
+    assert!(
+        policies.len() >= 3,
+        "main and two server threads: {policies:?}"
+    );
+    assert!(
+        policies.iter().all(|&p| p == 1),
+        "SCHED_FIFO is 1: {policies:?}"
+    );
+    let plain = Served::start("tcp", &["--threads", "2", "--delay", "1ms"]);
+    assert!(thread_policies(plain.child.id()).iter().all(|&p| p == 0));
 }

@@ -12,6 +12,7 @@ use crate::error::{usage, UsageError};
 use crate::plan::duration_flag;
 use crate::serve::listen::{bind, ListenError};
 use crate::serve::{trigger_on_signal, Mode, Shutdown};
+use crate::sys::awake::CpuAwake;
 use crate::sys::socket::SocketOptions;
 use crate::units::parse_message_size;
 use std::fmt::Display;
@@ -129,6 +130,13 @@ fn size_flag(flag: &'static str, text: &Option<String>) -> Result<Option<usize>,
 fn delay_flag(text: &Option<String>) -> Result<Option<Duration>, UsageError> {
     let delay = text.as_deref().map(|t| duration_flag("--delay", t));
     Ok(delay.transpose()?.filter(|d| !d.is_zero()))
+}
+
+/// With `--delay`, holds every CPU out of idle sleep while the result lives, so the timer
+/// that ends a wait wakes its thread on time (see [`CpuAwake`]); `None` without a delay, and
+/// when the hold is not permitted (not root): the delay is then as exact as the CPU's wake-ups.
+fn keep_awake(delay: Option<Duration>) -> Option<CpuAwake> {
+    delay.and_then(|_| CpuAwake::hold().ok())
 }
 
 /// Parses `--max-rate`: requests per second, `2000` or `2000/s`, above zero.

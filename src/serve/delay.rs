@@ -13,6 +13,10 @@
 //! between looks. Over a run the spin costs about the spread of the wake-up latency per wait
 //! (~30–40 µs here, measured with a C loop doing the same), not the whole margin. A wait holds
 //! one descriptor (per connection, made at its first wait), and never ends before its deadline.
+//!
+//! What a margin cannot cover is a wake-up later than itself: a halted vCPU (the `serve`
+//! commands therefore hold the CPUs out of idle sleep with `--delay`, as root,
+//! `crate::sys::awake`), and other processes on the CPU (`serve tcp --realtime`: SCHED_FIFO).
 
 use crate::sys::timerfd::Timer;
 use std::time::{Duration, Instant};

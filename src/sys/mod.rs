@@ -3,8 +3,9 @@
 //! sockets ([`socket`]), and what links and TCP segments look like ([`link`]); the kernel's TCP counters
 //! ([`netstat`]) and `TCP_INFO` of this process's connections ([`tcpinfo`]), with the CPU pressure
 //! ([`pressure`]), a diagnosis's evidence; where threads run ([`pin`]: CPU affinity, as the demo
-//! pins its client and server).
+//! pins its client and server); keeping CPUs ready for a timer ([`awake`]: PM QoS, SCHED_FIFO).
 
+pub mod awake;
 pub mod cgroup;
 pub mod file;
 pub mod host;

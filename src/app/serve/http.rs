@@ -1,7 +1,7 @@
 //! `wirebench serve http`: flags into [`HttpServerOptions`], a listener, the URL line, and the
 //! final counters when a signal stops the server.
 
-use super::{accept_until_signal, delay_flag, max_connections_flag, max_rate_flag};
+use super::{accept_until_signal, delay_flag, keep_awake, max_connections_flag, max_rate_flag};
 use super::{threads, threads_flag};
 use crate::cli::ServeHttpArgs;
 use crate::error::{usage, UsageError};
@@ -34,6 +34,7 @@ pub fn main(args: &ServeHttpArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let listen = (args.listen.as_str(), 8080);
+    let _awake = keep_awake(options.delay);
     let code = accept_until_signal(
         "http",
         listen,

@@ -2,7 +2,7 @@
 //! final counters when a signal stops the server.
 
 use super::mode_and_threads;
-use super::{accept_until_signal, delay_flag, max_connections_flag, max_rate_flag};
+use super::{accept_until_signal, delay_flag, keep_awake, max_connections_flag, max_rate_flag};
 use super::{size_flag, threads_flag};
 use crate::cli::{ServeTcpArgs, ServerMode};
 use crate::error::{usage, UsageError};
@@ -20,7 +20,17 @@ const MAX_DELIMITER: usize = 1024;
 /// then prints the final counters.
 pub fn main(args: &ServeTcpArgs) -> anyhow::Result<ExitCode> {
     let options = options(args)?;
-    let (socket, description) = (options.socket, describe(&options));
+    let (socket, mut description) = (options.socket, describe(&options));
+    let _awake = keep_awake(options.delay);
+    if args.realtime {
+        // Before the server's threads start: they inherit the calling thread's policy.
+        crate::sys::awake::realtime().map_err(|e| {
+            UsageError::new(format!(
+                "--realtime: cannot run under SCHED_FIFO ({e}): run as root, or leave --realtime out"
+            ))
+        })?;
+        description += ", SCHED_FIFO (--realtime)";
+    }
     let listen = (args.listen.as_str(), 7000);
     accept_until_signal(
         "tcp",

@@ -1,7 +1,8 @@
 //! `wirebench serve udp`: flags into [`UdpServerOptions`], a socket, the address line, and the
 //! final counters when a signal stops the server.
 
-use super::{delay_flag, listen_addr, max_rate_flag, mode_and_threads, serve_until_signal};
+use super::serve_until_signal;
+use super::{delay_flag, keep_awake, listen_addr, max_rate_flag, mode_and_threads};
 use super::{size_flag, threads_flag};
 use crate::cli::{ServeUdpArgs, ServerMode};
 use crate::error::{usage, UsageError};
@@ -21,6 +22,7 @@ pub fn main(args: &ServeUdpArgs) -> anyhow::Result<ExitCode> {
         bind_error(&format!("bind udp {addr}"), &e, otherwise)
     })?;
     let addr = socket.local_addr()?;
+    let _awake = keep_awake(options.delay);
     serve_until_signal("udp", addr, &describe(&options), |shutdown| {
         run(socket, options, shutdown)
     })

@@ -16,21 +16,24 @@
 # (os.wait4), the ratio wirebench/peer is taken per round (paired), and the table shows its
 # median and the range over the rounds.
 #
-# Usage: bench/per_cpu.sh [--quick] [--tls | --http1]   (without either: udp and crr, written to
-#   bench/results/per_cpu.txt; with --tls: tls and tls-crr, written to bench/results/tls.txt;
-#   with --http1: http1, written to bench/results/http1_per_cpu.txt)
-#   WB_OLD=PATH (with --http1) runs that wirebench binary too, as wirebench-old: before/after
+# Usage: bench/per_cpu.sh [--quick] [--tls | --http1 | --crr]   (without any: udp and crr, written
+#   to bench/results/per_cpu.txt; with --tls: tls and tls-crr, written to bench/results/tls.txt;
+#   with --http1: http1, written to bench/results/http1_per_cpu.txt; with --crr: crr alone,
+#   written to bench/results/crr_per_cpu.txt)
+#   WB_OLD=PATH (with --http1 or --crr) runs that wirebench binary too, as wirebench-old: before/after
 #   --quick   1 round of 2 s runs, no warm-up round: a smoke check
 # Environment: ROUNDS=N measured rounds (default 5; --quick 1), DUR=seconds per run (default 4).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TLS=0
 HTTP1=0
+CRR=0
 args=()
 for a in "$@"; do
     case "$a" in
         --tls) TLS=1 ;;
         --http1) HTTP1=1 ;;
+        --crr) CRR=1 ;;
         *) args+=("$a") ;;
     esac
 done
@@ -53,6 +56,7 @@ RESULTS=$ROOT/bench/results
 OUT_NAME=per_cpu
 ((TLS)) && OUT_NAME=tls
 ((HTTP1)) && OUT_NAME=http1_per_cpu
+((CRR)) && OUT_NAME=crr_per_cpu
 bench_setup "$RESULTS/raw/$OUT_NAME"
 RECORDS=$RAW/records.jsonl
 COMMANDS=$RAW/commands.txt
@@ -108,7 +112,7 @@ URL=http://127.0.0.1:$PORT/small.bin
 TLS_URL=https://127.0.0.1:$TLS_PORT/small.bin
 REUSE_LOG=$NGX_DIR/logs/reuse.log
 
-if ((!TLS && !HTTP1)); then
+if ((!TLS && !HTTP1 && !CRR)); then
     taskset -c "$SERVER_CPU" "$WB" serve udp --threads 1 >"$RAW/udp-echo.txt" 2>&1 &
     PIDS+=($!)
     UDP_URL=$(wait_url "$RAW/udp-echo.txt" "$!")
@@ -130,6 +134,7 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
         http1/wrk) CMD=(wrk -t1 -c50 -d"${s}s" "$URL") ;;
         http1/ab) CMD=(ab -k -c 50 -t "$s" -n 100000000 "$URL") ;;
         crr/wirebench) CMD=("${wbr[@]}" "$URL" -c 10 --no-keepalive) ;;
+        crr/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 10 --no-keepalive) ;;
         crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$URL") ;;
         crr/wrk) CMD=(wrk -t1 -c10 -d"${s}s" -H "Connection: close" "$URL") ;;
         tls/wirebench) CMD=("${wbr[@]}" "$TLS_URL" -c 50 --insecure) ;;
@@ -185,6 +190,9 @@ measure() { # CMP TOOL ROUND -> one line; a record unless the warm-up
 if ((HTTP1)); then
     declare -A TOOLS=([http1]="wirebench${WB_OLD:+ wirebench-old} wrk ab")
     ORDER=(http1)
+elif ((CRR)); then
+    declare -A TOOLS=([crr]="wirebench${WB_OLD:+ wirebench-old} ab wrk")
+    ORDER=(crr)
 elif ((TLS)); then
     declare -A TOOLS=([tls]="wirebench wrk h2load" [tls-crr]="wirebench wirebench-noresume ab wrk")
     ORDER=(tls tls-crr)

@@ -2,9 +2,7 @@
 //! dynamic table entries (a Huffman-coded `:status` indexed once, then referred to by index),
 //! a table size update, header blocks split over CONTINUATION frames, padded DATA, a PING to
 //! answer, streams reset one by one while the connection goes on, and nginx's Huffman-coded
-//! entries in a small table that evicts with every response. Each test but that one runs both
-//! implementations: wirebench's own framing layer (the default) and the h2 crate
-//! (`WIREBENCH_H2=crate`), which must count alike.
+//! entries in a small table that evicts with every response.
 
 mod common;
 
@@ -100,12 +98,9 @@ fn peer(answer: fn(usize, u32) -> Vec<u8>) -> (String, Arc<AtomicBool>, JoinHand
     (url, stop, thread)
 }
 
-/// Runs `wirebench run URL ARGS --json -q`, on the h2 crate if `crate_path`.
-fn run(url: &str, args: &[&str], crate_path: bool) -> (serde_json::Value, i32) {
-    let mut cmd = common::bin();
-    if crate_path {
-        cmd.env("WIREBENCH_H2", "crate");
-    }
+/// Runs `wirebench run URL ARGS --json -q`.
+fn run(url: &str, args: &[&str]) -> (serde_json::Value, i32) {
+    let cmd = common::bin();
     let mut all = vec!["run", url, "--http2", "--json", "-q"];
     all.extend_from_slice(args);
     let (out, _) = common::run_bounded_with(cmd, &all, LIMIT);
@@ -144,21 +139,19 @@ fn indexed_201(k: usize, stream: u32) -> Vec<u8> {
 
 #[test]
 fn http2_dynamic_table_continuation_padding_and_ping_are_handled() {
-    for crate_path in [false, true] {
-        let (url, stop, thread) = peer(indexed_201);
-        let args = ["-n", "200", "--pipeline", "16", "--accept", "201"];
-        let (json, code) = run(&url, &args, crate_path);
-        stop.store(true, Ordering::Relaxed);
-        let seen = thread.join().unwrap();
-        let what = format!("crate {crate_path}: {json} {seen:?}");
-        assert_eq!((code, n(&json["ok"])), (0, 200), "{what}");
-        assert_eq!(json["http"]["status"][0]["code"], 201, "{what}");
-        assert_eq!(n(&json["http"]["status"][0]["count"]), 200, "{what}");
-        assert_eq!(n(&json["http"]["body_bytes"]), 200 * 5, "{what}");
-        // One connection; at most 8 streams at once (the peer's limit) was no error.
-        assert_eq!((seen.connections, seen.requests), (1, 200), "{what}");
-        assert_eq!((seen.ping_acks, seen.settings_acks), (1, 1), "{what}");
-    }
+    let (url, stop, thread) = peer(indexed_201);
+    let args = ["-n", "200", "--pipeline", "16", "--accept", "201"];
+    let (json, code) = run(&url, &args);
+    stop.store(true, Ordering::Relaxed);
+    let seen = thread.join().unwrap();
+    let what = format!("{json} {seen:?}");
+    assert_eq!((code, n(&json["ok"])), (0, 200), "{what}");
+    assert_eq!(json["http"]["status"][0]["code"], 201, "{what}");
+    assert_eq!(n(&json["http"]["status"][0]["count"]), 200, "{what}");
+    assert_eq!(n(&json["http"]["body_bytes"]), 200 * 5, "{what}");
+    // One connection; at most 8 streams at once (the peer's limit) was no error.
+    assert_eq!((seen.connections, seen.requests), (1, 200), "{what}");
+    assert_eq!((seen.ping_acks, seen.settings_acks), (1, 1), "{what}");
 }
 
 /// nginx's way of coding a response head, made harder: every response enters a `date` (its
@@ -219,7 +212,7 @@ fn dated_201(k: usize, stream: u32) -> Vec<u8> {
 fn http2_a_table_that_evicts_all_the_time_stays_in_step() {
     let (url, stop, thread) = peer(dated_201);
     let args = ["-n", "200", "--pipeline", "16", "--accept", "201"];
-    let (json, code) = run(&url, &args, false);
+    let (json, code) = run(&url, &args);
     stop.store(true, Ordering::Relaxed);
     let seen = thread.join().unwrap();
     let what = format!("{json} {seen:?}");
@@ -240,26 +233,24 @@ fn reset_every_other(k: usize, stream: u32) -> Vec<u8> {
 
 #[test]
 fn http2_streams_reset_one_by_one_are_errors_while_the_connection_goes_on() {
-    for crate_path in [false, true] {
-        let (url, stop, thread) = peer(reset_every_other);
-        let (json, code) = run(&url, &["-n", "40", "--pipeline", "4"], crate_path);
-        stop.store(true, Ordering::Relaxed);
-        let seen = thread.join().unwrap();
-        let what = format!("crate {crate_path}: {json} {seen:?}");
-        assert_eq!(code, 1, "{what}");
-        assert_eq!(n(&json["ok"]), 20, "{what}");
-        let kind = &json["errors"]["by_kind"][0];
-        assert_eq!(
-            (kind["kind"].as_str(), n(&kind["count"])),
-            (Some("reset"), 20),
-            "{what}"
-        );
-        let sample = kind["sample"].as_str().unwrap();
-        assert!(
-            sample.contains("RST_STREAM") && sample.contains("INTERNAL_ERROR"),
-            "{what}"
-        );
-        assert_eq!(n(&json["http"]["status_2xx"]), 20, "{what}");
-        assert_eq!((seen.connections, seen.requests), (1, 40), "{what}");
-    }
+    let (url, stop, thread) = peer(reset_every_other);
+    let (json, code) = run(&url, &["-n", "40", "--pipeline", "4"]);
+    stop.store(true, Ordering::Relaxed);
+    let seen = thread.join().unwrap();
+    let what = format!("{json} {seen:?}");
+    assert_eq!(code, 1, "{what}");
+    assert_eq!(n(&json["ok"]), 20, "{what}");
+    let kind = &json["errors"]["by_kind"][0];
+    assert_eq!(
+        (kind["kind"].as_str(), n(&kind["count"])),
+        (Some("reset"), 20),
+        "{what}"
+    );
+    let sample = kind["sample"].as_str().unwrap();
+    assert!(
+        sample.contains("RST_STREAM") && sample.contains("INTERNAL_ERROR"),
+        "{what}"
+    );
+    assert_eq!(n(&json["http"]["status_2xx"]), 20, "{what}");
+    assert_eq!((seen.connections, seen.requests), (1, 40), "{what}");
 }

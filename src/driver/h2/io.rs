@@ -6,7 +6,6 @@ use super::super::stream::Stream;
 use super::super::tls;
 use crate::record::{ErrorKind, OpError};
 use std::cell::Cell;
-use std::io::IoSlice;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
@@ -34,7 +33,7 @@ enum Inner {
     Tls(Box<TlsStream<TcpStream>>),
 }
 
-/// What h2 reads and writes: the socket, counting.
+/// What the framing layer reads and writes: the socket, counting.
 #[derive(Debug)]
 pub(super) struct Io {
     inner: Inner,
@@ -112,27 +111,6 @@ impl AsyncWrite for Io {
             Inner::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         };
         this.counted(r)
-    }
-
-    /// h2 writes a frame's header and its payload in one call when it can.
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        let this = self.get_mut();
-        let r = match &mut this.inner {
-            Inner::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Inner::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        };
-        this.counted(r)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match &self.inner {
-            Inner::Tcp(s) => s.is_write_vectored(),
-            Inner::Tls(s) => s.is_write_vectored(),
-        }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {

@@ -37,7 +37,7 @@ pub enum RequestError {
     Uri(InvalidUriParts),
 }
 
-/// A request, ready for `SendRequest::send_request`, and its body if it has one.
+/// A request, rendered (encoded into a header block by [`Shapes::encode`]), and its body.
 pub(super) type Rendered = (Request<()>, Option<Bytes>);
 
 /// Something fixed for the run, or a template rendered per request.

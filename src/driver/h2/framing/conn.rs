@@ -2,9 +2,8 @@
 //! once the server allows another), flow control both ways, and what each frame read does.
 //! Frames to send are appended to `out`; the session writes it, many streams' frames at once.
 
-use super::frame::{self, Head};
+use super::frame::{self, reason_name, Head};
 use super::hpack::{BadBlock, Decoder};
-use crate::driver::h2::failure::reason_name;
 use crate::driver::{Done, Failure, Sent};
 use crate::record::ErrorKind;
 use bytes::Bytes;
@@ -97,7 +96,7 @@ fn broke(code: u32) -> Failure {
     Failure {
         kind: ErrorKind::Mismatch,
         what: "HTTP/2: the server broke the protocol; the client ended the stream or connection",
-        code: Some(reason_name(h2::Reason::from(code))),
+        code: Some(reason_name(code)),
     }
 }
 
@@ -426,7 +425,7 @@ impl Conn {
             self.connection_failed(Failure {
                 kind: ErrorKind::Reset,
                 what: "HTTP/2: the server closed the connection with GOAWAY",
-                code: Some(reason_name(h2::Reason::from(code))),
+                code: Some(reason_name(code)),
             });
             return Ok(());
         }
@@ -494,7 +493,7 @@ fn finish(r: &mut Req) {
 
 /// The failure of a stream the server reset with `code`.
 fn reset(code: u32) -> Failure {
-    let name = Some(reason_name(h2::Reason::from(code)));
+    let name = Some(reason_name(code));
     match code {
         0x7 => Failure {
             kind: ErrorKind::Refused,

@@ -37,6 +37,30 @@ pub(super) const SETTINGS_MAX_FRAME_SIZE: u16 = 0x5;
 pub(super) const CANCEL: u32 = 0x8;
 pub(super) const PROTOCOL_ERROR: u32 = 0x1;
 
+/// The name of an HTTP/2 error code (RFC 9113 §7), for error messages.
+pub(super) fn reason_name(code: u32) -> &'static str {
+    const NAMES: [&str; 14] = [
+        "NO_ERROR",
+        "PROTOCOL_ERROR",
+        "INTERNAL_ERROR",
+        "FLOW_CONTROL_ERROR",
+        "SETTINGS_TIMEOUT",
+        "STREAM_CLOSED",
+        "FRAME_SIZE_ERROR",
+        "REFUSED_STREAM",
+        "CANCEL",
+        "COMPRESSION_ERROR",
+        "CONNECT_ERROR",
+        "ENHANCE_YOUR_CALM",
+        "INADEQUATE_SECURITY",
+        "HTTP_1_1_REQUIRED",
+    ];
+    NAMES
+        .get(code as usize)
+        .copied()
+        .unwrap_or("unknown error code")
+}
+
 /// A frame's header, as read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Head {

@@ -101,6 +101,8 @@ pub(super) struct Decoder {
     value: Vec<u8>,
     /// Evicted entries' buffers, reused for new ones: no allocation per field once warm.
     spare: Vec<Entry>,
+    /// Huffman strings decoded lately: the same values come again in every response.
+    memo: huffman::Memo,
 }
 
 /// Reads an integer with an `n`-bit prefix (§5.1) at `*at`, moving past it.
@@ -135,14 +137,28 @@ fn string<'a>(buf: &'a [u8], at: &mut usize) -> Result<(&'a [u8], bool), BadBloc
     Ok((s, huffman))
 }
 
-/// Puts a string literal's octets in `out`.
-fn decoded(raw: (&[u8], bool), out: &mut Vec<u8>) -> Result<(), BadBlock> {
+/// Puts a string literal's octets in `out`; a Huffman-coded one through `memo`'s `slot`
+/// (the static index of the field's name, 0 for any other, and for a name itself).
+fn decoded(
+    memo: &mut huffman::Memo,
+    slot: usize,
+    raw: (&[u8], bool),
+    out: &mut Vec<u8>,
+) -> Result<(), BadBlock> {
     out.clear();
     match raw.1 {
-        true => huffman::decode(raw.0, out)?,
+        true => memo.decode(slot, raw.0, out)?,
         false => out.extend_from_slice(raw.0),
     }
     Ok(())
+}
+
+/// The memo slot of a value whose name has `index`: the static table's names have their own.
+fn slot(index: usize) -> usize {
+    match index {
+        1..=61 => index,
+        _ => 0,
+    }
 }
 
 /// The status code a `:status` value says, if it is one.
@@ -165,6 +181,7 @@ impl Decoder {
             name: Vec::new(),
             value: Vec::new(),
             spare: Vec::new(),
+            memo: huffman::Memo::new(),
         }
     }
 
@@ -234,14 +251,14 @@ impl Decoder {
                 }
                 let is_status = match index {
                     0 => {
-                        decoded(string(buf, &mut at)?, &mut self.name)?;
+                        decoded(&mut self.memo, 0, string(buf, &mut at)?, &mut self.name)?;
                         self.name == b":status"
                     }
                     i => self.field(i)?.0 == b":status",
                 };
                 let raw = string(buf, &mut at)?;
                 if is_status {
-                    decoded(raw, &mut self.value)?;
+                    decoded(&mut self.memo, slot(index), raw, &mut self.value)?;
                     code = status(&self.value);
                 }
             }
@@ -251,8 +268,9 @@ impl Decoder {
 
     /// Reads a literal field with a `prefix`-bit name index into `name` and `value`.
     fn literal(&mut self, buf: &[u8], at: &mut usize, prefix: u32) -> Result<(), BadBlock> {
-        match integer(buf, at, prefix)? {
-            0 => decoded(string(buf, at)?, &mut self.name)?,
+        let index = integer(buf, at, prefix)?;
+        match index {
+            0 => decoded(&mut self.memo, 0, string(buf, at)?, &mut self.name)?,
             i => {
                 // Not through `field`: the borrow of the table must stay apart from `name`'s.
                 let name: &[u8] = match i {
@@ -263,7 +281,12 @@ impl Decoder {
                 self.name.extend_from_slice(name);
             }
         }
-        decoded(string(buf, at)?, &mut self.value)
+        decoded(
+            &mut self.memo,
+            slot(index),
+            string(buf, at)?,
+            &mut self.value,
+        )
     }
 
     /// Adds the field in `name` and `value` to the dynamic table (§4.4).
@@ -357,6 +380,20 @@ mod tests {
         assert_eq!((d.table.len(), d.size), (3, 215));
         assert_eq!(&*d.table[0].0, b"set-cookie");
         assert_eq!(&*d.table[2].1, b"Mon, 21 Oct 2013 20:13:22 GMT");
+    }
+
+    /// The same response again (nginx's case): its strings come from the memo, the same table.
+    #[test]
+    fn a_block_decoded_again_enters_the_same_fields() {
+        let mut d = Decoder::new();
+        d.max = 256;
+        let first = hex("4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81 66e0 82a6 2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3");
+        assert_eq!(d.block(&first), Ok(Some(302)));
+        let once: Vec<Entry> = d.table.iter().cloned().collect();
+        assert_eq!(d.block(&first), Ok(Some(302)));
+        assert_eq!(d.table.iter().cloned().collect::<Vec<_>>(), once);
+        assert_eq!((d.table.len(), d.size), (4, 222));
+        assert_eq!(&*once[0].1, b"https://www.example.com");
     }
 
     #[test]

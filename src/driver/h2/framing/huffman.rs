@@ -1,9 +1,9 @@
 //! HPACK's Huffman code (RFC 7541 Appendix B) and a decoder for it. The code is canonical
-//! (codes of one length are consecutive, in symbol order), so each code's length follows from
-//! comparing the next 32 bits with one limit per length, without a decoding table. Only the
-//! strings the client keeps are decoded: entries of the dynamic table (nginx enters its
-//! `date`, `content-type`, `last-modified`, `etag` with incremental indexing) and a literal
-//! `:status`.
+//! (codes of one length are consecutive, in symbol order): a code of at most 8 bits is one
+//! lookup of the next 8 bits, a longer one follows from comparing the next 32 bits with one
+//! limit per length. Only the strings the client keeps are decoded: entries of the dynamic
+//! table (nginx enters its `date`, `content-type`, `last-modified`, `etag` with incremental
+//! indexing) and a literal `:status`; [`Memo`] decodes a value seen again only once.
 
 /// The code of each octet, right-aligned (RFC 7541 Appendix B); the tests encode with it.
 #[cfg(test)]
@@ -89,15 +89,54 @@ const fn canonical() -> Canonical {
     c
 }
 
+/// Per value of a code's first 8 bits: its octet and length when the code is at most 8 bits
+/// long (all of lower case, digits, upper case and the common punctuation), else length 0.
+struct Fast {
+    sym: [u8; 256],
+    len: [u8; 256],
+}
+
+/// Built at compile time from [`CANONICAL`].
+const FAST: Fast = fast();
+
+const fn fast() -> Fast {
+    let c = CANONICAL;
+    let mut f = Fast {
+        sym: [0; 256],
+        len: [0; 256],
+    };
+    let mut top = 0;
+    while top < 256 {
+        // The lowest 32-bit window with these first 8 bits: when its code is at most 8 bits
+        // long, every window with them has that code (a limit of length <= 8 is a multiple of
+        // 2^24, so the whole range of the low 24 bits falls on one side of it).
+        let window = (top as u64) << 24;
+        let mut len = 5;
+        while window >= c.limit[len] {
+            len += 1;
+        }
+        if len <= 8 {
+            f.len[top] = len as u8;
+            f.sym[top] =
+                c.syms[c.offset[len] + ((window >> (32 - len)) as u32 - c.first[len]) as usize];
+        }
+        top += 1;
+    }
+    f
+}
+
 /// A Huffman string that does not decode (RFC 7541 §5.2: a bad code, EOS, or bad padding).
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct BadHuffman;
 
-/// Appends the octets that `src` codes to `out`. Canonical decoding: the next 32 bits,
-/// compared with each length's limit from the shortest (5 bits) up, give the code's length;
-/// its offset from that length's first code gives the octet.
+/// Appends the octets that `src` codes to `out`. A code of at most 8 bits (nearly every octet
+/// of a header value) is one lookup of the next 8 bits in [`FAST`]; a longer one is found by
+/// canonical decoding: the next 32 bits, compared with each length's limit from 9 bits up, give
+/// its length, and its offset from that length's first code gives the octet.
 pub(super) fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
-    let c = &CANONICAL;
+    let (c, f) = (&CANONICAL, &FAST);
+    // At most 8/5 octets per coded octet: the shortest code is 5 bits.
+    out.reserve(src.len() * 8 / 5);
     // The bits not yet decoded, left-aligned, and how many there are.
     let (mut acc, mut bits, mut i) = (0u64, 0u32, 0);
     loop {
@@ -109,22 +148,85 @@ pub(super) fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
         if bits == 0 {
             return Ok(());
         }
-        let window = acc >> 32;
-        let mut len = 5;
-        while len <= 30 && window >= c.limit[len] {
-            len += 1;
-        }
-        if len as u32 > bits || len > 30 {
+        let top = (acc >> 56) as usize;
+        let (len, sym) = match f.len[top] {
+            0 => {
+                let window = acc >> 32;
+                let mut len = 9;
+                while len <= 30 && window >= c.limit[len] {
+                    len += 1;
+                }
+                let sym = match len {
+                    31 => 0,
+                    _ => {
+                        c.syms[c.offset[len]
+                            + ((window >> (32 - len)) as u32 - c.first[len]) as usize]
+                    }
+                };
+                (len as u32, sym)
+            }
+            len => (u32::from(len), f.sym[top]),
+        };
+        if len > bits || len > 30 {
             // Past the end: padding, at most 7 bits, the most significant bits of EOS (ones).
             return match bits <= 7 && acc >> (64 - bits) == (1u64 << bits) - 1 {
                 true => Ok(()),
                 false => Err(BadHuffman),
             };
         }
-        let at = (window >> (32 - len)) as u32 - c.first[len];
-        out.push(c.syms[c.offset[len] + at as usize]);
+        out.push(sym);
         acc <<= len;
-        bits -= len as u32;
+        bits -= len;
+    }
+}
+
+/// How many decoded strings [`Memo`] keeps: one per name of HPACK's static table (1-61), and
+/// one (0) for any other name and for names themselves.
+pub(super) const MEMO_SLOTS: usize = 62;
+
+/// The last string decoded per field name, by its coded octets. A server that enters the
+/// same values in the dynamic table response after response (nginx: `server`, `date`, which
+/// changes once a second, `content-type`, `last-modified`, each with incremental indexing and
+/// never referred to) has each decoded once, not once per response: a string's octets are a
+/// pure function of its code, so a hit is as correct as decoding it again. Keyed by the name
+/// (the caller's slot), not by the octets: `date` and `last-modified` values look alike (same
+/// length, first and last octets), and comparing one slot's octets is all a lookup costs.
+#[derive(Debug)]
+pub(super) struct Memo {
+    /// Per slot: a coded string and what it decodes to (always `decode` of the first).
+    slots: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Memo {
+    /// An empty memo.
+    pub(super) fn new() -> Memo {
+        Memo {
+            slots: vec![Default::default(); MEMO_SLOTS],
+        }
+    }
+
+    /// Appends the octets that `src` codes to `out`, as [`decode`] does; `slot` (taken modulo
+    /// [`MEMO_SLOTS`]) is where it is kept: the index of the field's name in the static table.
+    pub(super) fn decode(
+        &mut self,
+        slot: usize,
+        src: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), BadHuffman> {
+        let at = slot % MEMO_SLOTS;
+        let (coded, octets) = &mut self.slots[at];
+        if coded.as_slice() != src {
+            // Both emptied first: an error leaves the slot empty, which stays true.
+            coded.clear();
+            octets.clear();
+            if let Err(e) = decode(src, octets) {
+                octets.clear();
+                return Err(e);
+            }
+            coded.extend_from_slice(src);
+        }
+        out.extend_from_slice(octets);
+        Ok(())
     }
 }
 
@@ -174,6 +276,44 @@ mod tests {
         assert_eq!(out, b"Mon, 21 Oct 2013 20:13:21 GMT");
     }
 
+    /// A fixed pseudo-random sequence of octets (xorshift), weighted towards header text.
+    fn octets(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let text = b"abcdefghijklmnopqrstuvwxyz0123456789 -:,/\"GMT";
+                match x % 4 {
+                    0 => (x >> 8) as u8,
+                    _ => text[(x >> 8) as usize % text.len()],
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn strings_of_every_length_and_padding_round_trip_directly_and_through_the_memo() {
+        let mut memo = Memo::new();
+        let mut paddings = [false; 8];
+        for n in 0..200 {
+            let src = octets(n, n as u64 * 7919 + 1);
+            let coded = encode(&src);
+            let bits: u32 = src
+                .iter()
+                .map(|&b| u32::from(ENCODE_CODE_LENGTHS[b as usize]))
+                .sum();
+            paddings[(coded.len() * 8 - bits as usize) % 8] = true;
+            let (mut direct, mut memoed, mut again) = (Vec::new(), Vec::new(), Vec::new());
+            decode(&coded, &mut direct).unwrap();
+            memo.decode(n, &coded, &mut memoed).unwrap();
+            memo.decode(n, &coded, &mut again).unwrap();
+            assert_eq!((&direct, &memoed, &again), (&src, &src, &src), "length {n}");
+        }
+        assert_eq!(paddings, [true; 8], "every padding length 0-7 was tried");
+    }
+
     #[test]
     fn bad_padding_and_eos_are_refused() {
         let mut out = Vec::new();
@@ -181,5 +321,34 @@ mod tests {
         assert_eq!(decode(&[0x00], &mut out), Err(BadHuffman));
         // EOS itself (30 ones), then padding.
         assert_eq!(decode(&[0xff, 0xff, 0xff, 0xff], &mut out), Err(BadHuffman));
+        // "0" padded with 11 ones: padding longer than 7 bits (RFC 7541 §5.2).
+        assert_eq!(decode(&[0x07, 0xff], &mut out), Err(BadHuffman));
+        // EOS between two "a"s (00011): a string containing EOS is an error.
+        let a = u64::from(ENCODE_CODES[b'a' as usize]);
+        let bits = (a << 35 | 0x3fff_ffff << 5 | a) << 24;
+        assert_eq!(decode(&bits.to_be_bytes()[..5], &mut out), Err(BadHuffman));
+        // Every 30-bit code but EOS decodes (the last octets of the table: 10, 13, 22).
+        out.clear();
+        decode(&encode(b"\n\r\x16"), &mut out).unwrap();
+        assert_eq!(out, b"\n\r\x16");
+    }
+
+    #[test]
+    fn the_memo_stays_true_after_a_bad_string_and_a_collision() {
+        let mut memo = Memo::new();
+        let mut out = Vec::new();
+        assert_eq!(memo.decode(3, &[0x00], &mut out), Err(BadHuffman));
+        assert_eq!(memo.decode(3, &[0x00], &mut out), Err(BadHuffman));
+        assert_eq!(memo.decode(3, &[], &mut out), Ok(()));
+        assert!(out.is_empty());
+        // Three strings per slot, twice round: each is right whether it hits or not.
+        let all: Vec<Vec<u8>> = (0..3 * MEMO_SLOTS)
+            .map(|i| octets(12, i as u64 + 5))
+            .collect();
+        for (i, src) in all.iter().chain(&all).enumerate() {
+            out.clear();
+            memo.decode(i, &encode(src), &mut out).unwrap();
+            assert_eq!(&out, src);
+        }
     }
 }

@@ -37,7 +37,7 @@ pub(in crate::driver::h2) struct Requests {
 
 /// One open HTTP/2 connection on the framing layer.
 #[derive(Debug)]
-pub(in crate::driver::h2) struct FramedSession {
+pub struct FramedSession {
     io: Io,
     conn: Conn,
     counts: Rc<Counts>,

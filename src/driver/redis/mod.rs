@@ -161,7 +161,7 @@ impl RedisSession {
         let mut at = 0;
         while at < self.filled {
             let value = resp::value(&self.inbuf[at..self.filled])
-                .map_err(|e| OpError::fatal(ErrorKind::Mismatch, e))?;
+                .map_err(|e| OpError::fatal(ErrorKind::Mismatch, e.to_string()))?;
             let Some(value) = value else { break };
             let Some(sent) = self.in_flight.pop_front() else {
                 return Err(OpError::new(

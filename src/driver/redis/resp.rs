@@ -22,9 +22,20 @@ pub struct Value {
     pub error: bool,
 }
 
+/// Bytes that are not RESP.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotResp {
+    /// A value that starts with none of RESP's type bytes.
+    #[error("the reply starts with '{}', which is not RESP: is it a Redis server?", [*.0].escape_ascii())]
+    Kind(u8),
+    /// A length or count that is not a number.
+    #[error("'{}' is not a RESP length", .0.escape_ascii())]
+    Length(Vec<u8>),
+}
+
 /// The value at the start of `buf`: None while it is incomplete, an error for bytes that are
 /// not RESP.
-pub fn value(buf: &[u8]) -> Result<Option<Value>, String> {
+pub fn value(buf: &[u8]) -> Result<Option<Value>, NotResp> {
     let Some(end) = line_end(buf) else {
         return Ok(None);
     };
@@ -62,10 +73,7 @@ pub fn value(buf: &[u8]) -> Result<Option<Value>, String> {
             }
             Ok(Some(Value { len, error: false }))
         }
-        other => Err(format!(
-            "the reply starts with '{}', which is not RESP: is it a Redis server?",
-            [other].escape_ascii()
-        )),
+        other => Err(NotResp::Kind(other)),
     }
 }
 
@@ -74,11 +82,12 @@ fn line_end(buf: &[u8]) -> Option<usize> {
     buf.windows(2).position(|w| w == b"\r\n")
 }
 
-fn number(line: &[u8]) -> Result<i64, String> {
+/// A RESP length or count.
+fn number(line: &[u8]) -> Result<i64, NotResp> {
     std::str::from_utf8(line)
         .ok()
         .and_then(|t| t.parse().ok())
-        .ok_or_else(|| format!("'{}' is not a RESP length", line.escape_ascii()))
+        .ok_or_else(|| NotResp::Length(line.to_vec()))
 }
 
 #[cfg(test)]
@@ -127,6 +136,10 @@ mod tests {
         );
         assert_eq!(v(b"*2\r\n:1\r\n"), None);
         assert_eq!(v(b"+PON"), None);
-        assert!(value(b"HTTP/1.1 200 OK\r\n").is_err());
+        let not = value(b"HTTP/1.1 200 OK\r\n").unwrap_err();
+        assert_eq!(not, NotResp::Kind(b'H'));
+        assert!(not.to_string().contains("'H', which is not RESP"), "{not}");
+        let not = value(b"$x\r\n").unwrap_err();
+        assert_eq!(not.to_string(), "'x' is not a RESP length");
     }
 }

@@ -50,10 +50,31 @@ pub enum Error {
 }
 
 /// The registered protocols, in the order they are tried: the first that serves a URL's scheme
-/// and carries the job runs it (HTTP/2 before HTTP/1.1, which share their schemes). A new
-/// protocol is its module and one more name here.
+/// and carries the job runs it (HTTP/2 before HTTP/1.1, which share their schemes). Each entry
+/// is a protocol and the flag groups of `wirebench run` it brings, `field: Type` (groups that
+/// several protocols read come with the first of them): a new protocol is its module and one
+/// more entry here, and `run`'s flags, the plan's checks and a shard's plan follow.
 macro_rules! registry {
-    ($($protocol:ty),+ $(,)?) => {
+    ($($protocol:ty { $($field:ident: $group:ty),* $(,)? }),+ $(,)?) => {
+        /// The flags of `wirebench run` that belong to protocols: every registered protocol's
+        /// flag groups, in registration order (`cli::RunArgs` flattens it).
+        #[derive(Debug, Clone, Default, clap::Args, serde::Serialize)]
+        pub struct ProtocolArgs {
+            $($(
+                #[doc = concat!("The `", stringify!($field), "` flag group.")]
+                #[command(flatten)]
+                #[serde(flatten)]
+                pub $field: $group,
+            )*)+
+        }
+
+        impl ProtocolArgs {
+            /// Every flag group, in the order a misplaced flag is looked for.
+            pub fn groups(&self) -> Vec<&dyn FlagGroup> {
+                vec![$($(&self.$field as &dyn FlagGroup,)*)+]
+            }
+        }
+
         /// Every scheme some protocol serves, in registration order.
         pub fn schemes() -> impl Iterator<Item = &'static Scheme> {
             [$(<$protocol as Protocol>::SCHEMES),+].into_iter().flatten()
@@ -164,14 +185,14 @@ pub fn check_flags_fit(groups: &[&dyn FlagGroup], target: &Target) -> Result<(),
     Ok(())
 }
 
-registry!(
-    tcp::Tcp,
-    udp::Udp,
-    h2::Http2,
-    http::Http1,
-    dicom::Dicom,
-    redis::Redis
-);
+registry! {
+    tcp::Tcp { message: tcp::flags::MessageArgs },
+    udp::Udp {},
+    h2::Http2 {},
+    http::Http1 { http: http::flags::HttpArgs, file_set: http::flags::FileSetArgs },
+    dicom::Dicom { dicom: dicom::flags::DicomArgs },
+    redis::Redis { redis: redis::flags::RedisArgs },
+}
 
 /// The scheme called `name`, if some protocol serves it.
 pub fn scheme(name: &str) -> Option<&'static Scheme> {

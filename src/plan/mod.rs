@@ -192,9 +192,9 @@ impl TryFrom<&RunArgs> for Plan {
             deadline,
             socket: SocketOptions::try_from(&a.socket)?,
             tls: TlsOptions {
-                insecure: a.http.insecure,
-                cacert: a.http.cacert.clone(),
-                no_resume: a.http.no_tls_resume,
+                insecure: a.protocol.http.insecure,
+                cacert: a.protocol.http.cacert.clone(),
+                no_resume: a.protocol.http.no_tls_resume,
             },
             schedule_text,
             seed,

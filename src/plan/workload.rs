@@ -15,11 +15,15 @@ pub const DEFAULT_SIZE: usize = 64;
 /// The workload of a run of `a` against `target`, with the run's `seed`: the message flags'
 /// request and reply, then what the target's protocol builds from its own flags.
 pub fn of(a: &RunArgs, target: &Target, seed: u64) -> Result<Workload, UsageError> {
-    let groups = a.groups();
+    let groups = a.protocol.groups();
     driver::check_flags_fit(&groups, target)?;
     let mut workload = bytes(a)?;
     driver::check(target.scheme.name, &workload)?;
-    if (a.http.insecure || a.http.cacert.is_some() || a.http.no_tls_resume) && !target.tls() {
+    if (a.protocol.http.insecure
+        || a.protocol.http.cacert.is_some()
+        || a.protocol.http.no_tls_resume)
+        && !target.tls()
+    {
         return usage_of(
             &["--insecure", "--cacert", "--no-tls-resume"],
             "--insecure, --cacert and --no-tls-resume apply to https:// targets",
@@ -60,9 +64,9 @@ fn payload(text: &str) -> Result<Vec<u8>, UsageError> {
 }
 
 fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
-    let request = match (&a.message.size, &a.message.payload) {
+    let request = match (&a.protocol.message.size, &a.protocol.message.payload) {
         (_, Some(p)) => {
-            if a.message.raw {
+            if a.protocol.message.raw {
                 return usage_of(
                     &["--raw", "--size", "--payload"],
                     "--raw applies to --size; --payload is always sent as it is",
@@ -77,10 +81,10 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
                 }
                 None => DEFAULT_SIZE,
             },
-            preamble: !a.message.raw,
+            preamble: !a.protocol.message.raw,
         },
     };
-    let reply = match (&a.message.expect_size, &a.message.until) {
+    let reply = match (&a.protocol.message.expect_size, &a.protocol.message.until) {
         (Some(s), _) => Reply::Size(
             parse_message_size("--expect-size", s)
                 .map_err(|e| UsageError::flag("--expect-size", e))?,
@@ -104,7 +108,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
         (None, None) => Reply::Size(request.len()),
     };
     let bulk = matches!(mode(a), ClientMode::Stream | ClientMode::Source);
-    if bulk && (a.message.expect_size.is_some() || a.message.until.is_some()) {
+    if bulk && (a.protocol.message.expect_size.is_some() || a.protocol.message.until.is_some()) {
         return usage_of(
             &["--expect-size", "--until", "--mode"],
             format!(
@@ -113,7 +117,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
             ),
         );
     }
-    if mode(a) == ClientMode::Source && a.message.payload.is_some() {
+    if mode(a) == ClientMode::Source && a.protocol.message.payload.is_some() {
         return usage_of(&["--mode", "--size", "--payload"], "--mode source reads what the server pushes: use --size for the message size, not --payload");
     }
     Ok(Workload {

@@ -149,15 +149,7 @@ fn split(a: &RunArgs, who: Shard) -> Result<(RunArgs, Share), UsageError> {
 /// (the load, the workload, the protocol, the socket), the totals as given; not the shard's
 /// own flags, nor where its result goes or how it is shown ([`NOT_PLAN`]).
 pub fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
-    // Options read as their value, or `unset`: `--rate unset vs 5000`, not `None vs Some(..)`.
-    let d = |v: &dyn std::fmt::Debug| {
-        let text = format!("{v:?}");
-        match text.strip_prefix("Some(").and_then(|t| t.strip_suffix(')')) {
-            Some(inner) => inner.trim_matches('"').to_string(),
-            None if text == "None" => "unset".into(),
-            None => text,
-        }
-    };
+    use crate::driver::plan_value as d;
     let s = &a.socket;
     let pairs: Vec<(&str, String)> = vec![
         ("url", a.urls.join(" ")),
@@ -173,39 +165,17 @@ pub fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
         ("--arrival", d(&a.arrival)),
         ("--seed", d(&a.seed)),
         ("--think", d(&a.think)),
-        ("--size", d(&a.protocol.message.size)),
-        ("--payload", d(&a.protocol.message.payload)),
-        ("--expect-size", d(&a.protocol.message.expect_size)),
-        ("--until", d(&a.protocol.message.until)),
-        ("--raw", d(&a.protocol.message.raw)),
         ("--rate", d(&a.load.rate)),
         ("--bandwidth", d(&a.load.bandwidth)),
         ("--stages", d(&a.load.stages)),
-        ("--method", d(&a.protocol.http.method)),
-        ("--header", d(&a.protocol.http.headers)),
-        ("--body", d(&a.protocol.http.body)),
-        ("--accept", d(&a.protocol.http.accept)),
-        ("--no-keepalive", d(&a.protocol.http.no_keepalive)),
-        ("--http2", d(&a.protocol.http.http2)),
-        ("--insecure", d(&a.protocol.http.insecure)),
-        ("--cacert", d(&a.protocol.http.cacert)),
-        ("--no-tls-resume", d(&a.protocol.http.no_tls_resume)),
-        ("--mix", d(&a.protocol.http.mix)),
-        ("--targets", d(&a.protocol.http.targets)),
-        ("--manifest", d(&a.protocol.file_set.manifest)),
-        ("--popularity", d(&a.protocol.file_set.popularity)),
-        ("--dataset", d(&a.protocol.file_set.dataset)),
         ("--cache", d(&a.cache)),
         ("--link", d(&a.link)),
-        ("--op", d(&a.protocol.dicom.op)),
-        ("--calling-ae", d(&a.protocol.dicom.calling_ae)),
-        ("--files", d(&a.protocol.dicom.files)),
         ("--nodelay", d(&s.nodelay)),
         ("--no-nodelay", d(&s.no_nodelay)),
         ("--sndbuf", d(&s.sndbuf)),
         ("--rcvbuf", d(&s.rcvbuf)),
     ];
-    // The groups of protocols added since list their own flags.
+    // The protocols' flags, as each group lists its own.
     let groups = a.protocol.groups().into_iter().flat_map(|g| g.plan());
     pairs
         .into_iter()

@@ -4,6 +4,7 @@
 
 use crate::cli::{self, RunArgs};
 use crate::driver::target::Target;
+use crate::driver::tls::TlsOptions;
 use crate::driver::workload::{ClientMode, Reply, Request, Workload};
 use crate::driver::{self, Given};
 use crate::error::{usage_of, UsageError};
@@ -13,22 +14,14 @@ use crate::units::{parse_message_size, unescape};
 pub const DEFAULT_SIZE: usize = 64;
 
 /// The workload of a run of `a` against `target`, with the run's `seed`: the message flags'
-/// request and reply, then what the target's protocol builds from its own flags.
-pub fn of(a: &RunArgs, target: &Target, seed: u64) -> Result<Workload, UsageError> {
+/// request and reply, then what the target's protocol builds from its own flags; and how the
+/// client trusts a TLS server, as the flag group that holds the TLS flags says.
+pub fn of(a: &RunArgs, target: &Target, seed: u64) -> Result<(Workload, TlsOptions), UsageError> {
     let groups = a.protocol.groups();
     driver::check_flags_fit(&groups, target)?;
     let mut workload = bytes(a)?;
     driver::check(target.scheme.name, &workload)?;
-    if (a.protocol.http.insecure
-        || a.protocol.http.cacert.is_some()
-        || a.protocol.http.no_tls_resume)
-        && !target.tls()
-    {
-        return usage_of(
-            &["--insecure", "--cacert", "--no-tls-resume"],
-            "--insecure, --cacert and --no-tls-resume apply to https:// targets",
-        );
-    }
+    let tls = driver::tls_of(&groups, target)?;
     let given = Given {
         groups: &groups,
         target,
@@ -36,7 +29,7 @@ pub fn of(a: &RunArgs, target: &Target, seed: u64) -> Result<Workload, UsageErro
         seed,
     };
     driver::build(&given, &mut workload)?;
-    Ok(workload)
+    Ok((workload, tls))
 }
 
 /// Reads `--payload TEXT` or `--payload @FILE`.

@@ -32,7 +32,7 @@ pub enum Mode {
 /// `cli::ServeCommand` flattens the enum this makes and the commands run it through [`Serve`],
 /// so a new one is its module and one line here.
 macro_rules! servers {
-    ($($name:ident($args:ty)),+ $(,)?) => {
+    ($($name:ident($args:ty)),* $(,)?) => {
         // A doc comment here would become `wirebench serve`'s help text (clap reads it from the
         // flattened enum), so this says what it is in a plain comment: `wirebench serve NAME`
         // for each simple server.
@@ -42,14 +42,16 @@ macro_rules! servers {
             $(
                 #[allow(missing_docs)]
                 $name($args),
-            )+
+            )*
         }
 
         impl SimpleCommand {
             /// Runs the server named with `serve`.
+            #[allow(unused_variables)] // `serve`, when no server is registered
             pub fn run<S: Serve>(&self, serve: S) -> S::Output {
-                match self {
-                    $(SimpleCommand::$name(args) => serve.serve(args),)+
+                // `*self`, so that no server (before the first) is an empty match too.
+                match *self {
+                    $(SimpleCommand::$name(ref args) => serve.serve(args),)*
                 }
             }
         }

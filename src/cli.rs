@@ -259,8 +259,9 @@ pub enum ServeCommand {
     Udp(ServeUdpArgs),
     /// An HTTP/1.1 server: /bytes/N, /delay/D, /status/CODE, /echo, and files with --dir.
     Http(ServeHttpArgs),
-    /// A Redis server answering PING, GET and SET.
-    Redis(crate::serve::redis::ServeRedisArgs),
+    /// The servers that need only a listener, as `serve` registers them.
+    #[command(flatten)]
+    Simple(crate::serve::SimpleCommand),
 }
 
 /// What each client connection does.
@@ -406,25 +407,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub think: Option<String>,
 
-    /// TCP and UDP: what a request is, and how its reply ends.
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub message: crate::driver::tcp::flags::MessageArgs,
-
     /// Open loop: the rate, a UDP stream's bandwidth, stages.
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
 
-    /// HTTP: the requests and TLS.
+    /// The protocols' own flags (what a request is, how its reply ends, HTTP's requests and
+    /// TLS, DICOM's operation …), one group per protocol as the driver registry lists them.
     #[command(flatten)]
     #[serde(flatten)]
-    pub http: crate::driver::http::flags::HttpArgs,
-
-    /// HTTP: the file set of `{file}`.
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub file_set: crate::driver::http::flags::FileSetArgs,
+    pub protocol: crate::driver::ProtocolArgs,
 
     /// The page cache before each run: warm (as it is) or cold (dropped: sync, then 3 into
     /// /proc/sys/vm/drop_caches; needs root), so files come from the disk; the result records
@@ -440,16 +432,6 @@ pub struct RunArgs {
     #[arg(long, value_name = "BITS/S|auto")]
     pub link: Option<String>,
     // --- end wire speed ---
-    // --- DICOM (issue 11, item 3) ---
-    /// DICOM: the operation and its images.
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub dicom: crate::driver::dicom::flags::DicomArgs,
-    // --- end DICOM ---
-    /// Redis: the command.
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub redis: crate::driver::redis::flags::RedisArgs,
     /// Client socket options.
     #[command(flatten)]
     #[serde(flatten)]
@@ -508,19 +490,6 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub shard: ShardArgs,
-}
-
-impl RunArgs {
-    /// The flag groups that belong to protocols, in the order a misplaced flag is looked for.
-    pub fn groups(&self) -> [&dyn crate::driver::FlagGroup; 5] {
-        [
-            &self.message,
-            &self.http,
-            &self.file_set,
-            &self.dicom,
-            &self.redis,
-        ]
-    }
 }
 
 /// The open-loop flags of `wirebench run`: when requests are sent, whatever the replies do.

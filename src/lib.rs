@@ -46,8 +46,9 @@
 //! - [`driver`]: WHAT one operation is. Each protocol is a module registered once in
 //!   `driver/mod.rs` ([`driver::tcp`], [`driver::udp`], [`driver::http`], [`driver::h2`],
 //!   [`driver::dicom`], [`driver::redis`], with [`driver::tls`]) behind the [`driver::Protocol`], [`driver::Driver`] and
-//!   [`driver::Session`] traits. `run`'s flags come in groups by protocol (`#[command(flatten)]`
-//!   in [`cli::RunArgs`]), each defined beside the driver that reads it
+//!   [`driver::Session`] traits. `run`'s flags come in groups by protocol, gathered by the
+//!   registry into [`driver::ProtocolArgs`] (flattened into [`cli::RunArgs`]), each defined
+//!   beside the driver that reads it
 //!   ([`driver::tcp::flags`], [`driver::http::flags`], [`driver::dicom::flags`]); a protocol
 //!   names the groups it reads ([`driver::Protocol::FLAGS`]) and checks its workload at plan
 //!   time ([`driver::Protocol::check`]) and builds its part of it ([`driver::Protocol::build`]:
@@ -98,10 +99,12 @@
 //!   [`serve::redis`]) gets its address line and signal handling from `serve` itself.
 //!
 //!   A new protocol, as `redis://` shows, is `driver/NAME` (its [`driver::Protocol`], its flag
-//!   group, its [`driver::workload::Spec`]) and `serve/NAME`, registered by one line in
-//!   `driver/mod.rs`'s registry, its flag group in [`cli::RunArgs`] (a `#[command(flatten)]`
-//!   field and its line in `groups()`), its `serve` subcommand in [`cli::ServeCommand`] and
-//!   its line in the commands' dispatch; nothing in plan, engine, summary or report.
+//!   group, its [`driver::workload::Spec`]) and `serve/NAME`, each declared (`pub mod NAME;`)
+//!   and registered by one line: its protocol and flag group in `driver/mod.rs`'s `registry!`
+//!   (which makes `run`'s flags, [`driver::ProtocolArgs::groups`] and the plan's checks), its
+//!   server in `serve/mod.rs`'s `servers!` (which makes its `serve` subcommand,
+//!   [`serve::SimpleCommand`], and its dispatch); nothing in cli, app, plan, engine, summary or
+//!   report.
 //! - [`wire`]: formats the client and the servers share: the framing preamble, the datagram
 //!   header and flow accounting, the delimiter search.
 //! - [`sys`]: what is asked of the operating system: the precise timer, resource use and

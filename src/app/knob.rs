@@ -66,28 +66,28 @@ impl Knob {
     /// The field of `a` it varies, as given (a list or range is a sweep).
     pub fn get(self, a: &RunArgs) -> Option<&str> {
         match self {
-            Knob::Size => a.message.size.as_deref(),
+            Knob::Size => a.protocol.message.size.as_deref(),
             Knob::Connections => Some(&a.connections),
             Knob::Rate => a.load.rate.as_deref(),
             Knob::Pipeline => a.pipeline.as_deref(),
             Knob::Think => a.think.as_deref(),
             Knob::Sndbuf => a.socket.sndbuf.as_deref(),
             Knob::Rcvbuf => a.socket.rcvbuf.as_deref(),
-            Knob::Dataset => a.file_set.dataset.as_deref(),
+            Knob::Dataset => a.protocol.file_set.dataset.as_deref(),
         }
     }
 
     /// Sets the field of `a` it varies to one value.
     pub fn set(self, a: &mut RunArgs, value: String) {
         match self {
-            Knob::Size => a.message.size = Some(value),
+            Knob::Size => a.protocol.message.size = Some(value),
             Knob::Connections => a.connections = value,
             Knob::Rate => a.load.rate = Some(value),
             Knob::Pipeline => a.pipeline = Some(value),
             Knob::Think => a.think = Some(value),
             Knob::Sndbuf => a.socket.sndbuf = Some(value),
             Knob::Rcvbuf => a.socket.rcvbuf = Some(value),
-            Knob::Dataset => a.file_set.dataset = Some(value),
+            Knob::Dataset => a.protocol.file_set.dataset = Some(value),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 /// `wirebench run`, its report written to `out`.
 /// Several targets or a swept flag make a sweep ([`super::sweep`]); otherwise one plan.
 pub fn main(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    if let Some(file) = &args.dicom.save_example {
+    if let Some(file) = &args.protocol.dicom.save_example {
         return save_example(args, file);
     }
     let sharded = super::shard::prepare(args)?;
@@ -216,7 +216,7 @@ pub fn exit_code(s: &Summary) -> ExitCode {
 
 /// `--save-example FILE`: one generated CT image (`--size` pixel bytes) as a Part 10 file.
 fn save_example(args: &RunArgs, file: &str) -> anyhow::Result<ExitCode> {
-    let size = match &args.message.size {
+    let size = match &args.protocol.message.size {
         Some(s) => crate::units::parse_message_size("--size", s)
             .map_err(|e| crate::error::UsageError::flag("--size", e))?,
         None => crate::driver::dicom::spec::DEFAULT_IMAGE,

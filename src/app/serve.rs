@@ -52,8 +52,20 @@ fn accept_until_signal<S: Display>(
     })
 }
 
+/// Runs `wirebench serve NAME` for the servers that need only their listener
+/// ([`crate::serve::SimpleCommand`]).
+pub(super) struct Simple;
+
+impl crate::serve::Serve for Simple {
+    type Output = anyhow::Result<ExitCode>;
+
+    fn serve<S: crate::serve::Simple>(self, server: &S) -> anyhow::Result<ExitCode> {
+        simple(server)
+    }
+}
+
 /// `wirebench serve NAME` for a server that needs only its listener ([`crate::serve::Simple`]).
-pub(super) fn simple<S: crate::serve::Simple>(a: &S) -> anyhow::Result<ExitCode> {
+fn simple<S: crate::serve::Simple>(a: &S) -> anyhow::Result<ExitCode> {
     let socket = SocketOptions {
         nodelay: true,
         ..SocketOptions::default()

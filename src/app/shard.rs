@@ -149,15 +149,7 @@ fn split(a: &RunArgs, who: Shard) -> Result<(RunArgs, Share), UsageError> {
 /// (the load, the workload, the protocol, the socket), the totals as given; not the shard's
 /// own flags, nor where its result goes or how it is shown ([`NOT_PLAN`]).
 pub fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
-    // Options read as their value, or `unset`: `--rate unset vs 5000`, not `None vs Some(..)`.
-    let d = |v: &dyn std::fmt::Debug| {
-        let text = format!("{v:?}");
-        match text.strip_prefix("Some(").and_then(|t| t.strip_suffix(')')) {
-            Some(inner) => inner.trim_matches('"').to_string(),
-            None if text == "None" => "unset".into(),
-            None => text,
-        }
-    };
+    use crate::driver::plan_value as d;
     let s = &a.socket;
     let pairs: Vec<(&str, String)> = vec![
         ("url", a.urls.join(" ")),
@@ -173,40 +165,18 @@ pub fn plan_of(a: &RunArgs) -> BTreeMap<String, String> {
         ("--arrival", d(&a.arrival)),
         ("--seed", d(&a.seed)),
         ("--think", d(&a.think)),
-        ("--size", d(&a.message.size)),
-        ("--payload", d(&a.message.payload)),
-        ("--expect-size", d(&a.message.expect_size)),
-        ("--until", d(&a.message.until)),
-        ("--raw", d(&a.message.raw)),
         ("--rate", d(&a.load.rate)),
         ("--bandwidth", d(&a.load.bandwidth)),
         ("--stages", d(&a.load.stages)),
-        ("--method", d(&a.http.method)),
-        ("--header", d(&a.http.headers)),
-        ("--body", d(&a.http.body)),
-        ("--accept", d(&a.http.accept)),
-        ("--no-keepalive", d(&a.http.no_keepalive)),
-        ("--http2", d(&a.http.http2)),
-        ("--insecure", d(&a.http.insecure)),
-        ("--cacert", d(&a.http.cacert)),
-        ("--no-tls-resume", d(&a.http.no_tls_resume)),
-        ("--mix", d(&a.http.mix)),
-        ("--targets", d(&a.http.targets)),
-        ("--manifest", d(&a.file_set.manifest)),
-        ("--popularity", d(&a.file_set.popularity)),
-        ("--dataset", d(&a.file_set.dataset)),
         ("--cache", d(&a.cache)),
         ("--link", d(&a.link)),
-        ("--op", d(&a.dicom.op)),
-        ("--calling-ae", d(&a.dicom.calling_ae)),
-        ("--files", d(&a.dicom.files)),
         ("--nodelay", d(&s.nodelay)),
         ("--no-nodelay", d(&s.no_nodelay)),
         ("--sndbuf", d(&s.sndbuf)),
         ("--rcvbuf", d(&s.rcvbuf)),
     ];
-    // The groups of protocols added since list their own flags.
-    let groups = a.groups().into_iter().flat_map(|g| g.plan());
+    // The protocols' flags, as each group lists its own.
+    let groups = a.protocol.groups().into_iter().flat_map(|g| g.plan());
     pairs
         .into_iter()
         .chain(groups)

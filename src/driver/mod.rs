@@ -50,10 +50,31 @@ pub enum Error {
 }
 
 /// The registered protocols, in the order they are tried: the first that serves a URL's scheme
-/// and carries the job runs it (HTTP/2 before HTTP/1.1, which share their schemes). A new
-/// protocol is its module and one more name here.
+/// and carries the job runs it (HTTP/2 before HTTP/1.1, which share their schemes). Each entry
+/// is a protocol and the flag groups of `wirebench run` it brings, `field: Type` (groups that
+/// several protocols read come with the first of them): a new protocol is its module and one
+/// more entry here, and `run`'s flags, the plan's checks and a shard's plan follow.
 macro_rules! registry {
-    ($($protocol:ty),+ $(,)?) => {
+    ($($protocol:ty { $($field:ident: $group:ty),* $(,)? }),+ $(,)?) => {
+        /// The flags of `wirebench run` that belong to protocols: every registered protocol's
+        /// flag groups, in registration order (`cli::RunArgs` flattens it).
+        #[derive(Debug, Clone, Default, clap::Args, serde::Serialize)]
+        pub struct ProtocolArgs {
+            $($(
+                #[doc = concat!("The `", stringify!($field), "` flag group.")]
+                #[command(flatten)]
+                #[serde(flatten)]
+                pub $field: $group,
+            )*)+
+        }
+
+        impl ProtocolArgs {
+            /// Every flag group, in the order a misplaced flag is looked for.
+            pub fn groups(&self) -> Vec<&dyn FlagGroup> {
+                vec![$($(&self.$field as &dyn FlagGroup,)*)+]
+            }
+        }
+
         /// Every scheme some protocol serves, in registration order.
         pub fn schemes() -> impl Iterator<Item = &'static Scheme> {
             [$(<$protocol as Protocol>::SCHEMES),+].into_iter().flatten()
@@ -88,6 +109,17 @@ macro_rules! registry {
             Ok(())
         }
 
+        /// How an open loop paces the protocol that serves `scheme` in `mode` (the first
+        /// registered; the default for a scheme none serves).
+        pub fn pacing(scheme: &str, mode: workload::ClientMode) -> Pacing {
+            $(
+                if <$protocol as Protocol>::SCHEMES.iter().any(|s| s.name == scheme) {
+                    return <$protocol>::pacing(mode);
+                }
+            )+
+            Pacing::default()
+        }
+
         /// The checks of the protocols that serve `scheme` on a workload built from the
         /// flags, at plan time.
         pub fn check(scheme: &str, w: &Workload) -> Result<(), UsageError> {
@@ -113,9 +145,56 @@ pub trait FlagGroup: Any {
     /// The targets it applies to, in words (e.g. `http://`).
     fn fits(&self) -> &'static str;
     /// Its flags and their values as a shard's plan compares them (`--redis-cmd`, `GET k`;
-    /// `unset` when not given), for the groups whose flags the commands do not list themselves.
-    fn plan(&self) -> Vec<(&'static str, String)> {
-        Vec::new()
+    /// `unset` when not given, as [`plan_value`] writes them): every flag but those that
+    /// measure nothing (`--save-example`).
+    fn plan(&self) -> Vec<(&'static str, String)>;
+    /// How to trust a TLS server, for the group that holds the TLS flags (HTTP's), checked
+    /// against `target` (TLS flags on a target without TLS are refused); None for the others.
+    fn tls(&self, _target: &Target) -> Result<Option<TlsOptions>, UsageError> {
+        Ok(None)
+    }
+}
+
+/// A flag's value as a shard's plan compares it: the value of an option, `unset` for one not
+/// given (`--rate unset vs 5000`, not `None vs Some(..)`), anything else as `Debug` writes it.
+pub fn plan_value(v: &dyn std::fmt::Debug) -> String {
+    let text = format!("{v:?}");
+    match text.strip_prefix("Some(").and_then(|t| t.strip_suffix(')')) {
+        Some(inner) => inner.trim_matches('"').to_string(),
+        None if text == "None" => "unset".into(),
+        None => text,
+    }
+}
+
+/// How to trust a TLS server, from the group of `groups` that holds the TLS flags (checked
+/// against `target`); the defaults when none does.
+pub fn tls_of(groups: &[&dyn FlagGroup], target: &Target) -> Result<TlsOptions, UsageError> {
+    for g in groups {
+        if let Some(tls) = g.tls(target)? {
+            return Ok(tls);
+        }
+    }
+    Ok(TlsOptions::default())
+}
+
+/// How an open loop paces a protocol's requests, decided at plan time ([`Protocol::pacing`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pacing {
+    /// Requests one connection may have in flight without `--pipeline`; None for any number
+    /// (datagrams do not block one another).
+    pub window: Option<usize>,
+    /// When `--bandwidth` paces this mode (a UDP stream), the bit rate without it (iperf3's
+    /// 1 Mbit/s); None when it does not.
+    pub bandwidth: Option<f64>,
+}
+
+impl Default for Pacing {
+    /// Request/reply over a stream: one request in flight, no bit rate.
+    fn default() -> Pacing {
+        Pacing {
+            window: Some(1),
+            bandwidth: None,
+        }
     }
 }
 
@@ -164,14 +243,14 @@ pub fn check_flags_fit(groups: &[&dyn FlagGroup], target: &Target) -> Result<(),
     Ok(())
 }
 
-registry!(
-    tcp::Tcp,
-    udp::Udp,
-    h2::Http2,
-    http::Http1,
-    dicom::Dicom,
-    redis::Redis
-);
+registry! {
+    tcp::Tcp { message: tcp::flags::MessageArgs },
+    udp::Udp {},
+    h2::Http2 {},
+    http::Http1 { http: http::flags::HttpArgs, file_set: http::flags::FileSetArgs },
+    dicom::Dicom { dicom: dicom::flags::DicomArgs },
+    redis::Redis { redis: redis::flags::RedisArgs },
+}
 
 /// The scheme called `name`, if some protocol serves it.
 pub fn scheme(name: &str) -> Option<&'static Scheme> {
@@ -230,6 +309,11 @@ pub trait Protocol: Sized + Send + Sync + 'static {
     /// the request and reply. The default leaves the workload as the message flags made it.
     fn build(_given: &Given, _workload: &mut Workload) -> Result<(), UsageError> {
         Ok(())
+    }
+
+    /// How an open loop paces it in `mode`; the default is request/reply over a stream.
+    fn pacing(_mode: workload::ClientMode) -> Pacing {
+        Pacing::default()
     }
 
     /// Whether it carries `job`, among the protocols that share its scheme.

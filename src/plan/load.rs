@@ -4,56 +4,57 @@
 use super::workload::mode;
 use super::Warmup;
 use crate::cli::{Arrival, RunArgs};
-use crate::driver::target::Family;
 use crate::driver::workload::ClientMode;
+use crate::driver::Pacing;
 use crate::error::{usage_of, UsageError};
 use crate::load::schedule::{parse_rate, parse_stages};
 use crate::load::{LoadModel, Schedule};
 use crate::units::{parse_bits, parse_duration};
 use std::time::Duration;
 
-/// The closed loop, or the open loop when `--rate`, `--stages` or (UDP stream) `--bandwidth`
-/// gives a timetable; with that timetable as the user wrote it, for reports (None in the closed
-/// loop, and for a UDP stream at its default bandwidth).
+/// The closed loop, or the open loop when `--rate`, `--stages` or (a stream its protocol paces
+/// by bit rate, UDP's) `--bandwidth` gives a timetable; with that timetable as the user wrote
+/// it, for reports (None in the closed loop, and for such a stream at its default bandwidth).
+/// `pacing` is the target's protocol's, in this mode.
 pub fn model(
     a: &RunArgs,
-    family: Family,
+    pacing: Pacing,
     unit: usize,
     think: Option<crate::load::Think>,
     seed: u64,
 ) -> Result<(LoadModel, Option<String>), UsageError> {
     let poisson = a.arrival == Some(Arrival::Poisson);
-    let udp_stream = family == Family::Datagram && mode(a) == ClientMode::Stream;
+    // A stream its protocol paces by bit rate (UDP's): --bandwidth, or the protocol's default.
+    let bit_paced = pacing.bandwidth.is_some();
     let per_datagram = |bits: f64| Schedule::Constant {
         rate: bits / (unit as f64 * 8.0),
     };
-    let schedule = match (&a.load.rate, &a.load.stages, &a.load.bandwidth) {
-        (Some(r), _, _) => parse_rate(r).map_err(|e| UsageError::flag("--rate", e))?,
-        (None, Some(s), _) => parse_stages(s).map_err(|e| UsageError::flag("--stages", e))?,
-        (None, None, Some(b)) if udp_stream => per_datagram(
+    let schedule = match (&a.load.rate, &a.load.stages, &a.load.bandwidth, pacing.bandwidth) {
+        (Some(r), _, _, _) => parse_rate(r).map_err(|e| UsageError::flag("--rate", e))?,
+        (None, Some(s), _, _) => parse_stages(s).map_err(|e| UsageError::flag("--stages", e))?,
+        (None, None, Some(b), Some(_)) => per_datagram(
             parse_bits(b)
                 .map_err(|e| UsageError::flags(&["--bandwidth"], format!("--bandwidth: {e}")))?,
         ),
-        (None, None, Some(_)) => {
+        (None, None, Some(_), None) => {
             return usage_of(
                 &["--bandwidth", "--mode", "--rate"],
                 "--bandwidth paces a UDP stream (udp://... --mode stream); for requests use --rate",
             )
         }
-        // iperf3's default for UDP.
-        (None, None, None) if udp_stream => per_datagram(1e6),
-        (None, None, None) if poisson => {
+        (None, None, None, Some(bits)) => per_datagram(bits),
+        (None, None, None, None) if poisson => {
             return Err(UsageError::flags(
                 &["--arrival", "--rate"],
                 "--arrival poisson spaces an open loop's requests: give the rate too, e.g. --rate 1000 --arrival poisson",
             ))
         }
-        (None, None, None) => {
+        (None, None, None, None) => {
             let pipeline = super::pipeline_of(a)?.unwrap_or(1);
             return Ok((LoadModel::Closed { pipeline, think }, None));
         }
     };
-    if !udp_stream && matches!(mode(a), ClientMode::Stream | ClientMode::Source) {
+    if !bit_paced && matches!(mode(a), ClientMode::Stream | ClientMode::Source) {
         return usage_of(
             &["--rate", "--stages", "--mode"],
             format!(
@@ -62,11 +63,7 @@ pub fn model(
         ),
         );
     }
-    // Datagrams do not block one another: by default any number may be in flight.
-    let window = match family {
-        Family::Stream | Family::Http => 1,
-        Family::Datagram => crate::load::UNLIMITED,
-    };
+    let window = pacing.window.unwrap_or(crate::load::UNLIMITED);
     let window = super::pipeline_of(a)?.unwrap_or(window);
     let (schedule, text) = match poisson {
         // The gaps from a stream of their own, apart from the templates' keys.

@@ -145,7 +145,7 @@ impl TryFrom<&RunArgs> for Plan {
         let target =
             crate::driver::url::parse_target(url).map_err(|e| UsageError::target(url, e.0))?;
         let seed = a.seed.unwrap_or_else(crate::random::fresh_seed);
-        let workload = workload::of(a, &target, seed)?;
+        let (workload, tls) = workload::of(a, &target, seed)?;
         let connections = connections_of(a)?;
         check_concurrency(a, workload.mode)?;
         let think = a.think.as_deref().map(|t| think_of(t, seed)).transpose()?;
@@ -157,7 +157,8 @@ impl TryFrom<&RunArgs> for Plan {
         }
         let duration = measured_duration(a, workload.mode)?;
         let unit = workload.request.len();
-        let (load, schedule_text) = load::model(a, target.family(), unit, think, seed)?;
+        let pacing = crate::driver::pacing(target.scheme.name, workload.mode);
+        let (load, schedule_text) = load::model(a, pacing, unit, think, seed)?;
         // Without -d or -n a run lasts as long as its schedule (a ramp, stages), else 10 s.
         let natural = load.schedule().and_then(|s| s.length());
         let stop = Stop {
@@ -191,11 +192,7 @@ impl TryFrom<&RunArgs> for Plan {
             timeout,
             deadline,
             socket: SocketOptions::try_from(&a.socket)?,
-            tls: TlsOptions {
-                insecure: a.http.insecure,
-                cacert: a.http.cacert.clone(),
-                no_resume: a.http.no_tls_resume,
-            },
+            tls,
             schedule_text,
             seed,
             cache: cache_of(a)?,
@@ -480,6 +477,39 @@ mod tests {
             &["tcp://127.0.0.1:9", "--rate", "10", "--mode", "stream"],
         ] {
             assert!(plan(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_targets_protocol_paces_an_open_loop_and_owns_the_tls_flags() {
+        let in_flight = |args: &[&str]| plan(args).unwrap().load.in_flight();
+        assert_eq!(in_flight(&["tcp://127.0.0.1:9", "--rate", "100"]), 1);
+        assert_eq!(in_flight(&["http://127.0.0.1:9/", "--rate", "100"]), 1);
+        let udp = in_flight(&["udp://127.0.0.1:9", "--rate", "100"]);
+        assert_eq!(udp, crate::load::UNLIMITED);
+        // A UDP stream is paced by bit rate: iperf3's 1 Mbit/s, or -b's, over the datagram.
+        let rate = |args: &[&str]| match plan(args).unwrap().load.schedule() {
+            Some(crate::load::Schedule::Constant { rate }) => *rate,
+            other => panic!("{args:?}: {other:?}"),
+        };
+        let udp = ["udp://127.0.0.1:9", "--mode", "stream", "--size", "1000"];
+        assert_eq!(rate(&udp), 125.0);
+        assert_eq!(rate(&[&udp[..], &["-b", "8Mbit"]].concat()), 1000.0);
+        let tcp = ["tcp://127.0.0.1:9", "--mode", "stream", "-b", "8Mbit"];
+        assert!(plan(&tcp)
+            .unwrap_err()
+            .to_string()
+            .contains("paces a UDP stream"));
+        // The TLS flags: on https:// they set how the server is trusted, elsewhere refused.
+        let p = plan(&["https://127.0.0.1:9/", "--insecure", "--no-tls-resume"]).unwrap();
+        assert!(p.tls.insecure && p.tls.no_resume && p.tls.cacert.is_none());
+        assert_eq!(
+            plan(&["https://127.0.0.1:9/"]).unwrap().tls,
+            TlsOptions::default()
+        );
+        for url in ["http://127.0.0.1:9/", "tcp://127.0.0.1:9"] {
+            let e = plan(&[url, "--insecure"]).unwrap_err().to_string();
+            assert!(e.contains("apply to https:// targets"), "{url}: {e}");
         }
     }
 

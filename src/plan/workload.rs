@@ -4,6 +4,7 @@
 
 use crate::cli::{self, RunArgs};
 use crate::driver::target::Target;
+use crate::driver::tls::TlsOptions;
 use crate::driver::workload::{ClientMode, Reply, Request, Workload};
 use crate::driver::{self, Given};
 use crate::error::{usage_of, UsageError};
@@ -13,18 +14,14 @@ use crate::units::{parse_message_size, unescape};
 pub const DEFAULT_SIZE: usize = 64;
 
 /// The workload of a run of `a` against `target`, with the run's `seed`: the message flags'
-/// request and reply, then what the target's protocol builds from its own flags.
-pub fn of(a: &RunArgs, target: &Target, seed: u64) -> Result<Workload, UsageError> {
-    let groups = a.groups();
+/// request and reply, then what the target's protocol builds from its own flags; and how the
+/// client trusts a TLS server, as the flag group that holds the TLS flags says.
+pub fn of(a: &RunArgs, target: &Target, seed: u64) -> Result<(Workload, TlsOptions), UsageError> {
+    let groups = a.protocol.groups();
     driver::check_flags_fit(&groups, target)?;
     let mut workload = bytes(a)?;
     driver::check(target.scheme.name, &workload)?;
-    if (a.http.insecure || a.http.cacert.is_some() || a.http.no_tls_resume) && !target.tls() {
-        return usage_of(
-            &["--insecure", "--cacert", "--no-tls-resume"],
-            "--insecure, --cacert and --no-tls-resume apply to https:// targets",
-        );
-    }
+    let tls = driver::tls_of(&groups, target)?;
     let given = Given {
         groups: &groups,
         target,
@@ -32,7 +29,7 @@ pub fn of(a: &RunArgs, target: &Target, seed: u64) -> Result<Workload, UsageErro
         seed,
     };
     driver::build(&given, &mut workload)?;
-    Ok(workload)
+    Ok((workload, tls))
 }
 
 /// Reads `--payload TEXT` or `--payload @FILE`.
@@ -60,9 +57,9 @@ fn payload(text: &str) -> Result<Vec<u8>, UsageError> {
 }
 
 fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
-    let request = match (&a.message.size, &a.message.payload) {
+    let request = match (&a.protocol.message.size, &a.protocol.message.payload) {
         (_, Some(p)) => {
-            if a.message.raw {
+            if a.protocol.message.raw {
                 return usage_of(
                     &["--raw", "--size", "--payload"],
                     "--raw applies to --size; --payload is always sent as it is",
@@ -77,10 +74,10 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
                 }
                 None => DEFAULT_SIZE,
             },
-            preamble: !a.message.raw,
+            preamble: !a.protocol.message.raw,
         },
     };
-    let reply = match (&a.message.expect_size, &a.message.until) {
+    let reply = match (&a.protocol.message.expect_size, &a.protocol.message.until) {
         (Some(s), _) => Reply::Size(
             parse_message_size("--expect-size", s)
                 .map_err(|e| UsageError::flag("--expect-size", e))?,
@@ -104,7 +101,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
         (None, None) => Reply::Size(request.len()),
     };
     let bulk = matches!(mode(a), ClientMode::Stream | ClientMode::Source);
-    if bulk && (a.message.expect_size.is_some() || a.message.until.is_some()) {
+    if bulk && (a.protocol.message.expect_size.is_some() || a.protocol.message.until.is_some()) {
         return usage_of(
             &["--expect-size", "--until", "--mode"],
             format!(
@@ -113,7 +110,7 @@ fn bytes(a: &RunArgs) -> Result<Workload, UsageError> {
             ),
         );
     }
-    if mode(a) == ClientMode::Source && a.message.payload.is_some() {
+    if mode(a) == ClientMode::Source && a.protocol.message.payload.is_some() {
         return usage_of(&["--mode", "--size", "--payload"], "--mode source reads what the server pushes: use --size for the message size, not --payload");
     }
     Ok(Workload {

@@ -9,6 +9,10 @@ use serde_json::Value;
 /// The field that is not a `[run]` key: the targets have their own table.
 const URLS: &str = "urls";
 
+/// The field of `--mix`: several kinds are written as `[mix.NAME]` tables, not under `[run]`
+/// (where a list is one value joined with commas).
+const MIX: &str = "mix";
+
 /// Why arguments cannot be written as a plan file.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum WriteError {
@@ -16,6 +20,9 @@ pub enum WriteError {
     /// value joined with commas).
     #[error("{0} is given {1} times; a plan file gives it once: give one value")]
     Repeated(String, usize),
+    /// A `--mix` value that is no kind, so no `[mix.NAME]` table can say it.
+    #[error("--mix '{0}' is not NAME=WEIGHT [METHOD] PATH, so no [mix.NAME] table can say it: write e.g. --mix 'read=80 GET /item/{{zipf:1000:1}}'")]
+    Mix(String),
 }
 
 /// The plan file of `command` (`run`, `compare` or `peak`) with `args`, the command's parsed
@@ -46,12 +53,32 @@ pub fn plan_file<A: Serialize>(
         out += &format!("{} = {}\n", key(&name), Value::from(url));
     }
     out += "\n[run]\n";
+    let kinds = fields
+        .get(MIX)
+        .and_then(Value::as_array)
+        .filter(|kinds| kinds.len() > 1);
     for (k, v) in &fields {
         let off = matches!(v, Value::Null | Value::Bool(false))
             || v.as_array().is_some_and(|a| a.is_empty());
-        if k != URLS && !off {
+        if k != URLS && !off && !(k == MIX && kinds.is_some()) {
             out += &format!("{k} = {}\n", value(k, v)?);
         }
+    }
+    for kind in kinds.into_iter().flatten() {
+        out += &mix_table(kind.as_str().unwrap_or_default())?;
+    }
+    Ok(out)
+}
+
+/// One `--mix` kind as its `[mix.NAME]` table, which the plan file's reader turns back into
+/// the same kind (as JSON: `--mix NAME={...}`).
+fn mix_table(text: &str) -> Result<String, WriteError> {
+    let (name, keys) =
+        crate::driver::http::mix::table(text).ok_or_else(|| WriteError::Mix(text.into()))?;
+    let mut out = format!("\n[mix.{name}]\n");
+    for (k, v) in keys {
+        // JSON writes a number, a string and a list of strings as TOML does.
+        out += &format!("{k} = {v}\n");
     }
     Ok(out)
 }

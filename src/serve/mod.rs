@@ -27,10 +27,53 @@ pub enum Mode {
     Source,
 }
 
+/// The servers that need only a listener ([`Simple`]), each registered once: its subcommand's
+/// name is its variant's (`Redis` is `wirebench serve redis`), its help text its flags' `about`.
+/// `cli::ServeCommand` flattens the enum this makes and the commands run it through [`Serve`],
+/// so a new one is its module and one line here.
+macro_rules! servers {
+    ($($name:ident($args:ty)),* $(,)?) => {
+        // A doc comment here would become `wirebench serve`'s help text (clap reads it from the
+        // flattened enum), so this says what it is in a plain comment: `wirebench serve NAME`
+        // for each simple server.
+        #[allow(missing_docs)]
+        #[derive(Debug, clap::Subcommand)]
+        pub enum SimpleCommand {
+            $(
+                #[allow(missing_docs)]
+                $name($args),
+            )*
+        }
+
+        impl SimpleCommand {
+            /// Runs the server named with `serve`.
+            #[allow(unused_variables)] // `serve`, when no server is registered
+            pub fn run<S: Serve>(&self, serve: S) -> S::Output {
+                // `*self`, so that no server (before the first) is an empty match too.
+                match *self {
+                    $(SimpleCommand::$name(ref args) => serve.serve(args),)*
+                }
+            }
+        }
+    };
+}
+
+servers! {
+    Redis(redis::ServeRedisArgs),
+}
+
+/// What is done with a simple server's flags (the command binds, prints and runs it): generic
+/// over the server, so each is called as its own type.
+pub trait Serve {
+    /// What serving returns.
+    type Output;
+    /// Serves with `server`'s flags.
+    fn serve<S: Simple>(self, server: &S) -> Self::Output;
+}
+
 /// A reference server that needs only a bound TCP listener and a [`Shutdown`] (`serve redis`):
 /// `wirebench serve` binds its `--listen`, prints the address line, runs it until a signal and
-/// prints what it returns, so it is its module, its line in `cli::ServeCommand` and one in the
-/// commands' dispatch.
+/// prints what it returns, so it is its module and its line in `servers!`.
 pub trait Simple {
     /// The URL scheme of its address line (`redis`).
     const SCHEME: &'static str;

@@ -15,8 +15,9 @@ use std::time::Duration;
 /// How often a waiting read (and the accept's waker) looks at the shutdown.
 const POLL: Duration = Duration::from_millis(50);
 
-/// The flags of `wirebench serve redis`.
+/// The flags of `wirebench serve redis` (its `about` is the subcommand's help text).
 #[derive(Debug, Args, Clone)]
+#[command(about = "A Redis server answering PING, GET and SET")]
 pub struct ServeRedisArgs {
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:6379", value_name = "ADDR")]

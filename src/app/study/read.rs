@@ -306,6 +306,37 @@ mod tests {
     }
 
     #[test]
+    fn several_mix_kinds_are_written_as_mix_tables_and_read_back_as_the_same_plan() {
+        let write = r#"write={"weight": 20, "method": "PUT", "url": "/item/{seq}", "headers": ["X-A: 1"], "body": "v"}"#;
+        let plan = plan_of_args(&[
+            "http://127.0.0.1:8080/",
+            "--mix",
+            "read=80 GET /item/{zipf:100:1.0}",
+            "--mix",
+            write,
+            "-d",
+            "1s",
+        ]);
+        let text = plan.plan_file(Some("mix")).unwrap();
+        // Each table's keys in name order (serde_json's map), which the reader takes in any.
+        let read = "\n[mix.read]\nmethod = \"GET\"\nurl = \"/item/{zipf:100:1.0}\"\nweight = 80\n";
+        assert!(text.contains(read), "{text}");
+        let write = "\n[mix.write]\nbody = \"v\"\nheaders = [\"X-A: 1\"]\nmethod = \"PUT\"\nurl = \"/item/{seq}\"\nweight = 20\n";
+        assert!(text.contains(write), "{text}");
+        let back = plan_from_text(&text)
+            .unwrap_or_else(|Located(at, e)| panic!("{}:{}: {e}\n{text}", at.line, at.col));
+        // The kinds come back written as JSON (`--mix read={...}`), the same requests: every
+        // validated part compares equal, and the plan file it writes is the same file.
+        assert_eq!(back.args.protocol.http.mix.len(), 2);
+        let same = Plan {
+            args: plan.args.clone(),
+            ..back.clone()
+        };
+        assert_eq!(format!("{same:?}"), format!("{plan:?}"));
+        assert_eq!(back.plan_file(Some("mix")).unwrap(), text);
+    }
+
+    #[test]
     fn a_plan_file_of_several_runs_is_not_one_plan() {
         let text = "command = \"compare\"\n[targets]\na = \"tcp://127.0.0.1:1\"\nb = \"tcp://127.0.0.1:2\"\n[run]\nduration = \"1s\"\n";
         let Err(Located(_, e)) = plan_from_text(text) else {

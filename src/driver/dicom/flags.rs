@@ -49,4 +49,14 @@ impl crate::driver::FlagGroup for DicomArgs {
     fn fits(&self) -> &'static str {
         "dicom://"
     }
+
+    // Not --save-example: it writes a file and measures nothing.
+    fn plan(&self) -> Vec<(&'static str, String)> {
+        use crate::driver::plan_value as d;
+        vec![
+            ("--op", d(&self.op)),
+            ("--calling-ae", d(&self.calling_ae)),
+            ("--files", d(&self.files)),
+        ]
+    }
 }

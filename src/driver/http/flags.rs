@@ -2,6 +2,8 @@
 //! and the file sets `{file}` draws from. clap parses them (`cli::RunArgs` flattens these
 //! groups); the plan validates them.
 
+use crate::driver::target::Target;
+use crate::driver::tls::TlsOptions;
 use crate::driver::workload::Workload;
 use crate::error::{usage_of, UsageError};
 use clap::Args;
@@ -90,6 +92,37 @@ impl crate::driver::FlagGroup for HttpArgs {
     fn fits(&self) -> &'static str {
         "http://"
     }
+
+    fn plan(&self) -> Vec<(&'static str, String)> {
+        use crate::driver::plan_value as d;
+        vec![
+            ("--method", d(&self.method)),
+            ("--header", d(&self.headers)),
+            ("--body", d(&self.body)),
+            ("--accept", d(&self.accept)),
+            ("--no-keepalive", d(&self.no_keepalive)),
+            ("--http2", d(&self.http2)),
+            ("--insecure", d(&self.insecure)),
+            ("--cacert", d(&self.cacert)),
+            ("--no-tls-resume", d(&self.no_tls_resume)),
+            ("--mix", d(&self.mix)),
+            ("--targets", d(&self.targets)),
+        ]
+    }
+
+    fn tls(&self, target: &Target) -> Result<Option<TlsOptions>, UsageError> {
+        if (self.insecure || self.cacert.is_some() || self.no_tls_resume) && !target.tls() {
+            return usage_of(
+                &["--insecure", "--cacert", "--no-tls-resume"],
+                "--insecure, --cacert and --no-tls-resume apply to https:// targets",
+            );
+        }
+        Ok(Some(TlsOptions {
+            insecure: self.insecure,
+            cacert: self.cacert.clone(),
+            no_resume: self.no_tls_resume,
+        }))
+    }
 }
 
 /// What HTTP cannot do, checked when the plan is made: a bulk mode (a download is a GET).
@@ -135,5 +168,14 @@ impl crate::driver::FlagGroup for FileSetArgs {
 
     fn fits(&self) -> &'static str {
         "http://"
+    }
+
+    fn plan(&self) -> Vec<(&'static str, String)> {
+        use crate::driver::plan_value as d;
+        vec![
+            ("--manifest", d(&self.manifest)),
+            ("--popularity", d(&self.popularity)),
+            ("--dataset", d(&self.dataset)),
+        ]
     }
 }

@@ -12,7 +12,7 @@ use crate::driver::http::spec::{HttpRequest, Mix};
 use crate::driver::http::template::Template;
 use crate::driver::target::Target;
 use crate::error::{usage, UsageError};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The requests of a mix, one per kind, and how reports name it.
 pub struct Kinds {
@@ -24,16 +24,59 @@ pub struct Kinds {
     pub text: String,
 }
 
-/// A kind written as JSON (what a plan file's `[mix.NAME]` becomes).
-#[derive(Deserialize)]
+/// A kind written as JSON (what a plan file's `[mix.NAME]` becomes, and what it is written
+/// from: the keys it leaves out are left out).
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct Written {
     weight: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     method: Option<String>,
     url: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     headers: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     body: Option<String>,
+}
+
+/// A `--mix` value as a plan file's `[mix.NAME]` table: its name, and the table's keys
+/// (weight, method, url, headers, body) as JSON values; None for a value that is no kind.
+pub fn table(text: &str) -> Option<(String, serde_json::Map<String, serde_json::Value>)> {
+    let (name, spec) = named(text)?;
+    let written = match spec.starts_with('{') {
+        true => serde_json::from_str::<Written>(spec).ok()?,
+        false => words(spec)?,
+    };
+    match serde_json::to_value(written) {
+        Ok(serde_json::Value::Object(map)) => Some((name.to_string(), map)),
+        _ => None,
+    }
+}
+
+/// `NAME=SPEC` split at its `=`, both trimmed, when the name is letters, digits, `_` and `-`.
+fn named(text: &str) -> Option<(&str, &str)> {
+    let (name, spec) = text.split_once('=')?;
+    let name = name.trim();
+    let ok = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+    (!name.is_empty() && name.bytes().all(ok)).then_some((name, spec.trim()))
+}
+
+/// A kind written as words: `WEIGHT [METHOD] PATH-or-URL`.
+fn words(spec: &str) -> Option<Written> {
+    let mut words = spec.split_whitespace();
+    let weight = words.next().and_then(|w| w.parse().ok())?;
+    let (method, url) = match (words.next(), words.next(), words.next()) {
+        (Some(url), None, _) => (None, url),
+        (Some(m), Some(url), None) => (Some(m.to_string()), url),
+        _ => return None,
+    };
+    Some(Written {
+        weight,
+        method,
+        url: url.to_string(),
+        headers: Vec::new(),
+        body: None,
+    })
 }
 
 /// The most kinds a mix may have (each is recorded apart).
@@ -90,14 +133,8 @@ fn kind(
             "--mix '{shown}' is not NAME=WEIGHT [METHOD] PATH: write e.g. --mix 'read=80 GET /item/{{zipf:1000:1}}'"
         ))
     };
-    let (name, spec) = text.split_once('=').ok_or_else(bad)?;
-    let name = name.trim();
-    let named = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-    if name.is_empty() || !name.bytes().all(named) {
-        return Err(bad());
-    }
+    let (name, spec) = named(text).ok_or_else(bad)?;
     let at = format!("--mix {name}");
-    let spec = spec.trim();
     let written = match spec.starts_with('{') {
         true => serde_json::from_str::<Written>(spec).map_err(|e| {
             UsageError::flag(
@@ -105,22 +142,7 @@ fn kind(
                 format!("{at}: {e}: a kind takes weight, url and optionally method, headers, body"),
             )
         })?,
-        false => {
-            let mut words = spec.split_whitespace();
-            let weight = words.next().and_then(|w| w.parse().ok()).ok_or_else(bad)?;
-            let (method, url) = match (words.next(), words.next(), words.next()) {
-                (Some(url), None, _) => (None, url),
-                (Some(m), Some(url), None) => (Some(m.to_string()), url),
-                _ => return Err(bad()),
-            };
-            Written {
-                weight,
-                method,
-                url: url.to_string(),
-                headers: Vec::new(),
-                body: None,
-            }
-        }
+        false => words(spec).ok_or_else(bad)?,
     };
     if written.weight == 0 {
         return usage(format!(

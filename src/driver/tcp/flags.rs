@@ -54,4 +54,15 @@ impl crate::driver::FlagGroup for MessageArgs {
     fn fits(&self) -> &'static str {
         "tcp:// and udp://"
     }
+
+    fn plan(&self) -> Vec<(&'static str, String)> {
+        use crate::driver::plan_value as d;
+        vec![
+            ("--size", d(&self.size)),
+            ("--payload", d(&self.payload)),
+            ("--expect-size", d(&self.expect_size)),
+            ("--until", d(&self.until)),
+            ("--raw", d(&self.raw)),
+        ]
+    }
 }

@@ -374,6 +374,15 @@ impl Protocol for Udp {
     fn check(workload: &Workload) -> Result<(), crate::error::UsageError> {
         check::datagrams(workload)
     }
+
+    // Datagrams do not block one another: by default any number may be in flight. A stream
+    // is paced by its bit rate, at iperf3's default for UDP unless -b gives one.
+    fn pacing(mode: ClientMode) -> crate::driver::Pacing {
+        crate::driver::Pacing {
+            window: None,
+            bandwidth: (mode == ClientMode::Stream).then_some(1e6),
+        }
+    }
     type Driver = UdpDriver;
 
     fn prepare(_job: &Job) -> Result<Udp, crate::driver::Error> {

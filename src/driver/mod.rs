@@ -168,6 +168,18 @@ pub trait FlagGroup: Any {
     fn tls(&self, _target: &Target) -> Result<Option<TlsOptions>, UsageError> {
         Ok(None)
     }
+    /// What `run` does instead of measuring when one of its flags asks (DICOM's
+    /// `--save-example` writes a file), read with the other `groups`: None when none is given,
+    /// else whether it worked.
+    fn instead(&self, _groups: &[&dyn FlagGroup]) -> Option<Result<(), UsageError>> {
+        None
+    }
+}
+
+/// What `run` does instead of measuring, if a flag of `groups` asks ([`FlagGroup::instead`]):
+/// None when none does, else whether it worked.
+pub fn instead(groups: &[&dyn FlagGroup]) -> Option<Result<(), UsageError>> {
+    groups.iter().find_map(|g| g.instead(groups))
 }
 
 /// A flag's value as a shard's plan compares it: the value of an option, `unset` for one not

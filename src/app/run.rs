@@ -12,8 +12,10 @@ use std::process::ExitCode;
 /// `wirebench run`, its report written to `out`.
 /// Several targets or a swept flag make a sweep ([`super::sweep`]); otherwise one plan.
 pub fn main(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    if let Some(file) = &args.protocol.dicom.save_example {
-        return save_example(args, file);
+    // A flag that writes a file instead of measuring (DICOM's --save-example).
+    if let Some(done) = crate::driver::instead(&args.protocol.groups()) {
+        done?;
+        return Ok(ExitCode::SUCCESS);
     }
     let sharded = super::shard::prepare(args)?;
     let args = sharded.as_ref().map_or(args, |p| &p.args);
@@ -212,20 +214,4 @@ pub fn exit_code(s: &Summary) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// `--save-example FILE`: one generated CT image (`--size` pixel bytes) as a Part 10 file.
-fn save_example(args: &RunArgs, file: &str) -> anyhow::Result<ExitCode> {
-    let size = match &args.protocol.message.size {
-        Some(s) => crate::units::parse_message_size("--size", s)
-            .map_err(|e| crate::error::UsageError::flag("--size", e))?,
-        None => crate::driver::dicom::spec::DEFAULT_IMAGE,
-    };
-    let bytes = crate::driver::dicom::dataset::example_file(size);
-    std::fs::write(file, bytes).map_err(|e| {
-        crate::error::UsageError::new(format!(
-            "--save-example {file}: cannot write ({e}): check the path"
-        ))
-    })?;
-    Ok(ExitCode::SUCCESS)
 }

@@ -120,6 +120,21 @@ macro_rules! registry {
             Pacing::default()
         }
 
+        /// The protocols that serve `scheme` make `workload`'s request and reply from their
+        /// flag groups (of `groups`), at plan time, in registration order.
+        pub fn message(
+            scheme: &str,
+            groups: &[&dyn FlagGroup],
+            workload: &mut Workload,
+        ) -> Result<(), UsageError> {
+            $(
+                if <$protocol as Protocol>::SCHEMES.iter().any(|s| s.name == scheme) {
+                    <$protocol>::message(groups, workload)?;
+                }
+            )+
+            Ok(())
+        }
+
         /// The checks of the protocols that serve `scheme` on a workload built from the
         /// flags, at plan time.
         pub fn check(scheme: &str, w: &Workload) -> Result<(), UsageError> {
@@ -153,6 +168,18 @@ pub trait FlagGroup: Any {
     fn tls(&self, _target: &Target) -> Result<Option<TlsOptions>, UsageError> {
         Ok(None)
     }
+    /// What `run` does instead of measuring when one of its flags asks (DICOM's
+    /// `--save-example` writes a file), read with the other `groups`: None when none is given,
+    /// else whether it worked.
+    fn instead(&self, _groups: &[&dyn FlagGroup]) -> Option<Result<(), UsageError>> {
+        None
+    }
+}
+
+/// What `run` does instead of measuring, if a flag of `groups` asks ([`FlagGroup::instead`]):
+/// None when none does, else whether it worked.
+pub fn instead(groups: &[&dyn FlagGroup]) -> Option<Result<(), UsageError>> {
+    groups.iter().find_map(|g| g.instead(groups))
 }
 
 /// A flag's value as a shard's plan compares it: the value of an option, `unset` for one not
@@ -214,16 +241,21 @@ pub struct Given<'a> {
 impl<'a> Given<'a> {
     /// The flag group of type `G`; an error only for a caller that left it out.
     pub fn group<G: FlagGroup>(&self) -> Result<&'a G, UsageError> {
-        self.groups
-            .iter()
-            .find_map(|g| (*g as &dyn Any).downcast_ref::<G>())
-            .ok_or_else(|| {
-                UsageError::new(format!(
-                    "the plan was made without the {} flags",
-                    std::any::type_name::<G>()
-                ))
-            })
+        group(self.groups)
     }
+}
+
+/// The flag group of type `G` among `groups`; an error only for a caller that left it out.
+pub fn group<'a, G: FlagGroup>(groups: &[&'a dyn FlagGroup]) -> Result<&'a G, UsageError> {
+    groups
+        .iter()
+        .find_map(|g| (*g as &dyn Any).downcast_ref::<G>())
+        .ok_or_else(|| {
+            UsageError::new(format!(
+                "the plan was made without the {} flags",
+                std::any::type_name::<G>()
+            ))
+        })
 }
 
 /// Refuses a flag of `groups` that the protocol of `target` does not read.
@@ -297,6 +329,13 @@ pub trait Protocol: Sized + Send + Sync + 'static {
 
     /// The flag groups it reads (each a [`FlagGroup::name`]); the plan refuses the others'.
     const FLAGS: &'static [&'static str];
+
+    /// Makes the workload's request and reply from its flag groups (`groups`), at plan time,
+    /// before [`Protocol::check`]: the message flags' bytes, checked against the mode, for the
+    /// protocols that read them. The default leaves [`Workload::new`]'s echo.
+    fn message(_groups: &[&dyn FlagGroup], _workload: &mut Workload) -> Result<(), UsageError> {
+        Ok(())
+    }
 
     /// Checks a workload built from the flags, at plan time: what this protocol cannot do
     /// (a UDP reply found by a delimiter); the error names the flags to change.

@@ -1,10 +1,13 @@
 //! What one operation is, protocol by protocol's common terms: the client mode, the request
 //! bytes and how a reply is recognised (and, for HTTP, the request shapes). The plan builds a
-//! [`Workload`] from the command line; drivers read it.
+//! [`Workload`] from the command line, each protocol its part; drivers read it.
 
 use crate::wire::framing::Preamble;
 use std::any::Any;
 use std::sync::Arc;
+
+/// Request size when no flag says otherwise (`--size`, `--payload`).
+pub const DEFAULT_SIZE: usize = 64;
 
 /// What each client connection does (the validated `--mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +102,20 @@ pub enum Reply {
 }
 
 impl Workload {
+    /// A workload in `mode` before any protocol shapes it: [`DEFAULT_SIZE`]-byte requests in
+    /// wirebench framing, echoed.
+    pub fn new(mode: ClientMode) -> Workload {
+        Workload {
+            mode,
+            request: Request::Sized {
+                size: DEFAULT_SIZE,
+                preamble: true,
+            },
+            reply: Reply::Size(DEFAULT_SIZE),
+            spec: None,
+        }
+    }
+
     /// The protocol's part, if it is a `T` (HTTP's [`HttpSpec`](super::http::spec::HttpSpec)).
     pub fn spec_of<T: Spec>(&self) -> Option<&T> {
         self.spec

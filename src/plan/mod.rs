@@ -20,7 +20,6 @@ use crate::sys::socket::SocketOptions;
 use crate::units::{parse_duration, parse_message_size};
 use std::time::Duration;
 
-pub use workload::DEFAULT_SIZE;
 /// Measuring time when neither `--duration` nor `--requests` is given.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
@@ -345,7 +344,7 @@ fn threads(a: &RunArgs, connections: usize) -> Result<usize, UsageError> {
 mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
-    use crate::driver::workload::{Reply, Request};
+    use crate::driver::workload::{Reply, Request, DEFAULT_SIZE};
     use crate::wire::framing::Preamble;
     use clap::Parser;
 

@@ -59,4 +59,32 @@ impl crate::driver::FlagGroup for DicomArgs {
             ("--files", d(&self.files)),
         ]
     }
+
+    fn instead(
+        &self,
+        groups: &[&dyn crate::driver::FlagGroup],
+    ) -> Option<Result<(), crate::error::UsageError>> {
+        let file = self.save_example.as_deref()?;
+        Some(save_example(file, groups))
+    }
+}
+
+/// `--save-example FILE`: one generated CT image (`--size` pixel bytes) as a Part 10 file.
+fn save_example(
+    file: &str,
+    groups: &[&dyn crate::driver::FlagGroup],
+) -> Result<(), crate::error::UsageError> {
+    use crate::error::UsageError;
+    let message = crate::driver::group::<crate::driver::tcp::flags::MessageArgs>(groups)?;
+    let size = match &message.size {
+        Some(s) => crate::units::parse_message_size("--size", s)
+            .map_err(|e| UsageError::flag("--size", e))?,
+        None => super::spec::DEFAULT_IMAGE,
+    };
+    let bytes = super::dataset::example_file(size);
+    std::fs::write(file, bytes).map_err(|e| {
+        UsageError::new(format!(
+            "--save-example {file}: cannot write ({e}): check the path"
+        ))
+    })
 }

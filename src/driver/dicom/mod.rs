@@ -66,6 +66,15 @@ impl Protocol for Dicom {
     const FLAGS: &'static [&'static str] = &[flags::DICOM, super::tcp::flags::MESSAGE];
     type Driver = DicomDriver;
 
+    // The message flags' checks come first, as for tcp://; what DICOM refuses of them
+    // ([`plan::spec`]) and the request it sends are its build's.
+    fn message(
+        groups: &[&dyn crate::driver::FlagGroup],
+        workload: &mut crate::driver::workload::Workload,
+    ) -> Result<(), crate::error::UsageError> {
+        crate::driver::group::<super::tcp::flags::MessageArgs>(groups)?.shape(workload)
+    }
+
     fn build(
         given: &crate::driver::Given,
         workload: &mut crate::driver::workload::Workload,

@@ -1,7 +1,11 @@
 //! The message flags of `wirebench run` that TCP (and UDP, which shares them) reads: what a
 //! request is and how its reply ends. clap parses them (`cli::RunArgs` flattens this group);
-//! the plan validates them.
+//! [`MessageArgs::shape`] validates them into a workload's request and reply, for each protocol
+//! that reads the group ([`crate::driver::Protocol::message`]).
 
+use crate::driver::workload::{ClientMode, Reply, Request, Workload};
+use crate::error::{usage_of, UsageError};
+use crate::units::{parse_message_size, unescape};
 use clap::Args;
 
 /// TCP and UDP: a request's bytes and its reply's end.
@@ -65,4 +69,103 @@ impl crate::driver::FlagGroup for MessageArgs {
             ("--raw", d(&self.raw)),
         ]
     }
+}
+
+impl MessageArgs {
+    /// Makes `workload`'s request and reply from these flags, checked against its mode (bulk
+    /// modes have no replies; a source reads what the server pushes).
+    pub fn shape(&self, workload: &mut Workload) -> Result<(), UsageError> {
+        let mode = workload.mode;
+        let request = self.request()?;
+        let reply = self.reply(&request)?;
+        if mode.bulk() && (self.expect_size.is_some() || self.until.is_some()) {
+            return usage_of(
+                &["--expect-size", "--until", "--mode"],
+                format!(
+                    "--expect-size and --until apply to request/response; --mode {} has no replies",
+                    mode.name()
+                ),
+            );
+        }
+        if mode == ClientMode::Source && self.payload.is_some() {
+            return usage_of(&["--mode", "--size", "--payload"], "--mode source reads what the server pushes: use --size for the message size, not --payload");
+        }
+        workload.request = request;
+        workload.reply = reply;
+        Ok(())
+    }
+
+    /// The request: `--payload`'s bytes, or `--size` synthetic ones (framed unless `--raw`).
+    fn request(&self) -> Result<Request, UsageError> {
+        Ok(match (&self.size, &self.payload) {
+            (_, Some(p)) => {
+                if self.raw {
+                    return usage_of(
+                        &["--raw", "--size", "--payload"],
+                        "--raw applies to --size; --payload is always sent as it is",
+                    );
+                }
+                Request::Payload(payload(p)?)
+            }
+            (size, None) => Request::Sized {
+                size: match size {
+                    Some(s) => parse_message_size("--size", s)
+                        .map_err(|e| UsageError::flag("--size", e))?,
+                    None => crate::driver::workload::DEFAULT_SIZE,
+                },
+                preamble: !self.raw,
+            },
+        })
+    }
+
+    /// How a reply to `request` ends: `--expect-size` bytes, `--until` a delimiter, or an echo.
+    fn reply(&self, request: &Request) -> Result<Reply, UsageError> {
+        Ok(match (&self.expect_size, &self.until) {
+            (Some(s), _) => Reply::Size(
+                parse_message_size("--expect-size", s)
+                    .map_err(|e| UsageError::flag("--expect-size", e))?,
+            ),
+            (None, Some(d)) => {
+                let delim = unescape(d)
+                    .map_err(|e| UsageError::flags(&["--until"], format!("--until: {e}")))?;
+                if delim.is_empty() {
+                    return usage_of(
+                        &["--until"],
+                        "--until is empty: give the bytes that end a reply, e.g. 'END\\r\\n'",
+                    );
+                }
+                if matches!(request, Request::Sized { preamble: true, .. }) {
+                    return usage_of(&["--until", "--payload", "--raw", "--size"],
+                        "--until needs --payload or --raw: the reference server's replies to --size requests are sized, not delimited",
+                    );
+                }
+                Reply::Until(delim)
+            }
+            (None, None) => Reply::Size(request.len()),
+        })
+    }
+}
+
+/// Reads `--payload TEXT` or `--payload @FILE`.
+fn payload(text: &str) -> Result<Vec<u8>, UsageError> {
+    let bytes = match text.strip_prefix('@') {
+        Some(path) => crate::sys::file::read(path, crate::units::MAX_SIZE).map_err(|e| {
+            UsageError::flags(
+                &["--payload"],
+                format!("--payload @{path}: {e}: check the path, or give a smaller file"),
+            )
+        })?,
+        None => unescape(text)
+            .map_err(|e| UsageError::flags(&["--payload"], format!("--payload: {e}")))?,
+    };
+    if bytes.is_empty() {
+        return usage_of(&["--payload"], "--payload is empty: give at least one byte");
+    }
+    if bytes.len() as u64 > crate::units::MAX_SIZE {
+        return usage_of(
+            &["--payload"],
+            "--payload is over the 1 GiB limit: use a smaller file",
+        );
+    }
+    Ok(bytes)
 }

@@ -489,6 +489,13 @@ impl Protocol for Tcp {
     const FLAGS: &'static [&'static str] = &[flags::MESSAGE];
     type Driver = TcpDriver;
 
+    fn message(
+        groups: &[&dyn crate::driver::FlagGroup],
+        workload: &mut Workload,
+    ) -> Result<(), crate::error::UsageError> {
+        crate::driver::group::<flags::MessageArgs>(groups)?.shape(workload)
+    }
+
     fn prepare(_job: &Job) -> Result<Tcp, crate::driver::Error> {
         Ok(Tcp)
     }

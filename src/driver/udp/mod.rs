@@ -371,6 +371,13 @@ impl Protocol for Udp {
     }];
     const FLAGS: &'static [&'static str] = &[crate::driver::tcp::flags::MESSAGE];
 
+    fn message(
+        groups: &[&dyn crate::driver::FlagGroup],
+        workload: &mut Workload,
+    ) -> Result<(), crate::error::UsageError> {
+        crate::driver::group::<crate::driver::tcp::flags::MessageArgs>(groups)?.shape(workload)
+    }
+
     fn check(workload: &Workload) -> Result<(), crate::error::UsageError> {
         check::datagrams(workload)
     }

@@ -116,6 +116,23 @@ fn n(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
+/// 200 requests, 16 streams at once, to a peer answering each with `answer` (a 201): each
+/// counted ok as a 201, over one connection (at most the peer's 8 streams at once is no error).
+/// The document, what the peer saw, and both as text for messages.
+fn two_hundred_201s(answer: fn(usize, u32) -> Vec<u8>) -> (serde_json::Value, Seen, String) {
+    let (url, stop, thread) = peer(answer);
+    let args = ["-n", "200", "--pipeline", "16", "--accept", "201"];
+    let (json, code) = run(&url, &args);
+    stop.store(true, Ordering::Relaxed);
+    let seen = thread.join().unwrap();
+    let what = format!("{json} {seen:?}");
+    assert_eq!((code, n(&json["ok"])), (0, 200), "{what}");
+    assert_eq!(json["http"]["status"][0]["code"], 201, "{what}");
+    assert_eq!(n(&json["http"]["status"][0]["count"]), 200, "{what}");
+    assert_eq!((seen.connections, seen.requests), (1, 200), "{what}");
+    (json, seen, what)
+}
+
 /// The response head of request `k`: the first one shrinks the dynamic table (a size update
 /// to 256) and enters `:status: 201` in it (literal with incremental indexing, the value
 /// Huffman-coded); the others refer to that entry by index (62) and add a literal `server`
@@ -139,18 +156,8 @@ fn indexed_201(k: usize, stream: u32) -> Vec<u8> {
 
 #[test]
 fn http2_dynamic_table_continuation_padding_and_ping_are_handled() {
-    let (url, stop, thread) = peer(indexed_201);
-    let args = ["-n", "200", "--pipeline", "16", "--accept", "201"];
-    let (json, code) = run(&url, &args);
-    stop.store(true, Ordering::Relaxed);
-    let seen = thread.join().unwrap();
-    let what = format!("{json} {seen:?}");
-    assert_eq!((code, n(&json["ok"])), (0, 200), "{what}");
-    assert_eq!(json["http"]["status"][0]["code"], 201, "{what}");
-    assert_eq!(n(&json["http"]["status"][0]["count"]), 200, "{what}");
+    let (json, seen, what) = two_hundred_201s(indexed_201);
     assert_eq!(n(&json["http"]["body_bytes"]), 200 * 5, "{what}");
-    // One connection; at most 8 streams at once (the peer's limit) was no error.
-    assert_eq!((seen.connections, seen.requests), (1, 200), "{what}");
     assert_eq!((seen.ping_acks, seen.settings_acks), (1, 1), "{what}");
 }
 
@@ -210,16 +217,7 @@ fn dated_201(k: usize, stream: u32) -> Vec<u8> {
 
 #[test]
 fn http2_a_table_that_evicts_all_the_time_stays_in_step() {
-    let (url, stop, thread) = peer(dated_201);
-    let args = ["-n", "200", "--pipeline", "16", "--accept", "201"];
-    let (json, code) = run(&url, &args);
-    stop.store(true, Ordering::Relaxed);
-    let seen = thread.join().unwrap();
-    let what = format!("{json} {seen:?}");
-    assert_eq!((code, n(&json["ok"])), (0, 200), "{what}");
-    assert_eq!(json["http"]["status"][0]["code"], 201, "{what}");
-    assert_eq!(n(&json["http"]["status"][0]["count"]), 200, "{what}");
-    assert_eq!((seen.connections, seen.requests), (1, 200), "{what}");
+    two_hundred_201s(dated_201);
 }
 
 /// Every other request's stream is reset (RST_STREAM INTERNAL_ERROR); the rest are answered

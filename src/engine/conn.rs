@@ -76,11 +76,7 @@ pub(super) struct Slot<S> {
 
 /// Runs one connection through warm-up and the measured part, unless the run is stopped.
 pub async fn run<D: Driver>(ctx: Ctx<D>) {
-    tokio::select! {
-        biased;
-        _ = ctx.gate.until_aborted() => {}
-        _ = phases(&ctx) => {}
-    }
+    ctx.gate.unless_aborted(phases(&ctx)).await;
 }
 
 /// Warm-up, the measured part, and what the server counted at the end.

@@ -172,20 +172,21 @@ impl HttpSession {
         connections: u64,
         reuse: Rc<Reuse>,
     ) -> Self {
+        let q = reuse.queues();
         HttpSession {
             stream,
             spec,
             worker,
             connections,
-            out: Vec::new(),
+            out: q.out,
             out_pos: 0,
             body: Vec::new(),
             body_queued: 0,
             inbuf: reuse.buffer(),
-            in_flight: VecDeque::new(),
+            in_flight: q.in_flight,
             parser: Parser::default(),
             reuse,
-            completed: Vec::new(),
+            completed: q.completed,
             reusable: true,
             lowat: 1,
             fixed: None,
@@ -238,6 +239,11 @@ impl HttpSession {
 impl Drop for HttpSession {
     fn drop(&mut self) {
         self.reuse.give(std::mem::take(&mut self.inbuf));
+        self.reuse.give_queues(reuse::Queues {
+            out: std::mem::take(&mut self.out),
+            in_flight: std::mem::take(&mut self.in_flight),
+            completed: std::mem::take(&mut self.completed),
+        });
     }
 }
 

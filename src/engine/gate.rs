@@ -190,15 +190,18 @@ mod tests {
         // The open wakes the stop's waiter; the abort after it must still be seen.
         let g = std::sync::Arc::new(Gate::new());
         let g2 = g.clone();
-        let t = std::thread::spawn(move || {
-            block_on(g2.unless_aborted(std::future::pending::<()>()))
-        });
+        let t =
+            std::thread::spawn(move || block_on(g2.unless_aborted(std::future::pending::<()>())));
         std::thread::sleep(std::time::Duration::from_millis(20));
         g.open();
         std::thread::sleep(std::time::Duration::from_millis(20));
         g.abort(Abort::Usage("down".into()));
         assert_eq!(t.join().unwrap(), None);
-        assert_eq!(block_on(g.unless_aborted(async { 7 })), None, "aborted first");
+        assert_eq!(
+            block_on(g.unless_aborted(async { 7 })),
+            None,
+            "aborted first"
+        );
         let open = Gate::new();
         open.open();
         assert_eq!(block_on(open.unless_aborted(async { 7 })), Some(7));

@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// How often a worker looks at the flag while its connections wait on the network.
-const POLL: Duration = Duration::from_millis(50);
+pub(super) const POLL: Duration = Duration::from_millis(50);
 
 /// A stop for the runs given it: cloned handles share one flag, written once, so reading it on
 /// a hot path costs no cache-line traffic.

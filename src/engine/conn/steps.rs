@@ -17,7 +17,7 @@ const MAX_BACKOFF: Duration = Duration::from_millis(500);
 
 /// Waits at the gate until the run's first connection is up; true for that first connection
 /// itself, which goes through. Never returns once the run is stopped (the connection's task is
-/// dropped by [`super::run`]).
+/// dropped by its worker, which watches the gate).
 pub(in crate::engine) async fn pass_gate<D: Driver>(ctx: &Ctx<D>) -> bool {
     let first = ctx.index == 0 && ctx.gate.pending();
     if ctx.gate.aborted() || (!first && ctx.gate.pending() && !ctx.gate.wait_open().await) {

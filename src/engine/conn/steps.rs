@@ -214,15 +214,16 @@ pub(in crate::engine) async fn flush<D: Driver>(
     Ok(())
 }
 
-/// Reads once and records the completed replies; returns how many completed.
+/// Reads once and records the completed replies; returns how many completed, and when (the
+/// time they are recorded at).
 pub(in crate::engine) async fn read_replies<D: Driver>(
     ctx: &Ctx<D>,
     session: &mut D::Session,
-) -> Result<usize, OpError> {
+) -> Result<(usize, Instant), OpError> {
     // The bytes belong with the request they answer (a warm-up reply's bytes stay warm-up).
     let oldest = session.oldest();
     let outcome = session.read().await?;
-    let now = Instant::now();
+    let now = outcome.at.unwrap_or_else(Instant::now);
     let at = session
         .completed()
         .first()
@@ -234,7 +235,7 @@ pub(in crate::engine) async fn read_replies<D: Driver>(
     for done in session.completed() {
         record_done(&mut rec, done, now, ctx.plan.timeout);
     }
-    Ok(outcome.replies)
+    Ok((outcome.replies, now))
 }
 
 /// Records a completed reply, or a timeout if it completed after `--timeout`: the expiry timer
@@ -288,10 +289,11 @@ impl ExpiryTimer {
         }
     }
 
-    /// Whether the timer is due: after a read, which may have kept it from firing (a blocking
-    /// read never yields; a read that is always ready wins the biased select).
-    pub(in crate::engine) fn due(&self) -> bool {
-        Instant::now() >= self.sleep.deadline().into_std()
+    /// Whether the timer is due at `now` (the time of a read): after a read, which may have
+    /// kept it from firing (a blocking read never yields; a read that is always ready wins the
+    /// biased select).
+    pub(in crate::engine) fn due(&self, now: Instant) -> bool {
+        now >= self.sleep.deadline().into_std()
     }
 
     /// Completes when the timer fires; then call [`ExpiryTimer::check`].

@@ -50,6 +50,7 @@ pub struct Active {
 
 impl Active {
     /// The span covering both `a` and `b`.
+    #[inline]
     pub fn merge(a: Option<Active>, b: Option<Active>) -> Option<Active> {
         match (a, b) {
             (Some(x), Some(y)) => Some(Active {
@@ -188,11 +189,23 @@ impl WorkerRec {
     #[inline]
     fn span(&mut self, at: Instant, from: Instant, to: Instant) {
         if self.start.is_some_and(|start| at >= start) {
-            let seen = Active {
-                first: from,
-                last: to,
-            };
-            self.active = Active::merge(self.active, Some(seen));
+            // Active::merge, in place: asked four times per reply.
+            match &mut self.active {
+                Some(a) => {
+                    if from < a.first {
+                        a.first = from;
+                    }
+                    if to > a.last {
+                        a.last = to;
+                    }
+                }
+                None => {
+                    self.active = Some(Active {
+                        first: from,
+                        last: to,
+                    })
+                }
+            }
         }
     }
 
@@ -215,8 +228,9 @@ impl WorkerRec {
 
     /// A reply to a request sent at `sent` arrived at `now`. Latency counts from the intended
     /// send time; in the open loop the service time from the actual send is recorded beside it.
+    /// Returns the recorder it went to.
     #[inline]
-    pub fn ok(&mut self, sent: Sent, now: Instant) {
+    pub fn ok(&mut self, sent: Sent, now: Instant) -> &mut Recorder {
         let open = self.open_loop;
         self.span(sent.intended, sent.at, now);
         let after = self.after_window(now);
@@ -231,6 +245,7 @@ impl WorkerRec {
         if open {
             crate::record::record_duration(&mut slot.service, now - sent.at);
         }
+        slot
     }
 
     /// A reply completed: ok if accepted, else an error of its status; first-byte time and
@@ -244,8 +259,8 @@ impl WorkerRec {
             let err = OpError::new(f.kind, f.message());
             return self.error(d.sent.intended, now, err, 1);
         }
-        if d.accepted {
-            self.ok(d.sent, now);
+        let slot = if d.accepted {
+            self.ok(d.sent, now)
         } else {
             let code = d.status.unwrap_or(0);
             let err = OpError::new(
@@ -253,8 +268,8 @@ impl WorkerRec {
                 format!("HTTP {code} {}", crate::record::reason(code)),
             );
             self.error(d.sent.intended, now, err, 1);
-        }
-        let slot = self.slot(d.sent.intended, now);
+            self.slot(d.sent.intended, now)
+        };
         if let Some(fb) = d.first_byte {
             crate::record::record_duration(
                 &mut slot.ttfb,
@@ -297,7 +312,12 @@ impl WorkerRec {
     #[inline]
     pub fn issued(&mut self, sent: Sent) {
         let open = self.open_loop;
-        let lag = sent.at.saturating_duration_since(sent.intended);
+        // A closed loop's request goes out when meant to: no subtraction for its zero lag.
+        let lag = if sent.at == sent.intended {
+            Duration::ZERO
+        } else {
+            sent.at.saturating_duration_since(sent.intended)
+        };
         self.span(sent.intended, sent.at, sent.at);
         let slot = self.slot(sent.intended, sent.at);
         slot.issued(lag);

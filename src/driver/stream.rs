@@ -126,6 +126,17 @@ impl Stream {
         pos: &mut usize,
     ) -> Result<usize, OpError> {
         let start = *pos;
+        if let (Stream::Async(s), true) = (&mut *self, *pos < buf.len()) {
+            // A keep-alive request goes out at once on a socket that takes it (as it nearly always
+            // does): try_write, one syscall, without the poll_write future around it (~150
+            // instructions per request; callgrind). What is left waits below, as before.
+            match s.try_write(&buf[*pos..]) {
+                Ok(0) => {}
+                Ok(n) => *pos += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(OpError::io("write request", &e)),
+            }
+        }
         while *pos < buf.len() {
             let n = self
                 .write(&buf[*pos..])

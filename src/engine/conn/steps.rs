@@ -417,3 +417,65 @@ pub(crate) fn close_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{until, Alarm};
+    use std::time::{Duration, Instant};
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    /// Waits for the alarm to fire (Err: not within 10 s).
+    async fn wait(alarm: &mut Alarm) -> Result<(), tokio::time::error::Elapsed> {
+        let fired = std::future::poll_fn(|cx| alarm.poll_fired(cx));
+        tokio::time::timeout(Duration::from_secs(10), fired).await
+    }
+
+    /// An alarm wakes its task when it fires, and again after a reset (which a fired timer,
+    /// having let its waker go, needs polled anew): each wait ends, none hangs.
+    #[test]
+    fn an_alarm_fires_and_fires_again_after_a_reset() {
+        block_on(async {
+            let began = Instant::now();
+            let mut alarm = Alarm::new(tokio::time::sleep(Duration::from_millis(20)));
+            assert!(
+                wait(&mut alarm).await.is_ok(),
+                "the alarm never woke its task"
+            );
+            let took = began.elapsed();
+            assert!(took >= Duration::from_millis(19) && took < Duration::from_secs(5));
+            alarm.reset(Instant::now() + Duration::from_millis(20));
+            let reset = Instant::now();
+            assert!(
+                wait(&mut alarm).await.is_ok(),
+                "the reset alarm never woke its task"
+            );
+            // Woken by the alarm itself, not found fired when the 10 s guard woke the task.
+            let took = reset.elapsed();
+            assert!(took >= Duration::from_millis(19) && took < Duration::from_secs(5));
+        });
+    }
+
+    /// `until` gives the work's output when it ends first, None when the time comes first.
+    #[test]
+    fn until_ends_the_work_at_its_time() {
+        block_on(async {
+            let soon = Instant::now() + Duration::from_millis(20);
+            assert_eq!(until(soon, async { 7 }).await, Some(7));
+            let began = Instant::now();
+            let never = std::future::pending::<()>();
+            assert_eq!(
+                until(Instant::now() + Duration::from_millis(20), never).await,
+                None
+            );
+            let took = began.elapsed();
+            assert!(took >= Duration::from_millis(19) && took < Duration::from_secs(10));
+        });
+    }
+}

@@ -27,7 +27,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use steps::{pass_gate, silent_target, stop_run};
-use tokio::time::timeout_at;
 use transfer::transfer;
 
 mod closed_loop;
@@ -140,7 +139,7 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
             } else {
                 d + plan.timeout + DRAIN_SLACK
             };
-            let _ = timeout_at(stop.into(), work).await;
+            let _ = steps::until(stop, work).await;
         }
         None => work.await,
     }

@@ -36,11 +36,10 @@ impl Stop {
         self.0.load(Ordering::Relaxed)
     }
 
-    /// Resolves once a stop is asked for, looking every 50 ms on the worker's own timer: a
-    /// worker waits on this beside its connections, so an open loop or a connection stalled
-    /// on its target stops within 50 ms, and nothing shared across threads is touched per
-    /// request (a closed loop reads [`Stop::requested`] before each request: a load of a line
-    /// no one writes).
+    /// Resolves once a stop is asked for, looking every 50 ms on the caller's own timer. A
+    /// worker looks at the flag so beside its connections, so an open loop or a connection stalled on its target stops within
+    /// 50 ms, and nothing shared across threads is touched per request (a closed loop reads
+    /// [`Stop::requested`] before each request: a load of a line no one writes).
     pub async fn polled(&self) {
         while !self.requested() {
             tokio::time::sleep(POLL).await;

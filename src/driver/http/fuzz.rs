@@ -31,8 +31,15 @@ fn socket() -> &'static TcpStream {
 /// `requests` requests in flight (a set bit of `heads`: a HEAD request), then as a close.
 /// Returns the responses completed; panics if an invariant breaks.
 pub fn responses(wire: &[u8], pieces: &[usize], requests: usize, heads: u64) -> usize {
-    let stream = socket().try_clone().expect("dup of a socket");
     let now = Instant::now();
+    let s = session(requests, heads, now);
+    feed(s, wire, pieces, requests, now)
+}
+
+/// A session on the shared socket with `requests` requests sent at `now` in flight (a set bit
+/// of `heads`: a HEAD request).
+fn session(requests: usize, heads: u64, now: Instant) -> HttpSession {
+    let stream = socket().try_clone().expect("dup of a socket");
     let spec = Arc::new(HttpSpec {
         requests: Vec::new(),
         host: "fuzz".into(),
@@ -56,6 +63,11 @@ pub fn responses(wire: &[u8], pieces: &[usize], requests: usize, heads: u64) -> 
             kind: 0,
         })
         .collect();
+    s
+}
+
+/// Feeds the session the rest of `responses`' work.
+fn feed(mut s: HttpSession, wire: &[u8], pieces: &[usize], requests: usize, now: Instant) -> usize {
     let (mut at, mut i) = (0, 0);
     while at < wire.len() {
         let size = pieces
@@ -85,7 +97,48 @@ pub fn responses(wire: &[u8], pieces: &[usize], requests: usize, heads: u64) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::responses;
+    use super::{responses, session};
+    use crate::driver::ReadOutcome;
+    use std::time::{Duration, Instant};
+
+    /// Responses of every framing one after another on one connection, read in pieces that
+    /// split heads and bodies: each completes with its own status and first-byte time (the
+    /// parser starts afresh after each), and the close of the last one ends the connection's
+    /// reuse.
+    #[test]
+    fn responses_of_every_framing_follow_each_other_on_one_connection() {
+        let t0 = Instant::now();
+        let mut s = session(4, 0, t0);
+        let wire: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc\
+            HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nxyz\r\n0\r\n\r\n\
+            HTTP/1.1 204 No Content\r\n\r\n\
+            HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        // Pieces: the first response and the start of the second's head; the rest of that
+        // head and part of its chunked body; the rest.
+        let cuts = [50, 100, wire.len()];
+        let (mut from, mut body) = (0, 0);
+        for (i, &to) in cuts.iter().enumerate() {
+            let now = t0 + Duration::from_millis(10 * (i as u64 + 1));
+            let n = to - from;
+            s.inbuf[..n].copy_from_slice(&wire[from..to]);
+            let mut out = ReadOutcome::default();
+            s.parse(n, now, &mut out).unwrap();
+            body += out.bytes;
+            from = to;
+        }
+        let statuses: Vec<_> = s.completed.iter().map(|d| d.status).collect();
+        assert_eq!(statuses, [Some(200), Some(201), Some(204), Some(404)]);
+        let accepted: Vec<_> = s.completed.iter().map(|d| d.accepted).collect();
+        assert_eq!(accepted, [true, true, true, false]);
+        let ms = |d: &crate::driver::Done| d.first_byte.map(|f| f.duration_since(t0).as_millis());
+        let firsts: Vec<_> = s.completed.iter().map(ms).collect();
+        // The second response's head began in the first piece, the others in the last.
+        assert_eq!(firsts, [Some(10), Some(10), Some(30), Some(30)]);
+        assert_eq!(body, 6, "abc and xyz");
+        assert!(!s.reusable, "the last response said Connection: close");
+        assert!(s.in_flight.is_empty());
+        assert!(s.parser.body_left().is_none());
+    }
 
     /// Found replaying the fuzz seeds: a response that switches to the big read buffer (a
     /// chunked or long body) lost the rest of the read its head came in, so a chunked body

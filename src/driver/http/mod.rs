@@ -313,7 +313,9 @@ impl Session for HttpSession {
             ));
         }
         out.wire = n;
-        self.parse(n, Instant::now(), &mut out)?;
+        let now = Instant::now();
+        out.at = Some(now);
+        self.parse(n, now, &mut out)?;
         if n == self.inbuf.len() && n < SMALL_READ {
             // A read that filled the first buffer: more is coming than it holds.
             let mut small = vec![0; SMALL_READ].into_boxed_slice();

@@ -390,15 +390,20 @@ impl HttpSession {
         let Some(req) = self.in_flight.pop_front() else {
             return;
         };
-        let p = std::mem::take(&mut self.parser);
-        if p.close {
+        // Reset in place for the next response (its head buffer keeps its memory): replacing
+        // the whole parser dropped and made it anew per response.
+        let p = &mut self.parser;
+        p.phase = Phase::Head;
+        p.head.clear();
+        let (status, first_byte) = (std::mem::take(&mut p.status), p.first_byte.take());
+        if std::mem::take(&mut p.close) {
             self.reusable = false;
         }
         self.completed.push(Done {
             sent: req.sent,
-            first_byte: p.first_byte,
-            status: Some(p.status),
-            accepted: self.spec.accept.accepts(p.status),
+            first_byte,
+            status: Some(status),
+            accepted: self.spec.accept.accepts(status),
             failure: None,
             kind: req.kind,
         });

@@ -59,7 +59,8 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
         {
             retire(ctx, slot, op_start);
         }
-        if slot.session.is_none() {
+        let connecting = slot.session.is_none();
+        if connecting {
             // Requests to send again go out even after the last new one.
             let fresh = slot.retry.is_empty();
             if fresh && !may_issue(issued, op_start) {
@@ -74,7 +75,9 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
             return; // connected above
         };
         resend(session, &mut slot.retry);
-        let now = Instant::now();
+        // Nothing waited since `op_start` unless a connection was opened (one clock read per
+        // request fewer on the keep-alive path).
+        let now = if connecting { Instant::now() } else { op_start };
         // In crr mode the operation began before the connect.
         let at = if per_request { op_start } else { now };
         while session.in_flight() < pipeline && may_issue(issued, now) {
@@ -97,8 +100,8 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
         };
         match step {
             None => expiry.check(ctx, slot),
-            Some(Ok(n)) => {
-                if expiry.due() {
+            Some(Ok((n, read_at))) => {
+                if expiry.due(read_at) {
                     expiry.check(ctx, slot);
                 }
                 if n > 0 {

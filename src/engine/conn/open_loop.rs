@@ -77,8 +77,8 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
             Step::Read(Err(e)) => fail_all(ctx, slot, e, Instant::now()),
             // crr, or a server that closes: a new connection for the next request (and for
             // those the server did not process).
-            Step::Read(Ok(n)) => {
-                if expiry.due() {
+            Step::Read(Ok((n, now))) => {
+                if expiry.due(now) {
                     expiry.check(ctx, slot);
                 }
                 let per_request = ctx.plan.workload.mode == ClientMode::Crr;
@@ -116,7 +116,8 @@ async fn send_again<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
 
 /// What woke the open loop.
 enum Step {
-    Read(Result<usize, OpError>),
+    /// Replies completed, and when (see [`read_replies`]).
+    Read(Result<(usize, Instant), OpError>),
     Expiry,
     Sent,
 }

@@ -9,6 +9,7 @@ use crate::driver::http::template::{Rng, Vars};
 use crate::driver::{Done, Expiry, Failure, ReadOutcome, Retry, Sent, Session};
 use crate::record::{ErrorKind, OpError};
 use std::future::poll_fn;
+use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -33,6 +34,8 @@ pub(in crate::driver::h2) struct Requests {
     pub shapes: Rc<Shapes>,
     pub worker: usize,
     pub connections: u64,
+    /// The run is a closed loop (see [`FramedSession::may_hold`]).
+    pub closed_loop: bool,
 }
 
 /// One open HTTP/2 connection on the framing layer.
@@ -48,6 +51,16 @@ pub struct FramedSession {
     end: usize,
     /// Of `conn.out`, the bytes already written.
     written: usize,
+    /// Streams opened since `conn.out` was last written out whole.
+    fresh: usize,
+    /// `flush` held the queued frames back ([`FramedSession::may_hold`]): since when (the
+    /// connection's bytes read then), and the timer that ends the hold at the latest.
+    held: bool,
+    held_read: u64,
+    hold_timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Requests go out as replies free room (a closed loop), so new streams may wait for
+    /// the rest of their connection's replies ([`FramedSession::may_hold`]).
+    batch: bool,
     /// A request's header block, rendered, and scratch space for its templated parts.
     block: Vec<u8>,
     scratch: Vec<u8>,
@@ -79,6 +92,7 @@ impl FramedSession {
         cleartext: bool,
         timeout: Duration,
     ) -> Result<FramedSession, OpError> {
+        let batch = requests.closed_loop;
         let mut s = FramedSession {
             io,
             conn: Conn::new(),
@@ -88,6 +102,11 @@ impl FramedSession {
             start: 0,
             end: 0,
             written: 0,
+            fresh: 0,
+            held: false,
+            held_read: 0,
+            hold_timer: None,
+            batch,
             block: Vec::new(),
             scratch: Vec::new(),
             completed: Vec::new(),
@@ -153,9 +172,11 @@ impl FramedSession {
                 Poll::Pending => break,
             }
         }
-        if self.written == self.conn.out.len() && self.written > 0 {
+        if self.written == self.conn.out.len() {
             self.conn.out.clear();
             self.written = 0;
+            self.fresh = 0;
+            self.held = false;
         }
         // TLS: records may still sit in rustls's buffer, the socket having been full; this
         // sends them (or asks to be woken when it can). Over TCP it does nothing.
@@ -237,6 +258,7 @@ impl FramedSession {
             Some(body) => {
                 self.body_queued += body.as_ref().map_or(0, |b| b.len());
                 self.conn.open(i, &self.block, body);
+                self.fresh += 1;
             }
             None => {
                 // Never for the placeholders wirebench has; the request fails alone.
@@ -253,9 +275,19 @@ impl FramedSession {
 
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Result<ReadOutcome, OpError>> {
         loop {
-            self.write_out(cx);
+            if self.held && self.hold_over(cx) {
+                self.held = false;
+            }
+            if !self.held {
+                self.write_out(cx);
+            }
             let got = self.read_once(cx);
             self.settle();
+            if self.held && self.hold_over(cx) {
+                // The replies the new streams waited for are in: they go out in one write.
+                self.held = false;
+                self.write_out(cx);
+            }
             let gone = self.conn.gone;
             let draining = gone && !self.conn.reqs.is_empty();
             let drained = gone && self.conn.reqs.is_empty();
@@ -289,7 +321,60 @@ impl FramedSession {
             }
         }
     }
+
+    /// Whether `flush` may hold the frames of new streams back: in a closed loop, while
+    /// streams opened in earlier writes are still in flight. Replies free streams a few at a
+    /// time (nginx writes each reply's frames apart, and a client woken by the first reads
+    /// them as they come); writing each one's successor at once makes one write, and one
+    /// round of the server's reading, per reply or two, and each write on loopback also runs
+    /// the receiving side on the sender's CPU. Held until the replies of the earlier writes
+    /// are all in, the streams they free go out together, and the connection settles into
+    /// whole windows: one write of K requests, K replies, one write again (as wrk's
+    /// pipelining does by design). The hold ends at the latest after [`HOLD_LIMIT`] (a reply
+    /// that is slow to come does not keep the others' successors waiting longer), or once
+    /// [`HOLD_BYTES`] have been read meanwhile (long bodies: one write more is nothing there).
+    /// The time a request waits here counts in its latency (its send time is when it was
+    /// queued). An open loop sends at the schedule's times, never holding.
+    fn may_hold(&self) -> bool {
+        self.batch
+            && self.fresh > 0
+            && self.conn.reqs.len() > self.fresh
+            && !self.conn.gone
+            && self.written == 0
+    }
+
+    /// Starts holding the queued frames back (`flush`).
+    fn hold(&mut self) {
+        self.held = true;
+        self.held_read = self.counts.read.get();
+        let until = tokio::time::Instant::now() + HOLD_LIMIT;
+        match &mut self.hold_timer {
+            Some(t) => t.as_mut().reset(until),
+            None => self.hold_timer = Some(Box::pin(tokio::time::sleep_until(until))),
+        }
+    }
+
+    /// Whether the frames held back go out now: the replies they waited for are in, or the
+    /// hold has lasted its limit of time or bytes read.
+    fn hold_over(&mut self, cx: &mut Context<'_>) -> bool {
+        !self.may_hold()
+            || self.counts.read.get() - self.held_read >= HOLD_BYTES
+            || self
+                .hold_timer
+                .as_mut()
+                .is_none_or(|t| t.as_mut().poll(cx).is_ready())
+    }
 }
+
+/// The longest new streams are held back for the replies of their connection's earlier
+/// writes ([`FramedSession::may_hold`]); the runtime's timer rounds it up to its next
+/// millisecond. Replies from a server that answers each write's streams together arrive
+/// well within it.
+const HOLD_LIMIT: Duration = Duration::from_millis(1);
+
+/// Bytes read that end a hold: past them the replies are long, and a write per reply costs
+/// little beside reading them.
+const HOLD_BYTES: u64 = READ_BUFFER as u64;
 
 /// The server closed the connection.
 fn closed() -> Failure {
@@ -355,11 +440,17 @@ impl Session for FramedSession {
     async fn flush(&mut self) -> Result<usize, OpError> {
         // One write for every frame queued; what the socket does not take now goes out with
         // the reads (which also poll for writing).
-        poll_fn(|cx| {
-            self.write_out(cx);
-            Poll::Ready(())
-        })
-        .await;
+        if self.held {
+            // Still held: `read` writes them once the replies they wait for are in.
+        } else if self.may_hold() {
+            self.hold();
+        } else {
+            poll_fn(|cx| {
+                self.write_out(cx);
+                Poll::Ready(())
+            })
+            .await;
+        }
         let written = self.counts.written.get();
         let n = written - self.reported;
         self.reported = written;

@@ -3,7 +3,7 @@
 //! a table size update, header blocks split over CONTINUATION frames, padded DATA, a PING to
 //! answer, streams reset one by one while the connection goes on, and nginx's Huffman-coded
 //! entries in a small table that evicts with every response; and a reply held back by the
-//! peer, which must not keep the streams freed before it from going out again.
+//! peer, which must not keep the streams freed before it from going out again at once.
 
 mod common;
 
@@ -321,9 +321,9 @@ fn holding_peer() -> (String, JoinHandle<(Vec<u32>, bool)>) {
     (url, thread)
 }
 
-/// In a closed loop the client holds the streams that replies free back for the rest of their
-/// connection's replies, to write them together; a reply the server keeps back must not keep
-/// them waiting for long (the hold ends within a few milliseconds).
+/// In a closed loop a stream that a reply frees goes out again at once: a reply the server
+/// keeps back (a slow backend) must not keep the next requests waiting, so that `--pipeline M`
+/// keeps M requests in flight whatever the shape of the server's replies.
 #[test]
 fn http2_a_reply_held_back_does_not_hold_the_next_requests() {
     let (url, thread) = holding_peer();

@@ -318,9 +318,6 @@ pub struct Placement {
     /// Whether it may block in its socket calls (a worker with a single closed-loop
     /// connection: a syscall less per read than waiting in epoll).
     pub blocking: bool,
-    /// Whether requests go out as replies free room (a closed loop), not at a schedule's
-    /// times: a protocol may then gather several into one write.
-    pub closed_loop: bool,
 }
 
 /// One protocol, as the engine sees it.

@@ -118,12 +118,11 @@ impl Run<'_> {
                     .spawn(move || {
                         // A worker with a single closed-loop connection blocks in its socket
                         // calls instead of waiting in epoll: a syscall less per read.
-                        let closed_loop = spec.plan.load.schedule().is_none();
-                        let blocking = spec.connections.len() == 1 && closed_loop;
+                        let blocking =
+                            spec.connections.len() == 1 && spec.plan.load.schedule().is_none();
                         let at = Placement {
                             worker: w,
                             blocking,
-                            closed_loop,
                         };
                         worker::run(spec, protocol.driver(&job, at))
                     })?,

@@ -89,37 +89,6 @@ impl AsyncRead for Io {
 }
 
 impl Io {
-    /// Ready once the socket holds at least `want` bytes to read, or when it cannot tell
-    /// (TLS, whose records it does not count; a socket closed or failed: the read says); else
-    /// Pending until the event loop reports more.
-    pub(super) fn poll_queued(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<()> {
-        let Inner::Tcp(s) = &self.inner else {
-            return Poll::Ready(());
-        };
-        // Twice at most: readiness that stays after it was cleared (a socket closed, or more
-        // bytes since) is read at once.
-        for _ in 0..2 {
-            let fd = std::os::fd::AsRawFd::as_raw_fd(s);
-            let enough = s.try_io(tokio::io::Interest::READABLE, || {
-                let mut n: libc::c_int = 0;
-                // SAFETY: FIONREAD writes one int to `n`.
-                match unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } {
-                    0 if (n as usize) < want => Err(std::io::ErrorKind::WouldBlock.into()),
-                    _ => Ok(()),
-                }
-            });
-            match enough {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if s.poll_read_ready(cx).is_pending() {
-                        return Poll::Pending;
-                    }
-                }
-                _ => return Poll::Ready(()),
-            }
-        }
-        Poll::Ready(())
-    }
-
     fn counted(&self, r: Poll<std::io::Result<usize>>) -> Poll<std::io::Result<usize>> {
         if let Poll::Ready(Ok(n)) = r {
             self.counts

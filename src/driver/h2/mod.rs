@@ -57,16 +57,15 @@ pub struct H2Driver {
     shapes: Rc<Shapes>,
     worker: usize,
     connections: u64,
-    closed_loop: bool,
 }
 
 impl H2Driver {
-    /// A driver for the worker at `at` of a run with `connections` connections; TLS with `tls`.
+    /// A driver for worker `worker` of a run with `connections` connections; TLS with `tls`.
     pub fn new(
         addr: SocketAddr,
         spec: Arc<HttpSpec>,
         socket: SocketOptions,
-        at: Placement,
+        worker: usize,
         connections: usize,
         tls: Option<Arc<TlsClient>>,
     ) -> H2Driver {
@@ -81,9 +80,8 @@ impl H2Driver {
             tls,
             spec,
             shapes: Rc::new(shapes),
-            worker: at.worker,
+            worker,
             connections: connections as u64,
-            closed_loop: at.closed_loop,
         }
     }
 }
@@ -106,7 +104,6 @@ impl Driver for H2Driver {
             shapes: self.shapes.clone(),
             worker: self.worker,
             connections: self.connections,
-            closed_loop: self.closed_loop,
         };
         let cleartext = self.tls.is_none();
         let s = H2Session::start(io, counts, requests, fd, cleartext, timeout)
@@ -147,7 +144,7 @@ impl Protocol for Http2 {
             job.target.addr,
             self.spec.clone(),
             job.socket,
-            at,
+            at.worker,
             job.connections,
             self.tls.as_ref().map(|t| Arc::new(t.for_worker())),
         )

@@ -49,8 +49,6 @@ pub(super) struct Req {
     pub window: i64,
     /// Response DATA bytes not yet given back with a WINDOW_UPDATE.
     pub unacked: u32,
-    /// Bytes of the reply's frames read so far (frame headers included).
-    pub wire: u32,
     /// Set once it has ended; it leaves the list at the next sweep.
     pub end: Option<End>,
 }
@@ -68,7 +66,6 @@ impl Req {
             body: None,
             window: 0,
             unacked: 0,
-            wire: 0,
             end: None,
         }
     }
@@ -246,11 +243,6 @@ impl Conn {
             }
             let payload = &buf[at + frame::HEADER..end];
             at = end;
-            if h.stream != 0 {
-                if let Some(r) = find(&mut self.reqs[..self.open], h.stream) {
-                    r.wire = r.wire.saturating_add((frame::HEADER + h.len) as u32);
-                }
-            }
             if let Err(code) = self.frame(&h, payload, now, bytes) {
                 self.fail_all(broke(code), code);
             }

@@ -9,7 +9,6 @@ use crate::driver::http::template::{Rng, Vars};
 use crate::driver::{Done, Expiry, Failure, ReadOutcome, Retry, Sent, Session};
 use crate::record::{ErrorKind, OpError};
 use std::future::poll_fn;
-use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -34,8 +33,6 @@ pub(in crate::driver::h2) struct Requests {
     pub shapes: Rc<Shapes>,
     pub worker: usize,
     pub connections: u64,
-    /// The run is a closed loop (see [`FramedSession::may_hold`]).
-    pub closed_loop: bool,
 }
 
 /// One open HTTP/2 connection on the framing layer.
@@ -51,18 +48,6 @@ pub struct FramedSession {
     end: usize,
     /// Of `conn.out`, the bytes already written.
     written: usize,
-    /// Streams opened since `conn.out` was last written out whole.
-    fresh: usize,
-    /// `flush` held the queued frames back ([`FramedSession::may_hold`]): since when (the
-    /// connection's bytes read then), and the timer that ends the hold at the latest.
-    held: bool,
-    held_read: u64,
-    hold_timer: Option<Pin<Box<tokio::time::Sleep>>>,
-    /// Requests go out as replies free room (a closed loop), so new streams may wait for
-    /// the rest of their connection's replies ([`FramedSession::may_hold`]).
-    batch: bool,
-    /// The fewest bytes a reply on this connection took (frames whole), once one came.
-    reply_min: u32,
     /// A request's header block, rendered, and scratch space for its templated parts.
     block: Vec<u8>,
     scratch: Vec<u8>,
@@ -94,7 +79,6 @@ impl FramedSession {
         cleartext: bool,
         timeout: Duration,
     ) -> Result<FramedSession, OpError> {
-        let batch = requests.closed_loop;
         let mut s = FramedSession {
             io,
             conn: Conn::new(),
@@ -104,12 +88,6 @@ impl FramedSession {
             start: 0,
             end: 0,
             written: 0,
-            fresh: 0,
-            held: false,
-            held_read: 0,
-            hold_timer: None,
-            batch,
-            reply_min: u32::MAX,
             block: Vec::new(),
             scratch: Vec::new(),
             completed: Vec::new(),
@@ -175,11 +153,9 @@ impl FramedSession {
                 Poll::Pending => break,
             }
         }
-        if self.written == self.conn.out.len() {
+        if self.written == self.conn.out.len() && self.written > 0 {
             self.conn.out.clear();
             self.written = 0;
-            self.fresh = 0;
-            self.held = false;
         }
         // TLS: records may still sit in rustls's buffer, the socket having been full; this
         // sends them (or asks to be woken when it can). Over TCP it does nothing.
@@ -189,10 +165,6 @@ impl FramedSession {
     /// Reads once and handles the whole frames; whether anything was read.
     fn read_once(&mut self, cx: &mut Context<'_>) -> bool {
         if self.conn.failed.is_some() {
-            return false;
-        }
-        let want = self.awaited();
-        if want > 0 && self.io.poll_queued(cx, want).is_pending() {
             return false;
         }
         let mut rb = ReadBuf::new(&mut self.inbuf[self.end..]);
@@ -222,19 +194,14 @@ impl FramedSession {
 
     /// Takes the ended requests out, then opens streams for waiting ones the server allows.
     fn settle(&mut self) {
-        let (completed, again, answered, reply_min) = (
-            &mut self.completed,
-            &mut self.again,
-            &mut self.answered,
-            &mut self.reply_min,
-        );
+        let (completed, again, answered) =
+            (&mut self.completed, &mut self.again, &mut self.answered);
         let accept = &self.requests.spec.accept;
         self.conn.sweep(|r, end| match end {
             End::Done(mut d) => {
                 if d.failure.is_none() {
                     d.accepted = accept.accepts(d.status.unwrap_or(0));
                     *answered = true;
-                    *reply_min = (*reply_min).min(r.wire);
                 }
                 completed.push(d);
             }
@@ -270,7 +237,6 @@ impl FramedSession {
             Some(body) => {
                 self.body_queued += body.as_ref().map_or(0, |b| b.len());
                 self.conn.open(i, &self.block, body);
-                self.fresh += 1;
             }
             None => {
                 // Never for the placeholders wirebench has; the request fails alone.
@@ -287,19 +253,9 @@ impl FramedSession {
 
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Result<ReadOutcome, OpError>> {
         loop {
-            if self.held && self.hold_over(cx) {
-                self.held = false;
-            }
-            if !self.held {
-                self.write_out(cx);
-            }
+            self.write_out(cx);
             let got = self.read_once(cx);
             self.settle();
-            if self.held && self.hold_over(cx) {
-                // The replies the new streams waited for are in: they go out in one write.
-                self.held = false;
-                self.write_out(cx);
-            }
             let gone = self.conn.gone;
             let draining = gone && !self.conn.reqs.is_empty();
             let drained = gone && self.conn.reqs.is_empty();
@@ -333,88 +289,7 @@ impl FramedSession {
             }
         }
     }
-
-    /// Whether `flush` may hold the frames of new streams back: in a closed loop, while
-    /// streams opened in earlier writes are still in flight. Replies free streams a few at a
-    /// time (nginx writes each reply's frames apart, and a client woken by the first reads
-    /// them as they come); writing each one's successor at once makes one write, and one
-    /// round of the server's reading, per reply or two, and each write on loopback also runs
-    /// the receiving side on the sender's CPU. Held until the replies of the earlier writes
-    /// are all in, the streams they free go out together, and the connection settles into
-    /// whole windows: one write of K requests, K replies, one write again (as wrk's
-    /// pipelining does by design). The hold ends at the latest after [`HOLD_LIMIT`] (a reply
-    /// that is slow to come does not keep the others' successors waiting longer), or once
-    /// [`HOLD_BYTES`] have been read meanwhile (long bodies: one write more is nothing there).
-    /// The time a request waits here counts in its latency (its send time is when it was
-    /// queued). An open loop sends at the schedule's times, never holding.
-    fn may_hold(&self) -> bool {
-        self.batch
-            && self.fresh > 0
-            && self.conn.reqs.len() > self.fresh
-            && !self.conn.gone
-            && self.written == 0
-    }
-
-    /// While frames are held: the bytes the replies they wait for are still to bring at the
-    /// least (each at least the smallest reply seen, less what came of it), unless that is
-    /// more than [`AWAIT_MAX`]; 0 otherwise. The socket is not read until that much is there:
-    /// each read that finds a reply or two, the server writing them one by one, also makes
-    /// the kernel send an ACK right away, which on loopback runs the server's side of it too
-    /// (a third of the client's CPU time per request at -m 10). The event loop still wakes the
-    /// connection as bytes come, and the socket's count (FIONREAD) is asked then; a server
-    /// whose replies are shorter than the smallest seen meets the hold's time limit instead.
-    fn awaited(&self) -> usize {
-        if !self.held || self.reply_min == u32::MAX {
-            return 0;
-        }
-        let older = self.conn.open.saturating_sub(self.fresh);
-        let owed: usize = self.conn.reqs[..older]
-            .iter()
-            .filter(|r| r.end.is_none())
-            .map(|r| self.reply_min.saturating_sub(r.wire) as usize)
-            .sum();
-        let owed = owed.saturating_sub(self.end - self.start);
-        if owed > AWAIT_MAX {
-            return 0;
-        }
-        owed
-    }
-
-    /// Starts holding the queued frames back (`flush`).
-    fn hold(&mut self) {
-        self.held = true;
-        self.held_read = self.counts.read.get();
-        let until = tokio::time::Instant::now() + HOLD_LIMIT;
-        match &mut self.hold_timer {
-            Some(t) => t.as_mut().reset(until),
-            None => self.hold_timer = Some(Box::pin(tokio::time::sleep_until(until))),
-        }
-    }
-
-    /// Whether the frames held back go out now: the replies they waited for are in, or the
-    /// hold has lasted its limit of time or bytes read.
-    fn hold_over(&mut self, cx: &mut Context<'_>) -> bool {
-        !self.may_hold()
-            || self.counts.read.get() - self.held_read >= HOLD_BYTES
-            || self
-                .hold_timer
-                .as_mut()
-                .is_none_or(|t| t.as_mut().poll(cx).is_ready())
-    }
 }
-
-/// The longest new streams are held back for the replies of their connection's earlier
-/// writes ([`FramedSession::may_hold`]); the runtime's timer rounds it up to its next
-/// millisecond. Replies from a server that answers each write's streams together arrive
-/// well within it.
-const HOLD_LIMIT: Duration = Duration::from_millis(1);
-
-/// Bytes read that end a hold: past them the replies are long, and a write per reply costs
-/// little beside reading them.
-const HOLD_BYTES: u64 = READ_BUFFER as u64;
-
-/// The most bytes a held connection waits for before it reads ([`FramedSession::awaited`]).
-const AWAIT_MAX: usize = READ_BUFFER / 2;
 
 /// The server closed the connection.
 fn closed() -> Failure {
@@ -480,17 +355,11 @@ impl Session for FramedSession {
     async fn flush(&mut self) -> Result<usize, OpError> {
         // One write for every frame queued; what the socket does not take now goes out with
         // the reads (which also poll for writing).
-        if self.held {
-            // Still held: `read` writes them once the replies they wait for are in.
-        } else if self.may_hold() {
-            self.hold();
-        } else {
-            poll_fn(|cx| {
-                self.write_out(cx);
-                Poll::Ready(())
-            })
-            .await;
-        }
+        poll_fn(|cx| {
+            self.write_out(cx);
+            Poll::Ready(())
+        })
+        .await;
         let written = self.counts.written.get();
         let n = written - self.reported;
         self.reported = written;

@@ -5,6 +5,7 @@
 # Only the client runs under callgrind (pinned to CPU 1); the server runs normally on CPU 0.
 #   http1      GET /small.bin (100 B) from nginx, 50 connections on keep-alive: wrk, h2load --h1, ab
 #   h2-m1/10/100  the same over h2c (prior knowledge), 10 connections, 1/10/100 streams each: h2load -m
+#   h2tls-m1/10/100  the same over TLS (h2 by ALPN; a self-signed certificate, --insecure)
 #   tcp-pp     64 B ping-pong on one connection: wirebench's echo server vs sockperf's, sockperf
 #   udp-pp     64 B UDP request/response, one flow: wirebench's UDP echo server vs sockperf's
 #              (UDP), sockperf ping-pong
@@ -24,7 +25,8 @@
 #   --check   measure wirebench only and fail (exit 1) when a comparison's instructions per
 #             request in its worker threads grew > 5% over bench/cost-baseline.txt (the gate)
 #   --update  measure and rewrite bench/cost-baseline.txt from this run
-#   --only    just these comparisons (http1, h2-m1, h2-m10, h2-m100, tcp-pp, udp-pp, crr)
+#   --only    just these comparisons (http1, h2-m1, h2-m10, h2-m100, h2tls-m1, h2tls-m10,
+#             h2tls-m100, tcp-pp, udp-pp, crr)
 # Environment: N=requests per wirebench/h2load/ab run (default 20000), DUR_S=seconds for wrk and
 # sockperf (default 4), TOLERANCE=percent for --check (default 5).
 set -euo pipefail
@@ -57,7 +59,7 @@ TOLERANCE=${TOLERANCE:-5}
 SERVER_CPU=0
 CLIENT_CPU=1
 BASELINE=$ROOT/bench/cost-baseline.txt
-ALL=(http1 h2-m1 h2-m10 h2-m100 tcp-pp udp-pp crr)
+ALL=(http1 h2-m1 h2-m10 h2-m100 h2tls-m1 h2tls-m10 h2tls-m100 tcp-pp udp-pp crr)
 want() { [[ -z $ONLY || ,$ONLY, == *,$1,* ]]; }
 
 NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
@@ -72,7 +74,7 @@ if [[ $MODE != check ]]; then
 fi
 install_pkgs "${need_pkgs[@]}"
 NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
-require_cmds python3 taskset timeout valgrind "$NGINX"
+require_cmds python3 taskset timeout valgrind openssl "$NGINX"
 if [[ $(nproc) -lt 2 ]]; then
     echo "$BENCH: needs 2 CPUs (server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU)" >&2
     exit 1
@@ -102,8 +104,12 @@ mkdir -p "$NGX_DIR/www" "$NGX_DIR/tmp" "$NGX_DIR/logs"
 head -c 100 /dev/zero | tr '\0' 'x' >"$NGX_DIR/www/small.bin"
 chmod 755 "$NGX_DIR/www"
 chmod 644 "$NGX_DIR/www/small.bin"
+openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
+    -keyout "$NGX_DIR/key.pem" -out "$NGX_DIR/cert.pem" \
+    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 >/dev/null 2>&1
 PORT=$(free_port)
 H2_PORT=$(free_port)
+H2TLS_PORT=$(free_port)
 cat >"$NGX_DIR/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
@@ -124,6 +130,12 @@ http {
     sendfile off;
     server { listen 127.0.0.1:$PORT; root $NGX_DIR/www; }
     server { listen 127.0.0.1:$H2_PORT http2; root $NGX_DIR/www; }
+    server {
+        listen 127.0.0.1:$H2TLS_PORT ssl http2;
+        ssl_certificate $NGX_DIR/cert.pem;
+        ssl_certificate_key $NGX_DIR/key.pem;
+        root $NGX_DIR/www;
+    }
 }
 EOF
 taskset -c "$SERVER_CPU" "$NGINX" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR" -e "$NGX_DIR/logs/error.log" \
@@ -131,8 +143,10 @@ taskset -c "$SERVER_CPU" "$NGINX" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR" -e "$NG
 PIDS+=($!)
 wait_bound tcp "$PORT" "$!"
 wait_bound tcp "$H2_PORT" "${PIDS[-1]}"
+wait_bound tcp "$H2TLS_PORT" "${PIDS[-1]}"
 URL=http://127.0.0.1:$PORT/small.bin
 H2_URL=http://127.0.0.1:$H2_PORT/small.bin
+H2TLS_URL=https://127.0.0.1:$H2TLS_PORT/small.bin
 
 if want tcp-pp; then
     taskset -c "$SERVER_CPU" "$WB" serve tcp --threads 1 --blocking >"$RAW/echo.txt" 2>&1 &
@@ -221,6 +235,11 @@ for m in 1 10 100; do
     want "h2-m$m" || continue
     count "h2-m$m" wirebench "${WBRUN[@]}" --http2 "$H2_URL" -c 10 --pipeline "$m"
     [[ $MODE == check ]] || count "h2-m$m" h2load h2load -c10 -m"$m" -t1 -n "$N" "$H2_URL"
+done
+for m in 1 10 100; do
+    want "h2tls-m$m" || continue
+    count "h2tls-m$m" wirebench "${WBRUN[@]}" --http2 "$H2TLS_URL" --insecure -c 10 --pipeline "$m"
+    [[ $MODE == check ]] || count "h2tls-m$m" h2load h2load -c10 -m"$m" -t1 -n "$N" "$H2TLS_URL"
 done
 if want tcp-pp; then
     count tcp-pp wirebench "${WBRUN[@]}" "$ECHO_URL" --size 64 -c 1

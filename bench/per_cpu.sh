@@ -8,6 +8,8 @@
 #   tls     (--tls) HTTPS/1.1 on 50 keep-alive connections: wirebench vs wrk vs h2load --h1
 #   h2-m1, h2-m10, h2-m100 (--h2) GET /small.bin over h2c (prior knowledge), 10 connections
 #           with 1, 10 or 100 streams each: wirebench --http2 --pipeline M vs h2load -c10 -mM -t1
+#   h2tls-m1, h2tls-m10, h2tls-m100 (--h2tls) the same over TLS (h2 by ALPN, nginx's self-signed
+#           certificate: wirebench --insecure; h2load does not check it)
 #   tls-crr (--tls) HTTPS, a new connection (a TLS handshake) per request, 10 at a time:
 #           wirebench (session resumption on, its default) and wirebench --no-tls-resume vs ab
 #           (no -k) vs wrk with Connection: close; nginx logs $ssl_session_reused, so the share
@@ -18,12 +20,13 @@
 # (os.wait4), the ratio wirebench/peer is taken per round (paired), and the table shows its
 # median and the range over the rounds.
 #
-# Usage: bench/per_cpu.sh [--quick] [--tls | --http1 | --crr | --h2]   (without any: udp and crr,
+# Usage: bench/per_cpu.sh [--quick] [--tls | --http1 | --crr | --h2 | --h2tls]   (without any: udp and crr,
 #   written to bench/results/per_cpu.txt; with --tls: tls and tls-crr, written to
 #   bench/results/tls.txt; with --http1: http1, written to bench/results/http1_per_cpu.txt; with
 #   --crr: crr alone, written to bench/results/crr_per_cpu.txt; with --h2: h2-m1, h2-m10 and
-#   h2-m100, written to bench/results/h2_per_cpu.txt)
-#   WB_OLD=PATH (with --http1, --crr or --h2) runs that wirebench binary too, as wirebench-old: before/after
+#   h2-m100, written to bench/results/h2_per_cpu.txt; with --h2tls: h2tls-m1, h2tls-m10 and
+#   h2tls-m100, written to bench/results/h2tls_per_cpu.txt)
+#   WB_OLD=PATH (with --http1, --crr, --h2 or --h2tls) runs that wirebench binary too, as wirebench-old: before/after
 #   --quick   1 round of 2 s runs, no warm-up round: a smoke check
 # Environment: ROUNDS=N measured rounds (default 5; --quick 1), DUR=seconds per run (default 4).
 set -euo pipefail
@@ -32,6 +35,7 @@ TLS=0
 HTTP1=0
 CRR=0
 H2=0
+H2TLS=0
 args=()
 for a in "$@"; do
     case "$a" in
@@ -39,6 +43,7 @@ for a in "$@"; do
         --http1) HTTP1=1 ;;
         --crr) CRR=1 ;;
         --h2) H2=1 ;;
+        --h2tls) H2TLS=1 ;;
         *) args+=("$a") ;;
     esac
 done
@@ -63,8 +68,9 @@ OUT_NAME=per_cpu
 ((HTTP1)) && OUT_NAME=http1_per_cpu
 ((CRR)) && OUT_NAME=crr_per_cpu
 ((H2)) && OUT_NAME=h2_per_cpu
-if ((TLS + HTTP1 + CRR + H2 > 1)); then
-    echo "$BENCH: --tls, --http1, --crr and --h2 are separate runs: give one of them" >&2
+((H2TLS)) && OUT_NAME=h2tls_per_cpu
+if ((TLS + HTTP1 + CRR + H2 + H2TLS > 1)); then
+    echo "$BENCH: --tls, --http1, --crr, --h2 and --h2tls are separate runs: give one of them" >&2
     exit 2
 fi
 bench_setup "$RESULTS/raw/$OUT_NAME"
@@ -88,6 +94,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
 PORT=$(free_port)
 TLS_PORT=$(free_port)
 H2_PORT=$(free_port)
+H2TLS_PORT=$(free_port)
 cat >"$NGX_DIR/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
@@ -109,6 +116,12 @@ http {
     server { listen 127.0.0.1:$PORT; root $NGX_DIR/www; }
     server { listen 127.0.0.1:$H2_PORT http2; root $NGX_DIR/www; }
     server {
+        listen 127.0.0.1:$H2TLS_PORT ssl http2;
+        ssl_certificate $NGX_DIR/cert.pem;
+        ssl_certificate_key $NGX_DIR/key.pem;
+        root $NGX_DIR/www;
+    }
+    server {
         listen 127.0.0.1:$TLS_PORT ssl;
         ssl_certificate $NGX_DIR/cert.pem;
         ssl_certificate_key $NGX_DIR/key.pem;
@@ -123,12 +136,14 @@ PIDS+=($!)
 wait_bound tcp "$PORT" "$!"
 wait_bound tcp "$TLS_PORT" "${PIDS[-1]}"
 wait_bound tcp "$H2_PORT" "${PIDS[-1]}"
+wait_bound tcp "$H2TLS_PORT" "${PIDS[-1]}"
 URL=http://127.0.0.1:$PORT/small.bin
 H2_URL=http://127.0.0.1:$H2_PORT/small.bin
+H2TLS_URL=https://127.0.0.1:$H2TLS_PORT/small.bin
 TLS_URL=https://127.0.0.1:$TLS_PORT/small.bin
 REUSE_LOG=$NGX_DIR/logs/reuse.log
 
-if ((!TLS && !HTTP1 && !CRR && !H2)); then
+if ((!TLS && !HTTP1 && !CRR && !H2 && !H2TLS)); then
     taskset -c "$SERVER_CPU" "$WB" serve udp --threads 1 >"$RAW/udp-echo.txt" 2>&1 &
     PIDS+=($!)
     UDP_URL=$(wait_url "$RAW/udp-echo.txt" "$!")
@@ -156,6 +171,9 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
         h2-m*/wirebench) CMD=("${wbr[@]}" --http2 "$H2_URL" -c 10 --pipeline "${cmp#h2-m}") ;;
         h2-m*/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" --http2 "$H2_URL" -c 10 --pipeline "${cmp#h2-m}") ;;
         h2-m*/h2load) CMD=(h2load -c10 -m"${cmp#h2-m}" -t1 -D "$s" "$H2_URL") ;;
+        h2tls-m*/wirebench) CMD=("${wbr[@]}" --http2 "$H2TLS_URL" --insecure -c 10 --pipeline "${cmp#h2tls-m}") ;;
+        h2tls-m*/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" --http2 "$H2TLS_URL" --insecure -c 10 --pipeline "${cmp#h2tls-m}") ;;
+        h2tls-m*/h2load) CMD=(h2load -c10 -m"${cmp#h2tls-m}" -t1 -D "$s" "$H2TLS_URL") ;;
         tls/wirebench) CMD=("${wbr[@]}" "$TLS_URL" -c 50 --insecure) ;;
         tls/wrk) CMD=(wrk -t1 -c50 -d"${s}s" "$TLS_URL") ;;
         tls/h2load) CMD=(h2load --h1 -c50 -t1 -D "$s" "$TLS_URL") ;;
@@ -217,6 +235,11 @@ elif ((H2)); then
     TOOLS[h2-m10]=${TOOLS[h2-m1]}
     TOOLS[h2-m100]=${TOOLS[h2-m1]}
     ORDER=(h2-m1 h2-m10 h2-m100)
+elif ((H2TLS)); then
+    declare -A TOOLS=([h2tls-m1]="wirebench${WB_OLD:+ wirebench-old} h2load")
+    TOOLS[h2tls-m10]=${TOOLS[h2tls-m1]}
+    TOOLS[h2tls-m100]=${TOOLS[h2tls-m1]}
+    ORDER=(h2tls-m1 h2tls-m10 h2tls-m100)
 elif ((TLS)); then
     declare -A TOOLS=([tls]="wirebench wrk h2load" [tls-crr]="wirebench wirebench-noresume ab wrk")
     ORDER=(tls tls-crr)

@@ -2,7 +2,8 @@
 //! dynamic table entries (a Huffman-coded `:status` indexed once, then referred to by index),
 //! a table size update, header blocks split over CONTINUATION frames, padded DATA, a PING to
 //! answer, streams reset one by one while the connection goes on, and nginx's Huffman-coded
-//! entries in a small table that evicts with every response.
+//! entries in a small table that evicts with every response; and a reply held back by the
+//! peer, which must not keep the streams freed before it from going out again at once.
 
 mod common;
 
@@ -251,4 +252,88 @@ fn http2_streams_reset_one_by_one_are_errors_while_the_connection_goes_on() {
     );
     assert_eq!(n(&json["http"]["status_2xx"]), 20, "{what}");
     assert_eq!((seen.connections, seen.requests), (1, 40), "{what}");
+}
+
+/// A peer that answers the first request (stream 1) at once and holds the second (stream 3)
+/// back until the client has sent a third, on the stream the first one freed, or 5 s have
+/// passed; then answers everything at once. Returns the URL and the thread, which tells the
+/// streams of the requests in the order they came and whether the third came while the
+/// second was still unanswered.
+fn holding_peer() -> (String, JoinHandle<(Vec<u32>, bool)>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let thread = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(&frame(4, 0, 0, &[])).unwrap();
+        let ok = |stream| frame(1, 0x4 | 0x1, stream, &[0x88]); // ":status: 200", no body
+        let (mut buf, mut chunk, mut at) = (Vec::new(), [0u8; 4096], 24);
+        let (mut streams, mut held, mut third_while_held) = (Vec::new(), None, false);
+        loop {
+            match s.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                // 5 s without a third request: answer the one held, and go on.
+                Err(_) => match held.take() {
+                    Some(h) => {
+                        s.write_all(&ok(h)).unwrap();
+                        continue;
+                    }
+                    None => break,
+                },
+            }
+            while buf.len() >= at + 9 {
+                let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
+                if buf.len() < at + 9 + len {
+                    break;
+                }
+                let (kind, flags) = (buf[at + 3], buf[at + 4]);
+                let stream = u32::from_be_bytes(buf[at + 5..at + 9].try_into().unwrap());
+                at += 9 + len;
+                let mut reply = match kind {
+                    4 if flags & 1 == 0 => frame(4, 1, 0, &[]),
+                    1 => {
+                        streams.push(stream);
+                        match streams.len() {
+                            2 => {
+                                held = Some(stream);
+                                continue;
+                            }
+                            3 => third_while_held = held.is_some(),
+                            _ => {}
+                        }
+                        ok(stream)
+                    }
+                    _ => continue,
+                };
+                if streams.len() >= 3 {
+                    if let Some(h) = held.take() {
+                        reply.extend(ok(h));
+                    }
+                }
+                if s.write_all(&reply).is_err() {
+                    return (streams, third_while_held);
+                }
+            }
+        }
+        (streams, third_while_held)
+    });
+    (url, thread)
+}
+
+/// In a closed loop a stream that a reply frees goes out again at once: a reply the server
+/// keeps back (a slow backend) must not keep the next requests waiting, so that `--pipeline M`
+/// keeps M requests in flight whatever the shape of the server's replies.
+#[test]
+fn http2_a_reply_held_back_does_not_hold_the_next_requests() {
+    let (url, thread) = holding_peer();
+    let (json, code) = run(&url, &["-n", "6", "--pipeline", "2", "-c", "1"]);
+    let (streams, third_while_held) = thread.join().unwrap();
+    let what = format!("{json} {streams:?}");
+    assert_eq!((code, n(&json["ok"])), (0, 6), "{what}");
+    assert_eq!(streams, [1, 3, 5, 7, 9, 11], "{what}");
+    assert!(
+        third_while_held,
+        "the third request waited for the second reply: {what}"
+    );
 }

@@ -80,6 +80,10 @@ pub(crate) async fn connect_stream(
     let took = started.elapsed();
     set_nodelay(&up, socket.nodelay)?;
     let stream = if blocking {
+        // A blocking stream's calls never return to the runtime, so without this a connection
+        // that keeps failing (a target that never answers a stream's preamble) reconnects in a
+        // loop the run's end and Ctrl-C never get to stop: the runtime gets one turn per connect.
+        tokio::task::yield_now().await;
         Stream::blocking(up, timeout).map_err(|e| OpError::io("blocking socket", &e))?
     } else {
         Stream::Async(TcpStream::from_std(up).map_err(|e| OpError::io("register socket", &e))?)

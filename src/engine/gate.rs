@@ -163,14 +163,7 @@ impl Gate {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
+    use crate::engine::block_on;
 
     #[test]
     fn opens_once_and_the_first_reason_stands() {

@@ -19,6 +19,16 @@ mod timeline;
 mod timer;
 mod worker;
 
+/// Runs a future to its end on a current-thread runtime with time and I/O (the engine's unit tests).
+#[cfg(test)]
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
 use crate::driver::{self, Placement, Protocol, Visit};
 use crate::error::UsageError;
 use crate::plan::Plan;

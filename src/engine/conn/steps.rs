@@ -421,15 +421,8 @@ pub(crate) fn close_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>
 #[cfg(test)]
 mod tests {
     use super::{until, Alarm};
+    use crate::engine::block_on;
     use std::time::{Duration, Instant};
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
 
     /// Waits for the alarm to fire (Err: not within 10 s).
     async fn wait(alarm: &mut Alarm) -> Result<(), tokio::time::error::Elapsed> {

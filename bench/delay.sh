@@ -6,6 +6,8 @@
 #   - serve tcp --threads 1 --blocking --delay D   (a thread per connection)
 #   - a plain Python server that reads 64 B, time.sleep(D), writes them back (the baseline:
 #     what an ordinary sleeping server gives; the client reaches it with --raw)
+#   - the same Python server busy-waiting D on the clock instead of sleeping (the control: it
+#     cannot wake late, so what its round trip adds beyond D is the machine's, not a timer's)
 # Client and servers are all pinned to the SAME CPU (taskset -c 0): the client sleeps while the
 # server waits, so there is no cross-CPU wake-up in the figures. As root, the client runs under
 # SCHED_FIFO (chrt -f 5, below a --realtime server's 10), so other processes' builds on CPU 0 do
@@ -50,7 +52,7 @@ if [[ -n $BEFORE ]]; then
     [[ -x $BEFORE ]] || { echo "bench/delay.sh: BEFORE=$BEFORE is not an executable wirebench" >&2; exit 2; }
     KINDS+=(async-before blocking-before)
 fi
-KINDS+=(python)
+KINDS+=(python python-spin)
 CLIENT=()
 if ((EUID == 0)) && [[ ${CLIENT_RT:-1} != 0 ]] && command -v chrt >/dev/null; then
     CLIENT=(chrt -f 5)
@@ -85,11 +87,17 @@ with open(sys.argv[1], "a") as f:
 EOF
 }
 
-# The baseline: one connection at a time, blocking calls, TCP_NODELAY, 64-byte requests.
+# The baseline: one connection at a time, blocking calls, TCP_NODELAY, 64-byte requests. With a
+# fourth argument `spin` (the control, "python busy-wait"), it never sleeps: it looks at the clock
+# from the request until the reply is due, so it cannot wake late; what that server's round trip
+# adds beyond D is the machine's (the client's wake-up, both kernels' paths), not a timer's.
 SLEEPER=$RAW/sleep_echo.py
 cat >"$SLEEPER" <<'EOF'
 import socket, sys, time
 port, delay, size = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+spin = sys.argv[4:] == ["spin"]
+wait_ns = int(delay * 1e9)
+clock = time.monotonic_ns
 listener = socket.socket()
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", port))
@@ -104,7 +112,11 @@ while True:
             break
         pending += data
         while len(pending) >= size:
-            if delay:
+            if delay and spin:
+                due = clock() + wait_ns
+                while clock() < due:
+                    pass
+            elif delay:
                 time.sleep(delay)
             conn.sendall(pending[:size])
             pending = pending[size:]
@@ -134,6 +146,10 @@ start_server() { # kind delay -> URL[kind], SRV_PID[kind]
             port=$(free_port)
             cmd=(taskset -c "$CPU" python3 "$SLEEPER" "$port" "$(seconds "$d")" "$SIZE")
             ;;
+        python-spin)
+            port=$(free_port)
+            cmd=(taskset -c "$CPU" python3 "$SLEEPER" "$port" "$(seconds "$d")" "$SIZE" spin)
+            ;;
     esac
     logcmd "${cmd[@]}"
     # Emptied here, not only by the child's redirection: the log is reused by each round's
@@ -143,7 +159,7 @@ start_server() { # kind delay -> URL[kind], SRV_PID[kind]
     pid=$!
     PIDS+=("$pid")
     SRV_PID[$kind]=$pid
-    if [[ $kind == python ]]; then
+    if [[ $kind == python* ]]; then
         wait_bound tcp "$port" "$pid"
         URL[$kind]=tcp://127.0.0.1:$port
     else
@@ -155,7 +171,7 @@ measure() { # kind delay round dur -> prints one line, records when not the warm
     local kind=$1 d=$2 round=$3 dur=$4 tag out rc=0 bg t0 t1 raw=() cmd
     tag=$kind-$d-r$round
     out=$RAW/$tag.json
-    [[ $kind != python ]] || raw=(--raw)
+    [[ $kind != python* ]] || raw=(--raw)
     start_server "$kind" "$d"
     cmd=("${CLIENT[@]}" taskset -c "$CPU" "$WB" run "${URL[$kind]}" "${raw[@]}" --size "$SIZE" -c 1 --threads 1
         -d "${dur}s" --warmup 1s --json -q)
@@ -213,6 +229,7 @@ names = {
     "async-before": "before: event loop",
     "blocking-before": "before: --blocking",
     "python": "python time.sleep",
+    "python-spin": "python busy-wait",
 }
 
 def us(d):
@@ -226,7 +243,13 @@ def err(x, d):
     return f"{x - d:+9.1f} µs {(x - d) / d * 100:+6.1f}%" if d else f"{'':>18}"
 
 table = [f"{'D':>6}  {'server':<23}{'p50 µs':>10}{'p99 µs':>10}   {'p50 − D':>18}   {'p99 − D':>18}   "
-         f"{'goal D ± (1% + 50 µs)':<22}{'server CPU':>11}"]
+         f"{'goal D ± (1% + 50 µs)':<22}{'server CPU':>11}  {'p99 − control':>13}"]
+# The control's p99 per delay: the round trip a server that cannot wake late gets here.
+control = {}
+for d in dict.fromkeys(r["delay"] for r in rows):
+    rs = [r["p99"] for r in rows if r["delay"] == d and r["kind"] == "python-spin"]
+    if rs and us(d):
+        control[d] = med(rs)
 detail = []
 for d in dict.fromkeys(r["delay"] for r in rows):
     dus = us(d)
@@ -241,8 +264,9 @@ for d in dict.fromkeys(r["delay"] for r in rows):
         if dus:
             goal = "p50 " + ("met" if abs(p50 - dus) <= tol else "MISSED")
             goal += ", p99 " + ("met" if abs(p99 - dus) <= tol else "MISSED")
+        beyond = f"{p99 - control[d]:+10.1f} µs" if d in control and kind != "python-spin" else ""
         table.append(f"{d:>6}  {names[kind]:<23}{p50:>10.1f}{p99:>10.1f}   {err(p50, dus)}   {err(p99, dus)}   "
-                     f"{goal:<22}{srv:>10.1f}%")
+                     f"{goal:<22}{srv:>10.1f}%  {beyond:>13}")
         per = lambda key, fmt: " ".join(fmt.format(r[key]) for r in rs)
         detail.append(f"  {d:>5} {kind:<8} per round  p50 [{per('p50', '{:.1f}')}]  p99 [{per('p99', '{:.1f}')}]  "
                       f"requests [{per('ok', '{:.0f}')}]  server CPU % [{per('srv', '{:.1f}')}]")
@@ -273,6 +297,10 @@ text = "\n".join(
      "(run -c 1 --threads 1, 64 B, closed loop), so each includes the round trip of the D = 0 rows.",
      "The goal is checked on the figures as measured. server CPU: the server process's user + system",
      "time over the client's whole run (1 s warm-up included), % of one CPU.",
+     "python busy-wait is the control: it looks at the clock from each request until its reply is due",
+     "and never sleeps, so it cannot reply late by its own clock; whatever its round trip adds beyond",
+     "D (the D = 0 round trip, and more the longer the client slept) is this machine's, not a timer's.",
+     "p99 − control: a server's p99 less the control's at the same D (< 0: closer to D than the control).",
      "Per round (in run order):", *detail, "",
      "Commands (exactly as run, without the timeout/CPU-time wrappers; wirebench = a copy of",
      "target/release/wirebench; DIR = bench/results/raw/delay, where the script writes the Python",

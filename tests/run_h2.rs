@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::h2::{frame, Frames};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,15 +16,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// A frame: header and payload.
-fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-    f.extend_from_slice(&[kind, flags]);
-    f.extend_from_slice(&stream.to_be_bytes());
-    f.extend_from_slice(payload);
-    f
-}
 
 /// What the peer saw from the client, over all connections.
 #[derive(Debug, Default)]
@@ -56,35 +48,27 @@ fn peer(answer: fn(usize, u32) -> Vec<u8>) -> (String, Arc<AtomicBool>, JoinHand
             let mut hello = frame(4, 0, 0, &[0, 3, 0, 0, 0, 8]);
             hello.extend(frame(6, 0, 0, b"wirebnch"));
             s.write_all(&hello).unwrap();
-            let (mut buf, mut chunk, mut at, mut k) = (Vec::new(), [0u8; 4096], 24, 0);
+            let (mut frames, mut chunk, mut k) = (Frames::new(), [0u8; 4096], 0);
             'conn: loop {
                 match s.read(&mut chunk) {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    Ok(n) => frames.feed(&chunk[..n]),
                 }
-                while buf.len() >= at + 9 {
-                    let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
-                    if buf.len() < at + 9 + len {
-                        break;
-                    }
-                    let (kind, flags) = (buf[at + 3], buf[at + 4]);
-                    let stream = u32::from_be_bytes(buf[at + 5..at + 9].try_into().unwrap());
-                    let payload = buf[at + 9..at + 9 + len].to_vec();
-                    at += 9 + len;
-                    let reply = match kind {
-                        4 if flags & 1 == 0 => frame(4, 1, 0, &[]),
+                while let Some(f) = frames.next_frame() {
+                    let reply = match f.kind {
+                        4 if f.flags & 1 == 0 => frame(4, 1, 0, &[]),
                         4 => {
                             seen.settings_acks += 1;
                             continue;
                         }
-                        6 if flags & 1 == 1 && payload == b"wirebnch" => {
+                        6 if f.flags & 1 == 1 && f.payload == b"wirebnch" => {
                             seen.ping_acks += 1;
                             continue;
                         }
                         1 => {
                             seen.requests += 1;
                             k += 1;
-                            answer(k - 1, stream)
+                            answer(k - 1, f.stream)
                         }
                         _ => continue,
                     };
@@ -267,12 +251,12 @@ fn holding_peer() -> (String, JoinHandle<(Vec<u32>, bool)>) {
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         s.write_all(&frame(4, 0, 0, &[])).unwrap();
         let ok = |stream| frame(1, 0x4 | 0x1, stream, &[0x88]); // ":status: 200", no body
-        let (mut buf, mut chunk, mut at) = (Vec::new(), [0u8; 4096], 24);
+        let (mut frames, mut chunk) = (Frames::new(), [0u8; 4096]);
         let (mut streams, mut held, mut third_while_held) = (Vec::new(), None, false);
         loop {
             match s.read(&mut chunk) {
                 Ok(0) => break,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Ok(n) => frames.feed(&chunk[..n]),
                 // 5 s without a third request: answer the one held, and go on.
                 Err(_) => match held.take() {
                     Some(h) => {
@@ -282,27 +266,20 @@ fn holding_peer() -> (String, JoinHandle<(Vec<u32>, bool)>) {
                     None => break,
                 },
             }
-            while buf.len() >= at + 9 {
-                let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
-                if buf.len() < at + 9 + len {
-                    break;
-                }
-                let (kind, flags) = (buf[at + 3], buf[at + 4]);
-                let stream = u32::from_be_bytes(buf[at + 5..at + 9].try_into().unwrap());
-                at += 9 + len;
-                let mut reply = match kind {
-                    4 if flags & 1 == 0 => frame(4, 1, 0, &[]),
+            while let Some(f) = frames.next_frame() {
+                let mut reply = match f.kind {
+                    4 if f.flags & 1 == 0 => frame(4, 1, 0, &[]),
                     1 => {
-                        streams.push(stream);
+                        streams.push(f.stream);
                         match streams.len() {
                             2 => {
-                                held = Some(stream);
+                                held = Some(f.stream);
                                 continue;
                             }
                             3 => third_while_held = held.is_some(),
                             _ => {}
                         }
-                        ok(stream)
+                        ok(f.stream)
                     }
                     _ => continue,
                 };

@@ -1027,13 +1027,7 @@ fn misbehaving_h2(
     listener.set_nonblocking(true).unwrap();
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
-    let frame = |kind: u8, flags: u8, stream: u32, payload: &[u8]| {
-        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-        f.extend_from_slice(&[kind, flags]);
-        f.extend_from_slice(&stream.to_be_bytes());
-        f.extend_from_slice(payload);
-        f
-    };
+    use common::h2::{frame, Frames};
     let thread = std::thread::spawn(move || {
         let mut accepted = 0;
         while !flag.load(Ordering::Relaxed) {
@@ -1045,25 +1039,17 @@ fn misbehaving_h2(
             s.set_nonblocking(false).unwrap();
             s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
             s.write_all(&frame(4, 0, 0, &[])).unwrap();
-            let mut buf = Vec::new();
+            let mut frames = Frames::new();
             let mut chunk = [0u8; 4096];
-            let mut at = 24; // the client's preface
             'conn: loop {
                 match s.read(&mut chunk) {
                     Ok(0) | Err(_) => break,
-                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    Ok(k) => frames.feed(&chunk[..k]),
                 }
-                while buf.len() >= at + 9 {
-                    let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
-                    if buf.len() < at + 9 + len {
-                        break;
-                    }
-                    let (kind, flags) = (buf[at + 3], buf[at + 4]);
-                    let stream = u32::from_be_bytes(buf[at + 5..at + 9].try_into().unwrap());
-                    at += 9 + len;
-                    let reply = match (kind, how) {
-                        (4, _) if flags & 1 == 0 => frame(4, 1, 0, &[]),
-                        (1, Misbehave::RefuseStream) => frame(3, 0, stream, &7u32.to_be_bytes()),
+                while let Some(f) = frames.next_frame() {
+                    let reply = match (f.kind, how) {
+                        (4, _) if f.flags & 1 == 0 => frame(4, 1, 0, &[]),
+                        (1, Misbehave::RefuseStream) => frame(3, 0, f.stream, &7u32.to_be_bytes()),
                         (1, Misbehave::GoAway | Misbehave::GoAwayGraceful) => {
                             let code = match how {
                                 Misbehave::GoAway => 11u32,

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: the built binary, servers on 127.0.0.1:0, bounded waits.
 #![allow(dead_code)] // each test file uses a different part of this module
 
+pub mod h2;
 pub mod noise;
 pub mod study;
 

@@ -18,7 +18,8 @@
 # every client to CPU 1 (taskset -c). Each round runs every tool of a comparison in turn for DUR
 # seconds; the figure is successful requests ÷ the client process's user + system CPU seconds
 # (os.wait4), the ratio wirebench/peer is taken per round (paired), and the table shows its
-# median and the range over the rounds.
+# median and the range over the rounds, and its geometric mean with a 95% interval, which
+# settles issue 21's goal for the comparison (met, NOT met) or says the rounds did not.
 #
 # Usage: bench/per_cpu.sh [--quick] [--tls | --http1 | --crr | --h2 | --h2tls]   (without any: udp and crr,
 #   written to bench/results/per_cpu.txt; with --tls: tls and tls-crr, written to
@@ -257,15 +258,48 @@ done
 python3 - "$RECORDS" "$RESULTS/$OUT_NAME.txt" "$COMMANDS" "$ROUNDS" "$DUR" \
     "$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+')" \
     "$(nginx -v 2>&1 | sed 's/.*: //'); $(sockperf --version 2>&1 | grep -o 'version [^ ]*' | head -n1 | sed 's/version/sockperf/'); $(wrk -v 2>&1 | head -n1 | awk '{print $1, $2}'); $(h2load --version 2>&1 | head -n1)" <<'EOF'
-import json, re, statistics, sys, time
+import json, math, re, statistics, sys, time
 records, dest, commands, rounds, dur, rev, tools = sys.argv[1:]
 rows = [json.loads(l) for l in open(records) if l.strip()]
 med = statistics.median
+# Issue 21's goals: wirebench's requests per client CPU-second over the peer's, per comparison.
+GOALS = {"http1": 1.05, "h2-m1": 1.05, "h2-m10": 1.05, "h2-m100": 1.05, "h2tls-m1": 1.05,
+         "h2tls-m10": 1.05, "h2tls-m100": 1.05, "tls": 1.0, "tls-crr": 1.0, "udp": 1.0, "crr": 1.0}
+# Student's t, 97.5% quantile, by degrees of freedom (1.96 beyond the table).
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+def interval(rr):
+    """The geometric mean of paired ratios and its 95% t-interval (on the log-ratios, as
+    `wirebench compare` does: src/summary/paired.rs)."""
+    logs = [math.log(r) for r in rr]
+    n = len(logs)
+    m = statistics.fmean(logs)
+    if n < 2:
+        return math.exp(m), None, None
+    half = (T975[n - 2] if n - 2 < len(T975) else 1.96) * statistics.stdev(logs) / math.sqrt(n)
+    return math.exp(m), math.exp(m - half), math.exp(m + half)
+
+def verdict(cmp, rr):
+    gm, lo, hi = interval(rr)
+    if lo is None:
+        return ""
+    text = f"  geo-mean {gm:.2f} (95% CI {lo:.2f} - {hi:.2f})"
+    goal = GOALS.get(cmp)
+    if goal is not None:
+        state = "met" if lo >= goal else "NOT met" if hi < goal else "not settled"
+        text += f", goal >= {goal:.2f}: {state}"
+    return text
+
 lines = [f"wirebench bench/per_cpu.sh   {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}   wirebench {rev}",
          f"{tools}; nginx (1 worker) and the UDP servers on CPU 0, every client on CPU 1 (taskset -c);",
          f"{rounds} measured rounds of {dur} s per tool, tools in turn within a round, after a discarded warm-up round",
          "per CPU-s: successful requests / the client's user + system CPU seconds (wait4), median over rounds;",
          "ratio: wirebench / peer per round (paired), median [min - max] over the rounds (> 1: wirebench does more per CPU-s)",
+         "geo-mean: the geometric mean of those ratios with its 95% t-interval (as `wirebench compare`); a goal is",
+         "met when the whole interval is at or above it, NOT met when all of it is below, otherwise not settled",
+         "by this many rounds on this machine",
          "on resumed TLS sessions: the share of nginx's log lines with $ssl_session_reused = r (in crr a request is a handshake)",
          ""]
 for cmp in dict.fromkeys(r["cmp"] for r in rows):
@@ -287,6 +321,8 @@ for cmp in dict.fromkeys(r["cmp"] for r in rows):
             b = by[base]
             rr = [b[k]["ok"] / b[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in b]
             ratio += f"  {base}/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"
+            if base == "wirebench":
+                ratio += verdict(cmp, rr)
         if tool.startswith("wirebench-"):
             rr = [wb[k]["ok"] / wb[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in wb]
             ratio = f"  wirebench/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"

@@ -378,8 +378,13 @@ fn a_udp_stream_above_the_link_headlines_what_arrived_within_the_window() {
     eprintln!("udp headline {headline:.2} Mbit/s; window {window} B, receiver {count} B, drained {drained} B; {t}");
     // 1400-byte datagrams in 1442-byte frames (UDP 8, IPv4 20, Ethernet 14) as tbf counts them,
     // plus the one bucket (burst 32 kbit) tbf may let through on top of its rate in a window:
-    // without it, a run measured 97.098 against 97.087 Mbit/s.
-    let limit = 100.0 * 1400.0 / 1442.0 + 0.032 / secs;
+    // without it, a run measured 97.098 against 97.087 Mbit/s. And 0.1% for when the receiver
+    // reads: the window holds what the receiver read within it, and a receiver slowed by other
+    // tests (the suite runs them in parallel) reads at its start a few datagrams tbf let out
+    // before it (97.104 and 97.138 against 97.103 Mbit/s in this file run beside its others).
+    // Far below the
+    // 109 Mbit/s sent, which is what this test guards against.
+    let limit = (100.0 * 1400.0 / 1442.0 + 0.032 / secs) * 1.001;
     assert!(
         headline <= limit,
         "headline {headline} Mbit/s above {limit}"

@@ -382,8 +382,7 @@ fn a_udp_stream_above_the_link_headlines_what_arrived_within_the_window() {
     // reads: the window holds what the receiver read within it, and a receiver slowed by other
     // tests (the suite runs them in parallel) reads at its start a few datagrams tbf let out
     // before it (97.104 and 97.138 against 97.103 Mbit/s in this file run beside its others).
-    // Far below the
-    // 109 Mbit/s sent, which is what this test guards against.
+    // Far below the 109 Mbit/s sent, which is what this test guards against.
     let limit = (100.0 * 1400.0 / 1442.0 + 0.032 / secs) * 1.001;
     assert!(
         headline <= limit,

@@ -193,6 +193,25 @@ fn window_limited(s: &Summary, calm: Option<&Summary>, achieved: f64) -> bool {
     full && svc.mean_us <= 2.0 * base.mean_us + 500.0
 }
 
+/// Whether more than 1 % of a step's operations failed because the target refused, reset or
+/// closed their connection (it was killed, or turned them away): the connections then wait to
+/// reconnect, and a step that fell behind so was not held back by the generator.
+fn connections_lost(s: &Summary) -> bool {
+    let lost: u64 = s
+        .errors
+        .by_kind
+        .iter()
+        .filter(|e| {
+            use crate::record::ErrorKind::{Refused, Reset, ShortReply};
+            [Refused, Reset, ShortReply]
+                .iter()
+                .any(|k| k.name() == e.kind)
+        })
+        .map(|e| e.count)
+        .sum();
+    lost as f64 > 0.01 * (s.ok + s.errors.total) as f64
+}
+
 /// Whether a step left a queue behind: more requests owed when its window closed than its
 /// mean latency keeps in flight in a steady state (Little's law: the rate answered within the
 /// window × the mean latency), with 1 % of the offered requests (the 99 % a step must achieve)
@@ -247,7 +266,9 @@ impl Step {
         let idle = target_idle(&s, baseline, achieved);
         let sent_short = open.is_some_and(|o| o.sent_per_s < 0.99 * o.offered_per_s);
         let all = s.ok + s.errors.total;
-        let behind = !passed && !kept_up && sent_short;
+        // Connections the target refused, reset or closed wait out their back-off: a window
+        // that stood empty then says nothing of the generator.
+        let behind = !passed && !kept_up && sent_short && !connections_lost(&s);
         let limit = if !passed && busy {
             Some(Limit::Cpu)
         } else if behind && window_limited(&s, calm, achieved) {

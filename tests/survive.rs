@@ -135,6 +135,8 @@ fn a_peak_search_keeps_its_steps_when_the_target_is_killed() {
     assert!(end.stdout.contains("curve:"), "{text}");
     assert!(end.stdout.contains("no peak claimed"), "{text}");
     assert!(end.stdout.contains("refused"), "{text}");
+    // The failing step says its requests failed, not that it fell behind.
+    assert!(end.stdout.contains("100.00% of requests failed"), "{text}");
     let rows = dir.rows();
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["status"], "partial", "{rows:?}");

@@ -133,12 +133,18 @@ fn result(s: &Step) -> String {
         .filter(|v| !v.held)
         .map(|v| format!("{} missed", v.slo))
         .collect();
+    // A step counts ok replies against the offered rate, so failed requests make it fall
+    // behind: say that they failed, not that it was slow.
+    let failed = s.error_percent >= 1.0;
+    if failed {
+        why.push(format!("{:.2}% of requests failed", s.error_percent));
+    }
     if s.backlog {
         why.push(format!(
             "backlog: {} owed at the end ({} late)",
             s.owed_at_end, s.late_replies
         ));
-    } else if !s.kept_up {
+    } else if !s.kept_up && !failed {
         why.push("fell behind".into());
     }
     if s.generator_limited {

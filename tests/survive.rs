@@ -453,9 +453,19 @@ fn an_http_peak_search_keeps_its_steps_when_the_server_is_killed() {
 }
 
 /// A step cut short by the target's refusals (killed) is the target's failure: not
-/// "generator-limited", and not run again as if the load machine had stalled.
+/// "generator-limited", and not run again as if the load machine had stalled. Each step
+/// offered the rate asked of it (its schedule, `150/s`), however soon its target refused.
 fn no_step_blames_the_generator_for_refusals(steps: &[Value], doc: &Value) {
     for step in steps.iter().filter(|s| errors(&s["result"]) > 0) {
         assert_eq!(step["generator_limited"], false, "{doc}");
+    }
+    for step in steps {
+        let schedule = step["result"]["open_loop"]["schedule"].as_str().unwrap();
+        let asked: f64 = schedule.trim_end_matches("/s").parse().unwrap();
+        let offered = step["offered_per_s"].as_f64().unwrap();
+        assert!(
+            offered <= asked * 1.01,
+            "{offered} offered at {asked}/s: {doc}"
+        );
     }
 }

@@ -238,14 +238,8 @@ fn run_step(
         None => super::run::measure_point(&plan, progress)?,
     };
     let first = steps.first().map(|b| &b.result);
-    let unreached = lost.is_some();
     let mut step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
     step.retry = why.map(|w| w.name().into());
-    if unreached {
-        // It ran only as long as its refused connect: its one request over those milliseconds
-        // is no rate (150/s asked read "201.4/s offered"). It offered what was asked.
-        step.offered_per_s = rate;
-    }
     if lost.is_none() && step.rejects_everything() && steps.iter().any(|s| s.result.ok > 0) {
         // It answered before and now fails every request without a timeout (it was killed
         // as the step connected, or turned to refusing): gone, as an unreachable target is.

@@ -195,7 +195,13 @@ fn unreachable(
         .error(crate::record::OpError::new(lost.kind, lost.why.clone()));
     record.measured = took;
     record.started_unix_ms = crate::store::now_ms().max(0) as u64;
-    crate::summary::of(plan, record)
+    let mut summary = crate::summary::of(plan, record);
+    if let (Some(open), Some(schedule)) = (summary.open_loop.as_mut(), plan.load.schedule()) {
+        // Its one request over the attempt's milliseconds is no rate (150/s asked read
+        // "201.4/s offered" in a peak's curve): it offered what was asked.
+        open.offered_per_s = schedule.rate_at(std::time::Duration::ZERO);
+    }
+    summary
 }
 
 /// 0 when every operation succeeded (and something was measured), 1 otherwise. An open loop

@@ -156,7 +156,7 @@ fn a_peak_search_keeps_its_steps_when_the_target_is_killed() {
         "{doc}"
     );
     assert!(doc["peak"].is_null(), "{doc}");
-    no_step_blames_the_generator_for_refusals(steps, &doc);
+    steps_blame_the_target_and_offer_what_was_asked(steps, &doc);
     common::study::assert_valid("peak.v1.json", &doc);
 }
 
@@ -449,13 +449,13 @@ fn an_http_peak_search_keeps_its_steps_when_the_server_is_killed() {
     let steps = doc["steps"].as_array().unwrap();
     assert!(steps[0]["result"]["ok"].as_u64().unwrap() > 0, "{doc}");
     assert!(errors(&steps.last().unwrap()["result"]) > 0, "{doc}");
-    no_step_blames_the_generator_for_refusals(steps, &doc);
+    steps_blame_the_target_and_offer_what_was_asked(steps, &doc);
 }
 
 /// A step cut short by the target's refusals (killed) is the target's failure: not
 /// "generator-limited", and not run again as if the load machine had stalled. Each step
 /// offered the rate asked of it (its schedule, `150/s`), however soon its target refused.
-fn no_step_blames_the_generator_for_refusals(steps: &[Value], doc: &Value) {
+fn steps_blame_the_target_and_offer_what_was_asked(steps: &[Value], doc: &Value) {
     for step in steps.iter().filter(|s| errors(&s["result"]) > 0) {
         assert_eq!(step["generator_limited"], false, "{doc}");
     }

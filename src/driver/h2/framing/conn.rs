@@ -7,6 +7,7 @@ use super::hpack::{BadBlock, Decoder};
 use crate::driver::{Done, Failure, Sent};
 use crate::record::ErrorKind;
 use bytes::Bytes;
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// The receive window of each stream: how much of one body the server may send ahead.
@@ -70,12 +71,14 @@ impl Req {
         }
     }
 
-    /// Ends it with `f`, unless it has ended already.
-    fn fail(&mut self, f: Failure) {
-        if self.end.is_none() {
+    /// Ends it with `f`, unless it has ended already; whether it ended it.
+    fn fail(&mut self, f: Failure) -> bool {
+        let now = self.end.is_none();
+        if now {
             self.end = Some(End::Done(failed(self.sent, f)));
             self.body = None;
         }
+        now
     }
 }
 
@@ -106,10 +109,14 @@ pub(super) struct Conn {
     /// Frames to send, in order.
     pub out: Vec<u8>,
     /// Requests in flight, oldest first: those with a stream (ascending ids) before those
-    /// waiting for one.
-    pub reqs: Vec<Req>,
+    /// waiting for one. A deque: replies come oldest first, and leave from its front.
+    pub reqs: VecDeque<Req>,
     /// How many of `reqs` have a stream.
     pub open: usize,
+    /// How many of `reqs` have ended (and wait for the sweep).
+    ended: usize,
+    /// Where in `reqs` the last reply was found: the next is looked for there first.
+    last: usize,
     /// The server's SETTINGS came.
     pub settings: bool,
     /// The server sent GOAWAY: no new streams. With NO_ERROR, `graceful` too.
@@ -149,8 +156,10 @@ impl Conn {
         frame::word(&mut out, frame::WINDOW_UPDATE, 0, more);
         Conn {
             out,
-            reqs: Vec::new(),
+            reqs: VecDeque::new(),
             open: 0,
+            ended: 0,
+            last: 0,
             settings: false,
             gone: false,
             graceful: false,
@@ -195,8 +204,11 @@ impl Conn {
             // Stream identifiers are spent (§5.1.1): the connection takes no new streams, and
             // those still waiting go out on a new one, as after a graceful GOAWAY.
             (self.gone, self.graceful) = (true, true);
-            for r in &mut self.reqs[self.open..] {
-                r.end.get_or_insert(End::Again);
+            for r in self.reqs.range_mut(self.open..) {
+                if r.end.is_none() {
+                    r.end = Some(End::Again);
+                    self.ended += 1;
+                }
             }
         }
     }
@@ -206,7 +218,7 @@ impl Conn {
         if self.bodies == 0 {
             return;
         }
-        for r in &mut self.reqs[..self.open] {
+        for r in self.reqs.range_mut(..self.open) {
             let Some(b) = r.body.as_mut() else { continue };
             while !b.is_empty() && self.window > 0 && r.window > 0 {
                 let n = b
@@ -263,13 +275,13 @@ impl Conn {
         self.gone = true;
         self.failed.get_or_insert(f);
         for r in &mut self.reqs {
-            r.fail(f);
+            self.ended += r.fail(f) as usize;
         }
     }
 
     /// The request on stream `id`, if it is still in flight.
     fn req(&mut self, id: u32) -> Option<&mut Req> {
-        find(&mut self.reqs[..self.open], id)
+        find(&mut self.reqs, self.open, &mut self.last, id)
     }
 
     /// Handles one frame; an error is the code of a connection error.
@@ -303,6 +315,7 @@ impl Conn {
                 let code = u32::from_be_bytes(p.try_into().map_err(|_| 0x6u32)?);
                 if let Some(r) = self.req(h.stream) {
                     r.fail(reset(code));
+                    self.ended += 1;
                 }
                 Ok(())
             }
@@ -341,13 +354,14 @@ impl Conn {
             self.unacked = 0;
         }
         let end = h.flags & frame::END_STREAM != 0;
-        let Some(r) = find(&mut self.reqs[..self.open], h.stream) else {
+        let Some(r) = find(&mut self.reqs, self.open, &mut self.last, h.stream) else {
             return Ok(()); // a stream the client cancelled
         };
         *bytes += range.len();
         r.unacked += h.len as u32;
         if end {
             finish(r);
+            self.ended += 1;
         } else if r.unacked >= STREAM_WINDOW / 2 {
             frame::word(&mut self.out, frame::WINDOW_UPDATE, h.stream, r.unacked);
             r.unacked = 0;
@@ -362,7 +376,7 @@ impl Conn {
             return Ok(());
         };
         let status = self.decoder.block(&self.block).map_err(|BadBlock| 0x9u32)?; // COMPRESSION_ERROR
-        let Some(r) = find(&mut self.reqs[..self.open], id) else {
+        let Some(r) = find(&mut self.reqs, self.open, &mut self.last, id) else {
             return Ok(());
         };
         if r.first_byte.is_none() {
@@ -371,6 +385,7 @@ impl Conn {
                 Some(s) => (r.first_byte, r.status) = (Some(now), s),
                 None => {
                     r.fail(broke(frame::PROTOCOL_ERROR));
+                    self.ended += 1;
                     frame::word(&mut self.out, frame::RST_STREAM, id, frame::PROTOCOL_ERROR);
                     return Ok(());
                 }
@@ -378,6 +393,7 @@ impl Conn {
         }
         if flags & frame::END_STREAM != 0 {
             finish(r);
+            self.ended += 1;
         }
         Ok(())
     }
@@ -396,7 +412,7 @@ impl Conn {
                 frame::SETTINGS_INITIAL_WINDOW_SIZE => {
                     let delta = i64::from(v) - self.initial_window;
                     self.initial_window = i64::from(v);
-                    for r in &mut self.reqs[..self.open] {
+                    for r in self.reqs.range_mut(..self.open) {
                         r.window += delta;
                     }
                 }
@@ -434,17 +450,18 @@ impl Conn {
             if r.end.is_none() && (r.id == 0 || r.id > last) {
                 r.end = Some(End::Again);
                 r.body = None;
+                self.ended += 1;
             }
         }
         Ok(())
     }
 
     /// Takes the requests that ended out of the list, in order, to `out`; resets the streams
-    /// of those that ended with a body still unsent.
+    /// of those that ended with a body still unsent. Those at the front (replies come in
+    /// order, as a rule) leave without moving the rest.
     pub(super) fn sweep(&mut self, mut out: impl FnMut(&Req, End)) {
         let (conn_out, mut open, mut bodies) = (&mut self.out, self.open, self.bodies);
-        self.reqs.retain_mut(|r| {
-            let Some(end) = r.end else { return true };
+        let mut gone = |r: &mut Req, end: End| {
             if r.id != 0 {
                 open -= 1;
                 if r.body.take().is_some() {
@@ -453,18 +470,37 @@ impl Conn {
                 }
             }
             out(r, end);
-            false
-        });
+        };
+        while self.ended > 0 {
+            let Some(end) = self.reqs.front().and_then(|r| r.end) else {
+                break;
+            };
+            if let Some(mut r) = self.reqs.pop_front() {
+                gone(&mut r, end);
+            }
+            self.ended -= 1;
+            self.last = self.last.saturating_sub(1);
+        }
+        if self.ended > 0 {
+            self.reqs.retain_mut(|r| {
+                let Some(end) = r.end else { return true };
+                gone(r, end);
+                false
+            });
+            (self.ended, self.last) = (0, 0);
+        }
         (self.open, self.bodies) = (open, bodies);
     }
 
     /// Cancels the first `n` requests (past their time limit): RST_STREAM CANCEL for those
     /// with a stream.
     pub(super) fn cancel(&mut self, n: usize) {
+        self.last = self.last.saturating_sub(n);
         for r in self.reqs.drain(..n) {
             if r.id != 0 && r.end.is_none() {
                 frame::word(&mut self.out, frame::RST_STREAM, r.id, frame::CANCEL);
             }
+            self.ended -= r.end.is_some() as usize;
             if r.id != 0 {
                 self.open -= 1;
                 self.bodies -= r.body.is_some() as usize;
@@ -473,10 +509,38 @@ impl Conn {
     }
 }
 
-/// The request on stream `id` among `open` (ascending ids), if it is still in flight.
-fn find(open: &mut [Req], id: u32) -> Option<&mut Req> {
-    let i = open.binary_search_by_key(&id, |r| r.id).ok()?;
-    open[i].end.is_none().then(|| &mut open[i])
+/// The request on stream `id` among the first `open` of `reqs` (those with a stream, in
+/// ascending ids), if it is still in flight. Replies come oldest first, as a rule, so the last
+/// one found (`last`: a DATA frame follows its HEADERS) and the one after it are looked at
+/// before a binary search.
+fn find<'a>(
+    reqs: &'a mut VecDeque<Req>,
+    open: usize,
+    last: &mut usize,
+    id: u32,
+) -> Option<&'a mut Req> {
+    let at = |i: usize| i < open && reqs.get(i).is_some_and(|r| r.id == id);
+    let i = match (*last, *last + 1) {
+        (i, _) if at(i) => i,
+        (_, i) if at(i) => i,
+        _ => search(reqs, open, id)?,
+    };
+    *last = i;
+    let r = &mut reqs[i];
+    r.end.is_none().then_some(r)
+}
+
+/// Where the request on stream `id` is among the first `open` of `reqs`.
+fn search(reqs: &VecDeque<Req>, open: usize, id: u32) -> Option<usize> {
+    let (a, b) = reqs.as_slices();
+    let (a, b) = match open <= a.len() {
+        true => (&a[..open], &b[..0]),
+        false => (a, &b[..open - a.len()]),
+    };
+    match b.first() {
+        Some(r) if r.id <= id => Some(a.len() + b.binary_search_by_key(&id, |r| r.id).ok()?),
+        _ => a.binary_search_by_key(&id, |r| r.id).ok(),
+    }
 }
 
 /// A reply complete: a plain [`Done`] (judged against `--accept` by the session).
@@ -505,5 +569,65 @@ fn reset(code: u32) -> Failure {
             what: "HTTP/2: the server reset the stream (RST_STREAM)",
             code: name,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A reply on `stream`: a HEADERS frame with `:status 200` that ends it, or RST_STREAM.
+    fn end_frame(stream: u32, reset: bool) -> Vec<u8> {
+        let mut b = Vec::new();
+        if reset {
+            frame::word(&mut b, frame::RST_STREAM, stream, 0x2);
+        } else {
+            let flags = frame::END_HEADERS | frame::END_STREAM;
+            frame::head(&mut b, 1, frame::HEADERS, flags, stream);
+            b.push(0x88);
+        }
+        b
+    }
+
+    proptest! {
+        /// Streams ended in any order, some reset, a few at a time between sweeps, while new
+        /// ones open behind them: each sweep hands on exactly those that ended, in the list's
+        /// order, and what stays is the rest, every one with its stream.
+        #[test]
+        fn streams_ended_in_any_order_leave_in_order_and_the_rest_stay(
+            steps in proptest::collection::vec((0usize..3, proptest::collection::vec((0usize..64, any::<bool>()), 0..4)), 1..120),
+        ) {
+            let mut c = Conn::new();
+            let now = Instant::now();
+            let sent = Sent { intended: now, at: now };
+            let mut model: VecDeque<(u64, u32)> = VecDeque::new();
+            let mut seq = 0;
+            for (add, ends) in steps {
+                for _ in 0..add {
+                    c.reqs.push_back(Req::new(seq, sent, 0));
+                    let i = c.open;
+                    c.open(i, &[0x82], None);
+                    model.push_back((seq, c.reqs[i].id));
+                    seq += 1;
+                }
+                let mut ended = Vec::new();
+                for (k, reset) in ends {
+                    let live: Vec<_> = model.iter().filter(|m| !ended.contains(&m.0)).collect();
+                    let Some(&&(s, id)) = live.get(k % live.len().max(1)) else { break };
+                    let buf = end_frame(id, reset);
+                    prop_assert_eq!(c.input(&buf, now, &mut 0), buf.len());
+                    ended.push(s);
+                }
+                ended.sort_unstable();
+                let mut out = Vec::new();
+                c.sweep(|r, _| out.push(r.seq));
+                prop_assert_eq!(&out, &ended);
+                model.retain(|m| !ended.contains(&m.0));
+                let left: Vec<_> = c.reqs.iter().map(|r| (r.seq, r.id)).collect();
+                prop_assert_eq!(left, model.iter().copied().collect::<Vec<_>>());
+                prop_assert_eq!(c.open, model.len());
+            }
+        }
     }
 }

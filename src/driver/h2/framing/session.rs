@@ -245,8 +245,9 @@ impl FramedSession {
                     what: "HTTP/2: a placeholder rendered a value HTTP/2 cannot carry",
                     code: None,
                 };
-                let req = self.conn.reqs.remove(i);
-                self.completed.push(failed(req.sent, f));
+                if let Some(req) = self.conn.reqs.remove(i) {
+                    self.completed.push(failed(req.sent, f));
+                }
             }
         }
     }
@@ -323,7 +324,7 @@ impl Session for FramedSession {
     }
 
     fn oldest(&self) -> Option<Instant> {
-        let first = self.conn.reqs.first().map(|r| r.sent.at);
+        let first = self.conn.reqs.front().map(|r| r.sent.at);
         if self.delivered {
             return first;
         }
@@ -344,7 +345,7 @@ impl Session for FramedSession {
         }
         self.conn
             .reqs
-            .push(Req::new(seq, sent, self.counts.read.get()));
+            .push_back(Req::new(seq, sent, self.counts.read.get()));
         // Behind requests already waiting for a stream, this one waits too.
         if self.conn.open + 1 == self.conn.reqs.len() && self.conn.may_open() {
             self.open_next();

@@ -57,7 +57,8 @@ bench_setup() { # DIR -> RAW=DIR made afresh (ignored by git), the CPU wrapper i
     write_cpuwrap
     echo "== cargo build --release"
     cargo build --release --quiet
-    cp "$ROOT/target/release/wirebench" "$RAW/wirebench"
+    # Where cargo built it: CARGO_TARGET_DIR (another profile's build, say) if set.
+    cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/wirebench" "$RAW/wirebench"
     WB=$RAW/wirebench
     autogroup_note
 }

@@ -29,7 +29,10 @@
 #   h2tls-m100, written to bench/results/h2tls_per_cpu.txt)
 #   WB_OLD=PATH (with --http1, --crr, --h2 or --h2tls) runs that wirebench binary too, as wirebench-old: before/after
 #   --quick   1 round of 2 s runs, no warm-up round: a smoke check
-# Environment: ROUNDS=N measured rounds (default 5; --quick 1), DUR=seconds per run (default 4).
+# Environment: ROUNDS=N measured rounds (default 5; --quick 1), DUR=seconds per run (default 4),
+#   TOGETHER=1 the tools of a comparison run at the same time on CPU 1 instead of in turn, so
+#   that the machine's state is the same for all of them (written to NAME_together.txt; not
+#   with --tls, whose count of resumed sessions reads one log per run).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TLS=0
@@ -70,8 +73,13 @@ OUT_NAME=per_cpu
 ((CRR)) && OUT_NAME=crr_per_cpu
 ((H2)) && OUT_NAME=h2_per_cpu
 ((H2TLS)) && OUT_NAME=h2tls_per_cpu
+((!${TOGETHER:-0})) || OUT_NAME+=_together
 if ((TLS + HTTP1 + CRR + H2 + H2TLS > 1)); then
     echo "$BENCH: --tls, --http1, --crr, --h2 and --h2tls are separate runs: give one of them" >&2
+    exit 2
+fi
+if ((${TOGETHER:-0} && TLS)); then
+    echo "$BENCH: TOGETHER=1 and --tls: the resumed sessions are counted from one log per run; run --tls in turn" >&2
     exit 2
 fi
 bench_setup "$RESULTS/raw/$OUT_NAME"
@@ -249,7 +257,27 @@ else
     ORDER=(udp crr)
 fi
 echo "== servers on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU; $ROUNDS round(s) of $DUR s"
+# TOGETHER=1: the tools of a comparison run at the same time, all on CPU 1, against the same
+# nginx, each for DUR seconds: the machine's state (the VM's steal, nginx's speed) is the same
+# for all of them, instead of whatever it is in each one's turn. In turn, the same binary's
+# rounds spread ±25% and a paired ratio 0.77-1.47 (h2c, 12 rounds); together, 1.00-1.06 for the
+# same pair. It is another operating point: the client CPU is shared, so each tool runs with the
+# others' code and data in its caches (user time per request rises for all, more for the tools
+# whose per-request code is larger), and the tools compete for it rather than each waiting on nginx.
+together() { # CMP ROUND
+    local cmp=$1 round=$2 tool pids=() p
+    for tool in ${TOOLS[$cmp]}; do
+        measure "$cmp" "$tool" "$round" &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || exit 1; done
+}
 for cmp in "${ORDER[@]}"; do
+    if ((${TOGETHER:-0})); then
+        ((!WARM_ROUND)) || together "$cmp" warm-up
+        for ((r = 1; r <= ROUNDS; r++)); do together "$cmp" "$r"; done
+        continue
+    fi
     turns=()
     for tool in ${TOOLS[$cmp]}; do turns+=("measure $cmp $tool"); done
     alternate "$ROUNDS" "${turns[@]}"
@@ -258,7 +286,7 @@ done
 python3 - "$RECORDS" "$RESULTS/$OUT_NAME.txt" "$COMMANDS" "$ROUNDS" "$DUR" \
     "$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+')" \
     "$(nginx -v 2>&1 | sed 's/.*: //'); $(sockperf --version 2>&1 | grep -o 'version [^ ]*' | head -n1 | sed 's/version/sockperf/'); $(wrk -v 2>&1 | head -n1 | awk '{print $1, $2}'); $(h2load --version 2>&1 | head -n1)" <<'EOF'
-import json, math, re, statistics, sys, time
+import json, math, os, re, statistics, sys, time
 records, dest, commands, rounds, dur, rev, tools = sys.argv[1:]
 rows = [json.loads(l) for l in open(records) if l.strip()]
 med = statistics.median
@@ -294,7 +322,9 @@ def verdict(cmp, rr):
 
 lines = [f"wirebench bench/per_cpu.sh   {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}   wirebench {rev}",
          f"{tools}; nginx (1 worker) and the UDP servers on CPU 0, every client on CPU 1 (taskset -c);",
-         f"{rounds} measured rounds of {dur} s per tool, tools in turn within a round, after a discarded warm-up round",
+         f"{rounds} measured rounds of {dur} s per tool, "
+         + ("the tools of a round all at once on CPU 1 (TOGETHER=1)" if os.environ.get("TOGETHER", "0") != "0" else "tools in turn within a round")
+         + ", after a discarded warm-up round",
          "per CPU-s: successful requests / the client's user + system CPU seconds (wait4), median over rounds;",
          "ratio: wirebench / peer per round (paired), median [min - max] over the rounds (> 1: wirebench does more per CPU-s)",
          "geo-mean: the geometric mean of those ratios with its 95% t-interval (as `wirebench compare`); a goal is",

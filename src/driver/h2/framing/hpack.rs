@@ -133,7 +133,7 @@ struct Repeat {
 
 impl Repeat {
     /// Notes a decode of `buf` (pure or not) that gave `status`, inserted `inserts` entries
-    /// and took the table from `before` entries to `after`.
+    /// and took the table from `lens.0` entries to `lens.1`.
     fn note(
         &mut self,
         buf: &[u8],

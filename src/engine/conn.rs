@@ -74,12 +74,8 @@ pub(super) struct Slot<S> {
 }
 
 /// Runs one connection through warm-up and the measured part, unless the run is stopped.
-///
-/// The phases' future (~4.8 KB for HTTP) is boxed once per connection: handed to the
-/// `async fn` by value, it was kept twice in the task, the argument beside the pinned copy
-/// (9.7 KB a connection, `rustc -Zprint-type-sizes`).
 pub async fn run<D: Driver>(ctx: Ctx<D>) {
-    ctx.gate.unless_aborted(Box::pin(phases(&ctx))).await;
+    ctx.gate.unless_aborted(phases(&ctx)).await;
 }
 
 /// Warm-up, the measured part, and what the server counted at the end.

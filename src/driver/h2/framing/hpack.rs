@@ -144,9 +144,7 @@ impl Repeat {
     ) {
         let again = pure && self.block.as_slice() == buf;
         if !again {
-            self.block.clear();
-            self.inserted = 0;
-            self.steady = false;
+            self.forget();
             if !pure {
                 return;
             }
@@ -157,6 +155,13 @@ impl Repeat {
         self.inserted += inserts;
         self.status = status;
         self.steady = inserts == 0 || (from_run && after == before);
+    }
+
+    /// No block is known to repeat (after one that is not pure, or did not decode).
+    fn forget(&mut self) {
+        self.block.clear();
+        self.inserted = 0;
+        self.steady = false;
     }
 }
 
@@ -281,7 +286,7 @@ impl Decoder {
                 let lens = (before, self.table.len());
                 self.repeat.note(buf, status, pure, inserts, lens);
             }
-            Err(BadBlock) => self.repeat.note(&[], None, false, 0, (0, 0)),
+            Err(BadBlock) => self.repeat.forget(),
         }
         code
     }

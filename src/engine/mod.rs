@@ -11,6 +11,7 @@
 
 mod collector;
 mod conn;
+mod crowd;
 pub mod gate;
 mod pacer;
 mod steady;

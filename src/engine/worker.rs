@@ -4,6 +4,7 @@
 
 use super::collector::Spares;
 use super::conn;
+use super::crowd::{Crowd, Role};
 use super::pacer::Pacing;
 use super::timeline::Timeline;
 use crate::driver::{Driver, ReadOutcome, Sent};
@@ -479,55 +480,33 @@ pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let local = tokio::task::LocalSet::new();
     let open_loop = spec.plan.load.schedule().is_some();
     let rec = Rc::new(RefCell::new(WorkerRec::new(&spec, open_loop)));
     let driver = Rc::new(driver);
     let pacing = Rc::new(Pacing::new(spec.plan.connections, &spec.connections));
-    local.block_on(&rt, async {
-        let ticker = tokio::task::spawn_local(tick(rec.clone(), spec.timeline.clone()));
-        let mut own = spec.connections.iter().map(|&index| conn::Ctx {
-            index,
-            plan: spec.plan.clone(),
-            timeline: spec.timeline.clone(),
-            rec: rec.clone(),
-            driver: driver.clone(),
-            gate: spec.gate.clone(),
-            pacing: pacing.clone(),
-        });
-        // A worker's only connection runs in this future itself, sparing the one-connection
-        // ping-pong a task switch per reply. With more, every one is a task on this thread:
-        // this future is polled at each wake-up of any of them, and one run inline was polled
-        // all through on each (~90 instructions per reply with 50 connections; callgrind).
-        let first = if spec.connections.len() == 1 {
-            own.next()
-        } else {
-            None
-        };
-        let others: Vec<_> = own
-            .map(|ctx| tokio::task::spawn_local(conn::run(ctx)))
-            .collect();
-        let work = async {
-            if let Some(ctx) = first {
-                conn::run(ctx).await;
-            }
-            for task in others {
-                let _ = task.await;
-            }
-        };
-        // A stop (Ctrl-C) ends the worker's connections where they are; the tasks left are
-        // dropped with the LocalSet, and what they recorded is already in `rec`.
-        // So does the run's overall limit (`--deadline`): what is still owed then is counted
-        // by the engine once every worker has handed in.
-        // Biased, the work first: this future is polled at every wake-up of the worker's
-        // connections, and an unbiased select draws a random number each time.
-        tokio::select! {
-            biased;
-            _ = work => {}
-            _ = spec.timeline.stop.polled() => {}
-            _ = spec.timeline.overall_deadline() => {}
+    rt.block_on(async {
+        // Each connection is polled only when woken (see `crowd.rs`); the worker's end is its
+        // last connection's.
+        let mut crowd = Crowd::new();
+        for &index in &spec.connections {
+            let ctx = conn::Ctx {
+                index,
+                plan: spec.plan.clone(),
+                timeline: spec.timeline.clone(),
+                rec: rec.clone(),
+                driver: driver.clone(),
+                gate: spec.gate.clone(),
+                pacing: pacing.clone(),
+            };
+            crowd.add(Role::Member, conn::run(ctx));
         }
-        ticker.abort();
+        crowd.add(Role::Helper, tick(rec.clone(), spec.timeline.clone()));
+        // A stop (Ctrl-C) ends the worker's connections where they are; what they recorded is
+        // already in `rec`. So does the run's overall limit (`--deadline`): what is still owed
+        // then is counted by the engine once every worker has handed in.
+        crowd.add(Role::Ender, spec.timeline.stop.polled());
+        crowd.add(Role::Ender, spec.timeline.overall_deadline());
+        crowd.await;
     });
     rec.borrow_mut().finish();
     Ok(())

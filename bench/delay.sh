@@ -17,12 +17,19 @@
 # /dev/cpu_dma_latency) while it runs, and that would help the servers measured beside it.
 # As root one more server is measured: "realtime", the event loop with --realtime (SCHED_FIFO). The table gives the error of p50 and p99 against D, and the goal
 # D ± (1% + 50 µs), and each server's CPU while it served (the wait spins its last stretch).
+# With tcpdump (installed as root when missing; WIRE=0 to skip), each measured run is also
+# captured on lo by tcpdump pinned to the other CPU, and bench/wire_gaps.py takes from the capture
+# the server's response time exactly: from each request segment to the first reply segment, both
+# stamped by the kernel as they were sent, without the client's wake-up or clock reads. The goal
+# is judged on both: the round trip a client sees, and the delay the server gave (the wire).
 # See bench/README.md ("delay.sh").
 #
 # Usage: bench/delay.sh [--quick]      (from the repository root, or from anywhere)
 #   --quick   1 round, 2 s runs, no discarded warm-up round (~1 min): a smoke check, not a result
-#   (full: 3 rounds of 5 s after a discarded warm-up round, ~6 min)
+#   (full: 3 rounds of 5 s after a discarded warm-up round, then one run of 22 s per server at
+#   D = 1 s, ~10 min)
 # Environment: ROUNDS=N overrides the number of measured rounds (default 3; --quick 1).
+#   LONG_DUR=S    seconds of the one run per server at D = 1 s (default 22; 0 leaves it out)
 #   CLIENT_RT=0   leave the client under CFS (default 1 as root: chrt -f 5)
 #   BEFORE=PATH   also measure the servers of another wirebench binary (e.g. a build of the
 #                 commit before a change), as "async-before" and "blocking-before", in the same
@@ -42,6 +49,7 @@ else
     WARM_ROUND=1
 fi
 WARM_DUR=2
+LONG_DUR=${LONG_DUR:-22}           # seconds per run at D = 1 s (0: leave D = 1 s out)
 SIZE=64
 CPU=0                              # client and every server
 DELAYS=(0 200us 1ms 5ms 50ms)      # 0: no --delay, the round trip alone
@@ -53,6 +61,12 @@ if [[ -n $BEFORE ]]; then
     KINDS+=(async-before blocking-before)
 fi
 KINDS+=(python python-spin)
+WIRE=${WIRE:-1}
+CAP_CPU=1                          # tcpdump, away from the client and the servers
+if ((WIRE)) && ! command -v tcpdump >/dev/null 2>&1; then
+    if ((EUID == 0)); then install_pkgs tcpdump; else WIRE=0; fi
+fi
+((WIRE == 0)) || (($(nproc) >= 2)) || WIRE=0
 CLIENT=()
 if ((EUID == 0)) && [[ ${CLIENT_RT:-1} != 0 ]] && command -v chrt >/dev/null; then
     CLIENT=(chrt -f 5)
@@ -176,26 +190,50 @@ measure() { # kind delay round dur -> prints one line, records when not the warm
     cmd=("${CLIENT[@]}" taskset -c "$CPU" "$WB" run "${URL[$kind]}" "${raw[@]}" --size "$SIZE" -c 1 --threads 1
         -d "${dur}s" --warmup 1s --json -q)
     [[ $round != 1 ]] || logcmd "${cmd[@]}"
+    local port=${URL[$kind]##*:} cap=$RAW/$tag.pcap cap_pid=""
+    if ((WIRE)) && [[ $round != warm-up ]]; then
+        : >"$RAW/$tag.tcpdump"
+        timeout -k 5 $((dur + 40)) taskset -c "$CAP_CPU" tcpdump -i lo -n -s 128 -B 16384 \
+            --time-stamp-precision=nano -w "$cap" "tcp port $port" 2>"$RAW/$tag.tcpdump" &
+        cap_pid=$!
+        PIDS+=("$cap_pid")
+        local i
+        for ((i = 0; i < 50; i++)); do
+            grep -q "listening on" "$RAW/$tag.tcpdump" && break
+            sleep 0.1
+        done
+        [[ $round != 1 ]] || logcmd taskset -c "$CAP_CPU" tcpdump -i lo -n -s 128 -B 16384 \
+            --time-stamp-precision=nano -w DIR/RUN.pcap "tcp port PORT"
+    fi
     wait_quiet
     t0=$(server_ticks "${SRV_PID[$kind]}")
     bounded $((dur + 31)) python3 "$CPUWRAP" "$RAW/$tag.cpu" "${cmd[@]}" >"$out" 2>"$RAW/$tag.err" || rc=$?
     t1=$(server_ticks "${SRV_PID[$kind]}")
     bg=$(bg_after)
+    [[ -z $cap_pid ]] || stop_pid "$cap_pid" # tcpdump writes out what it holds on SIGTERM
     stop_pid "${SRV_PID[$kind]}"
     if [[ ! -s $out ]] || ((rc != 0)); then
         echo "wirebench run against $kind (delay $d) failed (exit $rc): $(cat "$RAW/$tag.err")" >&2
         exit 1
     fi
-    local p50 p99 ok srv
+    local p50 p99 ok srv wire=() w50=-1 w99=-1
     p50=$(json_get "$out" 'j["latency"]["p50_us"]')
     p99=$(json_get "$out" 'j["latency"]["p99_us"]')
+    if [[ -n $cap_pid && -s $cap ]]; then
+        # the client's 1 s warm-up left out, as from its own figures
+        python3 "$ROOT/bench/wire_gaps.py" "$cap" "$port" 1 >"$RAW/$tag.wire.json"
+        w50=$(json_get "$RAW/$tag.wire.json" 'j["p50_us"] if j["n"] else -1')
+        w99=$(json_get "$RAW/$tag.wire.json" 'j["p99_us"] if j["n"] else -1')
+        rm -f "$cap"
+        wire=("w50=$w50" "w99=$w99")
+    fi
     ok=$(json_get "$out" 'j["ok"]')
     # The server's CPU over the client's whole life (its 1 s warm-up included).
     srv=$(awk -v t=$((t1 - t0)) -v hz="$TICK" '{ printf "%.1f", t / hz / $3 * 100 }' "$RAW/$tag.cpu")
-    printf '   %-5s round %-7s %-15s p50 %9.1f µs  p99 %9.1f µs  %6d requests  server CPU %5s%%%s\n' \
-        "$d" "$round" "$kind" "$p50" "$p99" "$ok" "$srv" "$(bg_note "$bg")"
+    printf '   %-5s round %-7s %-15s p50 %9.1f µs  p99 %9.1f µs  wire p50 %9.1f  p99 %9.1f  %6d requests  server CPU %5s%%%s\n' \
+        "$d" "$round" "$kind" "$p50" "$p99" "$w50" "$w99" "$ok" "$srv" "$(bg_note "$bg")"
     [[ $round == warm-up ]] ||
-        record "delay=$d" "kind=$kind" "round=$round" "p50=$p50" "p99=$p99" "ok=$ok" "srv=$srv" "bg=$bg"
+        record "delay=$d" "kind=$kind" "round=$round" "p50=$p50" "p99=$p99" "ok=$ok" "srv=$srv" "bg=$bg" "${wire[@]}"
 }
 
 for d in "${DELAYS[@]}"; do
@@ -204,6 +242,12 @@ for d in "${DELAYS[@]}"; do
     for kind in "${KINDS[@]}"; do turns+=("measure $kind $d"); done
     alternate "$ROUNDS" "${turns[@]}"
 done
+# The top of issue 21's range, D = 1 s: one measured round of LONG_DUR s per server (~20
+# requests after the warm-up, so its p99 is its slowest request), no warm-up round; not in --quick.
+if ((!QUICK && LONG_DUR > 0)); then
+    echo "== delay 1s: client and servers on CPU $CPU, one round of $LONG_DUR s per server"
+    for kind in "${KINDS[@]}"; do measure "$kind" 1s 1 "$LONG_DUR"; done
+fi
 
 # ---------------------------------------------------------------------------------------------
 # Summary
@@ -243,7 +287,9 @@ def err(x, d):
     return f"{x - d:+9.1f} µs {(x - d) / d * 100:+6.1f}%" if d else f"{'':>18}"
 
 table = [f"{'D':>6}  {'server':<23}{'p50 µs':>10}{'p99 µs':>10}   {'p50 − D':>18}   {'p99 − D':>18}   "
-         f"{'goal D ± (1% + 50 µs)':<22}{'server CPU':>11}  {'p99 − control':>13}"]
+         f"{'goal D ± (1% + 50 µs)':<22}{'server CPU':>11}  {'p99 − control':>13}"
+         f"   {'wire p50 − D':>12} {'wire p99 − D':>12}  {'goal on the wire':<22}"]
+wired = any(r.get("w99", -1) >= 0 for r in rows)
 # The control's p99 per delay: the round trip a server that cannot wake late gets here.
 control = {}
 for d in dict.fromkeys(r["delay"] for r in rows):
@@ -265,10 +311,21 @@ for d in dict.fromkeys(r["delay"] for r in rows):
             goal = "p50 " + ("met" if abs(p50 - dus) <= tol else "MISSED")
             goal += ", p99 " + ("met" if abs(p99 - dus) <= tol else "MISSED")
         beyond = f"{p99 - control[d]:+10.1f} µs" if d in control and kind != "python-spin" else ""
+        wire = ""
+        ws = [r for r in rs if r.get("w99", -1) >= 0]
+        if ws:
+            w50, w99 = med([r["w50"] for r in ws]), med([r["w99"] for r in ws])
+            if dus:
+                wgoal = "p50 " + ("met" if abs(w50 - dus) <= tol else "MISSED")
+                wgoal += ", p99 " + ("met" if abs(w99 - dus) <= tol else "MISSED")
+                wire = f"   {w50 - dus:+9.1f} µs {w99 - dus:+9.1f} µs  {wgoal:<22}"
+            else:
+                wire = f"   {w50:9.1f} µs {w99:9.1f} µs  (the floor: D = 0)"
         table.append(f"{d:>6}  {names[kind]:<23}{p50:>10.1f}{p99:>10.1f}   {err(p50, dus)}   {err(p99, dus)}   "
-                     f"{goal:<22}{srv:>10.1f}%  {beyond:>13}")
-        per = lambda key, fmt: " ".join(fmt.format(r[key]) for r in rs)
-        detail.append(f"  {d:>5} {kind:<8} per round  p50 [{per('p50', '{:.1f}')}]  p99 [{per('p99', '{:.1f}')}]  "
+                     f"{goal:<22}{srv:>10.1f}%  {beyond:>13}{wire}")
+        per = lambda key, fmt: " ".join(fmt.format(r.get(key, -1)) for r in rs)
+        wper = f"  wire p50 [{per('w50', '{:.1f}')}]  p99 [{per('w99', '{:.1f}')}]" if ws else ""
+        detail.append(f"  {d:>5} {kind:<8} per round  p50 [{per('p50', '{:.1f}')}]  p99 [{per('p99', '{:.1f}')}]{wper}  "
                       f"requests [{per('ok', '{:.0f}')}]  server CPU % [{per('srv', '{:.1f}')}]")
     table.append("")
 
@@ -301,6 +358,11 @@ text = "\n".join(
      "and never sleeps, so it cannot reply late by its own clock; whatever its round trip adds beyond",
      "D (the D = 0 round trip, and more the longer the client slept) is this machine's, not a timer's.",
      "p99 − control: a server's p99 less the control's at the same D (< 0: closer to D than the control).",
+     *(["wire: the server's response time in a capture on lo (tcpdump on the other CPU, kernel stamps at",
+        "each segment's transmission): from a request's segment to the first segment of its reply, exact",
+        "percentiles over every request after the client's warm-up (bench/wire_gaps.py). It is the delay",
+        "the server gave, as the goal means it; the round trip adds the client's own path and wake-up.",
+        "D = 0 rows show the floor: a server's read and write path with no delay."] if wired else []),
      "Per round (in run order):", *detail, "",
      "Commands (exactly as run, without the timeout/CPU-time wrappers; wirebench = a copy of",
      "target/release/wirebench; DIR = bench/results/raw/delay, where the script writes the Python",

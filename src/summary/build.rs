@@ -337,7 +337,13 @@ fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
         dataset_files: files.map(|f| f.files),
         popularity: files.map(|f| f.popularity.text()),
         cache: plan.cache.map(|c| c.name().to_string()),
-        server_memory_limit_bytes: server_memory_limit(plan),
+        // Read for the runs it speaks to (a data set served from memory or disk, a cache state):
+        // finding the listener walks every process's open files, ~300 readlink calls on a quiet
+        // machine and thousands on a busy one, which a plain run's client paid for in its CPU
+        // time (~1% of a 3 s crr run's) and its end.
+        server_memory_limit_bytes: (files.is_some() || plan.cache.is_some())
+            .then(|| server_memory_limit(plan))
+            .flatten(),
     }
 }
 

@@ -14,12 +14,20 @@
 # still change. Where the kernel's share is ~85% for every tool and the system calls and
 # segments per request are the same, no user-space change reaches 1.05x the best peer.
 #
-# Usage: bench/where_cpu.sh [--quick]     (written to bench/results/where_cpu.txt)
+# Usage: bench/where_cpu.sh [--quick] [--crr]   (written to bench/results/where_cpu.txt, or
+#   where_cpu_crr.txt)
 #   --quick   2 s runs, one round: a smoke check
+#   --crr     a new connection per request instead, 10 at a time (wirebench --no-keepalive, wrk
+#             with Connection: close, ab without -k), as per_cpu.sh's crr
 # Environment: DUR=seconds per run (default 4), ROUNDS=cpu rounds per tool (default 5)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-bench_args "$@"
+CRR=0
+args=()
+for a in "$@"; do
+    if [[ $a == --crr ]]; then CRR=1; else args+=("$a"); fi
+done
+bench_args "${args[@]}"
 if ((QUICK)); then DUR=${DUR:-2} ROUNDS=${ROUNDS:-1}; else DUR=${DUR:-4} ROUNDS=${ROUNDS:-5}; fi
 SERVER_CPU=0
 CLIENT_CPU=1
@@ -37,7 +45,7 @@ NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 require_cmds taskset timeout python3 strace perf nstat wrk ab "$NGINX"
 bench_setup "$ROOT/bench/results/raw/where_cpu"
 RESULTS=$ROOT/bench/results
-OUT=$RESULTS/where_cpu.txt
+OUT=$RESULTS/where_cpu$( ((CRR)) && echo _crr).txt
 
 NGX=$RAW/nginx
 mkdir -p "$NGX/www" "$NGX/logs" "$NGX/tmp"
@@ -74,6 +82,13 @@ client_cmd() { # TOOL SECONDS -> CMD array
         wrk) CMD=(wrk -t1 -c50 -d"$2s" "$URL") ;;
         ab) CMD=(ab -k -c 50 -t "$2" -n 100000000 "$URL") ;;
     esac
+    if ((CRR)); then
+        case "$1" in
+            wirebench) CMD=("$WB" run --threads 1 -d "$2s" --json -q --no-save "$URL" -c 10 --no-keepalive) ;;
+            wrk) CMD=(wrk -t1 -c10 -d"$2s" -H "Connection: close" "$URL") ;;
+            ab) CMD=(ab -c 10 -t "$2" -n 100000000 "$URL") ;;
+        esac
+    fi
 }
 requests() { # TOOL OUTFILE -> successful requests the tool reported
     case "$1" in
@@ -85,6 +100,7 @@ requests() { # TOOL OUTFILE -> successful requests the tool reported
 
 REC=$RAW/records.tsv
 : >"$REC"
+((!CRR)) || echo "== a new connection per request (crr)"
 echo "== nginx on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU; $ROUNDS round(s) of $DUR s per tool"
 for ((r = 1; r <= ROUNDS; r++)); do
     for tool in "${TOOLS[@]}"; do
@@ -121,10 +137,10 @@ for tool in "${TOOLS[@]}"; do
         printf "seg\t%s\t%s\t%s\t%s\n", t, $1, $2, n }' >>"$REC"
 done
 
-python3 - "$REC" "$OUT" "$DUR" "$ROUNDS" "$(git -C "$ROOT" rev-parse --short HEAD)" \
+python3 - "$REC" "$OUT" "$DUR" "$ROUNDS" "$CRR" "$(git -C "$ROOT" rev-parse --short HEAD)" \
     "$("$NGINX" -v 2>&1 | sed 's/.*: //')" "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')" <<'PY'
 import statistics as st, sys, time
-rec, out, dur, rounds, rev, ngx, cpu = sys.argv[1:]
+rec, out, dur, rounds, crr, rev, ngx, cpu = sys.argv[1:]
 cpu_rows, split, sysc, seg = {}, {}, {}, {}
 for line in open(rec):
     f = line.rstrip("\n").split("\t")
@@ -140,7 +156,8 @@ tools = ["wirebench", "wrk", "ab"]
 L = []
 L.append(f"wirebench bench/where_cpu.sh   {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC   wirebench {rev}")
 L.append(f"{ngx} (1 worker) on CPU 0, each client on CPU 1 (taskset -c); {cpu}; GET /small.bin (100 B),")
-L.append(f"50 keep-alive connections; {rounds} round(s) of {dur} s per tool for the cpu rows, one run each for the rest")
+conns = "a new connection per request, 10 at a time" if crr == "1" else "50 keep-alive connections"
+L.append(f"{conns}; {rounds} round(s) of {dur} s per tool for the cpu rows, one run each for the rest")
 L.append("")
 L.append("per request (medians over the rounds)   user µs  system µs  total µs  requests/CPU-s  vol. switches  invol.")
 for t in tools:

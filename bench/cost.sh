@@ -110,24 +110,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
 PORT=$(free_port)
 H2_PORT=$(free_port)
 H2TLS_PORT=$(free_port)
-cat >"$NGX_DIR/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $NGX_DIR/nginx.pid;
-error_log $NGX_DIR/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    keepalive_timeout 75s;
-    http2_max_concurrent_streams 128;
-    client_body_temp_path $NGX_DIR/tmp/body;
-    proxy_temp_path $NGX_DIR/tmp/proxy;
-    fastcgi_temp_path $NGX_DIR/tmp/fastcgi;
-    uwsgi_temp_path $NGX_DIR/tmp/uwsgi;
-    scgi_temp_path $NGX_DIR/tmp/scgi;
-    # sendfile off: a body goes in one write with its head (see bench/http.sh on h2c and Nagle).
-    sendfile off;
+nginx_conf "$NGX_DIR" "    http2_max_concurrent_streams 128;
     server { listen 127.0.0.1:$PORT; root $NGX_DIR/www; }
     server { listen 127.0.0.1:$H2_PORT http2; root $NGX_DIR/www; }
     server {
@@ -135,9 +118,7 @@ http {
         ssl_certificate $NGX_DIR/cert.pem;
         ssl_certificate_key $NGX_DIR/key.pem;
         root $NGX_DIR/www;
-    }
-}
-EOF
+    }"
 taskset -c "$SERVER_CPU" "$NGINX" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR" -e "$NGX_DIR/logs/error.log" \
     </dev/null >"$RAW/nginx.out" 2>&1 &
 PIDS+=($!)

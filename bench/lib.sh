@@ -250,6 +250,30 @@ bounded() { # SECONDS cmd...
     timeout -k 5 "$limit" "$@"
 }
 
+nginx_conf() { # DIR HTTP_BODY -> DIR/nginx.conf: one worker in the foreground, its pid, error log
+    # and temp files under DIR (DIR/logs, DIR/tmp must exist), no access log, keep-alive without
+    # a request limit, sendfile off (a body goes in one write with its head: see bench/http.sh on
+    # h2c and Nagle); HTTP_BODY adds the server blocks and any other http-level lines
+    cat >"$1/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $1/nginx.pid;
+error_log $1/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    client_body_temp_path $1/tmp/body;
+    proxy_temp_path $1/tmp/proxy;
+    fastcgi_temp_path $1/tmp/fastcgi;
+    uwsgi_temp_path $1/tmp/uwsgi;
+    scgi_temp_path $1/tmp/scgi;
+    sendfile off;
+$2
+}
+EOF
+}
+
 json_get() { # FILE 'python expression over j' -> value
     python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }

@@ -104,23 +104,7 @@ PORT=$(free_port)
 TLS_PORT=$(free_port)
 H2_PORT=$(free_port)
 H2TLS_PORT=$(free_port)
-cat >"$NGX_DIR/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $NGX_DIR/nginx.pid;
-error_log $NGX_DIR/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-    log_format reuse '\$ssl_session_reused';
-    access_log off;
-    keepalive_requests 1000000;
-    client_body_temp_path $NGX_DIR/tmp/body;
-    proxy_temp_path $NGX_DIR/tmp/proxy;
-    fastcgi_temp_path $NGX_DIR/tmp/fastcgi;
-    uwsgi_temp_path $NGX_DIR/tmp/uwsgi;
-    scgi_temp_path $NGX_DIR/tmp/scgi;
-    # sendfile off: a body goes in one write with its head (see bench/http.sh on h2c and Nagle).
-    sendfile off;
+nginx_conf "$NGX_DIR" "    log_format reuse '\$ssl_session_reused';
     http2_max_concurrent_streams 128;
     server { listen 127.0.0.1:$PORT; root $NGX_DIR/www; }
     server { listen 127.0.0.1:$H2_PORT http2; root $NGX_DIR/www; }
@@ -136,9 +120,7 @@ http {
         ssl_certificate_key $NGX_DIR/key.pem;
         access_log $NGX_DIR/logs/reuse.log reuse;
         root $NGX_DIR/www;
-    }
-}
-EOF
+    }"
 taskset -c "$SERVER_CPU" "$NGINX" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR" -e "$NGX_DIR/logs/error.log" \
     </dev/null >"$RAW/nginx.out" 2>&1 &
 PIDS+=($!)

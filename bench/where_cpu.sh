@@ -45,30 +45,14 @@ NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 require_cmds taskset timeout python3 strace perf nstat wrk ab "$NGINX"
 bench_setup "$ROOT/bench/results/raw/where_cpu"
 RESULTS=$ROOT/bench/results
-OUT=$RESULTS/where_cpu$( ((CRR)) && echo _crr).txt
+OUT=$RESULTS/where_cpu.txt
+((!CRR)) || OUT=$RESULTS/where_cpu_crr.txt
 
 NGX=$RAW/nginx
 mkdir -p "$NGX/www" "$NGX/logs" "$NGX/tmp"
 head -c 100 /dev/zero >"$NGX/www/small.bin"
 PORT=$(free_port)
-cat >"$NGX/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $NGX/nginx.pid;
-error_log $NGX/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    client_body_temp_path $NGX/tmp/body;
-    proxy_temp_path $NGX/tmp/proxy;
-    fastcgi_temp_path $NGX/tmp/fastcgi;
-    uwsgi_temp_path $NGX/tmp/uwsgi;
-    scgi_temp_path $NGX/tmp/scgi;
-    sendfile off;
-    server { listen 127.0.0.1:$PORT; root $NGX/www; }
-}
-EOF
+nginx_conf "$NGX" "    server { listen 127.0.0.1:$PORT; root $NGX/www; }"
 taskset -c "$SERVER_CPU" "$NGINX" -c "$NGX/nginx.conf" -p "$NGX" -e "$NGX/logs/error.log" \
     </dev/null >"$RAW/nginx.out" 2>&1 &
 PIDS+=($!)

@@ -190,17 +190,6 @@ count() {
         "$([[ $work == - ]] || awk -v a="$work" -v b="$ok" 'BEGIN { printf " (worker threads %.0f)", a / b }')"
 }
 
-ok_of() { # TOOL OUTFILE -> successful requests as the tool reports them
-    case "$1" in
-        wirebench) json_get "$2" 'j["ok"]' ;;
-        wrk) sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$2" ;;
-        h2load) sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$2" ;;
-        ab) awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } END { print c - f }' "$2" ;;
-        # sockperf: "[Total Run] RunTime=... SentMessages=N ReceivedMessages=M"
-        sockperf) sed -n 's/.*ReceivedMessages=\([0-9]*\).*/\1/p' "$2" | tail -n 1 ;;
-    esac
-}
-
 # --timeout: callgrind slows the client ~50×; a reply is not late when the client is slow.
 WBRUN=("$WB" run --threads 1 -n "$N" --timeout 60s --json -q --no-save)
 echo "== callgrind, client on CPU $CLIENT_CPU, servers on CPU $SERVER_CPU; $N requests (wrk, sockperf: $DUR_S s)"

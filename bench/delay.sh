@@ -283,6 +283,11 @@ def us(d):
 def med(xs):
     return statistics.median(xs)
 
+def verdict(p50, p99, d):
+    """Issue 21's goal D ± (1% + 50 µs), for p50 and p99 (µs)."""
+    tol = 0.01 * d + 50
+    return ", ".join(f"{name} {'met' if abs(x - d) <= tol else 'MISSED'}" for name, x in (("p50", p50), ("p99", p99)))
+
 def err(x, d):
     return f"{x - d:+9.1f} µs {(x - d) / d * 100:+6.1f}%" if d else f"{'':>18}"
 
@@ -305,20 +310,14 @@ for d in dict.fromkeys(r["delay"] for r in rows):
             continue
         p50, p99 = med([r["p50"] for r in rs]), med([r["p99"] for r in rs])
         srv = med([r["srv"] for r in rs])
-        tol = 0.01 * dus + 50
-        goal = ""
-        if dus:
-            goal = "p50 " + ("met" if abs(p50 - dus) <= tol else "MISSED")
-            goal += ", p99 " + ("met" if abs(p99 - dus) <= tol else "MISSED")
+        goal = verdict(p50, p99, dus) if dus else ""
         beyond = f"{p99 - control[d]:+10.1f} µs" if d in control and kind != "python-spin" else ""
         wire = ""
         ws = [r for r in rs if r.get("w99", -1) >= 0]
         if ws:
             w50, w99 = med([r["w50"] for r in ws]), med([r["w99"] for r in ws])
             if dus:
-                wgoal = "p50 " + ("met" if abs(w50 - dus) <= tol else "MISSED")
-                wgoal += ", p99 " + ("met" if abs(w99 - dus) <= tol else "MISSED")
-                wire = f"   {w50 - dus:+9.1f} µs {w99 - dus:+9.1f} µs  {wgoal:<22}"
+                wire = f"   {w50 - dus:+9.1f} µs {w99 - dus:+9.1f} µs  {verdict(w50, w99, dus):<22}"
             else:
                 wire = f"   {w50:9.1f} µs {w99:9.1f} µs  (the floor: D = 0)"
         table.append(f"{d:>6}  {names[kind]:<23}{p50:>10.1f}{p99:>10.1f}   {err(p50, dus)}   {err(p99, dus)}   "

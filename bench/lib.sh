@@ -274,6 +274,18 @@ $2
 EOF
 }
 
+ok_of() { # TOOL OUTFILE -> successful requests as the tool reports them (wirebench* for any
+    # wirebench binary; wrk and ab less their non-2xx replies and failures)
+    case "$1" in
+        wirebench*) json_get "$2" 'j["ok"]' ;;
+        wrk) awk '/ requests in / { n = $1 } /Non-2xx/ { e = $NF } END { print n - e }' "$2" ;;
+        h2load) sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$2" ;;
+        ab) awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } /^Non-2xx/ { e = $3 } END { print c - f - e }' "$2" ;;
+        # sockperf: "[Total Run] RunTime=... SentMessages=N ReceivedMessages=M"
+        sockperf) sed -n 's/.*ReceivedMessages=\([0-9]*\).*/\1/p' "$2" | tail -n 1 ;;
+    esac
+}
+
 json_get() { # FILE 'python expression over j' -> value
     python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }

@@ -175,16 +175,6 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
     esac
 }
 
-ok_of() { # TOOL OUTFILE -> successful requests as the tool reports them
-    case "$1" in
-        wirebench*) json_get "$2" 'j["ok"]' ;;
-        wrk) awk '/ requests in / { n = $1 } /Non-2xx/ { e = $NF } END { print n - e }' "$2" ;;
-        h2load) sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$2" ;;
-        ab) awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } /^Non-2xx/ { e = $3 } END { print c - f - e }' "$2" ;;
-        sockperf) sed -n 's/.*ReceivedMessages=\([0-9]*\).*/\1/p' "$2" | tail -n 1 ;;
-    esac
-}
-
 measure() { # CMP TOOL ROUND -> one line; a record unless the warm-up
     local cmp=$1 tool=$2 round=$3 s=$DUR tag out rc=0 ok cpu lines0 lines1 reused=0 full=0
     [[ $round != warm-up ]] || s=$WARM_DUR

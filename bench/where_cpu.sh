@@ -60,25 +60,16 @@ wait_bound tcp "$PORT" "$!"
 URL=http://127.0.0.1:$PORT/small.bin
 TOOLS=(wirebench wrk ab)
 
-client_cmd() { # TOOL SECONDS -> CMD array
-    case "$1" in
-        wirebench) CMD=("$WB" run --threads 1 -d "$2s" --json -q --no-save "$URL" -c 50) ;;
-        wrk) CMD=(wrk -t1 -c50 -d"$2s" "$URL") ;;
-        ab) CMD=(ab -k -c 50 -t "$2" -n 100000000 "$URL") ;;
-    esac
-    if ((CRR)); then
-        case "$1" in
-            wirebench) CMD=("$WB" run --threads 1 -d "$2s" --json -q --no-save "$URL" -c 10 --no-keepalive) ;;
-            wrk) CMD=(wrk -t1 -c10 -d"$2s" -H "Connection: close" "$URL") ;;
-            ab) CMD=(ab -c 10 -t "$2" -n 100000000 "$URL") ;;
-        esac
-    fi
-}
-requests() { # TOOL OUTFILE -> successful requests the tool reported
-    case "$1" in
-        wirebench) json_get "$2" 'j["ok"]' ;;
-        wrk) awk '/requests in/ { print $1 }' "$2" ;;
-        ab) awk '/^Complete requests:/ { print $3 }' "$2" ;;
+client_cmd() { # TOOL SECONDS -> CMD array (keep-alive, or with --crr a connection per request)
+    local mode=keepalive
+    ((!CRR)) || mode=crr
+    case "$mode/$1" in
+        keepalive/wirebench) CMD=("$WB" run --threads 1 -d "$2s" --json -q --no-save "$URL" -c 50) ;;
+        keepalive/wrk) CMD=(wrk -t1 -c50 -d"$2s" "$URL") ;;
+        keepalive/ab) CMD=(ab -k -c 50 -t "$2" -n 100000000 "$URL") ;;
+        crr/wirebench) CMD=("$WB" run --threads 1 -d "$2s" --json -q --no-save "$URL" -c 10 --no-keepalive) ;;
+        crr/wrk) CMD=(wrk -t1 -c10 -d"$2s" -H "Connection: close" "$URL") ;;
+        crr/ab) CMD=(ab -c 10 -t "$2" -n 100000000 "$URL") ;;
     esac
 }
 
@@ -94,7 +85,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
         bounded $((DUR + 30)) /usr/bin/time -o "$RAW/time-$tool-$r" -f "%U %S %w %c" \
             taskset -c "$CLIENT_CPU" "${CMD[@]}" >"$out" 2>"$RAW/cpu-$tool-$r.err"
         read -r u s vol inv <"$RAW/time-$tool-$r"
-        n=$(requests "$tool" "$out")
+        n=$(ok_of "$tool" "$out")
         printf 'cpu\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$r" "$n" "$u" "$s" "$vol" "$inv" >>"$REC"
         echo "   cpu    $tool round $r: $n requests, user $u s, system $s s"
     done
@@ -109,14 +100,14 @@ for tool in "${TOOLS[@]}"; do
     # strace: system calls per request
     bounded $((DUR + 60)) strace -c -f -o "$RAW/strace-$tool.txt" \
         taskset -c "$CLIENT_CPU" "${CMD[@]}" >"$RAW/strace-$tool.out" 2>&1
-    n=$(requests "$tool" "$RAW/strace-$tool.out")
+    n=$(ok_of "$tool" "$RAW/strace-$tool.out")
     awk -v t="$tool" -v n="$n" '$NF ~ /^[a-z_0-9]+$/ && $(NF-1) ~ /^[0-9]+$/ && $NF != "total" && $NF != "syscall" {
         calls = ($(NF-2) ~ /^[0-9]+$/ && NF == 6) ? $(NF-2) : $(NF-1); printf "sys\t%s\t%s\t%s\t%s\n", t, $NF, calls, n }' \
         "$RAW/strace-$tool.txt" >>"$REC"
     # nstat: segments per request (all of loopback: the client's and nginx's)
     nstat -n >/dev/null 2>&1
     bounded $((DUR + 30)) taskset -c "$CLIENT_CPU" "${CMD[@]}" >"$RAW/nstat-$tool.out" 2>&1
-    n=$(requests "$tool" "$RAW/nstat-$tool.out")
+    n=$(ok_of "$tool" "$RAW/nstat-$tool.out")
     nstat 2>/dev/null | awk -v t="$tool" -v n="$n" '$1 ~ /^(TcpOutSegs|TcpExtTCPPureAcks|TcpExtDelayedACKs)$/ {
         printf "seg\t%s\t%s\t%s\t%s\n", t, $1, $2, n }' >>"$REC"
 done

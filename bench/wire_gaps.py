@@ -44,7 +44,8 @@ def records(path):
 
 
 def segment(linktype, data):
-    """(src port, dst port, payload bytes, connection key) of an IPv4 TCP packet, else None."""
+    """(source address, source port, destination address, destination port, payload bytes) of
+    an IPv4 TCP packet, else None."""
     if linktype == 1:  # Ethernet
         if len(data) < 14 or data[12:14] != b"\x08\x00":
             return None
@@ -65,8 +66,7 @@ def segment(linktype, data):
     sport, dport = struct.unpack(">HH", tcp[:4])
     doff = (tcp[12] >> 4) * 4
     payload = total - ihl - doff
-    src, dst = ip[12:16], ip[16:20]
-    return sport, dport, payload, (src, sport, dst, dport)
+    return ip[12:16], sport, ip[16:20], dport, payload
 
 
 def nearest_rank(sorted_xs, q):
@@ -86,15 +86,15 @@ def main():
         seg = segment(linktype, data)
         if seg is None:
             continue
-        sport, dport, payload, key = seg
+        src, sport, dst, dport, payload = seg
         if payload <= 0:
             continue
         first = t if first is None else first
         if dport == port:
-            client = (key[0], sport)
+            client = (src, sport)
             waiting.setdefault(client, t)  # a request in several segments: its first
         elif sport == port:
-            client = (key[2], dport)
+            client = (dst, dport)
             sent = waiting.pop(client, None)
             if sent is not None and sent - first >= skip * 1e9:
                 gaps.append((t - sent) / 1000)

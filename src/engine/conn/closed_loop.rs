@@ -93,7 +93,7 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
         let step = tokio::select! {
             biased;
             r = async {
-                flush(ctx, session).await?;
+                flush(ctx, session, Some(now)).await?;
                 read_replies(ctx, session).await
             } => Some(r),
             _ = expiry.fired() => None,

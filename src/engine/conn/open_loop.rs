@@ -107,7 +107,7 @@ async fn send_again<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>) {
     };
     resend(session, &mut slot.retry);
     let (limit, now) = (ctx.plan.timeout, Instant::now());
-    match tokio::time::timeout(limit, flush(ctx, session)).await {
+    match tokio::time::timeout(limit, flush(ctx, session, Some(now))).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => fail_all(ctx, slot, e, now),
         Err(_) => fail_all(ctx, slot, timeout_error(limit), now),
@@ -133,6 +133,7 @@ async fn send_due<D: Driver>(
 ) {
     let window = ctx.plan.load.in_flight();
     let mut now = Instant::now();
+    let mut fresh = true;
     if let Some(session) = slot.session.as_mut() {
         let mut room = window - session.in_flight();
         while room > 0 {
@@ -151,7 +152,11 @@ async fn send_due<D: Driver>(
         if ensure_session(ctx, slot, Some(intended)).await.is_err() {
             return; // the request failed with the connect
         }
-        if ctx.plan.workload.mode != ClientMode::Crr {
+        if ctx.plan.workload.mode == ClientMode::Crr {
+            // `now` stays the operation's start, from before the connect: the write reads
+            // its own time.
+            fresh = false;
+        } else {
             now = Instant::now();
         }
         let Some(session) = slot.session.as_mut() else {
@@ -163,7 +168,7 @@ async fn send_due<D: Driver>(
         return; // connected above
     };
     let limit = ctx.plan.timeout;
-    match tokio::time::timeout(limit, flush(ctx, session)).await {
+    match tokio::time::timeout(limit, flush(ctx, session, fresh.then_some(now))).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => fail_all(ctx, slot, e, now),
         Err(_) => fail_all(ctx, slot, timeout_error(limit), now),

@@ -192,11 +192,24 @@ pub(in crate::engine) fn retire<D: Driver>(
 }
 
 /// Sends what is queued and records the bytes, and any replies read while writing waited.
+/// `now`: the time, if the caller has just read it (nothing waited since then). The bytes of a
+/// write that did not have to wait are placed in the time series there, which saves the keep-alive
+/// path a clock read per request; a write that waited reads the clock when it is done.
 pub(in crate::engine) async fn flush<D: Driver>(
     ctx: &Ctx<D>,
     session: &mut D::Session,
+    now: Option<Instant>,
 ) -> Result<(), OpError> {
-    let sent = session.flush().await;
+    let mut waited = false;
+    let sent = {
+        let mut write = std::pin::pin!(session.flush());
+        std::future::poll_fn(|cx| {
+            let poll = write.as_mut().poll(cx);
+            waited |= poll.is_pending();
+            poll
+        })
+        .await
+    };
     if let Some(early) = session.take_early() {
         let now = Instant::now();
         let at = session.completed().first().map_or(now, |d| d.sent.intended);
@@ -209,9 +222,8 @@ pub(in crate::engine) async fn flush<D: Driver>(
     let wire = sent?;
     let payload = session.sent_payload(wire);
     if wire + payload > 0 {
-        ctx.rec
-            .borrow_mut()
-            .sent_wire(Instant::now(), payload, wire);
+        let at = now.filter(|_| !waited).unwrap_or_else(Instant::now);
+        ctx.rec.borrow_mut().sent_wire(at, payload, wire);
     }
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! must be over its half second. compare, peak, study and diagnose: tests/quick/golden_studies.rs.
 //!
 //! After an intended change to the report, rewrite the files and review the diff:
-//! `UPDATE_GOLDEN=1 cargo test --release --test quick golden::`.
+//! `UPDATE_GOLDEN=1 cargo test --profile ci --test quick golden::`.
 
 use super::golden_common;
 

@@ -280,7 +280,7 @@ pub fn check_goldens(texts: impl IntoIterator<Item = (&'static str, String)>) {
     }
     assert!(
         differ.is_empty(),
-        "reports differ from tests/golden (if intended: UPDATE_GOLDEN=1 cargo test --release --test quick golden)\n{}",
+        "reports differ from tests/golden (if intended: UPDATE_GOLDEN=1 cargo test --profile ci --test quick golden)\n{}",
         differ.join("\n")
     );
 }

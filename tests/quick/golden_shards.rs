@@ -2,7 +2,7 @@
 //! plus the per-rank table — rank, host, share, ops/s, p50, p99, errors, start skew, and the
 //! late mark — compared byte for byte with `tests/golden/shards.txt`.
 //!
-//! After an intended change: `UPDATE_GOLDEN=1 cargo test --release --test quick golden_shards::`.
+//! After an intended change: `UPDATE_GOLDEN=1 cargo test --profile ci --test quick golden_shards::`.
 
 use super::golden_common;
 

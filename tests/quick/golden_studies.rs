@@ -9,7 +9,7 @@
 //! unchanged ([`golden_common::round_trips`]).
 //!
 //! After an intended change to a report, rewrite the files and review the diff:
-//! `UPDATE_GOLDEN=1 cargo test --release --test quick golden_studies::`.
+//! `UPDATE_GOLDEN=1 cargo test --profile ci --test quick golden_studies::`.
 
 use super::golden_common;
 

@@ -3,7 +3,7 @@
 //! (no cluster here), the scripts' shard lines, and the refusals (one line, exit 2, nothing
 //! written).
 //!
-//! After an intended change of the manifest: `UPDATE_GOLDEN=1 cargo test --release --test quick launch::`.
+//! After an intended change of the manifest: `UPDATE_GOLDEN=1 cargo test --profile ci --test quick launch::`.
 
 use super::common;
 

@@ -3,7 +3,7 @@
 //! CI builds on 2 cores). Files that measure rates, latency or timing stay a binary each in
 //! tests/, so they share the machine only with their own file's tests.
 //!
-//! Run one file's tests with `cargo test --release --test quick FILE::` (e.g. `golden::`).
+//! Run one file's tests with `cargo test --profile ci --test quick FILE::` (e.g. `golden::`).
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -4,7 +4,9 @@
 #           server vs sockperf ping-pong against sockperf's UDP server
 #   crr     GET /small.bin (100 B) from nginx, a new connection per request, 10 at a time:
 #           wirebench --no-keepalive vs ab (no -k) vs wrk with Connection: close
-#   http1   (--http1) GET /small.bin on 50 keep-alive connections: wirebench vs wrk -t1 vs ab -k
+#   http1   (--http1) GET /small.bin on 50 keep-alive connections: wirebench vs wrk -t1 vs ab -k,
+#           and the floor (bench/floor.rs: the same requests with nothing but send, recv and
+#           epoll_wait, no parsing or clock per request): a reference for the kernel's share, no goal
 #   tls     (--tls) HTTPS/1.1 on 50 keep-alive connections: wirebench vs wrk vs h2load --h1
 #   h2-m1, h2-m10, h2-m100 (--h2) GET /small.bin over h2c (prior knowledge), 10 connections
 #           with 1, 10 or 100 streams each: wirebench --http2 --pipeline M vs h2load -c10 -mM -t1
@@ -83,6 +85,11 @@ if ((${TOGETHER:-0} && TLS)); then
     exit 2
 fi
 bench_setup "$RESULTS/raw/$OUT_NAME"
+if ((HTTP1)); then
+    cargo build --release --quiet --example floor
+    cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/floor" "$RAW/floor"
+    FLOOR=$RAW/floor
+fi
 RECORDS=$RAW/records.jsonl
 COMMANDS=$RAW/commands.txt
 : >"$RECORDS"
@@ -155,6 +162,7 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
         http1/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 50) ;;
         http1/wrk) CMD=(wrk -t1 -c50 -d"${s}s" "$URL") ;;
         http1/ab) CMD=(ab -k -c 50 -t "$s" -n 100000000 "$URL") ;;
+        http1/floor) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin 50 "$s") ;;
         crr/wirebench) CMD=("${wbr[@]}" "$URL" -c 10 --no-keepalive) ;;
         crr/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 10 --no-keepalive) ;;
         crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$URL") ;;
@@ -206,7 +214,7 @@ measure() { # CMP TOOL ROUND -> one line; a record unless the warm-up
 }
 
 if ((HTTP1)); then
-    declare -A TOOLS=([http1]="wirebench${WB_OLD:+ wirebench-old} wrk ab")
+    declare -A TOOLS=([http1]="wirebench${WB_OLD:+ wirebench-old} wrk ab floor")
     ORDER=(http1)
 elif ((CRR)); then
     declare -A TOOLS=([crr]="wirebench${WB_OLD:+ wirebench-old} ab wrk")
@@ -324,7 +332,8 @@ for cmp in dict.fromkeys(r["cmp"] for r in rows):
             rr = [b[k]["ok"] / b[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in b]
             ratio += f"  {base}/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"
             if base == "wirebench":
-                ratio += verdict(cmp, rr)
+                # The floor is a reference (the kernel's share alone), not a peer with a goal.
+                ratio += verdict(cmp if tool != "floor" else None, rr)
         if tool.startswith("wirebench-"):
             rr = [wb[k]["ok"] / wb[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in wb]
             ratio = f"  wirebench/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"

@@ -1,7 +1,7 @@
 //! What is wrong with a histogram read back from a document: each a check that keeps a crafted
 //! or damaged histogram from reaching hdrhistogram's decoder, or a sum beyond the bounds.
 
-use super::{HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIG};
+use super::{HIST_LOWEST_NS, HIST_SIGFIG, HIST_TOP_NS};
 
 /// The most samples a histogram read back may hold: 2^48, far beyond any run (a million a
 /// second for nine years), and low enough that thousands of them add up without overflowing
@@ -31,7 +31,7 @@ pub enum HistogramError {
         holds: usize,
     },
     /// Bounds or precision beyond wirebench's.
-    #[error("bounds {low}..{high} ns at {digits} digits, beyond wirebench's ({HIST_LOWEST_NS}..{HIST_HIGHEST_NS} ns, {HIST_SIGFIG} digits)")]
+    #[error("bounds {low}..{high} ns at {digits} digits, beyond wirebench's ({HIST_LOWEST_NS}..{HIST_TOP_NS} ns, {HIST_SIGFIG} digits)")]
     Bounds {
         /// The lowest value tracked.
         low: u64,

@@ -107,7 +107,8 @@ pub enum Body {
 /// Status codes that count as success: any of some classes or exact codes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Accept {
-    classes: Vec<u16>,
+    /// Bit c set: class cxx (1 to 5); a mask, as it is asked of every reply.
+    classes: u8,
     codes: Vec<u16>,
 }
 
@@ -119,12 +120,13 @@ pub struct AcceptError(pub String);
 impl Accept {
     /// Whether `code` counts as success.
     pub fn accepts(&self, code: u16) -> bool {
-        self.classes.contains(&(code / 100)) || self.codes.contains(&code)
+        let class = code / 100;
+        (class < 8 && self.classes & (1 << class) != 0) || self.codes.contains(&code)
     }
 
     /// Parses `2xx,3xx` or `200,204` (or a mix).
     pub fn parse(text: &str) -> Result<Accept, AcceptError> {
-        let (mut classes, mut codes) = (Vec::new(), Vec::new());
+        let (mut classes, mut codes) = (0u8, Vec::new());
         for item in text.split(',').map(str::trim) {
             let bad = || AcceptError(item.into());
             if let Some(c) = item.strip_suffix("xx") {
@@ -132,7 +134,7 @@ impl Accept {
                 if !(1..=5).contains(&c) {
                     return Err(bad());
                 }
-                classes.push(c);
+                classes |= 1u8 << c;
             } else {
                 let c: u16 = item.parse().map_err(|_| bad())?;
                 if !(100..=599).contains(&c) {

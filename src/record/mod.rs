@@ -693,6 +693,35 @@ mod tests {
         assert!(total.send_lag.is_empty() && total.status.iter().next().is_none());
     }
 
+    /// Histograms start small and grow: one that grew to an hour still round-trips through a
+    /// document (its serialized top is the top bucket's end, past the hour), a small one adds
+    /// into a grown one and a grown one into a small one, and empty ones stay small.
+    #[test]
+    fn growing_histograms_round_trip_and_merge_either_way() {
+        let empty = new_histogram();
+        let mut small = new_histogram();
+        record_duration(&mut small, Duration::from_micros(80));
+        let mut hour = new_histogram();
+        record_duration(&mut hour, Duration::from_secs(7200)); // counted as one hour
+        assert!(hour.max() >= HIST_HIGHEST_NS / 1001 * 1000);
+        let back = compact::decode(&compact::encode(&hour)).expect("a grown histogram decodes");
+        assert_eq!(back, hour);
+        let mut a = small.clone();
+        a.add(&hour)
+            .expect("a small histogram grows to take an hour");
+        let mut b = back;
+        b.add(&small)
+            .expect("a decoded histogram takes a small one");
+        assert_eq!((a.len(), a.max(), a.min()), (b.len(), b.max(), b.min()));
+        assert_eq!(a.value_at_quantile(0.5), b.value_at_quantile(0.5));
+        // The counts an empty histogram holds: a few KB, not the hour's 270 KB.
+        assert!(
+            empty.distinct_values() < 4096,
+            "{}",
+            empty.distinct_values()
+        );
+    }
+
     #[test]
     fn send_lag_merges_exactly() {
         let mut merged = Recorder::new();

@@ -394,18 +394,23 @@ impl Stream {
 }
 
 /// send(2) of what the socket `fd` takes now, without waiting (WouldBlock if nothing) and
-/// without SIGPIPE.
+/// without SIGPIPE. Made as the raw sendto system call: glibc's send() is a thread
+/// cancellation point, and marks the thread cancellable around the call, ~60 instructions per
+/// request that a send which never blocks does not need (callgrind).
 fn send_now(fd: std::os::fd::RawFd, buf: &[u8]) -> std::io::Result<usize> {
-    // SAFETY: `buf` is valid for reads of its length.
+    // SAFETY: `buf` is valid for reads of its length; sendto's address is null with length 0.
     let n = unsafe {
-        libc::send(
+        libc::syscall(
+            libc::SYS_sendto,
             fd,
-            buf.as_ptr().cast(),
+            buf.as_ptr(),
             buf.len(),
             libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            std::ptr::null::<libc::sockaddr>(),
+            0 as libc::socklen_t,
         )
     };
-    byte_count(n)
+    byte_count(n as libc::ssize_t)
 }
 
 /// A blocking call that ran into SO_RCVTIMEO/SO_SNDTIMEO reports EAGAIN; say what it means.

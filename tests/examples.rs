@@ -245,12 +245,15 @@ fn mint_compares_a_download_from_nginx_and_serve_http() {
     for table in [
         "Payload throughput, received, in MB/s",
         "per run:",
-        "| Run 1 | Run 2 | Run 3 |",
         "Against the baseline 'nginx'",
         "the mean latency",
     ] {
         assert!(report.contains(table), "no {table:?} in:\n{report}");
     }
+    assert!(
+        common::has_row(&report, &["", "Run 1", "Run 2", "Run 3"]),
+        "no header row with three runs in:\n{report}"
+    );
     // A verdict on serve, whichever way it goes here ("serve adds 4.1% (95% CI …); significant" or
     // "serve: no significant difference …"): the machine decides, not the test.
     assert!(

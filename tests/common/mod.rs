@@ -492,3 +492,18 @@ pub fn assert_schema(file: &str, doc: &serde_json::Value) {
     let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+/// Whether `text` holds a Markdown table row whose cells, trimmed, start with `cells` in order
+/// (e.g. `["", "Run 1", "Run 2"]`), however wide a column is padded: a column grows with its
+/// widest value, so `"| Run 1 | Run 2 |"` matches only when every value fits in five characters.
+#[allow(dead_code)] // not every test file reads tables
+pub fn has_row(text: &str, cells: &[&str]) -> bool {
+    text.lines().any(|line| {
+        let line = line.trim();
+        if !line.starts_with('|') {
+            return false;
+        }
+        let row: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        row.len() >= cells.len() && row.iter().zip(cells).all(|(a, b)| a == b)
+    })
+}

@@ -205,8 +205,11 @@ impl Stream {
 
     pub(crate) async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
-            Stream::Async(s) => s.read(buf).await,
-            Stream::Blocking(s) => std::io::Read::read(s, buf).map_err(timed_out),
+            Stream::Async(s) => std::future::poll_fn(|cx| poll_recv(s, cx, buf)).await,
+            Stream::Blocking(s) => {
+                use std::os::fd::AsRawFd;
+                recv_raw(s.as_raw_fd(), buf, 0).map_err(timed_out)
+            }
             Stream::Tls(s) => s.read(buf).await,
         }
     }
@@ -214,7 +217,10 @@ impl Stream {
     pub(crate) async fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match self {
             Stream::Async(s) => s.write(buf).await,
-            Stream::Blocking(s) => std::io::Write::write(s, buf).map_err(timed_out),
+            Stream::Blocking(s) => {
+                use std::os::fd::AsRawFd;
+                send_raw(s.as_raw_fd(), buf, 0).map_err(timed_out)
+            }
             Stream::Tls(s) => s.write(buf).await,
         }
     }
@@ -281,16 +287,7 @@ impl Stream {
             Stream::Async(s) => s.try_read(buf),
             Stream::Blocking(s) => {
                 use std::os::fd::AsRawFd;
-                // SAFETY: `buf` is valid for writes of its length.
-                let n = unsafe {
-                    libc::recv(
-                        s.as_raw_fd(),
-                        buf.as_mut_ptr().cast(),
-                        buf.len(),
-                        libc::MSG_DONTWAIT,
-                    )
-                };
-                byte_count(n)
+                recv_now(s.as_raw_fd(), buf)
             }
             Stream::Tls(_) => Err(std::io::ErrorKind::Unsupported.into()),
         }
@@ -393,11 +390,91 @@ impl Stream {
     }
 }
 
+/// Reads into `buf` what the socket has, or waits for the event loop to see it readable: tokio's
+/// `poll_read`, made of the parts tokio lends out. The socket is read at once when the loop last
+/// saw it readable, and only when it was not is the loop asked to wake the task (once a reply,
+/// where `poll_read` asks twice: for the wake-up and again before it reads); the read is the raw
+/// recvfrom system call (glibc's recv() is a cancellation point, see [`send_now`]). As in tokio,
+/// a read that leaves part of `buf` empty has drained the socket, and the loop's readiness is
+/// cleared with it (`try_io` clears it on WouldBlock, so a short read reports itself as one and
+/// gives its count apart); each read takes from the task's cooperative budget, so a connection
+/// whose socket is never empty still lets its worker's other tasks and timers run.
+fn poll_recv(
+    s: &TcpStream,
+    cx: &mut std::task::Context<'_>,
+    buf: &mut [u8],
+) -> std::task::Poll<std::io::Result<usize>> {
+    use std::io::ErrorKind::{Interrupted, WouldBlock};
+    use std::os::fd::AsRawFd;
+    use std::task::{ready, Poll};
+    if buf.is_empty() {
+        return Poll::Ready(Ok(0));
+    }
+    let coop = ready!(tokio::task::coop::poll_proceed(cx));
+    let fd = s.as_raw_fd();
+    loop {
+        let mut drained = 0;
+        let read = s.try_io(tokio::io::Interest::READABLE, || {
+            let n = recv_now(fd, buf)?;
+            if 0 < n && n < buf.len() {
+                drained = n;
+                return Err(WouldBlock.into());
+            }
+            Ok(n)
+        });
+        match read {
+            Ok(n) => {
+                coop.made_progress();
+                return Poll::Ready(Ok(n));
+            }
+            Err(e) if drained > 0 => {
+                // The WouldBlock made above, a bare kind: nothing to free.
+                std::mem::forget(e);
+                coop.made_progress();
+                return Poll::Ready(Ok(drained));
+            }
+            Err(e) => match e.kind() {
+                WouldBlock | Interrupted => {}
+                _ => return Poll::Ready(Err(e)),
+            },
+        }
+        // Not readable when last seen (or no longer): wait for the loop to say it is.
+        ready!(s.poll_read_ready(cx))?;
+    }
+}
+
+/// recv(2) of what the socket `fd` holds now, without waiting (WouldBlock if nothing).
+fn recv_now(fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    recv_raw(fd, buf, libc::MSG_DONTWAIT)
+}
+
+/// recv(2) with `flags`, as the raw recvfrom system call ([`send_now`] says why).
+fn recv_raw(fd: std::os::fd::RawFd, buf: &mut [u8], flags: libc::c_int) -> std::io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of its length; recvfrom's address is null with length 0.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_recvfrom,
+            fd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            flags,
+            std::ptr::null_mut::<libc::sockaddr>(),
+            std::ptr::null_mut::<libc::socklen_t>(),
+        )
+    };
+    byte_count(n as libc::ssize_t)
+}
+
 /// send(2) of what the socket `fd` takes now, without waiting (WouldBlock if nothing) and
 /// without SIGPIPE. Made as the raw sendto system call: glibc's send() is a thread
 /// cancellation point, and marks the thread cancellable around the call, ~60 instructions per
 /// request that a send which never blocks does not need (callgrind).
 fn send_now(fd: std::os::fd::RawFd, buf: &[u8]) -> std::io::Result<usize> {
+    send_raw(fd, buf, libc::MSG_DONTWAIT)
+}
+
+/// send(2) with `flags` and without SIGPIPE, as the raw sendto system call ([`send_now`]).
+fn send_raw(fd: std::os::fd::RawFd, buf: &[u8], flags: libc::c_int) -> std::io::Result<usize> {
     // SAFETY: `buf` is valid for reads of its length; sendto's address is null with length 0.
     let n = unsafe {
         libc::syscall(
@@ -405,7 +482,7 @@ fn send_now(fd: std::os::fd::RawFd, buf: &[u8]) -> std::io::Result<usize> {
             fd,
             buf.as_ptr(),
             buf.len(),
-            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            flags | libc::MSG_NOSIGNAL,
             std::ptr::null::<libc::sockaddr>(),
             0 as libc::socklen_t,
         )

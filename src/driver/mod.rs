@@ -386,6 +386,30 @@ pub struct Sent {
     pub at: Instant,
 }
 
+impl Sent {
+    /// How long a reply at `now` was waited for: from the intended send (its latency) and from
+    /// the actual one (its service time). One subtraction in a closed loop, where they are equal.
+    #[inline]
+    pub fn waited(self, now: Instant) -> Waited {
+        let latency = now.saturating_duration_since(self.intended);
+        let service = if self.at == self.intended {
+            latency
+        } else {
+            now.saturating_duration_since(self.at)
+        };
+        Waited { latency, service }
+    }
+}
+
+/// How long a reply was waited for ([`Sent::waited`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waited {
+    /// Since the intended send time (what the latency histogram records).
+    pub latency: Duration,
+    /// Since the actual send time (the service time; what `--timeout` limits).
+    pub service: Duration,
+}
+
 /// One completed reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Done {

@@ -7,7 +7,7 @@ use super::conn;
 use super::crowd::{Crowd, Role};
 use super::pacer::Pacing;
 use super::timeline::Timeline;
-use crate::driver::{Driver, ReadOutcome, Sent};
+use crate::driver::{Driver, ReadOutcome, Sent, Waited};
 use crate::plan::Plan;
 use crate::record::{Interval, OpError, Phase, Recorder};
 use crate::sys::usage::{thread_cpu, CpuTimes};
@@ -227,41 +227,43 @@ impl WorkerRec {
         }
     }
 
-    /// A reply to a request sent at `sent` arrived at `now`. Latency counts from the intended
-    /// send time; in the open loop the service time from the actual send is recorded beside it.
-    /// Returns the recorder it went to.
+    /// A reply to a request sent at `sent` arrived at `now`, after `waited`. Latency counts from
+    /// the intended send time; in the open loop the service time from the actual send is
+    /// recorded beside it. Returns the recorder it went to.
     #[inline]
-    pub fn ok(&mut self, sent: Sent, now: Instant) -> &mut Recorder {
+    pub fn ok(&mut self, sent: Sent, now: Instant, waited: Waited) -> &mut Recorder {
         let open = self.open_loop;
         self.span(sent.intended, sent.at, now);
         let after = self.after_window(now);
         if let Some((_, tally)) = self.auto.as_ref().and_then(|t| t.auto.as_ref()) {
             if self.start.is_none_or(|s| sent.intended < s) {
-                tally.add(now - sent.intended);
+                tally.add(waited.latency);
             }
         }
         let slot = self.slot(sent.intended, now);
-        slot.ok(now - sent.intended);
+        slot.ok(waited.latency);
         slot.ok_after_window += after as u64;
         if open {
-            crate::record::record_duration(&mut slot.service, now - sent.at);
+            crate::record::record_duration(&mut slot.service, waited.service);
         }
         slot
     }
 
-    /// A reply completed: ok if accepted, else an error of its status; first-byte time and
-    /// status code recorded where the protocol has them. A request that failed on its own
-    /// (an HTTP/2 stream reset) is an error of its kind and nothing else.
-    pub fn done(&mut self, d: &crate::driver::Done, now: Instant) {
+    /// A reply completed at `now`, after `waited` (`d.sent.waited(now)`): ok if accepted, else
+    /// an error of its status; first-byte time and status code recorded where the protocol has
+    /// them. A request that failed on its own (an HTTP/2 stream reset) is an error of its kind
+    /// and nothing else.
+    #[inline]
+    pub fn done(&mut self, d: &crate::driver::Done, now: Instant, waited: Waited) {
         if d.kind > 0 {
-            self.kind_done(d, now);
+            self.kind_done(d, now, waited);
         }
         if let Some(f) = &d.failure {
             let err = OpError::new(f.kind, f.message());
             return self.error(d.sent.intended, now, err, 1);
         }
         let slot = if d.accepted {
-            self.ok(d.sent, now)
+            self.ok(d.sent, now, waited)
         } else {
             let code = d.status.unwrap_or(0);
             let err = OpError::new(
@@ -272,10 +274,13 @@ impl WorkerRec {
             self.slot(d.sent.intended, now)
         };
         if let Some(fb) = d.first_byte {
-            crate::record::record_duration(
-                &mut slot.ttfb,
-                fb.saturating_duration_since(d.sent.intended),
-            );
+            // A reply read whole in one read began when it ended (the read's time).
+            let ttfb = if fb == now {
+                waited.latency
+            } else {
+                fb.saturating_duration_since(d.sent.intended)
+            };
+            crate::record::record_duration(&mut slot.ttfb, ttfb);
         }
         if let Some(code) = d.status {
             slot.status.add(code);
@@ -283,10 +288,10 @@ impl WorkerRec {
     }
 
     /// A reply of a mix's kind: recorded with its kind too (the totals are recorded apart).
-    fn kind_done(&mut self, d: &crate::driver::Done, now: Instant) {
+    fn kind_done(&mut self, d: &crate::driver::Done, now: Instant, waited: Waited) {
         let slot = self.slot(d.sent.intended, now);
         let err = match (&d.failure, d.accepted) {
-            (None, true) => return slot.kinds.ok(d.kind, now - d.sent.intended),
+            (None, true) => return slot.kinds.ok(d.kind, waited.latency),
             (Some(f), _) => OpError::new(f.kind, f.message()),
             (None, false) => {
                 let code = d.status.unwrap_or(0);

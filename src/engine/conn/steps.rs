@@ -256,11 +256,12 @@ pub(in crate::engine) async fn read_replies<D: Driver>(
 /// cannot fire while a blocking read waits, nor win over reads that keep returning bytes, so
 /// a reply that trickled in past its limit would otherwise count as ok.
 fn record_done(rec: &mut WorkerRec, done: &Done, now: Instant, limit: Duration) {
-    if done.failure.is_none() && now >= done.sent.at + limit {
+    let waited = done.sent.waited(now);
+    if done.failure.is_none() && waited.service >= limit {
         rec.kind_error(done.kind, done.sent.intended, now, timeout_error(limit));
         rec.error(done.sent.intended, now, timeout_error(limit), 1);
     } else {
-        rec.done(done, now);
+        rec.done(done, now, waited);
     }
 }
 

@@ -21,14 +21,18 @@
 # (0.3%) in runs of 38 s and 129 s under callgrind.
 #
 # Usage: bench/cost.sh [--check] [--only NAME[,NAME...]] [--update]
-#   (none)    measure and print the table; written to bench/results/cost.txt (also with --update)
+#   (none)    measure and print the table; written to bench/results/cost.txt (also with --update;
+#             not with --only, which prints a part of it)
 #   --check   measure wirebench only and fail (exit 1) when a comparison's instructions per
-#             request in its worker threads grew > 5% over bench/cost-baseline.txt (the gate)
-#   --update  measure and rewrite bench/cost-baseline.txt from this run
+#             request in its worker threads grew > 5% over bench/cost-baseline.txt (the gate;
+#             a baseline line's third column, if any, is that comparison's own tolerance)
+#   --update  measure and rewrite bench/cost-baseline.txt from this run (with --only, the
+#             comparisons not measured keep their lines)
 #   --only    just these comparisons (http1, h2-m1, h2-m10, h2-m100, h2tls-m1, h2tls-m10,
 #             h2tls-m100, tcp-pp, udp-pp, crr)
 # Environment: N=requests per wirebench/h2load/ab run (default 20000), DUR_S=seconds for wrk and
-# sockperf (default 4), TOLERANCE=percent for --check (default 5).
+# sockperf (default 4), TOLERANCE=percent for --check (default 5), H2_TOLERANCE=percent written to
+# the baseline for h2-m10 and h2-m100, whose counts move with the timing (default 15).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -56,6 +60,7 @@ done
 N=${N:-20000}
 DUR_S=${DUR_S:-4}
 TOLERANCE=${TOLERANCE:-5}
+H2_TOLERANCE=${H2_TOLERANCE:-15}
 SERVER_CPU=0
 CLIENT_CPU=1
 BASELINE=$ROOT/bench/cost-baseline.txt
@@ -205,8 +210,10 @@ for m in 1 10 100; do
     want "h2-m$m" || continue
     count "h2-m$m" wirebench "${WBRUN[@]}" --http2 "$H2_URL" -c 10 --pipeline "$m"
     # h2c with 10 and 100 streams moves up to ±13% between runs of one binary (how many
-    # replies a read brings under callgrind): the check counts twice and takes the lower.
-    if [[ $MODE == check && $m != 1 ]]; then
+    # replies a read brings under callgrind: h2-m10 2,111 to 2,737 in 9 counts of 0242732):
+    # the check and the update count twice and take the lower, and the baseline gives these two
+    # a wider tolerance (H2_TOLERANCE).
+    if [[ $MODE != table && $m != 1 ]]; then
         count "h2-m$m" wirebench "${WBRUN[@]}" --http2 "$H2_URL" -c 10 --pipeline "$m"
     fi
     [[ $MODE == check ]] || count "h2-m$m" h2load h2load -c10 -m"$m" -t1 -n "$N" "$H2_URL"
@@ -238,9 +245,19 @@ fi
 # Summary: the table, the baseline update, or the check
 # ---------------------------------------------------------------------------------------------
 python3 - "$MODE" "$COUNTS" "$BASELINE" "$TOLERANCE" "$ROOT/bench/results/cost.txt" "$N" "$DUR_S" \
-    "$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+')" <<'EOF'
-import sys, time
-mode, counts, baseline, tol, table, n, dur, rev = sys.argv[1:]
+    "$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+')" \
+    "$H2_TOLERANCE" "$ONLY" <<'EOF'
+import os, sys, time
+mode, counts, baseline, tol, table, n, dur, rev, h2_tol, only = sys.argv[1:]
+# The baseline: "NAME COUNT [TOLERANCE%]" per comparison (the tolerance where it is not --check's).
+base, base_tol = {}, {}
+if os.path.exists(baseline):
+    for line in open(baseline):
+        f = line.split()
+        if f and not line.startswith("#"):
+            base[f[0]] = float(f[1])
+            if len(f) > 2:
+                base_tol[f[0]] = float(f[2])
 rows = [l.split("\t") for l in open(counts).read().splitlines()]
 ipr = {(c, t): int(ir) / int(ok) for c, t, ir, ok, _ in rows}
 work = {}
@@ -249,22 +266,18 @@ for c, t, _, ok, w in rows:
         work[c] = min(work.get(c, float("inf")), int(w) / int(ok))
 cmps = list(dict.fromkeys(r[0] for r in rows))
 if mode == "check":
-    base = {}
-    for line in open(baseline):
-        f = line.split()
-        if f and not line.startswith("#"):
-            base[f[0]] = float(f[1])
     bad = 0
     for c in cmps:
         now = work[c]
         if c not in base:
             print(f"   {c:<7} wirebench's workers {now:8.0f} per request; not in the baseline (skipped)")
             continue
+        limit = base_tol.get(c, float(tol))
         grow = (now / base[c] - 1) * 100
-        ok = grow <= float(tol)
+        ok = grow <= limit
         bad += not ok
         print(f"   {c:<7} wirebench's workers {now:8.0f} per request, baseline {base[c]:8.0f}: {grow:+.1f}% "
-              f"({'ok' if ok else f'FAIL: grew more than {tol}%'})")
+              f"({'ok' if ok else f'FAIL: grew more than {limit:g}%'})")
     sys.exit(1 if bad else 0)
 lines = [f"wirebench bench/cost.sh   {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}   wirebench {rev}",
          f"instructions per successful request (valgrind --tool=callgrind, the whole client process), "
@@ -279,11 +292,21 @@ for c in cmps:
             lines.append(f"{c:<9}{wb:>11,.0f} {work[c]:>9,.0f}  {t:<9}{v:>9,.0f}  {v / wb:.2f}  {v / work[c]:.2f}")
 print("\n".join(lines))
 if mode == "update":
+    # Comparisons not measured now (--only) keep their line.
+    for c in cmps:
+        base[c] = work[c]
+        base_tol.pop(c, None)
+        if c in ("h2-m10", "h2-m100"):
+            base_tol[c] = float(h2_tol)
     with open(baseline, "w") as f:
         f.write("# bench/cost.sh --update: instructions per request of wirebench's worker threads per "
-                f"comparison (callgrind, {n} requests), wirebench {rev}; --check fails on > {tol}% growth\n")
-        for c in cmps:
-            f.write(f"{c} {work[c]:.0f}\n")
+                f"comparison (callgrind, {n} requests), wirebench {rev}; --check fails on > {tol}% growth, "
+                "or the third column's\n")
+        for c, v in base.items():
+            f.write(f"{c} {v:.0f}" + (f" {base_tol[c]:g}" if c in base_tol else "") + "\n")
     print(f"   baseline written: {baseline}")
-open(table, "w").write("\n".join(lines) + "\n")
+if only:
+    print(f"   (--only: {table} keeps the last whole table)")
+else:
+    open(table, "w").write("\n".join(lines) + "\n")
 EOF

@@ -518,3 +518,60 @@ pub(crate) fn segment_of(fd: std::os::fd::RawFd) -> Option<crate::record::Segmen
         acked: Some(tcp.acked),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{connect_stream, Stream};
+    use crate::sys::socket::SocketOptions;
+    use std::time::Duration;
+
+    /// Reads all ways a socket can be read: a short one (the socket drained, its readiness
+    /// cleared, the next read waits for the peer), ones that fill the buffer (more is there,
+    /// read again at once) and the peer's close (0). The payload arrives whole and in order,
+    /// and the reads end (a lost wake-up would hang them until the timeout fails the test).
+    #[test]
+    fn a_stream_reads_short_full_and_closing_reads_in_order() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let payload: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let sent = payload.clone();
+        let peer = std::thread::spawn(move || {
+            use std::io::Write;
+            let (mut s, _) = listener.accept().unwrap();
+            s.write_all(&sent[..1000]).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            s.write_all(&sent[1000..]).unwrap();
+        });
+        let got = crate::engine::block_on(async {
+            let timeout = Duration::from_secs(5);
+            let (mut stream, _) = connect_stream(addr, SocketOptions::default(), timeout, false)
+                .await
+                .unwrap();
+            assert!(matches!(stream, Stream::Async(_)));
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; 4096];
+            let (mut full, mut short) = (0, 0);
+            let all = async {
+                loop {
+                    let n = stream.read(&mut buf).await.unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    full += (n == buf.len()) as u32;
+                    short += (n < buf.len()) as u32;
+                    got.extend_from_slice(&buf[..n]);
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(10), all)
+                .await
+                .expect("the reads ended");
+            assert!(
+                full > 0 && short > 0,
+                "full reads {full}, short reads {short}"
+            );
+            got
+        });
+        peer.join().unwrap();
+        assert!(got == payload, "{} bytes of {}", got.len(), payload.len());
+    }
+}

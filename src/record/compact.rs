@@ -39,7 +39,7 @@ pub fn decode(text: &str) -> Result<Histogram<u64>, HistogramError> {
 }
 
 /// Checks that `text` holds a histogram wirebench wrote, without building it (a document's
-/// check reads thousands: a histogram of wirebench's bounds is 270 KB of counts).
+/// check reads thousands: the counts of one that grew to an hour are 270 KB).
 pub fn check(text: &str) -> Result<(), HistogramError> {
     check_v2(&inflate(text)?).map(|_| ())
 }
@@ -55,7 +55,8 @@ pub fn add_into(total: &mut Histogram<u64>, text: &str) -> Result<(), HistogramE
 
 /// A sum of many histograms' texts, kept as plain counts by bucket (the layout of
 /// wirebench's bounds): a merge of thousands of seconds adds each one's counts in one pass,
-/// without building a 270 KB histogram for each. Another layout is decoded and added apart.
+/// without building a histogram for each (up to 270 KB of counts, for one that grew to an hour).
+/// Another layout is decoded and added apart.
 #[derive(Debug, Default)]
 pub struct Sum {
     counts: Vec<u64>,

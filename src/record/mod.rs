@@ -519,8 +519,9 @@ impl Recorder {
         ] {
             *n = 0;
         }
-        // A histogram's counts are ~270 kB: zeroing one costs more than a second's requests
-        // at a low rate, and one that recorded nothing this interval is zero already.
+        // A histogram's counts reach 270 KB once it has grown to an hour: zeroing them can cost
+        // more than a second's requests at a low rate, and one that recorded nothing this
+        // interval is zero already.
         for h in [latency, service, connect, ttfb, send_lag] {
             if !h.is_empty() {
                 h.reset();

@@ -203,11 +203,16 @@ fn stream_over_a_100_mbit_link_fills_it() {
         .unwrap();
     assert!(first.starts_with("tcp://198.18.7.2:7000"), "{first}");
     let url = "tcp://198.18.7.2:7000";
-    let (out, code) = run_in(
+    let (out, code) = run_in_above(
         &link.a,
         &[
             "run", url, "--mode", "stream", "--link", "100Mbit", "-d", "3s", "--json", "-q",
         ],
+        80.0,
+        |j| {
+            let bits = j["throughput"]["link"]["payload_bits_per_s"].as_f64();
+            bits.map(|b| b / 1e6)
+        },
     );
     assert_eq!(code, 0, "{out}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -244,6 +249,34 @@ fn stream_over_a_100_mbit_link_fills_it() {
     assert!(l["source"].as_str().unwrap().contains(&link.veth_a), "{l}");
     assert!(f(&l["bits_per_s"]) > 0.0, "{l}");
     assert!(f(&l["payload_percent"]) > 0.0, "{l}");
+}
+
+/// [`run_in`], and once more if the run's `rate` (Mbit/s, read from its JSON) is below `floor`.
+/// A floor on a wire-speed test checks that wirebench can fill the link; the shared host can
+/// stall a namespace for part of a run (a CI run once got 65 Mbit/s of payload over the 100 Mbit
+/// link, and three runs of the same build just after it got 89–95), and that is not the tool's
+/// doing. A tool that cannot fill the link fails both runs. The figures of the run that is kept
+/// are checked in full by the caller.
+fn run_in_above(
+    ns: &str,
+    args: &[&str],
+    floor: f64,
+    rate: impl Fn(&serde_json::Value) -> Option<f64>,
+) -> (String, i32) {
+    let (out, code) = run_in(ns, args);
+    let first = serde_json::from_str(&out).ok().and_then(|j| rate(&j));
+    match first {
+        Some(r) if r < floor => {
+            eprintln!("{r:.2} Mbit/s, below the floor of {floor}: run once more");
+            run_in(ns, args)
+        }
+        _ => (out, code),
+    }
+}
+
+/// The run's headline rate, Mbit/s.
+fn headline_mbit(json: &serde_json::Value) -> Option<f64> {
+    json["throughput"]["gbit_per_s"].as_f64().map(|g| g * 1e3)
 }
 
 /// Starts `wirebench serve KIND --mode sink` in `ns` on `addr`, once it has said where it is.
@@ -291,9 +324,11 @@ fn a_stream_headline_is_what_arrived_within_the_window() {
     let link = Link::up("100mbit");
     let _server = sink_in(&link.b, "tcp", "198.18.7.2:7001");
     let url = "tcp://198.18.7.2:7001";
-    let (out, code) = run_in(
+    let (out, code) = run_in_above(
         &link.a,
         &["run", url, "--mode", "stream", "-d", "3s", "--json", "-q"],
+        80.0,
+        headline_mbit,
     );
     assert_eq!(code, 0, "{out}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -355,7 +390,7 @@ fn a_udp_stream_above_the_link_headlines_what_arrived_within_the_window() {
         "run", url, "--mode", "stream", "--size", "1400", "-b", "150Mbit", "-d", "2s", "--json",
         "-q",
     ];
-    let (out, code) = run_in(&link.a, &args);
+    let (out, code) = run_in_above(&link.a, &args, 70.0, headline_mbit);
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
     // A few datagrams the full queue dropped are errors of the run (exit 1), nothing else.
     let kinds: Vec<&str> = json["errors"]["by_kind"]
@@ -408,7 +443,12 @@ fn an_http_download_rates_the_body_bytes_read_within_the_window() {
     // 5 MB bodies take ~0.44 s each over the link: the deadline falls inside one, which then
     // finishes in its --timeout; all its bytes counted over the window gave ~105 Mbit/s.
     let url = "http://198.18.7.2:8080/bytes/5M";
-    let (out, code) = run_in(&link.a, &["run", url, "-d", "2s", "--json", "-q"]);
+    let (out, code) = run_in_above(
+        &link.a,
+        &["run", url, "-d", "2s", "--json", "-q"],
+        70.0,
+        headline_mbit,
+    );
     assert_eq!(code, 0, "{out}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_valid(&json);

@@ -49,12 +49,7 @@ fn table(text: &str, title: &str) -> Vec<Vec<String>> {
         .skip(2)
         .take_while(|l| l.starts_with('|'))
         .filter(|l| !l.starts_with("|-"))
-        .map(|l| {
-            l.trim_matches('|')
-                .split('|')
-                .map(|c| c.trim().to_string())
-                .collect()
-        })
+        .map(|l| common::row_cells(l).into_iter().map(String::from).collect())
         .collect()
 }
 

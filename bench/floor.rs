@@ -9,8 +9,17 @@
 //! client that makes these two system calls (send, recv) and waits in epoll; bench/where_cpu.sh
 //! runs it beside wirebench, wrk and ab.
 //!
-//! Usage: floor HOST:PORT PATH CONNECTIONS SECONDS
-//! Prints: `floor: N requests in S s` (N complete replies; exit 1 on any short or odd reply).
+//! With `--work` it also does the least a load generator must do per request, in the same loop:
+//! each reply's head parsed (httparse) for its status and Content-Length, which alone say where
+//! the reply ends; the clock read when the request goes out and when its reply is in; the
+//! latency recorded in an HdrHistogram (1 ns to 60 s, 3 digits, as wirebench's); statuses
+//! counted by class. What wirebench costs above that is the price of its structure (the async
+//! runtime, the layers of its per-connection state machines, its time series), not of the
+//! figures it reports.
+//!
+//! Usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work]
+//! Prints: `floor: N requests in S s` (N complete replies; exit 1 on any short or odd reply);
+//! with `--work`, then `floor: p50 L ns, 2xx N` from what it recorded.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -19,8 +28,12 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [addr, path, conns, secs] = args.as_slice() else {
-        eprintln!("usage: floor HOST:PORT PATH CONNECTIONS SECONDS");
+    let (args, work) = match args.split_last() {
+        Some((last, rest)) if last == "--work" => (rest, true),
+        _ => (args.as_slice(), false),
+    };
+    let [addr, path, conns, secs] = args else {
+        eprintln!("usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work]");
         std::process::exit(2);
     };
     let (Ok(conns), Ok(secs)) = (conns.parse::<usize>(), secs.parse::<f64>()) else {
@@ -57,26 +70,43 @@ fn main() {
         }
         send(s.as_raw_fd(), &request);
     }
-    let mut got = vec![0usize; conns];
+    let began = Instant::now();
+    let until = Duration::from_secs_f64(secs);
+    let done = if work {
+        with_work(ep, &socks, &request, began, until)
+    } else {
+        bare(ep, &socks, &request, reply_len, began, until)
+    };
+    println!(
+        "floor: {done} requests in {:.3} s",
+        began.elapsed().as_secs_f64()
+    );
+}
+
+/// The bare loop: recv until a reply's known length is in, then send the next request.
+fn bare(
+    ep: i32,
+    socks: &[TcpStream],
+    request: &[u8],
+    reply_len: usize,
+    began: Instant,
+    until: Duration,
+) -> u64 {
+    let mut got = vec![0usize; socks.len()];
     let mut buf = vec![0u8; 4096];
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
-    let (began, until) = (Instant::now(), Duration::from_secs_f64(secs));
     let mut done = 0u64;
     while began.elapsed() < until {
+        // SAFETY: as above; `events` outlives the call.
         let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, 100) };
         for ev in &events[..n.max(0) as usize] {
             let i = ev.u64 as usize;
             let fd = socks[i].as_raw_fd();
             loop {
+                // SAFETY: `buf` is valid for writes of its length.
                 let r = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-                if r <= 0 {
-                    let err = std::io::Error::last_os_error();
-                    if r < 0 && err.kind() == std::io::ErrorKind::WouldBlock {
-                        break;
-                    }
-                    fail(&format!("connection {i}: closed or failed ({err})"));
-                }
-                got[i] += r as usize;
+                let Some(r) = received(r, i) else { break };
+                got[i] += r;
                 if got[i] > reply_len {
                     fail(&format!(
                         "connection {i}: a reply longer than the first one"
@@ -85,16 +115,104 @@ fn main() {
                 if got[i] == reply_len {
                     got[i] = 0;
                     done += 1;
-                    send(fd, &request);
+                    send(fd, request);
                     break; // edge-triggered, but a reply read whole leaves nothing behind
                 }
             }
         }
     }
+    done
+}
+
+/// A connection of the `--work` loop: its reply so far and when its request went out.
+struct Conn {
+    buf: Vec<u8>,
+    len: usize,
+    sent: Instant,
+}
+
+/// The loop with a load generator's least work per request (see the top of the file).
+fn with_work(ep: i32, socks: &[TcpStream], request: &[u8], began: Instant, until: Duration) -> u64 {
+    let mut conns: Vec<Conn> = socks
+        .iter()
+        .map(|_| Conn {
+            buf: vec![0u8; 4096],
+            len: 0,
+            sent: began,
+        })
+        .collect();
+    let mut latency = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+        .unwrap_or_else(|e| fail(&e.to_string()));
+    let mut classes = [0u64; 6];
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
+    let mut done = 0u64;
+    while began.elapsed() < until {
+        // SAFETY: as above; `events` outlives the call.
+        let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, 100) };
+        for ev in &events[..n.max(0) as usize] {
+            let i = ev.u64 as usize;
+            let fd = socks[i].as_raw_fd();
+            let c = &mut conns[i];
+            loop {
+                let room = &mut c.buf[c.len..];
+                if room.is_empty() {
+                    fail(&format!("connection {i}: a reply longer than 4 KiB"));
+                }
+                // SAFETY: `room` is valid for writes of its length.
+                let r = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), room.len(), 0) };
+                let Some(r) = received(r, i) else { break };
+                c.len += r;
+                let mut headers = [httparse::EMPTY_HEADER; 16];
+                let mut reply = httparse::Response::new(&mut headers);
+                let head = match reply.parse(&c.buf[..c.len]) {
+                    Ok(httparse::Status::Complete(head)) => head,
+                    Ok(httparse::Status::Partial) => continue,
+                    Err(e) => fail(&format!(
+                        "connection {i}: a reply that does not parse ({e})"
+                    )),
+                };
+                let body: usize = reply
+                    .headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                    .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse().ok())
+                    .unwrap_or_else(|| fail(&format!("connection {i}: no Content-Length")));
+                if c.len < head + body {
+                    continue;
+                }
+                if c.len > head + body {
+                    fail(&format!("connection {i}: bytes after the reply"));
+                }
+                let now = Instant::now();
+                let nanos = now.saturating_duration_since(c.sent).as_nanos() as u64;
+                latency.saturating_record(nanos.max(1));
+                classes[usize::from(reply.code.unwrap_or(0) / 100).min(5)] += 1;
+                c.len = 0;
+                done += 1;
+                c.sent = Instant::now();
+                send(fd, request);
+                break;
+            }
+        }
+    }
     println!(
-        "floor: {done} requests in {:.3} s",
-        began.elapsed().as_secs_f64()
+        "floor: p50 {} ns, 2xx {}",
+        latency.value_at_quantile(0.5),
+        classes[2]
     );
+    done
+}
+
+/// A recv's result: the byte count, None once the socket is empty; any other end fails.
+fn received(r: isize, i: usize) -> Option<usize> {
+    if r > 0 {
+        return Some(r as usize);
+    }
+    let err = std::io::Error::last_os_error();
+    if r < 0 && err.kind() == std::io::ErrorKind::WouldBlock {
+        return None;
+    }
+    fail(&format!("connection {i}: closed or failed ({err})"))
 }
 
 /// The length of the whole first reply (head and a Content-Length body), read blocking.

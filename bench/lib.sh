@@ -280,7 +280,7 @@ ok_of() { # TOOL OUTFILE -> successful requests as the tool reports them (wirebe
         wirebench*) json_get "$2" 'j["ok"]' ;;
         wrk) awk '/ requests in / { n = $1 } /Non-2xx/ { e = $NF } END { print n - e }' "$2" ;;
         h2load) sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$2" ;;
-        floor) sed -n 's/^floor: \([0-9]*\) requests.*/\1/p' "$2" ;;
+        floor*) sed -n 's/^floor: \([0-9]*\) requests.*/\1/p' "$2" ;;
         ab) awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } /^Non-2xx/ { e = $3 } END { print c - f - e }' "$2" ;;
         # sockperf: "[Total Run] RunTime=... SentMessages=N ReceivedMessages=M"
         sockperf) sed -n 's/.*ReceivedMessages=\([0-9]*\).*/\1/p' "$2" | tail -n 1 ;;

@@ -6,7 +6,9 @@
 #           wirebench --no-keepalive vs ab (no -k) vs wrk with Connection: close
 #   http1   (--http1) GET /small.bin on 50 keep-alive connections: wirebench vs wrk -t1 vs ab -k,
 #           and the floor (bench/floor.rs: the same requests with nothing but send, recv and
-#           epoll_wait, no parsing or clock per request): a reference for the kernel's share, no goal
+#           epoll_wait, no parsing or clock per request): a reference for the kernel's share, no goal;
+#           floor-work is the floor with the least a load generator must do per request (the head
+#           parsed, two clock reads, the latency into an HdrHistogram), also a reference
 #   tls     (--tls) HTTPS/1.1 on 50 keep-alive connections: wirebench vs wrk vs h2load --h1
 #   h2-m1, h2-m10, h2-m100 (--h2) GET /small.bin over h2c (prior knowledge), 10 connections
 #           with 1, 10 or 100 streams each: wirebench --http2 --pipeline M vs h2load -c10 -mM -t1
@@ -163,6 +165,7 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
         http1/wrk) CMD=(wrk -t1 -c50 -d"${s}s" "$URL") ;;
         http1/ab) CMD=(ab -k -c 50 -t "$s" -n 100000000 "$URL") ;;
         http1/floor) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin 50 "$s") ;;
+        http1/floor-work) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin 50 "$s" --work) ;;
         crr/wirebench) CMD=("${wbr[@]}" "$URL" -c 10 --no-keepalive) ;;
         crr/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 10 --no-keepalive) ;;
         crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$URL") ;;
@@ -214,7 +217,7 @@ measure() { # CMP TOOL ROUND -> one line; a record unless the warm-up
 }
 
 if ((HTTP1)); then
-    declare -A TOOLS=([http1]="wirebench${WB_OLD:+ wirebench-old} wrk ab floor")
+    declare -A TOOLS=([http1]="wirebench${WB_OLD:+ wirebench-old} wrk ab floor floor-work")
     ORDER=(http1)
 elif ((CRR)); then
     declare -A TOOLS=([crr]="wirebench${WB_OLD:+ wirebench-old} ab wrk")
@@ -332,8 +335,9 @@ for cmp in dict.fromkeys(r["cmp"] for r in rows):
             rr = [b[k]["ok"] / b[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in b]
             ratio += f"  {base}/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"
             if base == "wirebench":
-                # The floor is a reference (the kernel's share alone), not a peer with a goal.
-                ratio += verdict(cmp if tool != "floor" else None, rr)
+                # The floors are references (the kernel's share, and that plus the least work a
+                # load generator must do), not peers with a goal.
+                ratio += verdict(None if tool.startswith("floor") else cmp, rr)
         if tool.startswith("wirebench-"):
             rr = [wb[k]["ok"] / wb[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in wb]
             ratio = f"  wirebench/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"

@@ -17,9 +17,14 @@
 //! runtime, the layers of its per-connection state machines, its time series), not of the
 //! figures it reports.
 //!
-//! Usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work]
+//! With `--tokio` it does that work on tokio instead of its own epoll loop, as plainly as tokio
+//! allows: a current-thread runtime, a task per connection, each a loop of `write_all` and
+//! `read` on a `tokio::net::TcpStream`, the latency into one shared histogram. What wirebench
+//! costs above that is its own layering, not the async runtime under it.
+//!
+//! Usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work | --tokio]
 //! Prints: `floor: N requests in S s` (N complete replies; exit 1 on any short or odd reply);
-//! with `--work`, then `floor: p50 L ns, 2xx N` from what it recorded.
+//! with `--work` or `--tokio`, before it, `floor: p50 L ns, 2xx N` from what it recorded.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -28,12 +33,13 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (args, work) = match args.split_last() {
-        Some((last, rest)) if last == "--work" => (rest, true),
-        _ => (args.as_slice(), false),
+    let (args, mode) = match args.split_last() {
+        Some((last, rest)) if last == "--work" => (rest, Mode::Work),
+        Some((last, rest)) if last == "--tokio" => (rest, Mode::Tokio),
+        _ => (args.as_slice(), Mode::Bare),
     };
     let [addr, path, conns, secs] = args else {
-        eprintln!("usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work]");
+        eprintln!("usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work | --tokio]");
         std::process::exit(2);
     };
     let (Ok(conns), Ok(secs)) = (conns.parse::<usize>(), secs.parse::<f64>()) else {
@@ -54,6 +60,15 @@ fn main() {
             s
         })
         .collect();
+    let until = Duration::from_secs_f64(secs);
+    if mode == Mode::Tokio {
+        for s in &socks {
+            send(s.as_raw_fd(), &request);
+        }
+        let began = Instant::now();
+        let done = on_tokio(socks, &request, began, until);
+        return report(done, began);
+    }
     // SAFETY (every libc call below): plain system calls on descriptors this program owns, with
     // buffers that outlive the call.
     let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
@@ -71,12 +86,25 @@ fn main() {
         send(s.as_raw_fd(), &request);
     }
     let began = Instant::now();
-    let until = Duration::from_secs_f64(secs);
-    let done = if work {
-        with_work(ep, &socks, &request, began, until)
-    } else {
-        bare(ep, &socks, &request, reply_len, began, until)
+    let done = match mode {
+        Mode::Work => with_work(ep, &socks, &request, began, until),
+        _ => bare(ep, &socks, &request, reply_len, began, until),
     };
+    report(done, began)
+}
+
+/// What the floor does besides its system calls.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Nothing.
+    Bare,
+    /// A load generator's least work per request, in the epoll loop.
+    Work,
+    /// The same work on tokio, a task per connection.
+    Tokio,
+}
+
+fn report(done: u64, began: Instant) {
     println!(
         "floor: {done} requests in {:.3} s",
         began.elapsed().as_secs_f64()
@@ -162,31 +190,13 @@ fn with_work(ep: i32, socks: &[TcpStream], request: &[u8], began: Instant, until
                 let r = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), room.len(), 0) };
                 let Some(r) = received(r, i) else { break };
                 c.len += r;
-                let mut headers = [httparse::EMPTY_HEADER; 16];
-                let mut reply = httparse::Response::new(&mut headers);
-                let head = match reply.parse(&c.buf[..c.len]) {
-                    Ok(httparse::Status::Complete(head)) => head,
-                    Ok(httparse::Status::Partial) => continue,
-                    Err(e) => fail(&format!(
-                        "connection {i}: a reply that does not parse ({e})"
-                    )),
-                };
-                let body: usize = reply
-                    .headers
-                    .iter()
-                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                    .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse().ok())
-                    .unwrap_or_else(|| fail(&format!("connection {i}: no Content-Length")));
-                if c.len < head + body {
+                let Some(code) = reply_status(&c.buf[..c.len], i) else {
                     continue;
-                }
-                if c.len > head + body {
-                    fail(&format!("connection {i}: bytes after the reply"));
-                }
+                };
                 let now = Instant::now();
                 let nanos = now.saturating_duration_since(c.sent).as_nanos() as u64;
                 latency.saturating_record(nanos.max(1));
-                classes[usize::from(reply.code.unwrap_or(0) / 100).min(5)] += 1;
+                classes[usize::from(code / 100).min(5)] += 1;
                 c.len = 0;
                 done += 1;
                 c.sent = Instant::now();
@@ -201,6 +211,99 @@ fn with_work(ep: i32, socks: &[TcpStream], request: &[u8], began: Instant, until
         classes[2]
     );
     done
+}
+
+/// The status of the reply in `buf` once it is whole (its head parsed with httparse, its end
+/// found from Content-Length); None while it is not. Fails on anything else.
+fn reply_status(buf: &[u8], i: usize) -> Option<u16> {
+    let mut headers = [httparse::EMPTY_HEADER; 16];
+    let mut reply = httparse::Response::new(&mut headers);
+    let head = match reply.parse(buf) {
+        Ok(httparse::Status::Complete(head)) => head,
+        Ok(httparse::Status::Partial) => return None,
+        Err(e) => fail(&format!(
+            "connection {i}: a reply that does not parse ({e})"
+        )),
+    };
+    let body: usize = reply
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+        .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse().ok())
+        .unwrap_or_else(|| fail(&format!("connection {i}: no Content-Length")));
+    match buf.len().cmp(&(head + body)) {
+        std::cmp::Ordering::Less => None,
+        std::cmp::Ordering::Equal => Some(reply.code.unwrap_or(0)),
+        std::cmp::Ordering::Greater => fail(&format!("connection {i}: bytes after the reply")),
+    }
+}
+
+/// `--tokio`: the work of `--work` on a current-thread runtime, a task per connection (whose
+/// first request is out already).
+fn on_tokio(socks: Vec<TcpStream>, request: &[u8], began: Instant, until: Duration) -> u64 {
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| fail(&e.to_string()));
+    let latency = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+        .unwrap_or_else(|e| fail(&e.to_string()));
+    let latency = Rc::new(RefCell::new(latency));
+    let (done, ok) = (Rc::new(Cell::new(0u64)), Rc::new(Cell::new(0u64)));
+    let request: Rc<[u8]> = request.into();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let mut tasks = Vec::new();
+        for (i, s) in socks.into_iter().enumerate() {
+            let (latency, done, ok) = (latency.clone(), done.clone(), ok.clone());
+            let request = request.clone();
+            tasks.push(tokio::task::spawn_local(async move {
+                let mut s =
+                    tokio::net::TcpStream::from_std(s).unwrap_or_else(|e| fail(&e.to_string()));
+                let mut buf = vec![0u8; 4096];
+                let mut sent = began;
+                loop {
+                    let mut len = 0;
+                    let code = loop {
+                        if len == buf.len() {
+                            fail(&format!("connection {i}: a reply longer than 4 KiB"));
+                        }
+                        let n = s.read(&mut buf[len..]).await;
+                        match n {
+                            Ok(0) | Err(_) => fail(&format!("connection {i}: closed or failed")),
+                            Ok(n) => len += n,
+                        }
+                        if let Some(code) = reply_status(&buf[..len], i) {
+                            break code;
+                        }
+                    };
+                    let now = Instant::now();
+                    let nanos = now.saturating_duration_since(sent).as_nanos() as u64;
+                    latency.borrow_mut().saturating_record(nanos.max(1));
+                    ok.set(ok.get() + u64::from(code / 100 == 2));
+                    done.set(done.get() + 1);
+                    if now.saturating_duration_since(began) >= until {
+                        return;
+                    }
+                    sent = Instant::now();
+                    if s.write_all(&request).await.is_err() {
+                        fail(&format!("connection {i}: a request did not go out"));
+                    }
+                }
+            }));
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+    });
+    println!(
+        "floor: p50 {} ns, 2xx {}",
+        latency.borrow().value_at_quantile(0.5),
+        ok.get()
+    );
+    done.get()
 }
 
 /// A recv's result: the byte count, None once the socket is empty; any other end fails.

@@ -7,8 +7,9 @@
 #   http1   (--http1) GET /small.bin on 50 keep-alive connections: wirebench vs wrk -t1 vs ab -k,
 #           and the floor (bench/floor.rs: the same requests with nothing but send, recv and
 #           epoll_wait, no parsing or clock per request): a reference for the kernel's share, no goal;
-#           floor-work is the floor with the least a load generator must do per request (the head
-#           parsed, two clock reads, the latency into an HdrHistogram), also a reference
+#           with FLOORS=1 also floor-work, the floor with the least a load generator must do per
+#           request (the head parsed, two clock reads, the latency into an HdrHistogram), and
+#           floor-tokio, that work on tokio with a task per connection: references, no goal
 #   tls     (--tls) HTTPS/1.1 on 50 keep-alive connections: wirebench vs wrk vs h2load --h1
 #   h2-m1, h2-m10, h2-m100 (--h2) GET /small.bin over h2c (prior knowledge), 10 connections
 #           with 1, 10 or 100 streams each: wirebench --http2 --pipeline M vs h2load -c10 -mM -t1
@@ -76,6 +77,7 @@ OUT_NAME=per_cpu
 ((HTTP1)) && OUT_NAME=http1_per_cpu
 ((CRR)) && OUT_NAME=crr_per_cpu
 ((H2)) && OUT_NAME=h2_per_cpu
+((HTTP1 && ${FLOORS:-0})) && OUT_NAME=http1_floors
 ((H2TLS)) && OUT_NAME=h2tls_per_cpu
 ((!${TOGETHER:-0})) || OUT_NAME+=_together
 if ((TLS + HTTP1 + CRR + H2 + H2TLS > 1)); then
@@ -166,6 +168,7 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
         http1/ab) CMD=(ab -k -c 50 -t "$s" -n 100000000 "$URL") ;;
         http1/floor) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin 50 "$s") ;;
         http1/floor-work) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin 50 "$s" --work) ;;
+        http1/floor-tokio) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin 50 "$s" --tokio) ;;
         crr/wirebench) CMD=("${wbr[@]}" "$URL" -c 10 --no-keepalive) ;;
         crr/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 10 --no-keepalive) ;;
         crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$URL") ;;
@@ -217,7 +220,7 @@ measure() { # CMP TOOL ROUND -> one line; a record unless the warm-up
 }
 
 if ((HTTP1)); then
-    declare -A TOOLS=([http1]="wirebench${WB_OLD:+ wirebench-old} wrk ab floor floor-work")
+    declare -A TOOLS=([http1]="wirebench${WB_OLD:+ wirebench-old} wrk ab floor$( ((${FLOORS:-0})) && echo " floor-work floor-tokio")")
     ORDER=(http1)
 elif ((CRR)); then
     declare -A TOOLS=([crr]="wirebench${WB_OLD:+ wirebench-old} ab wrk")

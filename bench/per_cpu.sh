@@ -4,7 +4,7 @@
 #           server vs sockperf ping-pong against sockperf's UDP server
 #   crr     GET /small.bin (100 B) from nginx, a new connection per request, 10 at a time:
 #           wirebench --no-keepalive vs ab (no -k) vs wrk with Connection: close
-#   http1   (--http1) GET /small.bin on 50 keep-alive connections: wirebench vs wrk -t1 vs ab -k,
+#   http1   (--http1) GET /small.bin on 50 (CONNS) keep-alive connections: wirebench vs wrk -t1 vs ab -k,
 #           and the floor (bench/floor.rs: the same requests with nothing but send, recv and
 #           epoll_wait, no parsing or clock per request): a reference for the kernel's share, no goal;
 #           with FLOORS=1 also floor-work, the floor with the least a load generator must do per
@@ -38,6 +38,9 @@
 #   TOGETHER=1 the tools of a comparison run at the same time on CPU 1 instead of in turn, so
 #   that the machine's state is the same for all of them (written to NAME_together.txt; not
 #   with --tls, whose count of resumed sessions reads one log per run).
+#   With --http1: FLOORS=1 adds floor-work and floor-tokio (into http1_floors*.txt); CONNS=N
+#   connections per client instead of 50, and HTTP1_TOOLS="wirebench ab" just those tools
+#   (both into a file named after them, e.g. http1_per_cpu_c10_together.txt).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TLS=0
@@ -78,6 +81,25 @@ OUT_NAME=per_cpu
 ((CRR)) && OUT_NAME=crr_per_cpu
 ((H2)) && OUT_NAME=h2_per_cpu
 ((HTTP1 && ${FLOORS:-0})) && OUT_NAME=http1_floors
+# With --http1: CONNS keep-alive connections per client (default 50); another count, or
+# HTTP1_TOOLS, writes a results file of its own (e.g. http1_per_cpu_c10_together.txt).
+CONNS=${CONNS:-50}
+if [[ ! $CONNS =~ ^[1-9][0-9]{0,4}$ ]]; then
+    echo "$BENCH: CONNS=$CONNS: give a whole number of connections, e.g. CONNS=10" >&2
+    exit 2
+fi
+for t in ${HTTP1_TOOLS:-}; do
+    case $t in
+        wirebench | wrk | ab | floor | floor-work | floor-tokio) ;;
+        wirebench-old) [[ -n ${WB_OLD:-} ]] || { echo "$BENCH: HTTP1_TOOLS: wirebench-old needs WB_OLD=PATH" >&2; exit 2; } ;;
+        *)
+            echo "$BENCH: HTTP1_TOOLS: no tool '$t' (wirebench, wirebench-old, wrk, ab, floor, floor-work, floor-tokio)" >&2
+            exit 2
+            ;;
+    esac
+done
+((!HTTP1 || CONNS == 50)) || OUT_NAME+=_c$CONNS
+((!HTTP1)) || [[ -z ${HTTP1_TOOLS:-} ]] || OUT_NAME+=_$(tr ' ' '_' <<<"$HTTP1_TOOLS")
 ((H2TLS)) && OUT_NAME=h2tls_per_cpu
 ((!${TOGETHER:-0})) || OUT_NAME+=_together
 if ((TLS + HTTP1 + CRR + H2 + H2TLS > 1)); then
@@ -162,13 +184,13 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
     case "$cmp/$tool" in
         udp/wirebench) CMD=("${wbr[@]}" "$UDP_URL" --size 64 -c 1) ;;
         udp/sockperf) CMD=(sockperf ping-pong -i 127.0.0.1 -p "$SPU_PORT" -m 64 --mps=max -t "$s") ;;
-        http1/wirebench) CMD=("${wbr[@]}" "$URL" -c 50) ;;
-        http1/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 50) ;;
-        http1/wrk) CMD=(wrk -t1 -c50 -d"${s}s" "$URL") ;;
-        http1/ab) CMD=(ab -k -c 50 -t "$s" -n 100000000 "$URL") ;;
-        http1/floor) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin 50 "$s") ;;
-        http1/floor-work) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin 50 "$s" --work) ;;
-        http1/floor-tokio) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin 50 "$s" --tokio) ;;
+        http1/wirebench) CMD=("${wbr[@]}" "$URL" -c "$CONNS") ;;
+        http1/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c "$CONNS") ;;
+        http1/wrk) CMD=(wrk -t1 -c"$CONNS" -d"${s}s" "$URL") ;;
+        http1/ab) CMD=(ab -k -c "$CONNS" -t "$s" -n 100000000 "$URL") ;;
+        http1/floor) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s") ;;
+        http1/floor-work) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s" --work) ;;
+        http1/floor-tokio) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s" --tokio) ;;
         crr/wirebench) CMD=("${wbr[@]}" "$URL" -c 10 --no-keepalive) ;;
         crr/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 10 --no-keepalive) ;;
         crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$URL") ;;
@@ -221,6 +243,8 @@ measure() { # CMP TOOL ROUND -> one line; a record unless the warm-up
 
 if ((HTTP1)); then
     declare -A TOOLS=([http1]="wirebench${WB_OLD:+ wirebench-old} wrk ab floor$( ((${FLOORS:-0})) && echo " floor-work floor-tokio")")
+    # HTTP1_TOOLS="wirebench ab": just these, e.g. a pair together with no third client beside it.
+    TOOLS[http1]=${HTTP1_TOOLS:-${TOOLS[http1]}}
     ORDER=(http1)
 elif ((CRR)); then
     declare -A TOOLS=([crr]="wirebench${WB_OLD:+ wirebench-old} ab wrk")

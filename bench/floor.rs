@@ -122,34 +122,45 @@ fn bare(
 ) -> u64 {
     let mut got = vec![0usize; socks.len()];
     let mut buf = vec![0u8; 4096];
-    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
     let mut done = 0u64;
+    each_ready(ep, socks, began, until, |i, fd| loop {
+        // SAFETY: `buf` is valid for writes of its length.
+        let r = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let Some(r) = received(r, i) else { break };
+        got[i] += r;
+        if got[i] > reply_len {
+            fail(&format!(
+                "connection {i}: a reply longer than the first one"
+            ));
+        }
+        if got[i] == reply_len {
+            got[i] = 0;
+            done += 1;
+            send(fd, request);
+            break; // edge-triggered, but a reply read whole leaves nothing behind
+        }
+    });
+    done
+}
+
+/// Waits in epoll until `until` has passed since `began`, calling `ready` with the index and
+/// descriptor of each connection that became readable.
+fn each_ready(
+    ep: i32,
+    socks: &[TcpStream],
+    began: Instant,
+    until: Duration,
+    mut ready: impl FnMut(usize, i32),
+) {
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
     while began.elapsed() < until {
-        // SAFETY: as above; `events` outlives the call.
+        // SAFETY: `events` is valid for writes of its length.
         let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, 100) };
         for ev in &events[..n.max(0) as usize] {
             let i = ev.u64 as usize;
-            let fd = socks[i].as_raw_fd();
-            loop {
-                // SAFETY: `buf` is valid for writes of its length.
-                let r = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-                let Some(r) = received(r, i) else { break };
-                got[i] += r;
-                if got[i] > reply_len {
-                    fail(&format!(
-                        "connection {i}: a reply longer than the first one"
-                    ));
-                }
-                if got[i] == reply_len {
-                    got[i] = 0;
-                    done += 1;
-                    send(fd, request);
-                    break; // edge-triggered, but a reply read whole leaves nothing behind
-                }
-            }
+            ready(i, socks[i].as_raw_fd());
         }
     }
-    done
 }
 
 /// A connection of the `--work` loop: its reply so far and when its request went out.
@@ -172,39 +183,32 @@ fn with_work(ep: i32, socks: &[TcpStream], request: &[u8], began: Instant, until
     let mut latency = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
         .unwrap_or_else(|e| fail(&e.to_string()));
     let mut classes = [0u64; 6];
-    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
     let mut done = 0u64;
-    while began.elapsed() < until {
-        // SAFETY: as above; `events` outlives the call.
-        let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, 100) };
-        for ev in &events[..n.max(0) as usize] {
-            let i = ev.u64 as usize;
-            let fd = socks[i].as_raw_fd();
-            let c = &mut conns[i];
-            loop {
-                let room = &mut c.buf[c.len..];
-                if room.is_empty() {
-                    fail(&format!("connection {i}: a reply longer than 4 KiB"));
-                }
-                // SAFETY: `room` is valid for writes of its length.
-                let r = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), room.len(), 0) };
-                let Some(r) = received(r, i) else { break };
-                c.len += r;
-                let Some(code) = reply_status(&c.buf[..c.len], i) else {
-                    continue;
-                };
-                let now = Instant::now();
-                let nanos = now.saturating_duration_since(c.sent).as_nanos() as u64;
-                latency.saturating_record(nanos.max(1));
-                classes[usize::from(code / 100).min(5)] += 1;
-                c.len = 0;
-                done += 1;
-                c.sent = Instant::now();
-                send(fd, request);
-                break;
+    each_ready(ep, socks, began, until, |i, fd| {
+        let c = &mut conns[i];
+        loop {
+            let room = &mut c.buf[c.len..];
+            if room.is_empty() {
+                fail(&format!("connection {i}: a reply longer than 4 KiB"));
             }
+            // SAFETY: `room` is valid for writes of its length.
+            let r = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), room.len(), 0) };
+            let Some(r) = received(r, i) else { break };
+            c.len += r;
+            let Some(code) = reply_status(&c.buf[..c.len], i) else {
+                continue;
+            };
+            let now = Instant::now();
+            let nanos = now.saturating_duration_since(c.sent).as_nanos() as u64;
+            latency.saturating_record(nanos.max(1));
+            classes[usize::from(code / 100).min(5)] += 1;
+            c.len = 0;
+            done += 1;
+            c.sent = Instant::now();
+            send(fd, request);
+            break;
         }
-    }
+    });
     println!(
         "floor: p50 {} ns, 2xx {}",
         latency.value_at_quantile(0.5),

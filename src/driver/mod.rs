@@ -542,8 +542,24 @@ pub trait Session {
     fn sent_payload(&mut self, wire: usize) -> usize {
         wire
     }
+    /// Sends what is queued if the socket takes all of it now: the bytes written (heads
+    /// included) then. None if it could not without waiting (what went out is kept, and
+    /// [`Session::flush`] sends the rest and counts it all), or where the protocol only sends
+    /// by awaiting (the default).
+    fn flush_now(&mut self) -> Option<Result<usize, OpError>> {
+        None
+    }
     /// Waits for input once and parses it.
     async fn read(&mut self) -> Result<ReadOutcome, OpError>;
+    /// [`Session::read`] as a poll, for a loop that waits on it beside its own timer without a
+    /// future per read; None where the protocol only reads by awaiting (the default). Ready
+    /// once it has read and parsed, as `read` returns.
+    fn poll_read(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> Option<std::task::Poll<Result<ReadOutcome, OpError>>> {
+        None
+    }
     /// The replies completed by the last [`Session::read`] (or, after a `Some` from
     /// [`Session::take_early`], by the reads that flush made).
     fn completed(&self) -> &[Done];

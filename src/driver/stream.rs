@@ -269,6 +269,44 @@ impl Stream {
         Ok(*pos - start)
     }
 
+    /// Writes `buf[*pos..]` as far as the socket takes it now, advancing `*pos`, without
+    /// waiting: Some(true) once all of it is out, Some(false) if the socket is full; None for
+    /// a stream that cannot write without its event loop (TLS, or a blocking one), which
+    /// [`Stream::write_from`] serves.
+    pub(crate) fn send_now_from(
+        &mut self,
+        buf: &[u8],
+        pos: &mut usize,
+    ) -> Option<Result<bool, OpError>> {
+        let Stream::Async(s) = self else {
+            return None;
+        };
+        use std::os::fd::AsRawFd;
+        while *pos < buf.len() {
+            match send_now(s.as_raw_fd(), &buf[*pos..]) {
+                Ok(0) => return Some(Ok(false)),
+                Ok(n) => *pos += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Some(Ok(false)),
+                Err(e) => return Some(Err(OpError::io("write request", &e))),
+            }
+        }
+        Some(Ok(true))
+    }
+
+    /// Polls a read into `buf` (as [`Stream::read`] awaits one); None for a stream that is not
+    /// a plain socket on the event loop.
+    pub(crate) fn poll_read_now(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> Option<std::task::Poll<std::io::Result<usize>>> {
+        match self {
+            Stream::Async(s) => Some(poll_recv(s, cx, buf)),
+            _ => None,
+        }
+    }
+
     /// Writes what the socket takes now, without waiting (WouldBlock if nothing).
     pub(crate) fn try_write_now(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match self {

@@ -140,6 +140,9 @@ pub struct HttpSession {
     connections: u64,
     out: Vec<u8>,
     out_pos: usize,
+    /// Bytes [`Session::flush_now`] wrote of a request the socket did not take whole, counted
+    /// by the [`Session::flush`] that sends the rest.
+    sent_now: usize,
     /// Scratch space for rendering a templated body (its length goes in the header first).
     body: Vec<u8>,
     /// Body bytes of the requests rendered since the last [`Session::sent_payload`].
@@ -180,6 +183,7 @@ impl HttpSession {
             connections,
             out: q.out,
             out_pos: 0,
+            sent_now: 0,
             body: Vec::new(),
             body_queued: 0,
             inbuf: reuse.buffer(),
@@ -224,6 +228,33 @@ impl HttpSession {
         if want != self.lowat && self.stream.set_rcvlowat(want as usize).is_ok() {
             self.lowat = want;
         }
+    }
+
+    /// Parses the `n` bytes a read has just put in the buffer (0: the server closed).
+    fn after_read(&mut self, n: usize) -> Result<ReadOutcome, OpError> {
+        let mut out = ReadOutcome::default();
+        if n == 0 {
+            if self.end_at_close() {
+                out.replies = self.completed.len();
+                return Ok(out);
+            }
+            return Err(OpError::new(
+                ErrorKind::ShortReply,
+                "the server closed the connection",
+            ));
+        }
+        out.wire = n;
+        let now = Instant::now();
+        out.at = Some(now);
+        self.parse(n, now, &mut out)?;
+        if n == self.inbuf.len() && n < SMALL_READ {
+            // A read that filled the first buffer: more is coming than it holds.
+            let mut small = vec![0; SMALL_READ].into_boxed_slice();
+            small[..n].copy_from_slice(&self.inbuf);
+            self.inbuf = small;
+        }
+        out.replies = self.completed.len();
+        Ok(out)
     }
 
     fn grow(&mut self) {
@@ -281,8 +312,21 @@ impl Session for HttpSession {
         });
     }
 
+    fn flush_now(&mut self) -> Option<Result<usize, OpError>> {
+        let start = self.out_pos;
+        match self.stream.send_now_from(&self.out, &mut self.out_pos)? {
+            Ok(true) => Some(Ok(self.out_pos - start + std::mem::take(&mut self.sent_now))),
+            Ok(false) => {
+                self.sent_now += self.out_pos - start;
+                None
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+
     async fn flush(&mut self) -> Result<usize, OpError> {
-        self.stream.write_from(&self.out, &mut self.out_pos).await
+        let wire = self.stream.write_from(&self.out, &mut self.out_pos).await?;
+        Ok(wire + std::mem::take(&mut self.sent_now))
     }
 
     fn sent_payload(&mut self, wire: usize) -> usize {
@@ -301,29 +345,22 @@ impl Session for HttpSession {
             .read(&mut self.inbuf)
             .await
             .map_err(|e| OpError::io("read response", &e))?;
-        let mut out = ReadOutcome::default();
-        if n == 0 {
-            if self.end_at_close() {
-                out.replies = self.completed.len();
-                return Ok(out);
-            }
-            return Err(OpError::new(
-                ErrorKind::ShortReply,
-                "the server closed the connection",
-            ));
-        }
-        out.wire = n;
-        let now = Instant::now();
-        out.at = Some(now);
-        self.parse(n, now, &mut out)?;
-        if n == self.inbuf.len() && n < SMALL_READ {
-            // A read that filled the first buffer: more is coming than it holds.
-            let mut small = vec![0; SMALL_READ].into_boxed_slice();
-            small[..n].copy_from_slice(&self.inbuf);
-            self.inbuf = small;
-        }
-        out.replies = self.completed.len();
-        Ok(out)
+        self.after_read(n)
+    }
+
+    fn poll_read(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> Option<std::task::Poll<Result<ReadOutcome, OpError>>> {
+        self.completed.clear();
+        self.tune_lowat();
+        use std::task::Poll;
+        let read = match self.stream.poll_read_now(cx, &mut self.inbuf)? {
+            Poll::Pending => return Some(Poll::Pending),
+            Poll::Ready(Ok(n)) => self.after_read(n),
+            Poll::Ready(Err(e)) => Err(OpError::io("read response", &e)),
+        };
+        Some(Poll::Ready(read))
     }
 
     fn completed(&self) -> &[Done] {

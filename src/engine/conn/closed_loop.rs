@@ -2,12 +2,13 @@
 //! as a reply frees its place (a new connection per request in crr mode).
 
 use super::steps::{
-    close_session, ensure_session, fail_all, flush, queue, read_replies, resend, retire,
-    ExpiryTimer,
+    close_session, ensure_session, fail_all, flush, flush_now, poll_replies, queue, read_replies,
+    resend, retire, ExpiryTimer,
 };
 use super::{Ctx, Slot};
 use crate::driver::workload::ClientMode;
 use crate::driver::{Driver, Sent, Session};
+use std::task::Poll;
 use std::time::Instant;
 use tokio::time::sleep_until;
 
@@ -90,13 +91,31 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
             }
             return;
         }
-        let step = tokio::select! {
-            biased;
-            r = async {
-                flush(ctx, session, Some(now)).await?;
-                read_replies(ctx, session).await
-            } => Some(r),
-            _ = expiry.fired() => None,
+        // A socket that takes the request now, and a session that reads by polling, wait in one
+        // poll beside the expiry timer: no future per request (the usual keep-alive case).
+        let quick = match flush_now(ctx, session, now) {
+            Some(Ok(())) => {
+                let oldest = session.oldest();
+                std::future::poll_fn(|cx| match poll_replies(ctx, session, oldest, cx) {
+                    None => Poll::Ready(None),
+                    Some(Poll::Ready(r)) => Poll::Ready(Some(Some(r))),
+                    Some(Poll::Pending) => expiry.poll_fired(cx).map(|()| Some(None)),
+                })
+                .await
+            }
+            Some(Err(e)) => Some(Some(Err(e))),
+            None => None,
+        };
+        let step = match quick {
+            Some(step) => step,
+            None => tokio::select! {
+                biased;
+                r = async {
+                    flush(ctx, session, Some(now)).await?;
+                    read_replies(ctx, session).await
+                } => Some(r),
+                _ = expiry.fired() => None,
+            },
         };
         match step {
             None => expiry.check(ctx, slot),

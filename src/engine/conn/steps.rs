@@ -228,6 +228,42 @@ pub(in crate::engine) async fn flush<D: Driver>(
     Ok(())
 }
 
+/// [`flush`] without waiting: sends what is queued if the socket takes all of it now, and
+/// records it at `now` (nothing waited). None if it could not, or if the session only sends by
+/// awaiting: then `flush` sends the rest (and counts what went out here).
+pub(in crate::engine) fn flush_now<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &mut D::Session,
+    now: Instant,
+) -> Option<Result<(), OpError>> {
+    let wire = match session.flush_now()? {
+        Ok(wire) => wire,
+        Err(e) => return Some(Err(e)),
+    };
+    let payload = session.sent_payload(wire);
+    if wire + payload > 0 {
+        ctx.rec.borrow_mut().sent_wire(now, payload, wire);
+    }
+    Some(Ok(()))
+}
+
+/// [`read_replies`] as a poll; None if the session only reads by awaiting. `oldest`: the
+/// session's oldest request in flight before the read.
+pub(in crate::engine) fn poll_replies<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &mut D::Session,
+    oldest: Option<Instant>,
+    cx: &mut Context<'_>,
+) -> Option<Poll<Result<(usize, Instant), OpError>>> {
+    let outcome = match session.poll_read(cx)? {
+        Poll::Pending => return Some(Poll::Pending),
+        Poll::Ready(read) => read,
+    };
+    Some(Poll::Ready(
+        outcome.map(|outcome| record_read(ctx, session, oldest, &outcome)),
+    ))
+}
+
 /// Reads once and records the completed replies; returns how many completed, and when (the
 /// time they are recorded at).
 pub(in crate::engine) async fn read_replies<D: Driver>(
@@ -237,6 +273,17 @@ pub(in crate::engine) async fn read_replies<D: Driver>(
     // The bytes belong with the request they answer (a warm-up reply's bytes stay warm-up).
     let oldest = session.oldest();
     let outcome = session.read().await?;
+    Ok(record_read(ctx, session, oldest, &outcome))
+}
+
+/// Records what a read brought (its bytes, with the request they answer, or the oldest in
+/// flight before it) and the replies it completed; returns how many, and when.
+fn record_read<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &D::Session,
+    oldest: Option<Instant>,
+    outcome: &crate::driver::ReadOutcome,
+) -> (usize, Instant) {
     let now = outcome.at.unwrap_or_else(Instant::now);
     let at = session
         .completed()
@@ -245,11 +292,11 @@ pub(in crate::engine) async fn read_replies<D: Driver>(
         .or(oldest)
         .unwrap_or(now);
     let mut rec = ctx.rec.borrow_mut();
-    rec.read_at(at, now, &outcome);
+    rec.read_at(at, now, outcome);
     for done in session.completed() {
         record_done(&mut rec, done, now, ctx.plan.timeout);
     }
-    Ok((outcome.replies, now))
+    (outcome.replies, now)
 }
 
 /// Records a completed reply, or a timeout if it completed after `--timeout`: the expiry timer
@@ -313,7 +360,12 @@ impl ExpiryTimer {
 
     /// Completes when the timer fires; then call [`ExpiryTimer::check`].
     pub(in crate::engine) async fn fired(&mut self) {
-        std::future::poll_fn(|cx| self.alarm.poll_fired(cx)).await
+        std::future::poll_fn(|cx| self.poll_fired(cx)).await
+    }
+
+    /// [`ExpiryTimer::fired`] as a poll.
+    pub(in crate::engine) fn poll_fired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.alarm.poll_fired(cx)
     }
 
     /// The timer fired: expires the requests past their limit, unless it fired before the

@@ -230,8 +230,10 @@ impl HttpSession {
         }
     }
 
-    /// Parses the `n` bytes a read has just put in the buffer (0: the server closed).
+    /// Parses the `n` bytes a read has just put in the buffer (0: the server closed), into
+    /// the replies it completes.
     fn after_read(&mut self, n: usize) -> Result<ReadOutcome, OpError> {
+        self.completed.clear();
         let mut out = ReadOutcome::default();
         if n == 0 {
             if self.end_at_close() {
@@ -338,7 +340,6 @@ impl Session for HttpSession {
     }
 
     async fn read(&mut self) -> Result<ReadOutcome, OpError> {
-        self.completed.clear();
         self.tune_lowat();
         let n = self
             .stream
@@ -352,7 +353,6 @@ impl Session for HttpSession {
         &mut self,
         cx: &mut std::task::Context<'_>,
     ) -> Option<std::task::Poll<Result<ReadOutcome, OpError>>> {
-        self.completed.clear();
         self.tune_lowat();
         use std::task::Poll;
         let read = match self.stream.poll_read_now(cx, &mut self.inbuf)? {

@@ -219,13 +219,24 @@ pub(in crate::engine) async fn flush<D: Driver>(
             record_done(&mut rec, done, now, ctx.plan.timeout);
         }
     }
-    let wire = sent?;
+    record_sent(ctx, session, sent?, || {
+        now.filter(|_| !waited).unwrap_or_else(Instant::now)
+    });
+    Ok(())
+}
+
+/// Records the `wire` bytes a flush wrote (and their payload) at the time `at` gives, asked
+/// only when there are bytes.
+fn record_sent<D: Driver>(
+    ctx: &Ctx<D>,
+    session: &mut D::Session,
+    wire: usize,
+    at: impl FnOnce() -> Instant,
+) {
     let payload = session.sent_payload(wire);
     if wire + payload > 0 {
-        let at = now.filter(|_| !waited).unwrap_or_else(Instant::now);
-        ctx.rec.borrow_mut().sent_wire(at, payload, wire);
+        ctx.rec.borrow_mut().sent_wire(at(), payload, wire);
     }
-    Ok(())
 }
 
 /// [`flush`] without waiting: sends what is queued if the socket takes all of it now, and
@@ -240,10 +251,7 @@ pub(in crate::engine) fn flush_now<D: Driver>(
         Ok(wire) => wire,
         Err(e) => return Some(Err(e)),
     };
-    let payload = session.sent_payload(wire);
-    if wire + payload > 0 {
-        ctx.rec.borrow_mut().sent_wire(now, payload, wire);
-    }
+    record_sent(ctx, session, wire, || now);
     Some(Ok(()))
 }
 

@@ -46,7 +46,7 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
     let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
     // Think time is waited on a timerfd, as the open loop's sends are: tokio's 1 ms tick made
     // --think 1ms a 2.15 ms cycle.
-    let think = ctx
+    let think_timer = ctx
         .plan
         .load
         .think()
@@ -124,7 +124,13 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
                     expiry.check(ctx, slot);
                 }
                 if n > 0 {
-                    after_replies(ctx, slot, op_start, issue_until, think.as_ref()).await;
+                    after_replies(ctx, slot, op_start);
+                    // Awaited only when there is a pause: an await's state is written into the
+                    // connection's future even when it has nothing to wait for.
+                    if let Some(pause) = ctx.plan.load.thinking() {
+                        let t = pause.pause(slot.seq);
+                        think(ctx, t, issue_until, think_timer.as_ref()).await;
+                    }
                 }
             }
             Some(Err(e)) => fail_all(ctx, slot, e, op_start),
@@ -133,40 +139,40 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
 }
 
 /// After replies came in: closes the connection in crr mode or when the server will not keep
-/// it, then thinks before the next request, if the plan says to.
-async fn after_replies<D: Driver>(
-    ctx: &Ctx<D>,
-    slot: &mut Slot<D::Session>,
-    op_start: Instant,
-    issue_until: Option<Instant>,
-    timer: Option<&crate::engine::timer::PreciseTimer>,
-) {
+/// it.
+fn after_replies<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, op_start: Instant) {
     let per_request = ctx.plan.workload.mode == ClientMode::Crr;
     if per_request || !slot.session.as_ref().is_some_and(|s| s.reusable()) {
         // Requests pipelined behind a "Connection: close" are sent again on a new connection.
         retire(ctx, slot, op_start);
     }
-    if let Some(think) = ctx.plan.load.thinking() {
-        // Drawn per request (the last one's number), so --seed repeats the pauses.
-        let t = think.pause(slot.seq);
-        // A pause never outlasts the time for issuing requests.
-        let from = Instant::now();
-        let asked = from + t;
-        let until = issue_until.map_or(asked, |u| asked.min(u));
-        // A stale expiry can wake the timer early: wait again until the time has come.
-        let mut precise = timer.is_some();
-        while let Some(timer) = timer.filter(|_| precise && Instant::now() < until) {
-            precise = timer.sleep_until(until).await.is_ok();
-        }
-        if !precise {
-            // No timerfd: tokio's sleep, which rounds every deadline up to its next 1 ms tick
-            // (even one already past), hence only as the fallback.
-            sleep_until(until.into()).await;
-        }
-        // What was waited, so the report can say how close it came to what was asked (a pause
-        // cut short by the end of the run is not one that was asked for).
-        if until == asked {
-            ctx.rec.borrow_mut().thought(from, Instant::now());
-        }
+}
+
+/// Thinks for `t` before the next request (drawn per request, the last one's number, so
+/// --seed repeats the pauses), on the precise `timer` when there is one.
+async fn think<D: Driver>(
+    ctx: &Ctx<D>,
+    t: std::time::Duration,
+    issue_until: Option<Instant>,
+    timer: Option<&crate::engine::timer::PreciseTimer>,
+) {
+    // A pause never outlasts the time for issuing requests.
+    let from = Instant::now();
+    let asked = from + t;
+    let until = issue_until.map_or(asked, |u| asked.min(u));
+    // A stale expiry can wake the timer early: wait again until the time has come.
+    let mut precise = timer.is_some();
+    while let Some(timer) = timer.filter(|_| precise && Instant::now() < until) {
+        precise = timer.sleep_until(until).await.is_ok();
+    }
+    if !precise {
+        // No timerfd: tokio's sleep, which rounds every deadline up to its next 1 ms tick
+        // (even one already past), hence only as the fallback.
+        sleep_until(until.into()).await;
+    }
+    // What was waited, so the report can say how close it came to what was asked (a pause
+    // cut short by the end of the run is not one that was asked for).
+    if until == asked {
+        ctx.rec.borrow_mut().thought(from, Instant::now());
     }
 }

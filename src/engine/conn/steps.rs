@@ -363,7 +363,7 @@ impl ExpiryTimer {
     /// kept it from firing (a blocking read never yields; a read that is always ready wins the
     /// biased select).
     pub(in crate::engine) fn due(&self, now: Instant) -> bool {
-        now >= self.alarm.sleep.deadline().into_std()
+        now >= self.alarm.at
     }
 
     /// Completes when the timer fires; then call [`ExpiryTimer::check`].
@@ -404,11 +404,16 @@ pub(in crate::engine) struct Alarm {
     sleep: Pin<Box<Sleep>>,
     /// The sleep has the waker: it was polled since it was made or reset.
     armed: bool,
+    /// When it fires, kept here too: the boxed sleep is a cache line of its own per connection,
+    /// and the closed loop asks this after every read (one line fewer to touch per reply;
+    /// cachegrind).
+    at: Instant,
 }
 
 impl Alarm {
     pub(in crate::engine) fn new(sleep: Sleep) -> Alarm {
         Alarm {
+            at: sleep.deadline().into_std(),
             sleep: Box::pin(sleep),
             armed: false,
         }
@@ -432,6 +437,7 @@ impl Alarm {
     /// Sets a new time to fire at; the next poll gives the timer the waker again.
     pub(in crate::engine) fn reset(&mut self, at: Instant) {
         self.sleep.as_mut().reset(at.into());
+        self.at = at;
         self.armed = false;
     }
 }

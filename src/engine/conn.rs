@@ -56,6 +56,8 @@ pub struct Ctx<D> {
     pub pacing: Rc<Pacing>,
     /// The first connection's check, and the run's stop for fatal errors.
     pub gate: Arc<Gate>,
+    /// The worker's timers (see `clock.rs`).
+    pub(super) clock: Rc<super::clock::Clock>,
 }
 
 /// State carried across phases: the open session and the next sequence number.
@@ -139,7 +141,7 @@ async fn phases<D: Driver>(ctx: &Ctx<D>) {
             } else {
                 d + plan.timeout + DRAIN_SLACK
             };
-            let _ = steps::until(stop, work).await;
+            let _ = steps::until(&ctx.clock, stop, work).await;
         }
         None => work.await,
     }

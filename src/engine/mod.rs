@@ -9,6 +9,7 @@
 //! every worker at once ([`gate`]); in the open loop each worker paces its share of the
 //! timetable over its connections (`pacer`).
 
+mod clock;
 mod collector;
 mod conn;
 mod crowd;

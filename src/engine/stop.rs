@@ -12,8 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// How often a worker looks at the flag while its connections wait on the network.
-const POLL: Duration = Duration::from_millis(50);
+/// How often a worker looks at the flag while its connections wait on the network (on its own
+/// clock, beside its connections: an open loop or a connection stalled on its target stops
+/// within this; a closed loop also reads [`Stop::requested`] before each request, a load of a
+/// line no one writes, so nothing shared across threads is touched per request).
+pub(super) const POLL: Duration = Duration::from_millis(50);
 
 /// A stop for the runs given it: cloned handles share one flag, written once, so reading it on
 /// a hot path costs no cache-line traffic.
@@ -34,16 +37,6 @@ impl Stop {
     /// Whether a stop was asked for.
     pub fn requested(&self) -> bool {
         self.0.load(Ordering::Relaxed)
-    }
-
-    /// Resolves once a stop is asked for, looking every 50 ms on the caller's own timer. A
-    /// worker looks at the flag so beside its connections, so an open loop or a connection stalled on its target stops within
-    /// 50 ms, and nothing shared across threads is touched per request (a closed loop reads
-    /// [`Stop::requested`] before each request: a load of a line no one writes).
-    pub async fn polled(&self) {
-        while !self.requested() {
-            tokio::time::sleep(POLL).await;
-        }
     }
 }
 

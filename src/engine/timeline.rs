@@ -123,9 +123,9 @@ impl Timeline {
     }
 
     /// Waits until the run's overall limit passes (never, without one), then marks it passed.
-    pub async fn overall_deadline(&self) {
+    pub(super) async fn overall_deadline(&self, clock: &super::clock::Clock) {
         match self.overall {
-            Some(d) => tokio::time::sleep_until((self.t0 + d).into()).await,
+            Some(d) => clock.sleep_until(self.t0 + d).await,
             None => std::future::pending().await,
         }
         self.expired.store(true, Ordering::Relaxed);

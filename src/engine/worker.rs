@@ -2,6 +2,7 @@
 //! recorder. Nothing on the hot path is shared with other workers; once a second the worker
 //! ships what it recorded to the collector as an [`Interval`].
 
+use super::clock::Clock;
 use super::collector::Spares;
 use super::conn;
 use super::crowd::{Crowd, Role};
@@ -490,6 +491,7 @@ pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<
     let driver = Rc::new(driver);
     let pacing = Rc::new(Pacing::new(spec.plan.connections, &spec.connections));
     rt.block_on(async {
+        let clock = Rc::new(Clock::new()?);
         // Each connection is polled only when woken (see `crowd.rs`); the worker's end is its
         // last connection's.
         let mut crowd = Crowd::new();
@@ -502,32 +504,45 @@ pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<
                 driver: driver.clone(),
                 gate: spec.gate.clone(),
                 pacing: pacing.clone(),
+                clock: clock.clone(),
             };
             crowd.add(Role::Member, conn::run(ctx));
         }
-        crowd.add(Role::Helper, tick(rec.clone(), spec.timeline.clone()));
+        crowd.add(Role::Helper, clock.run());
+        crowd.add(
+            Role::Helper,
+            tick(rec.clone(), spec.timeline.clone(), &clock),
+        );
         // A stop (Ctrl-C) ends the worker's connections where they are; what they recorded is
         // already in `rec`. So does the run's overall limit (`--deadline`): what is still owed
         // then is counted by the engine once every worker has handed in.
-        crowd.add(Role::Ender, spec.timeline.stop.polled());
-        crowd.add(Role::Ender, spec.timeline.overall_deadline());
+        crowd.add(Role::Ender, stopped(&spec.timeline, &clock));
+        crowd.add(Role::Ender, spec.timeline.overall_deadline(&clock));
         crowd.await;
-    });
+        Ok::<(), std::io::Error>(())
+    })?;
     rec.borrow_mut().finish();
     Ok(())
 }
 
 /// Ships each second on time even when no reply arrives (a stalled target).
-async fn tick(rec: Rc<RefCell<WorkerRec>>, timeline: Arc<Timeline>) {
+async fn tick(rec: Rc<RefCell<WorkerRec>>, timeline: Arc<Timeline>, clock: &Clock) {
     let start = timeline.wait_measure_start().await;
-    tokio::time::sleep_until(start.into()).await;
+    clock.sleep_until(start).await;
     rec.borrow_mut().mark_start(start);
     loop {
         let next = rec.borrow().next_boundary;
         match next {
-            Some(b) => tokio::time::sleep_until(b.into()).await,
+            Some(b) => clock.sleep_until(b).await,
             None => return,
         }
         rec.borrow_mut().rotate(Instant::now());
+    }
+}
+
+/// Resolves once a stop is asked for, looking every [`super::stop::POLL`] on the worker's clock.
+async fn stopped(timeline: &Timeline, clock: &Clock) {
+    while !timeline.stop.requested() {
+        clock.sleep_until(Instant::now() + super::stop::POLL).await;
     }
 }

@@ -43,7 +43,7 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
             && (!until_steady || ctx.timeline.warming())
             && !ctx.timeline.stop.requested()
     };
-    let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
+    let mut expiry = ExpiryTimer::new(&ctx.clock, ctx.plan.timeout);
     // Think time is waited on a timerfd, as the open loop's sends are: tokio's 1 ms tick made
     // --think 1ms a 2.15 ms cycle.
     let think_timer = ctx

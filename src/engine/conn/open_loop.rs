@@ -37,7 +37,7 @@ pub(super) async fn paced<D: Driver>(
 /// the worker is full, and then goes out late, never skipped.
 async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: &Pacer) {
     let window = ctx.plan.load.in_flight();
-    let mut expiry = ExpiryTimer::new(ctx.plan.timeout);
+    let mut expiry = ExpiryTimer::new(&ctx.clock, ctx.plan.timeout);
     loop {
         if !slot.retry.is_empty() {
             send_again(ctx, slot).await;

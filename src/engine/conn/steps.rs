@@ -4,15 +4,15 @@
 
 use super::{Ctx, Slot};
 use crate::driver::{Done, Driver, Expiry, Retry, Sent, Session};
+use crate::engine::clock::Clock;
 use crate::engine::gate::Abort;
 use crate::engine::worker::WorkerRec;
 use crate::plan::Plan;
 use crate::record::{ErrorKind, OpError};
 use std::future::Future;
-use std::pin::Pin;
+use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::time::Sleep;
 
 /// The longest pause between attempts to reach a target that refuses connections.
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
@@ -351,11 +351,11 @@ pub(in crate::engine) struct ExpiryTimer {
 }
 
 impl ExpiryTimer {
-    /// A timer that first fires a whole `limit` from now, before any request sent from now on
-    /// can be overdue.
-    pub(in crate::engine) fn new(limit: Duration) -> ExpiryTimer {
+    /// A timer on the worker's `clock` that first fires a whole `limit` from now, before any
+    /// request sent from now on can be overdue.
+    pub(in crate::engine) fn new(clock: &Rc<Clock>, limit: Duration) -> ExpiryTimer {
         ExpiryTimer {
-            alarm: Alarm::new(tokio::time::sleep(limit)),
+            alarm: Alarm::new(clock, Instant::now() + limit),
         }
     }
 
@@ -394,58 +394,53 @@ impl ExpiryTimer {
     }
 }
 
-/// A tokio sleep that is polled once, to give the timer the task's waker, and after that only
-/// looked at ([`Sleep::is_elapsed`]) until it fires or is reset: a connection's task (or the
-/// worker's own future, for a worker's only connection) wakes with the same waker every time,
-/// and the timer wakes it when it fires. Polling the sleep at every wake-up (coop budget, the
-/// driver's handle, the waker compared) cost ~60 instructions a time, twice per reply
-/// (the expiry timer and the measured part's hard stop; callgrind).
+/// A deadline on the worker's [`Clock`] (a timerfd, not tokio's timer wheel: see `clock.rs`),
+/// asked for once per setting and after that only looked at: a connection's task wakes with
+/// the same waker every time, and the clock wakes it when the deadline passes.
 pub(in crate::engine) struct Alarm {
-    sleep: Pin<Box<Sleep>>,
-    /// The sleep has the waker: it was polled since it was made or reset.
-    armed: bool,
-    /// When it fires, kept here too: the boxed sleep is a cache line of its own per connection,
-    /// and the closed loop asks this after every read (one line fewer to touch per reply;
-    /// cachegrind).
+    clock: Rc<Clock>,
+    /// When it fires.
     at: Instant,
+    /// The clock has the waker for `at`: asked since it was made or reset.
+    armed: bool,
 }
 
 impl Alarm {
-    pub(in crate::engine) fn new(sleep: Sleep) -> Alarm {
+    pub(in crate::engine) fn new(clock: &Rc<Clock>, at: Instant) -> Alarm {
         Alarm {
-            at: sleep.deadline().into_std(),
-            sleep: Box::pin(sleep),
+            clock: clock.clone(),
+            at,
             armed: false,
         }
     }
 
-    /// Ready once the sleep has fired.
+    /// Ready once the deadline has passed.
     pub(in crate::engine) fn poll_fired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.armed {
-            return if self.sleep.is_elapsed() {
-                Poll::Ready(())
-            } else {
-                Poll::Pending
-            };
+        if self.clock.passed(self.at) {
+            return Poll::Ready(());
         }
-        let fired = self.sleep.as_mut().poll(cx);
-        // Fired, it holds no waker any more; a reset needs a poll again.
-        self.armed = fired.is_pending();
-        fired
+        if !self.armed {
+            self.clock.wake_at(self.at, cx.waker());
+            self.armed = true;
+        }
+        Poll::Pending
     }
 
-    /// Sets a new time to fire at; the next poll gives the timer the waker again.
+    /// Sets a new time to fire at; the next poll asks the clock for it.
     pub(in crate::engine) fn reset(&mut self, at: Instant) {
-        self.sleep.as_mut().reset(at.into());
         self.at = at;
         self.armed = false;
     }
 }
 
-/// `work` until `at`, or None if `at` came first: tokio's `timeout_at`, with its timer an
-/// [`Alarm`] (work is polled first, as there).
-pub(in crate::engine) async fn until<F: Future>(at: Instant, work: F) -> Option<F::Output> {
-    let mut alarm = Alarm::new(tokio::time::sleep_until(at.into()));
+/// `work` until `at` on the worker's `clock`, or None if `at` came first: tokio's
+/// `timeout_at`, with its timer an [`Alarm`] (work is polled first, as there).
+pub(in crate::engine) async fn until<F: Future>(
+    clock: &Rc<Clock>,
+    at: Instant,
+    work: F,
+) -> Option<F::Output> {
+    let mut alarm = Alarm::new(clock, at);
     let mut work = std::pin::pin!(work);
     std::future::poll_fn(|cx| {
         if let Poll::Ready(v) = work.as_mut().poll(cx) {
@@ -501,7 +496,21 @@ pub(crate) fn close_session<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>
 mod tests {
     use super::{until, Alarm};
     use crate::engine::block_on;
+    use crate::engine::clock::Clock;
+    use std::future::Future;
+    use std::rc::Rc;
     use std::time::{Duration, Instant};
+
+    /// Runs `test` with a worker's clock running beside it.
+    fn with_clock<F: Future<Output = ()>>(test: impl FnOnce(Rc<Clock>) -> F) {
+        block_on(async {
+            let clock = Rc::new(Clock::new().unwrap());
+            tokio::select! {
+                _ = clock.run() => unreachable!("the clock runs until dropped"),
+                _ = test(clock.clone()) => {}
+            }
+        });
+    }
 
     /// Waits for the alarm to fire (Err: not within 10 s).
     async fn wait(alarm: &mut Alarm) -> Result<(), tokio::time::error::Elapsed> {
@@ -509,13 +518,13 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), fired).await
     }
 
-    /// An alarm wakes its task when it fires, and again after a reset (which a fired timer,
-    /// having let its waker go, needs polled anew): each wait ends, none hangs.
+    /// An alarm wakes its task when it fires, and again after a reset (which a fired alarm
+    /// needs asked for anew): each wait ends, none hangs.
     #[test]
     fn an_alarm_fires_and_fires_again_after_a_reset() {
-        block_on(async {
+        with_clock(|clock| async move {
             let began = Instant::now();
-            let mut alarm = Alarm::new(tokio::time::sleep(Duration::from_millis(20)));
+            let mut alarm = Alarm::new(&clock, began + Duration::from_millis(20));
             assert!(
                 wait(&mut alarm).await.is_ok(),
                 "the alarm never woke its task"
@@ -537,13 +546,13 @@ mod tests {
     /// `until` gives the work's output when it ends first, None when the time comes first.
     #[test]
     fn until_ends_the_work_at_its_time() {
-        block_on(async {
+        with_clock(|clock| async move {
             let soon = Instant::now() + Duration::from_millis(20);
-            assert_eq!(until(soon, async { 7 }).await, Some(7));
+            assert_eq!(until(&clock, soon, async { 7 }).await, Some(7));
             let began = Instant::now();
             let never = std::future::pending::<()>();
             assert_eq!(
-                until(Instant::now() + Duration::from_millis(20), never).await,
+                until(&clock, Instant::now() + Duration::from_millis(20), never).await,
                 None
             );
             let took = began.elapsed();

@@ -22,7 +22,17 @@
 //! `read` on a `tokio::net::TcpStream`, the latency into one shared histogram. What wirebench
 //! costs above that is its own layering, not the async runtime under it.
 //!
-//! Usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work | --tokio]
+//! `--touch N` and `--spin N` (with `--tokio`) add work of a known kind to each request, to price
+//! each kind in CPU per request beside the plain `--tokio` (`per_cpu.sh --http1` with
+//! HTTP1_TOOLS="floor-tokio floor-pad" and FLOOR_PAD set to these options): `--touch N` writes
+//! one word in each of N cache lines of the connection's own memory (what a client whose
+//! per-connection state is spread over N more lines pays), `--spin N` runs N turns of an empty
+//! loop the compiler cannot remove (about 3 instructions each; callgrind gives the count), and
+//! `--tick MS` keeps a timer of MS milliseconds going beside the connections (a runtime with a
+//! timer waits in epoll with a timeout, which the kernel arms and cancels at each wait), and
+//! `--tickfd MS` the same timer on a timerfd in the epoll set instead (no timeout).
+//!
+//! Usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work | --tokio [--touch N] [--spin N] [--tick MS] [--tickfd MS]]
 //! Prints: `floor: N requests in S s` (N complete replies; exit 1 on any short or odd reply);
 //! with `--work` or `--tokio`, before it, `floor: p50 L ns, 2xx N` from what it recorded.
 
@@ -33,13 +43,37 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (args, mode) = match args.split_last() {
-        Some((last, rest)) if last == "--work" => (rest, Mode::Work),
-        Some((last, rest)) if last == "--tokio" => (rest, Mode::Tokio),
-        _ => (args.as_slice(), Mode::Bare),
-    };
+    let usage = "usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work | --tokio [--touch N] [--spin N] [--tick MS] [--tickfd MS]]";
+    let (args, options) = args.split_at(args.len().min(4));
+    let (mut mode, mut pad) = (Mode::Bare, Pad::default());
+    let mut options = options.iter();
+    while let Some(option) = options.next() {
+        let mut count = || match options.next().map(|n| n.parse::<usize>()) {
+            Some(Ok(n)) => n,
+            _ => {
+                eprintln!("floor: {option} takes a whole number; {usage}");
+                std::process::exit(2);
+            }
+        };
+        match option.as_str() {
+            "--work" => mode = Mode::Work,
+            "--tokio" => mode = Mode::Tokio,
+            "--touch" => pad.touch = count(),
+            "--spin" => pad.spin = count(),
+            "--tick" => pad.tick = count(),
+            "--tickfd" => pad.tickfd = count(),
+            _ => {
+                eprintln!("floor: unknown option {option}; {usage}");
+                std::process::exit(2);
+            }
+        }
+    }
+    if mode != Mode::Tokio && pad != Pad::default() {
+        eprintln!("floor: --touch and --spin go with --tokio; {usage}");
+        std::process::exit(2);
+    }
     let [addr, path, conns, secs] = args else {
-        eprintln!("usage: floor HOST:PORT PATH CONNECTIONS SECONDS [--work | --tokio]");
+        eprintln!("{usage}");
         std::process::exit(2);
     };
     let (Ok(conns), Ok(secs)) = (conns.parse::<usize>(), secs.parse::<f64>()) else {
@@ -66,7 +100,7 @@ fn main() {
             send(s.as_raw_fd(), &request);
         }
         let began = Instant::now();
-        let done = on_tokio(socks, &request, began, until);
+        let done = on_tokio(socks, &request, began, until, pad);
         return report(done, began);
     }
     // SAFETY (every libc call below): plain system calls on descriptors this program owns, with
@@ -244,7 +278,39 @@ fn reply_status(buf: &[u8], i: usize) -> Option<u16> {
 
 /// `--tokio`: the work of `--work` on a current-thread runtime, a task per connection (whose
 /// first request is out already).
-fn on_tokio(socks: Vec<TcpStream>, request: &[u8], began: Instant, until: Duration) -> u64 {
+/// Work of a known kind added to each request of `--tokio` (see the file's head).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Pad {
+    /// Cache lines of the connection's own memory written per request.
+    touch: usize,
+    /// Turns of an empty loop per request.
+    spin: usize,
+    /// A timer's period in ms, beside the connections (0: none).
+    tick: usize,
+    /// The same on a timerfd (0: none).
+    tickfd: usize,
+}
+
+impl Pad {
+    /// Does this pad's work once, on `lines` (the connection's own memory, 8 words a line).
+    #[inline(never)]
+    fn once(&self, lines: &mut [u64]) {
+        for line in lines.chunks_mut(8) {
+            line[0] = std::hint::black_box(line[0]).wrapping_add(1);
+        }
+        for turn in 0..self.spin {
+            std::hint::black_box(turn);
+        }
+    }
+}
+
+fn on_tokio(
+    socks: Vec<TcpStream>,
+    request: &[u8],
+    began: Instant,
+    until: Duration,
+    pad: Pad,
+) -> u64 {
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -260,6 +326,39 @@ fn on_tokio(socks: Vec<TcpStream>, request: &[u8], began: Instant, until: Durati
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async {
         let mut tasks = Vec::new();
+        if pad.tick > 0 {
+            let period = Duration::from_millis(pad.tick as u64);
+            tokio::task::spawn_local(async move {
+                loop {
+                    tokio::time::sleep(period).await;
+                }
+            });
+        }
+        if pad.tickfd > 0 {
+            let period = Duration::from_millis(pad.tickfd as u64);
+            let timer =
+                wirebench::sys::timerfd::Timer::new().unwrap_or_else(|e| fail(&e.to_string()));
+            // SAFETY: the AsyncFd owns the Timer, whose descriptor stays the same open file for
+            // the AsyncFd's whole life.
+            let timer = unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(
+                    timer,
+                    tokio::io::Interest::READABLE,
+                )
+            }
+            .unwrap_or_else(|e| fail(&e.into_parts().1.to_string()));
+            tokio::task::spawn_local(async move {
+                loop {
+                    if timer.get_ref().arm(Instant::now() + period).is_err() {
+                        return;
+                    }
+                    let Ok(mut ready) = timer.readable().await else {
+                        return;
+                    };
+                    let _ = ready.try_io(|t| t.get_ref().clear());
+                }
+            });
+        }
         for (i, s) in socks.into_iter().enumerate() {
             let (latency, done, ok) = (latency.clone(), done.clone(), ok.clone());
             let request = request.clone();
@@ -267,6 +366,7 @@ fn on_tokio(socks: Vec<TcpStream>, request: &[u8], began: Instant, until: Durati
                 let mut s =
                     tokio::net::TcpStream::from_std(s).unwrap_or_else(|e| fail(&e.to_string()));
                 let mut buf = vec![0u8; 4096];
+                let mut lines = vec![0u64; 8 * pad.touch];
                 let mut sent = began;
                 loop {
                     let mut len = 0;
@@ -288,6 +388,7 @@ fn on_tokio(socks: Vec<TcpStream>, request: &[u8], began: Instant, until: Durati
                     latency.borrow_mut().saturating_record(nanos.max(1));
                     ok.set(ok.get() + u64::from(code / 100 == 2));
                     done.set(done.get() + 1);
+                    pad.once(&mut lines);
                     if now.saturating_duration_since(began) >= until {
                         return;
                     }

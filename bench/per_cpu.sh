@@ -40,7 +40,9 @@
 #   with --tls, whose count of resumed sessions reads one log per run).
 #   With --http1: FLOORS=1 adds floor-work and floor-tokio (into http1_floors*.txt); CONNS=N
 #   connections per client instead of 50, and HTTP1_TOOLS="wirebench ab" just those tools
-#   (both into a file named after them, e.g. http1_per_cpu_c10_together.txt).
+#   (both into a file named after them, e.g. http1_per_cpu_c10_together.txt); the tool floor-pad
+#   is floor-tokio with FLOOR_PAD's options (default --touch 16; see bench/floor.rs), to price
+#   a kind of work per request beside floor-tokio.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TLS=0
@@ -90,16 +92,18 @@ if [[ ! $CONNS =~ ^[1-9][0-9]{0,4}$ ]]; then
 fi
 for t in ${HTTP1_TOOLS:-}; do
     case $t in
-        wirebench | wrk | ab | floor | floor-work | floor-tokio) ;;
+        wirebench | wrk | ab | floor | floor-work | floor-tokio | floor-pad) ;;
         wirebench-old) [[ -n ${WB_OLD:-} ]] || { echo "$BENCH: HTTP1_TOOLS: wirebench-old needs WB_OLD=PATH" >&2; exit 2; } ;;
         *)
-            echo "$BENCH: HTTP1_TOOLS: no tool '$t' (wirebench, wirebench-old, wrk, ab, floor, floor-work, floor-tokio)" >&2
+            echo "$BENCH: HTTP1_TOOLS: no tool '$t' (wirebench, wirebench-old, wrk, ab, floor, floor-work, floor-tokio, floor-pad)" >&2
             exit 2
             ;;
     esac
 done
 ((!HTTP1 || CONNS == 50)) || OUT_NAME+=_c$CONNS
 ((!HTTP1)) || [[ -z ${HTTP1_TOOLS:-} ]] || OUT_NAME+=_$(tr ' ' '_' <<<"$HTTP1_TOOLS")
+# floor-pad's options name its file too (e.g. ..._floor-pad_tick50_together.txt).
+[[ " ${HTTP1_TOOLS:-} " != *" floor-pad "* ]] || OUT_NAME+=_$(tr -d ' -' <<<"${FLOOR_PAD:---touch 16}")
 ((H2TLS)) && OUT_NAME=h2tls_per_cpu
 ((!${TOGETHER:-0})) || OUT_NAME+=_together
 if ((TLS + HTTP1 + CRR + H2 + H2TLS > 1)); then
@@ -191,6 +195,8 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
         http1/floor) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s") ;;
         http1/floor-work) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s" --work) ;;
         http1/floor-tokio) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s" --tokio) ;;
+        # shellcheck disable=SC2086 # FLOOR_PAD is options, split on purpose
+        http1/floor-pad) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s" --tokio ${FLOOR_PAD:---touch 16}) ;;
         crr/wirebench) CMD=("${wbr[@]}" "$URL" -c 10 --no-keepalive) ;;
         crr/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 10 --no-keepalive) ;;
         crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$URL") ;;
@@ -355,15 +361,16 @@ for cmp in dict.fromkeys(r["cmp"] for r in rows):
             ru, fu = sum(r["reused"] for r in rs.values()), sum(r["full"] for r in rs.values())
             reuse = f"  on resumed TLS sessions: {ru / max(ru + fu, 1) * 100:5.1f}% of {ru + fu} requests"
         ratio = ""
-        for base in ("wirebench", "wirebench-old", "wirebench-noresume"):
-            if tool.startswith("wirebench") or base not in by:
+        for base in ("wirebench", "wirebench-old", "wirebench-noresume", "floor-pad"):
+            if tool.startswith("wirebench") or tool == base or base not in by:
                 continue
             b = by[base]
             rr = [b[k]["ok"] / b[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in b]
             ratio += f"  {base}/{tool} {med(rr):.2f} [{min(rr):.2f} - {max(rr):.2f}]"
-            if base == "wirebench":
+            if base in ("wirebench", "floor-pad"):
                 # The floors are references (the kernel's share, and that plus the least work a
-                # load generator must do), not peers with a goal.
+                # load generator must do), not peers with a goal; so is floor-pad, the price of
+                # the work it adds.
                 ratio += verdict(None if tool.startswith("floor") else cmp, rr)
         if tool.startswith("wirebench-"):
             rr = [wb[k]["ok"] / wb[k]["cpu"] / (rs[k]["ok"] / rs[k]["cpu"]) for k in rs if k in wb]

@@ -69,7 +69,7 @@ fn main() {
         }
     }
     if mode != Mode::Tokio && pad != Pad::default() {
-        eprintln!("floor: --touch and --spin go with --tokio; {usage}");
+        eprintln!("floor: --touch, --spin, --tick and --tickfd go with --tokio; {usage}");
         std::process::exit(2);
     }
     let [addr, path, conns, secs] = args else {

@@ -103,7 +103,8 @@ done
 ((!HTTP1 || CONNS == 50)) || OUT_NAME+=_c$CONNS
 ((!HTTP1)) || [[ -z ${HTTP1_TOOLS:-} ]] || OUT_NAME+=_$(tr ' ' '_' <<<"$HTTP1_TOOLS")
 # floor-pad's options name its file too (e.g. ..._floor-pad_tick50_together.txt).
-[[ " ${HTTP1_TOOLS:-} " != *" floor-pad "* ]] || OUT_NAME+=_$(tr -d ' -' <<<"${FLOOR_PAD:---touch 16}")
+FLOOR_PAD=${FLOOR_PAD:---touch 16}
+[[ " ${HTTP1_TOOLS:-} " != *" floor-pad "* ]] || OUT_NAME+=_$(tr -d ' -' <<<"$FLOOR_PAD")
 ((H2TLS)) && OUT_NAME=h2tls_per_cpu
 ((!${TOGETHER:-0})) || OUT_NAME+=_together
 if ((TLS + HTTP1 + CRR + H2 + H2TLS > 1)); then
@@ -196,7 +197,7 @@ client_cmd() { # CMP TOOL SECONDS -> CMD array
         http1/floor-work) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s" --work) ;;
         http1/floor-tokio) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s" --tokio) ;;
         # shellcheck disable=SC2086 # FLOOR_PAD is options, split on purpose
-        http1/floor-pad) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s" --tokio ${FLOOR_PAD:---touch 16}) ;;
+        http1/floor-pad) CMD=("$FLOOR" "127.0.0.1:$PORT" /small.bin "$CONNS" "$s" --tokio $FLOOR_PAD) ;;
         crr/wirebench) CMD=("${wbr[@]}" "$URL" -c 10 --no-keepalive) ;;
         crr/wirebench-old) CMD=("$WB_OLD" "${wbr[@]:1}" "$URL" -c 10 --no-keepalive) ;;
         crr/ab) CMD=(ab -c 10 -t "$s" -n 100000000 "$URL") ;;

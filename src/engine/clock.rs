@@ -13,19 +13,17 @@
 //! polled beside the worker's futures. A task asks again after each reset of its deadline, and a
 //! wake-up for a deadline it has since moved is a spare poll, nothing worse.
 
-use crate::sys::timerfd::Timer;
+use super::timer::PreciseTimer;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
-use std::task::{Context, Poll, Waker};
+use std::task::{Poll, Waker};
 use std::time::Instant;
-use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
 
 /// A worker's timers (see the module's head).
 pub(in crate::engine) struct Clock {
-    fd: AsyncFd<Timer>,
+    timer: PreciseTimer,
     /// Every deadline at or before this has passed (the last time the timer fired).
     passed: Cell<Instant>,
     /// Deadlines asked for and not yet fired, the earliest first.
@@ -63,12 +61,8 @@ impl Ord for Due {
 impl Clock {
     /// A clock with no deadline yet; within a runtime with I/O enabled.
     pub(in crate::engine) fn new() -> io::Result<Clock> {
-        // SAFETY: the AsyncFd owns the Timer, whose descriptor is never replaced, so it stays
-        // the same open file for the AsyncFd's whole life.
-        let fd = unsafe { AsyncFd::register_with_interest(Timer::new()?, Interest::READABLE) }
-            .map_err(|e| e.into_parts().1)?;
         Ok(Clock {
-            fd,
+            timer: PreciseTimer::new()?,
             passed: Cell::new(Instant::now()),
             due: RefCell::default(),
             armed: Cell::new(None),
@@ -92,10 +86,10 @@ impl Clock {
     }
 
     /// Arms the timerfd for `at`. timerfd_settime fails only for a bad descriptor or value,
-    /// which this one and `Timer::arm`'s are not; were it to, the deadline would wait for the
+    /// which this one and `PreciseTimer::arm`'s are not; were it to, the deadline would wait for the
     /// next one armed.
     fn arm(&self, at: Instant) {
-        if self.fd.get_ref().arm(at).is_ok() {
+        if self.timer.arm(at).is_ok() {
             self.armed.set(Some(at));
         }
     }
@@ -120,7 +114,7 @@ impl Clock {
     /// helper that ends with them).
     pub(in crate::engine) async fn run(&self) {
         loop {
-            let fired = std::future::poll_fn(|cx| self.poll_fired(cx)).await;
+            let fired = std::future::poll_fn(|cx| self.timer.poll_fired(cx)).await;
             if fired.is_err() {
                 // The runtime is shutting down.
                 return std::future::pending().await;
@@ -141,17 +135,6 @@ impl Clock {
                 self.arm(next);
             }
             woken.into_iter().for_each(Waker::wake);
-        }
-    }
-
-    /// Ready once the timerfd has fired (its expiry read).
-    fn poll_fired(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        loop {
-            let mut ready = std::task::ready!(self.fd.poll_read_ready(cx))?;
-            match ready.try_io(|fd| fd.get_ref().clear()) {
-                Ok(read) => return Poll::Ready(read),
-                Err(_would_block) => continue,
-            }
         }
     }
 }

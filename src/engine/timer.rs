@@ -1,10 +1,11 @@
-//! A precise timer for the open loop. Tokio's timer wheel has a 1 ms tick, so a request due in
+//! A precise timer for the open loop (and under the worker's clock, `clock.rs`). Tokio's timer wheel has a 1 ms tick, so a request due in
 //! 200 µs would go out up to a millisecond late and that lag would count as latency. A Linux
 //! `timerfd` (an hrtimer, nanosecond resolution) registered with the runtime wakes the sender
 //! within the kernel's wake-up latency instead.
 
 use crate::sys::timerfd::Timer;
 use std::io;
+use std::task::{Context, Poll};
 use std::time::Instant;
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
@@ -30,16 +31,26 @@ impl PreciseTimer {
         if at <= Instant::now() {
             return Ok(());
         }
-        self.fd.get_ref().arm(at)?;
+        self.arm(at)?;
+        std::future::poll_fn(|cx| self.poll_fired(cx)).await
+    }
+
+    /// Arms the timer for `at`, replacing any earlier arming (see [`Timer::arm`]).
+    pub fn arm(&self, at: Instant) -> io::Result<()> {
+        self.fd.get_ref().arm(at)
+    }
+
+    /// Ready once the armed timer has expired (its expiry read).
+    pub fn poll_fired(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         loop {
-            let mut guard = self.fd.readable().await?;
+            let mut guard = std::task::ready!(self.fd.poll_read_ready(cx))?;
             match guard.try_io(|fd| fd.get_ref().clear()) {
                 Ok(result) => {
                     // One read takes every expiry and the timer is now disarmed: nothing more
                     // can be read until it is armed again, so forget the readiness now rather
                     // than pay a read that would block next time.
                     guard.clear_ready();
-                    return result;
+                    return Poll::Ready(result);
                 }
                 Err(_would_block) => continue,
             }

@@ -223,9 +223,15 @@ impl HttpSession {
     /// Puts the fixed request that [`Session::flush_now`] was to send from the shared copy into
     /// `out` (for a stream that only sends by awaiting, or one pipelined behind it).
     fn copy_unsent(&mut self) {
-        if let (true, Some(f)) = (self.fixed_unsent, &self.fixed) {
+        if std::mem::take(&mut self.fixed_unsent) {
+            self.copy_fixed();
+        }
+    }
+
+    /// Appends the fixed request to `out`.
+    fn copy_fixed(&mut self) {
+        if let Some(f) = &self.fixed {
             self.out.extend_from_slice(&f.bytes);
-            self.fixed_unsent = false;
         }
     }
 
@@ -310,17 +316,17 @@ impl Session for HttpSession {
         }
         let (kind, head) = match &self.fixed {
             Some(f) => {
-                if self.fixed_unsent || !self.out.is_empty() {
-                    // Pipelined behind another: all go out of `out`, in order.
-                    if std::mem::take(&mut self.fixed_unsent) {
-                        self.out.extend_from_slice(&f.bytes);
-                    }
-                    self.out.extend_from_slice(&f.bytes);
+                let (body, head) = (f.body, f.head);
+                // Pipelined behind another: all go out of `out`, in order.
+                let pipelined = self.fixed_unsent || !self.out.is_empty();
+                self.copy_unsent();
+                if pipelined {
+                    self.copy_fixed();
                 } else {
                     self.fixed_unsent = true;
                 }
-                self.body_queued += f.body;
-                (0, f.head)
+                self.body_queued += body;
+                (0, head)
             }
             None => {
                 let start = self.out.len();

@@ -85,6 +85,10 @@ pub fn main(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     out.flush()?;
     let base = exit_code(&summary);
     keep.save(&document, super::keep::status(base, interrupted));
+    if let Some(why) = summary.stopped.as_ref().filter(|_| !interrupted) {
+        // Its one line (the report's first note says it too): exit 1, as its errors make it.
+        super::say_err(&format!("error: {why}"));
+    }
     Ok(match interrupted {
         true => ExitCode::from(super::keep::interrupted_code()),
         false => super::keep::exit_code(&checks, base),
@@ -205,7 +209,11 @@ fn engine_error(e: crate::engine::Error) -> anyhow::Error {
 pub fn measure_point(plan: &Plan, progress: Progress) -> anyhow::Result<(Summary, Option<String>)> {
     let began = std::time::Instant::now();
     match measure(plan, progress) {
-        Ok(summary) => Ok((summary, None)),
+        // A target gone mid-run ends the command as one that cannot be reached does.
+        Ok(summary) => {
+            let gone = summary.stopped.clone();
+            Ok((summary, gone))
+        }
         Err(e) => match e.downcast::<crate::engine::gate::Unreachable>() {
             Ok(lost) => Ok((unreachable(plan, &lost, began.elapsed()), Some(lost.why))),
             Err(e) => Err(e),

@@ -55,10 +55,17 @@ bench_setup() { # DIR -> RAW=DIR made afresh (ignored by git), the CPU wrapper i
     rm -rf "$RAW"
     mkdir -p "$RAW"
     write_cpuwrap
-    echo "== cargo build --release"
-    cargo build --release --quiet
-    # Where cargo built it: CARGO_TARGET_DIR (another profile's build, say) if set.
-    cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/wirebench" "$RAW/wirebench"
+    if [[ -n ${WB_BIN:-} ]]; then
+        # A binary given (WB_BIN=PATH, e.g. the ci profile's: release without LTO, for benches of
+        # verdicts rather than speed): no build.
+        echo "== using $WB_BIN"
+        cp "$WB_BIN" "$RAW/wirebench"
+    else
+        echo "== cargo build --release"
+        cargo build --release --quiet
+        # Where cargo built it: CARGO_TARGET_DIR (another profile's build, say) if set.
+        cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/wirebench" "$RAW/wirebench"
+    fi
     WB=$RAW/wirebench
     autogroup_note
 }

@@ -111,6 +111,9 @@ fn search(url: &str) -> (serde_json::Value, Option<i32>, Duration) {
 
 /// The search found and confirmed a peak within 5 % of the server's true 4000/s.
 fn assert_found_4000(doc: &serde_json::Value, code: Option<i32>) {
+    if common::machine_was_busy(doc, code) {
+        return;
+    }
     assert_eq!(code, Some(0), "{}", doc["conclusion"]);
     let peak = f(&doc["peak"]["offered_per_s"]);
     assert!(
@@ -286,6 +289,9 @@ fn one_connection_that_falls_behind_claims_no_peak_and_the_default_finds_it() {
     assert_eq!(last["limit"], "connections", "{conclusion}");
     assert_valid(&schema("peak.v1.json"), &one);
 
+    if common::machine_was_busy(&default, default_code) {
+        return;
+    }
     let conclusion = default["conclusion"].as_str().unwrap();
     assert_eq!(default_code, Some(0), "{conclusion}");
     let steps = default["steps"].as_array().unwrap();

@@ -184,23 +184,31 @@ pub fn collect(
     let thresholds = p.thresholds;
     let judge = |s: crate::summary::sweep::Sweep| judge(s, baseline, thresholds);
     let max_runs = p.batch.rounds;
+    let mut stopped_early = None;
     let (sweep, failed) = super::sweep::measure_until(
         &p.run,
         p.batch,
         &mut |s| on_run(&judge(s.clone())),
         &mut |s| {
-            // After each whole round: with --runs auto, enough once every interval is narrow.
+            // After each whole round: with --runs auto, enough once every interval is narrow,
+            // or once every interval still wide would need more rounds than the budget has.
             let Some(precision) = precision else {
                 return false;
             };
             let kept = s.points.last().map_or(0, |p| p.run.saturating_sub(discard));
-            auto_runs::enough(&judge(s.clone()).verdicts, kept, precision)
+            let verdicts = judge(s.clone()).verdicts;
+            let budget = max_runs.saturating_sub(discard);
+            if auto_runs::out_of_reach(&verdicts, kept, precision, budget) {
+                stopped_early = Some(kept + discard);
+                return true;
+            }
+            auto_runs::enough(&verdicts, kept, precision)
         },
     );
     let mut comparison = judge(sweep);
     comparison.auto = precision.map(|p| {
         let rounds = comparison.sweep.runs;
-        auto_runs::conclude(&comparison.verdicts, p, max_runs, rounds)
+        auto_runs::conclude(&comparison.verdicts, p, max_runs, rounds, stopped_early)
     });
     (comparison, failed)
 }

@@ -109,6 +109,7 @@ impl Run<'_> {
         let plan = self.plan;
         usage::ensure_fd_limit(descriptors(&plan))?;
         let timeline = Arc::new(timeline::Timeline::new(&plan, self.stop.clone()));
+        let machine = crate::sys::pressure::Snapshot::now();
         let gate = Arc::new(gate::Gate::new());
         let (tx, rx) = mpsc::channel();
         // A spare recorder per worker, and one for the collector's second in progress.
@@ -153,6 +154,7 @@ impl Run<'_> {
             None => {}
         }
         let mut record = timed(record, &timeline, planned_span(&plan));
+        record.machine = machine.since();
         if timeline.vitals.gone() {
             record.gone = timeline.vitals.grace;
         }

@@ -18,7 +18,7 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::io;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::{Mutex, MutexGuard};
 
 /// The right to take due requests, held by one connection of a worker at a time.
@@ -87,14 +87,22 @@ impl Pacer {
     /// Waits for this connection's turn and then for the next request's time; `None` when the
     /// phase has nothing more to send. Cancel-safe: dropped while waiting, the connection
     /// leaves the queue (a stale expiry of the timer is harmless, see [`PreciseTimer`]).
-    pub async fn turn(&self) -> Option<Turn<'_>> {
+    ///
+    /// With the turn comes how late the worker woke, when it had to sleep for the request
+    /// (a connection had room before it was due): that lateness is the generator's own, its
+    /// thread not run on time, whatever the target did. A request already due when the turn
+    /// came waited for a connection, or for the reply of the one before: no wake to time.
+    pub async fn turn(&self) -> Option<(Turn<'_>, Option<Duration>)> {
         let turn = self.turn.lock().await;
         let due = self.next_due(Instant::now())?;
+        if due <= Instant::now() {
+            return Some((turn, None));
+        }
         if self.timer.sleep_until(due).await.is_err() {
             // The timerfd failed after it was made (never seen): tokio's 1 ms timer still works.
             tokio::time::sleep_until(due.into()).await;
         }
-        Some(turn)
+        Some((turn, Some(Instant::now().saturating_duration_since(due))))
     }
 }
 

@@ -354,6 +354,14 @@ impl WorkerRec {
         }
     }
 
+    /// The pacer's timer woke this worker `lag` late for a request due while a connection had
+    /// room: the generator's own lateness, counted with that request's phase.
+    pub fn woke(&mut self, lag: Duration) {
+        let now = Instant::now();
+        let due = now.checked_sub(lag).unwrap_or(now);
+        self.slot(due, now).woke(lag);
+    }
+
     /// Counts what a read brought besides completed replies: bytes and datagram anomalies.
     /// The bytes are counted with the request sent at `at` (warm-up or measured, as its
     /// operation is).

@@ -279,6 +279,10 @@ pub struct Recorder {
     /// Lag of each send behind its intended time (open loop): how well the generator kept to
     /// its timetable, apart from what the target did.
     pub send_lag: Histogram<u64>,
+    /// How late the pacer's timer woke the worker for a request due while a connection had
+    /// room (open loop), one sample per wake: the generator's own lateness (its CPU, the
+    /// host's scheduler), apart from requests that waited for a connection the target held.
+    pub wake_lag: Histogram<u64>,
     /// Replies that came after their request had timed out (datagrams).
     pub late: u64,
     /// Replies to requests already answered (datagrams).
@@ -445,6 +449,7 @@ impl Recorder {
             behind: 0,
             max_lag_ns: 0,
             send_lag: new_histogram(),
+            wake_lag: new_histogram(),
             late: 0,
             duplicates: 0,
             reordered: 0,
@@ -482,6 +487,7 @@ impl Recorder {
             behind,
             max_lag_ns,
             send_lag,
+            wake_lag,
             late,
             duplicates,
             reordered,
@@ -522,7 +528,7 @@ impl Recorder {
         // A histogram's counts reach 270 KB once it has grown to an hour: zeroing them can cost
         // more than a second's requests at a low rate, and one that recorded nothing this
         // interval is zero already.
-        for h in [latency, service, connect, ttfb, send_lag] {
+        for h in [latency, service, connect, ttfb, send_lag, wake_lag] {
             if !h.is_empty() {
                 h.reset();
             }
@@ -553,6 +559,12 @@ impl Recorder {
             self.behind += 1;
         }
         self.max_lag_ns = self.max_lag_ns.max(lag.as_nanos() as u64);
+    }
+
+    /// Counts one wake of the pacer's timer, `lag` after the request it slept for was due.
+    #[inline]
+    pub fn woke(&mut self, lag: Duration) {
+        record_duration(&mut self.wake_lag, lag);
     }
 
     /// Records the time a connection took to establish.
@@ -615,6 +627,9 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.ttfb.add(&other.ttfb).expect("same histogram bounds");
         self.send_lag
             .add(&other.send_lag)
+            .expect("same histogram bounds");
+        self.wake_lag
+            .add(&other.wake_lag)
             .expect("same histogram bounds");
         self.status += &other.status;
         self.kinds += &other.kinds;

@@ -37,6 +37,8 @@ pub struct RunRecord {
     pub gone: Option<Duration>,
     /// `--warmup auto`: how its warm-up ended.
     pub settled: Option<Settled>,
+    /// The host's CPU pressure and steal over the run: how contended the machine was.
+    pub machine: crate::sys::pressure::MachineLoad,
 }
 
 /// How a warm-up until steady state (`--warmup auto`) ended.

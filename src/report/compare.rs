@@ -17,6 +17,7 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         c.baseline, c.method
     )?;
     let mut at = None;
+    let mut named = std::collections::BTreeSet::new();
     for v in &c.verdicts {
         if !v.at.is_empty() && at != Some(&v.at) {
             writeln!(out, "At {}:", v.at)?;
@@ -25,6 +26,17 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "  {}", v.text)?;
         if let Some(w) = &v.without_outliers {
             writeln!(out, "    ! {}", w.text)?;
+        }
+        // A dropped round is named once per target and point, under the first verdict it
+        // left out of.
+        for d in &v.dropped {
+            if named.insert((v.target.clone(), v.at.clone(), d.run)) {
+                writeln!(
+                    out,
+                    "    ! run {} dropped from {}'s verdicts: {}",
+                    d.run, v.target, d.why
+                )?;
+            }
         }
     }
     if let Some(a) = &c.auto {

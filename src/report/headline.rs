@@ -286,14 +286,25 @@ fn open_loop(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         thousands(o.behind_schedule),
         format_us(o.max_lag_us),
     )?;
-    match &o.send_lag {
-        Some(l) => writeln!(
+    if let Some(l) = &o.send_lag {
+        writeln!(
             out,
             "{INDENT}send lag (actual − intended send): p50 {}   p99 {}   max {}",
             format_us(l.p50_us),
             format_us(l.p99_us),
             format_us(l.max_us),
+        )?;
+    }
+    match &o.wake_lag {
+        // The part of it that was the generator's own: woken late for a request a connection
+        // had room for (a busy machine), not waiting for a connection the target held.
+        Some(l) if l.p99_us >= 1000.0 => writeln!(
+            out,
+            "{INDENT}  of it the generator's own (woke late): p50 {}   p99 {}   max {}",
+            format_us(l.p50_us),
+            format_us(l.p99_us),
+            format_us(l.max_us),
         ),
-        None => Ok(()),
+        _ => Ok(()),
     }
 }

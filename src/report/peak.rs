@@ -147,8 +147,12 @@ fn result(s: &Step) -> String {
     } else if !s.kept_up && !failed {
         why.push("fell behind".into());
     }
-    if s.generator_limited {
-        why.push("generator-limited".into());
+    match s.limit {
+        Some(crate::summary::peak::Limit::Lag) => {
+            why.push("generator-limited (its own send lag: a busy machine)".into())
+        }
+        _ if s.generator_limited => why.push("generator-limited".into()),
+        _ => {}
     }
     let verdict = match (s.passed, s.retry.as_deref()) {
         (true, Some(again)) => format!("pass ({})", again.replace('_', " ")),

@@ -238,7 +238,11 @@ fn generator(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         g.cpu_percent_of_threads,
         plural(g.threads as u64, "thread", "threads"),
         kib_as_mb(g.peak_rss_kib),
-    )
+    )?;
+    match g.machine_words() {
+        Some(m) => writeln!(out, "{INDENT}machine: {m} (the host's, over the run)"),
+        None => Ok(()),
+    }
 }
 
 /// One `note: ` line per note.
@@ -353,6 +357,8 @@ mod tests {
                 cpu_sys_s: 0.45,
                 cpu_percent_of_threads: 84.0,
                 peak_rss_kib: 12_000,
+                cpu_pressure_percent: None,
+                steal_percent: None,
             },
             mix: None,
             notes: vec!["the target's CPU was busy".into(), "second note".into()],

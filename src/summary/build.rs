@@ -78,6 +78,8 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
             cpu_percent_of_threads: 100.0 * cpu_s
                 / (measured.as_secs_f64() * plan.threads as f64).max(1e-9),
             peak_rss_kib: c.peak_rss_kib,
+            cpu_pressure_percent: c.machine.cpu_pressure_percent,
+            steal_percent: c.machine.steal_percent,
         },
         notes: Vec::new(),
         shard: None,

@@ -49,10 +49,21 @@ pub struct Comparison {
 /// The name `report` and JSON give the method.
 pub const METHOD: &str = "paired by round: each round's target figure over the baseline's; the \
      change is the geometric mean of those ratios with a 95% CI of the mean log-ratio (Kalibera & \
-     Jones, ISMM 2013): Student's t for throughput and the mean, a seeded bootstrap over rounds \
-     for p50, p95 and p99; significant iff the whole CI lies beyond the metric's noise threshold \
-     (±threshold_pct; 0: iff it excludes 0), as criterion.rs's noise threshold; targets in a \
-     random order within each round (Abedi & Brecht, ICPE 2017)";
+     Jones, ISMM 2013): Student's t for throughput and the mean, a seeded block bootstrap over \
+     rounds for p50, p95 and p99; significant iff the whole CI lies beyond the metric's noise \
+     threshold (±threshold_pct; 0: iff it excludes 0), as criterion.rs's noise threshold; \
+     inconclusive when a CI that calls nothing is wider than ±50% of the ratio, and p95/p99 below 10 \
+     rounds or when a sign test at 5% finds the rounds do not lean the verdict's way; targets in \
+     a random order within each round (Abedi & Brecht, ICPE 2017)";
+
+/// Rounds below which a tail (p95, p99) gets no verdict: beside a CPU hog, identical servers'
+/// p95 and p99 differed by +200% in a round or two of six often enough to be called 3 times in
+/// 20 compares (issue 38); ten rounds let a sign test see such rounds as the few they are.
+pub const TAIL_MIN_ROUNDS: usize = 10;
+
+/// An interval wider than this, ± % of its ratio ([`super::auto_runs::half_width_pct`]), tells
+/// nothing either way: the verdict is inconclusive, whatever its bounds.
+pub const WIDE_PCT: f64 = 50.0;
 
 /// Changes too small to call, per metric, in % of the baseline (`--threshold`,
 /// `--tail-threshold`). Two instances of one server differ by a little for good: on a machine
@@ -133,6 +144,15 @@ pub struct Verdict {
     pub without_outliers: Option<Without>,
     /// The verdict in words.
     pub text: String,
+    /// Why no verdict could be given either way (too few rounds for a tail, an interval too
+    /// wide, rounds that do not lean the way of the interval); `significant` is then false.
+    /// None: the verdict stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inconclusive: Option<String>,
+    /// Kept rounds left out of this verdict, and why (a run that measured nothing: no
+    /// connection, no reply): named, never dropped without a word.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<Dropped>,
     /// An older document's interval: half the width of the 95% CI of the difference, in %
     /// (no `low_pct`, `high_pct`); None in documents written since verdicts are paired.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,6 +175,15 @@ pub struct OlderWelch {
     pub t: f64,
     /// Whether the interval excluded 0.
     pub significant: bool,
+}
+
+/// A kept round a verdict could not use.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Dropped {
+    /// The run number, from 1.
+    pub run: usize,
+    /// Why, in words (`a measured no p99 (no reply)`).
+    pub why: String,
 }
 
 /// One round's ratio, the target's figure over the baseline's in that round.
@@ -227,12 +256,22 @@ pub fn verdicts(
                 let mine = sweep.kept_by_run(m, ti, at);
                 let place = ((pi * METRICS.len() + mi) * sweep.targets.len() + ti) as u64;
                 let seed = paired::derive(seed, place);
+                let mut runs: Vec<usize> = [baseline, ti]
+                    .iter()
+                    .flat_map(|&i| sweep.runs_of(i, at))
+                    .filter(|p| !p.discarded)
+                    .map(|p| p.run)
+                    .collect();
+                runs.sort_unstable();
+                runs.dedup();
                 let judged = Judged {
                     m,
                     name: &t.name,
+                    base_name: &sweep.targets[baseline].name,
                     at: label,
                     seed,
                     threshold: thresholds.of(m),
+                    runs: &runs,
                 };
                 if let Some(v) = verdict(&judged, (&mine, &base)) {
                     out.push(v);
@@ -246,21 +285,84 @@ pub fn verdicts(
 /// A run's number (from 1) and its figure.
 type RunValue = (usize, f64);
 
-/// What one verdict is about: a metric of a target at a point, its bootstrap's seed and its
-/// noise threshold (%).
+/// What one verdict is about: a metric of a target at a point, its bootstrap's seed, its
+/// noise threshold (%), and the kept rounds it should pair (run numbers).
 struct Judged<'a> {
     m: Metric,
     name: &'a str,
+    base_name: &'a str,
     at: &'a str,
     seed: u64,
     threshold: f64,
+    runs: &'a [usize],
+}
+
+/// The kept rounds of `j` that `logs` do not hold (`paired`: the runs paired), each with why.
+fn dropped(j: &Judged, paired: &[usize], (mine, base): (&[RunValue], &[RunValue])) -> Vec<Dropped> {
+    let (_, what) = words(j.m);
+    let has = |side: &[RunValue], run: usize| side.iter().find(|(r, _)| *r == run).map(|x| x.1);
+    (j.runs.iter().copied())
+        .filter(|run| !paired.contains(run))
+        .map(|run| {
+            let side = |name: &str, v: Option<f64>| match v {
+                None => Some(format!("{name} completed no operation")),
+                Some(x) if !(x.is_finite() && x > 0.0) => Some(format!("{name}'s {what} was {x}")),
+                Some(_) => None,
+            };
+            let why: Vec<String> = [
+                side(j.base_name, has(base, run)),
+                side(j.name, has(mine, run)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            Dropped {
+                run,
+                why: why.join("; "),
+            }
+        })
+        .collect()
+}
+
+/// Why a verdict on `m` over `logs` with interval `i` can call nothing either way: a tail
+/// from fewer than [`TAIL_MIN_ROUNDS`] rounds, a tail called beyond `threshold` while its
+/// rounds do not lean that way by a sign test, or an interval that calls nothing and is wider
+/// than [`WIDE_PCT`] ("no difference" would claim more than it knows). A called interval may be
+/// wide: +600% (95% CI +350% to +1100%) is wide and still a change.
+fn inconclusive(m: Metric, logs: &[f64], i: &Interval, threshold: f64) -> Option<String> {
+    let tail = matches!(m, Metric::P95 | Metric::P99);
+    let n = logs.len();
+    if tail && n < TAIL_MIN_ROUNDS {
+        return Some(format!(
+            "a tail is judged from {TAIL_MIN_ROUNDS} rounds or more, {n} paired: inconclusive; give --runs {TAIL_MIN_ROUNDS} or more"
+        ));
+    }
+    let ln = |pct: f64| (1.0 + pct / 100.0).max(f64::MIN_POSITIVE).ln();
+    let half = 100.0 * ((ln(i.high_pct) - ln(i.low_pct)) / 2.0).exp_m1();
+    if half > WIDE_PCT && !i.beyond(threshold) {
+        return Some(format!(
+            "the interval is ±{half:.0}% of the ratio, too wide to tell (over ±{WIDE_PCT:.0}%): inconclusive; more rounds narrow it"
+        ));
+    }
+    let up = i.low_pct > threshold;
+    if tail && i.beyond(threshold) && !paired::sign_agrees(logs, up) {
+        let leaning = logs
+            .iter()
+            .filter(|&&l| (l > 0.0) == up && l != 0.0)
+            .count();
+        return Some(format!(
+            "only {leaning} of {n} rounds lean that way (a sign test at 5% asks {}): a few rounds decide it, inconclusive",
+            paired::sign_needed(n).unwrap_or(n)
+        ));
+    }
+    None
 }
 
 /// One verdict from each side's (run, value) of the kept runs, when two rounds or more have
 /// both sides positive.
 fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdict> {
     let (m, name, at, seed, threshold) = (j.m, j.name, j.at, j.seed, j.threshold);
-    let mut rounds = Vec::new();
+    let mut rounds: Vec<RoundRatio> = Vec::new();
     let mut logs = Vec::new();
     for &(run, b) in base {
         let Some(&(_, t)) = mine.iter().find(|(r, _)| *r == run) else {
@@ -283,9 +385,14 @@ fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdi
     let mean = |xs: &[(usize, f64)]| xs.iter().map(|x| x.1).sum::<f64>() / xs.len() as f64;
     let (key, what) = words(m);
     let all = p.all;
-    let called = all.beyond(threshold);
+    let doubt = inconclusive(m, &logs, &all, threshold);
+    let called = doubt.is_none() && all.beyond(threshold);
+    let kept: Vec<f64> = (0..logs.len())
+        .filter(|i| !p.outliers.contains(i))
+        .map(|i| logs[i])
+        .collect();
     let without = p.without.map(|w| {
-        let sig = w.beyond(threshold);
+        let sig = inconclusive(m, &kept, &w, threshold).is_none() && w.beyond(threshold);
         Without {
             difference_percent: w.difference_pct,
             low_pct: w.low_pct,
@@ -308,9 +415,22 @@ fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdi
         significant: called,
         threshold_pct: threshold,
         interval: method,
+        dropped: dropped(
+            j,
+            &rounds.iter().map(|r| r.run).collect::<Vec<_>>(),
+            (mine, base),
+        ),
         rounds,
         without_outliers: without,
-        text: verdict_text(name, what, &all, threshold),
+        text: match &doubt {
+            Some(why) => format!(
+                "{name}: no verdict on {what} ({:+.1}%, {}): {why}",
+                all.difference_pct,
+                ci(&all)
+            ),
+            None => verdict_text(name, what, &all, threshold),
+        },
+        inconclusive: doubt,
         ci95_percent: None,
         welch: None,
     })
@@ -457,25 +577,33 @@ mod tests {
     }
 
     fn judge_at(m: Metric, mine: &[f64], base: &[f64], threshold: f64) -> Verdict {
+        judge_pairs(m, &runs(mine), &runs(base), threshold).unwrap()
+    }
+
+    /// The verdict on `m` from each side's (run, value), every run of either side kept.
+    fn judge_pairs(
+        m: Metric,
+        mine: &[(usize, f64)],
+        base: &[(usize, f64)],
+        threshold: f64,
+    ) -> Option<Verdict> {
+        let mut all: Vec<usize> = mine.iter().chain(base).map(|x| x.0).collect();
+        all.sort_unstable();
+        all.dedup();
         let j = Judged {
             m,
             name: "b",
+            base_name: "a",
             at: "",
             seed: 1,
             threshold,
+            runs: &all,
         };
-        verdict(&j, (&runs(mine), &runs(base))).unwrap()
+        verdict(&j, (mine, base))
     }
 
     fn judge_runs(mine: &[(usize, f64)], base: &[(usize, f64)]) -> Option<Verdict> {
-        let j = Judged {
-            m: Metric::Rate,
-            name: "b",
-            at: "",
-            seed: 1,
-            threshold: 0.0,
-        };
-        verdict(&j, (mine, base))
+        judge_pairs(Metric::Rate, mine, base, 0.0)
     }
 
     #[test]
@@ -582,6 +710,119 @@ mod tests {
         assert!(w
             .text
             .ends_with("significant: the outlier decides the verdict"));
+    }
+
+    /// What a verdict called: up, down, no difference, or nothing either way.
+    #[derive(Debug, PartialEq)]
+    enum Called {
+        Up,
+        Down,
+        None,
+        Inconclusive,
+    }
+
+    fn called(v: &Verdict) -> Called {
+        match (&v.inconclusive, v.significant) {
+            (Some(_), true) => panic!("an inconclusive verdict called significant: {v:?}"),
+            (Some(_), false) => Called::Inconclusive,
+            (None, true) if v.low_pct > 0.0 => Called::Up,
+            (None, true) => Called::Down,
+            (None, false) => Called::None,
+        }
+    }
+
+    /// Per-round ratios b/a of 100 µs baselines.
+    fn by_ratios(m: Metric, ratios: &[f64], threshold: f64) -> Verdict {
+        let base = vec![100.0; ratios.len()];
+        let mine: Vec<f64> = ratios.iter().map(|r| 100.0 * r).collect();
+        judge_at(m, &mine, &base, threshold)
+    }
+
+    #[test]
+    fn tail_verdicts_hold_on_a_busy_machine() {
+        let steady = |r: f64, n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| r * (1.0 + 0.01 * ((i % 3) as f64 - 1.0)))
+                .collect()
+        };
+        let with = |mut v: Vec<f64>, at: &[(usize, f64)]| {
+            for &(i, r) in at {
+                v[i] = r;
+            }
+            v
+        };
+        use Called::*;
+        use Metric::{Mean, P50, P95, P99};
+        let cases: Vec<(&str, Metric, Vec<f64>, &[Called])> = vec![
+            // Issue 38: six rounds, two of them a busy moment at +200%: no tail verdict.
+            (
+                "6 rounds, 2 blown up",
+                P95,
+                with(steady(1.0, 6), &[(1, 3.0), (4, 3.2)]),
+                &[Inconclusive],
+            ),
+            ("6 rounds, all +200%", P99, steady(3.0, 6), &[Inconclusive]),
+            // Ten rounds that all lean +30%: called.
+            ("10 rounds, +30%", P99, steady(1.3, 10), &[Up]),
+            ("10 rounds, -30%", P95, steady(0.7, 10), &[Down]),
+            // Twelve rounds, three blown up, the rest even: no difference called.
+            (
+                "12 rounds, 3 blown up",
+                P99,
+                with(steady(1.0, 12), &[(2, 3.0), (3, 2.5), (9, 4.0)]),
+                &[None],
+            ),
+            // +20% with rounds a hog made look much faster: never called faster.
+            (
+                "+20% with 2 low rounds",
+                P99,
+                with(steady(1.2, 12), &[(0, 0.2), (7, 0.3)]),
+                &[None, Inconclusive],
+            ),
+            (
+                "+20% with 4 low rounds",
+                P95,
+                with(steady(1.2, 12), &[(0, 0.5), (3, 0.6), (7, 0.5), (8, 0.7)]),
+                &[None, Inconclusive],
+            ),
+            // Identical within the tail threshold: no difference.
+            ("12 rounds, +3%", P99, steady(1.03, 12), &[None]),
+            // An interval over ±50% of its ratio tells nothing, at the centre too.
+            (
+                "mean, wild rounds",
+                Mean,
+                vec![0.3, 3.0, 0.4, 2.5, 1.0, 3.5],
+                &[Inconclusive],
+            ),
+            // The median needs no ten rounds: five even ones call +20%.
+            ("p50, 5 rounds, +20%", P50, steady(1.2, 5), &[Up]),
+        ];
+        for (name, m, ratios, want) in cases {
+            let v = by_ratios(m, &ratios, Thresholds::default().of(m));
+            let got = called(&v);
+            assert!(want.contains(&got), "{name}: {got:?}, {}", v.text);
+            if got == Inconclusive {
+                assert!(v.text.contains("no verdict on"), "{name}: {}", v.text);
+            }
+        }
+    }
+
+    #[test]
+    fn a_dropped_round_is_named() {
+        // Run 3: a had no connection at all (no latency to pair); run 5: b did nothing.
+        let base = vec![(1, 100.0), (2, 101.0), (4, 99.0), (5, 100.0)];
+        let mine = vec![(1, 110.0), (2, 111.0), (3, 109.0), (4, 110.0), (5, 0.0)];
+        let v = judge_pairs(Metric::Mean, &mine, &base, 3.0).unwrap();
+        let dropped: Vec<(usize, &str)> =
+            v.dropped.iter().map(|d| (d.run, d.why.as_str())).collect();
+        assert_eq!(
+            dropped,
+            [
+                (3, "a completed no operation"),
+                (5, "b's the mean latency was 0")
+            ]
+        );
+        assert_eq!(v.rounds.len(), 3);
     }
 
     #[test]

@@ -283,6 +283,7 @@ fn open_loop(
         behind_schedule: all.iter().map(|o| o.behind_schedule).sum(),
         max_lag_us: all.iter().map(|o| o.max_lag_us).fold(0.0, f64::max),
         send_lag: add(all.iter().map(|o| o.send_lag.as_ref()))?,
+        wake_lag: add(all.iter().map(|o| o.wake_lag.as_ref()))?,
         kept_up: (ok + after) as f64 >= 0.99 * offered as f64,
         replies_after_window: all.iter().map(|o| o.replies_after_window).sum(),
         owed_at_end: all.iter().map(|o| o.owed_at_end).sum(),
@@ -487,7 +488,18 @@ fn generator(parts: &[Summary], secs: f64) -> super::Generator {
             .map(|p| p.generator.peak_rss_kib)
             .max()
             .unwrap_or(0),
+        // The busiest machine's: a shard's contended host is what the merged figures carry.
+        cpu_pressure_percent: busiest(parts, |g| g.cpu_pressure_percent),
+        steal_percent: busiest(parts, |g| g.steal_percent),
     }
+}
+
+/// The highest of the parts' figures `f`, None when no part has it.
+fn busiest(parts: &[Summary], f: impl Fn(&super::Generator) -> Option<f64>) -> Option<f64> {
+    parts
+        .iter()
+        .filter_map(|p| f(&p.generator))
+        .reduce(f64::max)
 }
 
 #[cfg(test)]

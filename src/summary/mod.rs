@@ -311,6 +311,11 @@ pub struct OpenLoop {
     /// Every send's lag behind its intended time (one sample per request sent); None when
     /// nothing was sent.
     pub send_lag: Option<Distribution>,
+    /// How late the generator woke for requests due while a connection had room, one sample
+    /// per wake: its own lateness (its CPU, the host's scheduler), apart from requests that
+    /// waited for a connection the target held. None when it never slept for a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_lag: Option<Distribution>,
     /// Whether ok replies reached 99 % of the offered rate.
     pub kept_up: bool,
     /// Ok replies that arrived after the measured window closed (drained from queues once
@@ -342,6 +347,7 @@ impl OpenLoop {
             behind_schedule: total.behind,
             max_lag_us: total.max_lag_ns as f64 / 1000.0,
             send_lag: Distribution::of(&total.send_lag),
+            wake_lag: Distribution::of(&total.wake_lag),
             kept_up,
             replies_after_window: total.ok_after_window,
             owed_at_end: owed_at_end(offered, total),
@@ -495,6 +501,28 @@ pub struct Generator {
     pub cpu_percent_of_threads: f64,
     /// Peak resident set size of the process, KiB.
     pub peak_rss_kib: u64,
+    /// The machine's CPU pressure over the run: % of the time at least one runnable task
+    /// waited for a CPU (`/proc/pressure/cpu`, `some`); None where the kernel has no PSI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pressure_percent: Option<f64>,
+    /// % of the CPUs' time over the run taken by the hypervisor for other guests
+    /// (`/proc/stat` steal); None where it cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_percent: Option<f64>,
+}
+
+impl Generator {
+    /// The machine's state in words, `CPU pressure 62%, steal 3%`; None when neither was read.
+    pub fn machine_words(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(p) = self.cpu_pressure_percent {
+            parts.push(format!("CPU pressure {p:.0}%"));
+        }
+        if let Some(s) = self.steal_percent {
+            parts.push(format!("steal {s:.0}%"));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
 }
 
 /// A name fixed when wirebench measures (`tcp`, `rr`, `timeout` …): borrowed from the

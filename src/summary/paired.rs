@@ -14,6 +14,15 @@
 //!   form moves the quantiles to Φ(−√(n/(n−1))·t); five rounds give too few distinct resamples
 //!   for that, so the same factor √(n/(n−1))·t(0.975, n−1)/1.96 widens the interval about the
 //!   estimate instead, keeping the bootstrap's asymmetry.
+//! - Rounds are not independent on a shared machine: a burst of other work spans several
+//!   rounds in a row, and they lean the same way. The bootstrap resamples circular blocks of
+//!   consecutive rounds (Politis & Romano, "The stationary bootstrap", JASA 89(428), 1994; a
+//!   block of ⌊n^⅓⌋ rounds, Hall, Horowitz & Jing, Biometrika 82(3), 1995), so such a run of
+//!   rounds stays together and widens the interval as it should; below eight rounds a
+//!   block is one round, the plain bootstrap.
+//! - A tail's verdict must also be the rounds' majority: at least as many rounds on its side
+//!   of 1 as a two-sided sign test at 5% asks ([`sign_agrees`]), so that one or two rounds a
+//!   busy machine blew up cannot carry it, and never against the direction most rounds show.
 //! - An outlier round (one run stalled): a log-ratio further than 3 scaled MADs from the
 //!   median (Hampel's identifier; Leys et al., "Detecting outliers", JESP 49(4), 2013), and
 //!   more than [`OUTLIER_FLOOR`] off; the interval is recomputed without it, so a verdict can
@@ -95,7 +104,32 @@ pub fn t_interval(logs: &[f64]) -> Option<Interval> {
     Some(Interval::of_logs(s.mean, s.mean - h, s.mean + h))
 }
 
-/// The expanded bootstrap interval of the mean of `logs` (see the module's doc), from
+/// The rounds in one block of the bootstrap: ⌊n^⅓⌋, at least one.
+pub fn block_len(n: usize) -> usize {
+    let mut b = 1;
+    while (b + 1) * (b + 1) * (b + 1) <= n {
+        b += 1;
+    }
+    b
+}
+
+/// The mean of one resample of `logs`: circular blocks of `block` consecutive rounds, each
+/// starting at a random round, until `n` rounds are drawn.
+fn block_resample_mean(logs: &[f64], block: usize, rng: &mut SplitMix64) -> f64 {
+    let n = logs.len();
+    let mut sum = 0.0;
+    let mut drawn = 0;
+    while drawn < n {
+        let start = rng.below(n);
+        for k in 0..block.min(n - drawn) {
+            sum += logs[(start + k) % n];
+        }
+        drawn += block;
+    }
+    sum / n as f64
+}
+
+/// The expanded block bootstrap interval of the mean of `logs` (see the module's doc), from
 /// [`RESAMPLES`] resamples drawn with `seed`; None below two values.
 pub fn bootstrap_interval(logs: &[f64], seed: u64) -> Option<Interval> {
     let n = logs.len();
@@ -104,8 +138,9 @@ pub fn bootstrap_interval(logs: &[f64], seed: u64) -> Option<Interval> {
     }
     let mean = logs.iter().sum::<f64>() / n as f64;
     let mut rng = SplitMix64(seed);
+    let block = block_len(n);
     let mut means: Vec<f64> = (0..RESAMPLES)
-        .map(|_| (0..n).map(|_| logs[rng.below(n)]).sum::<f64>() / n as f64)
+        .map(|_| block_resample_mean(logs, block, &mut rng))
         .collect();
     means.sort_by(f64::total_cmp);
     let k = RESAMPLES / 40; // 2.5% each side
@@ -123,6 +158,36 @@ pub fn interval(logs: &[f64], method: Method, seed: u64) -> Option<Interval> {
         Method::T => t_interval(logs),
         Method::Bootstrap => bootstrap_interval(logs, seed),
     }
+}
+
+/// The fewest of `n` rounds that must lean one way for a two-sided sign test at 5% to reject
+/// "either way alike" (P(Binomial(n, ½) ≥ k) ≤ 2.5%); None when even all `n` cannot (n < 6).
+pub fn sign_needed(n: usize) -> Option<usize> {
+    // P(X ≥ k) summed from the top, exactly in f64 for the counts a comparison has.
+    let total = 2f64.powi(n as i32);
+    let mut tail = 0.0;
+    let mut choose = 1.0; // C(n, n)
+    let mut needed = None;
+    for k in (0..=n).rev() {
+        tail += choose / total;
+        if tail > 0.025 {
+            break;
+        }
+        needed = Some(k);
+        // C(n, k−1) = C(n, k) · k / (n − k + 1)
+        choose = choose * k as f64 / (n - k + 1) as f64;
+    }
+    needed
+}
+
+/// Whether enough of the rounds `logs` lean the way of `up` (a ratio above 1 when true) for
+/// a sign test ([`sign_needed`]).
+pub fn sign_agrees(logs: &[f64], up: bool) -> bool {
+    let leaning = logs
+        .iter()
+        .filter(|&&l| (l > 0.0) == up && l != 0.0)
+        .count();
+    sign_needed(logs.len()).is_some_and(|k| leaning >= k)
 }
 
 /// Indices of the outlier rounds of `logs`: further than 3 scaled MADs (1.4826·MAD, the
@@ -324,6 +389,50 @@ mod tests {
                 .unwrap()
                 .without,
             None
+        );
+    }
+
+    #[test]
+    fn sign_test_and_block_lengths() {
+        // P(Binomial(n, 1/2) >= k) <= 2.5%, worked out from the binomial table.
+        let table = [
+            (5, None),
+            (6, Some(6)),
+            (9, Some(8)),
+            (10, Some(9)),
+            (12, Some(10)),
+            (20, Some(15)),
+        ];
+        for (n, k) in table {
+            assert_eq!(sign_needed(n), k, "n = {n}");
+        }
+        let l = logs(&[1.1, 1.2, 1.1, 0.9, 1.1, 1.2, 1.1, 1.3, 1.1, 1.2]);
+        assert!(sign_agrees(&l, true) && !sign_agrees(&l, false));
+        let l = logs(&[1.1, 1.2, 1.1, 0.9, 0.8, 1.2, 1.1, 1.3, 1.1, 1.2]);
+        assert!(!sign_agrees(&l, true), "8 of 10 is not enough");
+        let blocks: Vec<usize> = [1, 7, 8, 26, 27, 64].map(block_len).to_vec();
+        assert_eq!(blocks, [1, 1, 2, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_run_of_correlated_rounds_widens_the_block_bootstrap() {
+        // Twenty rounds: the same values, once interleaved, once with the high ones together
+        // (a burst of other work over five rounds in a row). Blocks keep the run together.
+        let mut mixed = Vec::new();
+        for i in 0..20 {
+            mixed.push(if i % 4 == 0 { 1.3 } else { 1.0 });
+        }
+        let mut bunched = vec![1.0; 20];
+        for r in bunched.iter_mut().skip(5).take(5) {
+            *r = 1.3;
+        }
+        let (a, b) = (
+            bootstrap_interval(&logs(&mixed), 5).unwrap(),
+            bootstrap_interval(&logs(&bunched), 5).unwrap(),
+        );
+        assert!(
+            b.high_pct - b.low_pct > 1.1 * (a.high_pct - a.low_pct),
+            "interleaved {a:?}, bunched {b:?}"
         );
     }
 

@@ -11,6 +11,11 @@ pub const PEAK_SCHEMA: &str = "wirebench.peak/1";
 /// A generator thread this busy (% of its threads' CPU) may be the bottleneck itself.
 pub const GENERATOR_BUSY_PERCENT: f64 = 90.0;
 
+/// The share of a latency objective that the generator's own lateness may take before a step
+/// that missed it is the generator's failure, not the target's: with half the budget spent
+/// before a request even left, what the target added cannot be told from the machine's delay.
+pub const LAG_SHARE: f64 = 0.5;
+
 /// The whole search. Its parts read with defaults for the fields an older document lacks
 /// (trial counts, contradictions, backlogs).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -139,16 +144,32 @@ pub enum Limit {
     Sending,
     /// Every connection waited for a reply, at the service time of a calm target: raise -c.
     Connections,
+    /// It woke late for its own requests (a busy machine took its CPU): its send lag alone
+    /// used up [`LAG_SHARE`] of a latency objective or more.
+    Lag,
 }
 
 impl Limit {
     /// The flag that lifts this limit.
     pub fn flag(self) -> &'static str {
         match self {
-            Limit::Cpu | Limit::Sending => "-t",
+            Limit::Cpu | Limit::Sending | Limit::Lag => "-t",
             Limit::Connections => "-c",
         }
     }
+}
+
+/// The generator's own lateness against the objectives: of the latency objectives `slos`, the
+/// one whose figure of the step's wake lag (the generator's send lag while a connection had
+/// room, `OpenLoop::wake_lag`) takes the largest share of its bound, with that figure (µs),
+/// when the share reaches [`LAG_SHARE`]. A step that missed an objective so is
+/// generator-limited ([`Limit::Lag`]).
+pub fn generator_lag<'a>(s: &Summary, slos: &'a [Slo]) -> Option<(&'a Slo, f64)> {
+    let lag = s.open_loop.as_ref()?.wake_lag.as_ref()?;
+    slos.iter()
+        .filter_map(|o| Some((o, o.of(lag)?)))
+        .filter(|(o, v)| o.bound > 0.0 && *v >= LAG_SHARE * o.bound)
+        .max_by(|a, b| (a.1 / a.0.bound).total_cmp(&(b.1 / b.0.bound)))
 }
 
 /// A step's p99 (service time when the run has it, else latency), µs: how long the target took.
@@ -245,7 +266,8 @@ impl Step {
     }
 
     /// Judges a step's summary against the objectives. A failed step was held back by the
-    /// generator when its threads were [`GENERATOR_BUSY_PERCENT`] busy, or when it sent less
+    /// generator when its own send lag took [`LAG_SHARE`] of a latency objective or more
+    /// ([`generator_lag`]), when its threads were [`GENERATOR_BUSY_PERCENT`] busy, or when it sent less
     /// than offered while the target had time to spare (see `target_idle`; `baseline` is the
     /// first step's summary) or while its window of connections was full at the service time
     /// of `calm`, the passed step served fastest (see `window_limited`).
@@ -269,7 +291,9 @@ impl Step {
         // Connections the target refused, reset or closed wait out their back-off: a window
         // that stood empty then says nothing of the generator.
         let behind = !passed && !kept_up && sent_short && !connections_lost(&s);
-        let limit = if !passed && busy {
+        let limit = if !passed && generator_lag(&s, slos).is_some() {
+            Some(Limit::Lag)
+        } else if !passed && busy {
             Some(Limit::Cpu)
         } else if behind && window_limited(&s, calm, achieved) {
             Some(Limit::Connections)

@@ -185,7 +185,12 @@ impl Slo {
             let all = s.ok + s.errors.total;
             return (all > 0).then(|| 100.0 * s.errors.total as f64 / all as f64);
         }
-        let l = s.latency.as_ref()?;
+        self.of(s.latency.as_ref()?)
+    }
+
+    /// This latency objective's figure of a distribution (µs): its percentile, mean or
+    /// maximum; None for an error objective.
+    pub fn of(&self, l: &super::Distribution) -> Option<f64> {
         Some(match self.metric {
             Metric::Percentile(500) => l.p50_us,
             Metric::Percentile(900) => l.p90_us,
@@ -193,7 +198,8 @@ impl Slo {
             Metric::Percentile(990) => l.p99_us,
             Metric::Percentile(_) => l.p999_us,
             Metric::Mean => l.mean_us,
-            Metric::Max | Metric::Errors => l.max_us,
+            Metric::Max => l.max_us,
+            Metric::Errors => return None,
         })
     }
 

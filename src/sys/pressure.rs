@@ -14,6 +14,94 @@ pub fn cpu_waited_us() -> Option<u64> {
         .ok()
 }
 
+/// The host's CPU state at one instant: PSI's waiting total and `/proc/stat`'s steal and total
+/// jiffies. Two of them give the machine's state over a run ([`Snapshot::since`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot {
+    at: std::time::Instant,
+    waited_us: Option<u64>,
+    /// (steal, all) jiffies of the `cpu` line.
+    steal: Option<(u64, u64)>,
+}
+
+/// The machine's state over a span: how contended its CPUs were, apart from what wirebench did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MachineLoad {
+    /// % of the span during which at least one runnable task waited for a CPU (PSI `some`).
+    pub cpu_pressure_percent: Option<f64>,
+    /// % of the CPUs' time the hypervisor gave to other guests (`/proc/stat` steal).
+    pub steal_percent: Option<f64>,
+}
+
+/// The `cpu` line of `/proc/stat`: (steal, the sum of every field), jiffies.
+fn steal_jiffies() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    steal_of(text.lines().next()?)
+}
+
+/// (steal, total) from a `/proc/stat` `cpu` line: user nice system idle iowait irq softirq
+/// steal guest guest_nice (guest time is already counted in user, so it is left out).
+fn steal_of(line: &str) -> Option<(u64, u64)> {
+    let mut f = line.split_whitespace();
+    (f.next()? == "cpu").then_some(())?;
+    let v: Vec<u64> = f.filter_map(|w| w.parse().ok()).collect();
+    (v.len() >= 8).then(|| (v[7], v[..8].iter().sum()))
+}
+
+impl Snapshot {
+    /// The state now.
+    pub fn now() -> Snapshot {
+        Snapshot {
+            at: std::time::Instant::now(),
+            waited_us: cpu_waited_us(),
+            steal: steal_jiffies(),
+        }
+    }
+
+    /// The machine's state from this snapshot to now.
+    pub fn since(&self) -> MachineLoad {
+        self.to(&Snapshot::now())
+    }
+
+    /// The machine's state from this snapshot to `later`.
+    pub fn to(&self, later: &Snapshot) -> MachineLoad {
+        let span_us = later.at.saturating_duration_since(self.at).as_secs_f64() * 1e6;
+        let cpu_pressure_percent = self
+            .waited_us
+            .zip(later.waited_us)
+            .map(|(b, a)| (100.0 * a.saturating_sub(b) as f64 / span_us.max(1.0)).min(100.0));
+        let steal_percent = self
+            .steal
+            .zip(later.steal)
+            .and_then(|((s0, t0), (s1, t1))| {
+                let all = t1.saturating_sub(t0);
+                (all > 0).then(|| 100.0 * s1.saturating_sub(s0) as f64 / all as f64)
+            });
+        MachineLoad {
+            cpu_pressure_percent,
+            steal_percent,
+        }
+    }
+}
+
+#[cfg(test)]
+mod machine_tests {
+    #[test]
+    fn steal_is_read_from_the_cpu_line() {
+        let line = "cpu  27778 0 4418 14642 384 0 97 212 0 0";
+        assert_eq!(super::steal_of(line), Some((212, 47531)));
+        assert_eq!(super::steal_of("cpu0 1 2 3 4 5 6 7 8 0 0"), None);
+        assert_eq!(super::steal_of("cpu 1 2 3"), None);
+        let load = super::Snapshot::now().since();
+        for p in [load.cpu_pressure_percent, load.steal_percent]
+            .into_iter()
+            .flatten()
+        {
+            assert!((0.0..=100.0).contains(&p), "{load:?}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

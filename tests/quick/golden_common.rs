@@ -112,6 +112,8 @@ pub fn summary(
             cpu_sys_s: 1.73,
             cpu_percent_of_threads: 42.8,
             peak_rss_kib: 11_500,
+            cpu_pressure_percent: None,
+            steal_percent: None,
         },
         mix: None,
         notes: Vec::new(),

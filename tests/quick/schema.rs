@@ -66,6 +66,8 @@ fn generator() -> Generator {
         cpu_sys_s: 0.45,
         cpu_percent_of_threads: 8.4,
         peak_rss_kib: 12_000,
+        cpu_pressure_percent: None,
+        steal_percent: None,
     }
 }
 
@@ -265,6 +267,7 @@ fn open_loop_result_with_send_lag_validates() {
         behind_schedule: rec.behind,
         max_lag_us: rec.max_lag_ns as f64 / 1000.0,
         send_lag: Distribution::of(&rec.send_lag),
+        wake_lag: Distribution::of(&rec.send_lag),
         kept_up: true,
         replies_after_window: 0,
         owed_at_end: 0,

@@ -66,7 +66,10 @@ async fn open_loop<D: Driver>(ctx: &Ctx<D>, slot: &mut Slot<D::Session>, pacer: 
             }, if in_flight > 0 => Step::Read(r),
             _ = expiry.fired(), if in_flight > 0 => Step::Expiry,
             turn = pacer.turn(), if room && more => match turn {
-                Some(turn) => {
+                Some((turn, woke)) => {
+                    if let Some(lag) = woke {
+                        ctx.rec.borrow_mut().woke(lag);
+                    }
                     send_due(ctx, slot, pacer, turn).await;
                     Step::Sent
                 }

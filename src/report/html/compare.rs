@@ -103,6 +103,14 @@ fn verdict_table(verdicts: &[Verdict]) -> String {
             let f = |x: f64| finite(x).map_or("-".to_string(), |x| cell(unit, x));
             // An older document's significance is its Welch's t-test's.
             let significant = v.welch.as_ref().map_or(v.significant, |w| w.significant);
+            let called = match (&v.inconclusive, significant) {
+                (Some(_), _) => "inconclusive",
+                (None, true) => "yes",
+                (None, false) => "no",
+            };
+            let dropped: Vec<String> = (v.dropped.iter())
+                .map(|d| format!("; run {} dropped: {}", d.run, d.why))
+                .collect();
             vec![
                 v.target.clone(),
                 v.at.clone(),
@@ -110,10 +118,10 @@ fn verdict_table(verdicts: &[Verdict]) -> String {
                 f(v.baseline_mean),
                 f(v.mean),
                 difference(v),
-                if significant { "yes" } else { "no" }.to_string(),
+                called.to_string(),
                 match &v.without_outliers {
-                    Some(w) => format!("{}; {}", v.text, w.text),
-                    None => v.text.clone(),
+                    Some(w) => format!("{}; {}{}", v.text, w.text, dropped.concat()),
+                    None => format!("{}{}", v.text, dropped.concat()),
                 },
             ]
         })

@@ -278,6 +278,12 @@ pub fn methodology(r: &Summary) -> Vec<(String, String)> {
             g.peak_rss_kib
         ),
     ));
+    if let Some(m) = g.machine_words() {
+        pairs.push((
+            "Machine".to_string(),
+            format!("{m} (the host's, over the run)"),
+        ));
+    }
     pairs
 }
 

@@ -8,7 +8,7 @@ use super::page::{kv, table, Page};
 use super::scale::{label, Axis, Scale, Unit};
 use super::svg::{LineChart, Reference, Series};
 use super::{hist, RenderError};
-use crate::summary::peak::{Peak, PeakStudy, Step};
+use crate::summary::peak::{Limit, Peak, PeakStudy, Step};
 use crate::summary::slo::Slo;
 use crate::summary::Distribution;
 
@@ -172,6 +172,9 @@ fn steps_table(steps: &[&Step]) -> String {
             row.push(
                 match (s.passed, s.generator_limited) {
                     (true, _) => "pass",
+                    (false, true) if s.limit == Some(Limit::Lag) => {
+                        "generator-limited (busy machine)"
+                    }
                     (false, true) => "generator-limited",
                     (false, false) if s.backlog => "FAIL (backlog)",
                     (false, false) => "FAIL",

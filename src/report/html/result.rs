@@ -14,7 +14,7 @@ use crate::units::thousands;
 use serde_json::Value;
 
 /// The distributions a result holds, with their row names.
-fn distributions_of(r: &Summary) -> [(&'static str, Option<&Distribution>); 5] {
+fn distributions_of(r: &Summary) -> [(&'static str, Option<&Distribution>); 6] {
     [
         ("latency", r.latency.as_ref()),
         ("service time", r.service_time.as_ref()),
@@ -26,6 +26,10 @@ fn distributions_of(r: &Summary) -> [(&'static str, Option<&Distribution>); 5] {
         (
             "send lag (behind schedule)",
             r.open_loop.as_ref().and_then(|o| o.send_lag.as_ref()),
+        ),
+        (
+            "send lag (generator woke late)",
+            r.open_loop.as_ref().and_then(|o| o.wake_lag.as_ref()),
         ),
     ]
 }

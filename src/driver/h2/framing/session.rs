@@ -156,6 +156,7 @@ impl FramedSession {
         if self.written == self.conn.out.len() && self.written > 0 {
             self.conn.out.clear();
             self.written = 0;
+            self.conn.acks = 0;
         }
         // TLS: records may still sit in rustls's buffer, the socket having been full; this
         // sends them (or asks to be woken when it can). Over TCP it does nothing.

@@ -365,3 +365,202 @@ fn udp_reply_is_at_most_ten_times_the_datagram_unless_reply_size_asks() {
     stop(child);
     assert_eq!(asked, 2000);
 }
+
+// ---- hostile HTTP/2 servers against the client ----
+
+/// What a hostile HTTP/2 server does to each connection, after its SETTINGS.
+#[derive(Clone, Copy, Debug)]
+enum Attack {
+    /// PING frames without end, never reading the answers.
+    Pings,
+    /// Empty SETTINGS frames without end, never reading the answers.
+    Settings,
+    /// A HEADERS frame without END_HEADERS, then CONTINUATION frames without end.
+    Continuation,
+    /// GOAWAY (NO_ERROR, last stream 0) at once, then silence.
+    GoawayAtOnce,
+    /// GOAWAY (NO_ERROR, every stream may finish) after the first request, then silence.
+    GoawayThenHold,
+}
+
+/// A server on 127.0.0.1 running `attack` on each connection (a thread each) until `stop`.
+fn hostile_h2(attack: Attack) -> (String, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use common::h2::frame;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        while !flag.load(Ordering::Relaxed) {
+            let Ok((mut s, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                s.set_nonblocking(false).unwrap();
+                s.set_write_timeout(Some(Duration::from_secs(1))).unwrap();
+                s.set_read_timeout(Some(Duration::from_millis(200)))
+                    .unwrap();
+                let _ = s.write_all(&frame(4, 0, 0, &[]));
+                let burst = |f: Vec<u8>| f.repeat(64 * 1024 / f.len());
+                let flood = match attack {
+                    Attack::Pings => burst(frame(6, 0, 0, b"floodgat")),
+                    Attack::Settings => burst(frame(4, 0, 0, &[])),
+                    Attack::Continuation => {
+                        let _ = s.write_all(&frame(1, 0, 1, &[0x88]));
+                        burst(frame(9, 0, 1, &[0x40; 4096]))
+                    }
+                    Attack::GoawayAtOnce => {
+                        let _ = s.write_all(&frame(7, 0, 0, &[0; 8]));
+                        Vec::new()
+                    }
+                    Attack::GoawayThenHold => {
+                        let mut seen = Vec::new();
+                        let mut chunk = [0u8; 4096];
+                        // The client's first HEADERS (kind 1) is past its preface and SETTINGS.
+                        while !flag.load(Ordering::Relaxed) && !seen.windows(2).any(|w| w == [1, 5])
+                        {
+                            match s.read(&mut chunk) {
+                                Ok(0) => return,
+                                Ok(n) => seen.extend_from_slice(&chunk[..n]),
+                                Err(_) => {}
+                            }
+                        }
+                        let last = 0x7fff_ffffu32.to_be_bytes();
+                        let _ = s.write_all(&frame(7, 0, 0, &[&last[..], &[0; 4]].concat()));
+                        Vec::new()
+                    }
+                };
+                let mut sink = [0u8; 4096];
+                while !flag.load(Ordering::Relaxed) {
+                    if flood.is_empty() {
+                        // Silence: read (and drop) what comes until the client leaves.
+                        match s.read(&mut sink) {
+                            Ok(0) => return,
+                            _ => continue,
+                        }
+                    }
+                    if s.write_all(&flood).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, stop)
+}
+
+/// The resident set of process `pid` in kB (0 once it is gone).
+fn rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// What a run did: its stdout, stderr, exit code, how long it took, and the client's largest
+/// resident set seen (kB, sampled every 10 ms).
+struct Ran {
+    stdout: String,
+    stderr: String,
+    code: i32,
+    took: Duration,
+    peak_kb: u64,
+}
+
+/// `wirebench run URL --http2 ARGS --json -q` against `attack`.
+fn run_against(attack: Attack, args: &[&str]) -> Ran {
+    let (url, stop) = hostile_h2(attack);
+    let mut child = common::bin()
+        .args(["run", &url, "--http2", "--json", "-q"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let started = Instant::now();
+    let mut peak_kb = 0;
+    let limit = Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        peak_kb = peak_kb.max(rss_kb(child.id()));
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            panic!("{attack:?}: the run went on past {limit:?} (peak RSS {peak_kb} kB)");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = started.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    Ran {
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+        code: status.code().unwrap_or(-1),
+        took,
+        peak_kb,
+    }
+}
+
+/// The client's memory stays bounded, the run ends on time, and what the server did is counted
+/// as errors, whatever the attack.
+#[test]
+fn http2_client_stays_bounded_against_floods_and_goaway_loops() {
+    let attacks = [
+        Attack::Pings,
+        Attack::Settings,
+        Attack::Continuation,
+        Attack::GoawayThenHold,
+    ];
+    for attack in attacks {
+        let ran = run_against(attack, &["-d", "2s", "--timeout", "500ms"]);
+        let json: serde_json::Value = serde_json::from_str(&ran.stdout)
+            .unwrap_or_else(|e| panic!("{attack:?}: no JSON ({e}): {} {}", ran.stdout, ran.stderr));
+        let errors = json["errors"]["total"].as_u64().unwrap_or(0);
+        assert!(errors > 0, "{attack:?}: no error counted: {json}");
+        assert_eq!(json["ok"], 0, "{attack:?}: {json}");
+        assert!(
+            ran.peak_kb < 200_000,
+            "{attack:?}: the client reached {} kB",
+            ran.peak_kb
+        );
+        assert!(
+            ran.took < Duration::from_secs(12),
+            "{attack:?}: a 2 s run took {:?}",
+            ran.took
+        );
+    }
+    // GOAWAY on every connection, before any stream: the first connection fails, and so does
+    // the run, at once and in one line.
+    let ran = run_against(Attack::GoawayAtOnce, &["-d", "2s", "--timeout", "500ms"]);
+    assert!(
+        ran.code != 0 && !ran.stderr.is_empty(),
+        "exit {}: {}",
+        ran.code,
+        ran.stderr
+    );
+    assert!(!ran.stderr.contains("nothing listens"), "{}", ran.stderr);
+    assert!(
+        ran.peak_kb < 200_000,
+        "the client reached {} kB",
+        ran.peak_kb
+    );
+    assert!(ran.took < Duration::from_secs(12), "took {:?}", ran.took);
+}

@@ -110,6 +110,14 @@ impl FramedSession {
                 ))
             }
         }
+        if s.conn.gone {
+            // A connection closed before it took a stream is a failed connect: counted, so a
+            // server that says GOAWAY to every connection cannot keep a count run going.
+            return Err(OpError::new(
+                ErrorKind::Reset,
+                "HTTP/2 handshake: the server sent GOAWAY before taking any stream".to_string(),
+            ));
+        }
         Ok(s)
     }
 

@@ -217,6 +217,11 @@ impl Conn {
         }
     }
 
+    /// The header block being collected (HEADERS, then CONTINUATION), in bytes.
+    pub(super) fn block_len(&self) -> usize {
+        self.block.len()
+    }
+
     /// Whether the server allows another stream now.
     pub(super) fn may_open(&self) -> bool {
         !self.gone

@@ -666,7 +666,8 @@ pub struct ServeUdpArgs {
     pub mode: ServerMode,
 
     /// Echo mode: reply with this many bytes (at most 65507) unless a wirebench client asks
-    /// for its own reply size.
+    /// for its own reply size. A client may ask for at most 10 times its datagram's size (no
+    /// amplifier for spoofed requests), or this size where it is larger.
     #[arg(long, value_name = "BYTES")]
     pub reply_size: Option<String>,
 
@@ -767,6 +768,11 @@ pub struct ServeHttpArgs {
     /// Service time: wait this long before every response, e.g. 5ms.
     #[arg(long, value_name = "DURATION")]
     pub delay: Option<String>,
+
+    /// The longest /delay/D a client may ask for; a longer one gets 400 at once. A delayed
+    /// response is abandoned when its client leaves.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub max_delay: String,
 
     /// Capacity: serve at most this many requests per second across all threads and
     /// connections (e.g. 2000 or 2000/s); requests beyond it queue, first come first served, so

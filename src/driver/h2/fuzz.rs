@@ -61,3 +61,10 @@ pub fn request(method: &str, host: &str, path: &str, headers: &[&str], body: Opt
     }
     checked
 }
+
+/// Frames as a server sends them, fed to the client's protocol state `piece` bytes at a time
+/// with `streams` requests open (see the fuzz target `h2_response`); returns how many requests
+/// ended; panics if a bound or an invariant breaks.
+pub fn responses(wire: &[u8], piece: usize, streams: usize) -> usize {
+    super::framing::fuzz::responses(wire, piece, streams)
+}

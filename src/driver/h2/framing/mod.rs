@@ -15,6 +15,7 @@
 
 mod conn;
 mod frame;
+pub(super) mod fuzz;
 mod hpack;
 mod huffman;
 mod session;

@@ -31,5 +31,6 @@ mod measure;
 mod output;
 mod schema;
 mod shard;
+mod stands_alone;
 mod study_bounds;
 mod units;

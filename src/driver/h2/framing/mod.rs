@@ -16,7 +16,7 @@
 mod conn;
 mod frame;
 mod hpack;
-mod huffman;
+use crate::wire::huffman;
 mod session;
 
 pub(super) use hpack::put_field;

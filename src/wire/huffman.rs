@@ -128,13 +128,13 @@ const fn fast() -> Fast {
 
 /// A Huffman string that does not decode (RFC 7541 §5.2: a bad code, EOS, or bad padding).
 #[derive(Debug, PartialEq, Eq)]
-pub struct BadHuffman;
+pub(crate) struct BadHuffman;
 
 /// Appends the octets that `src` codes to `out`. A code of at most 8 bits (nearly every octet
 /// of a header value) is one lookup of the next 8 bits in [`FAST`]; a longer one is found by
 /// canonical decoding: the next 32 bits, compared with each length's limit from 9 bits up, give
 /// its length, and its offset from that length's first code gives the octet.
-pub fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
+pub(crate) fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
     let (c, f) = (&CANONICAL, &FAST);
     // At most 8/5 octets per coded octet: the shortest code is 5 bits.
     out.reserve(src.len() * 8 / 5);
@@ -183,7 +183,7 @@ pub fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
 
 /// How many decoded strings [`Memo`] keeps: one per name of HPACK's static table (1-61), and
 /// one (0) for any other name and for names themselves.
-pub const MEMO_SLOTS: usize = 62;
+pub(crate) const MEMO_SLOTS: usize = 62;
 
 /// The last string decoded per field name, by its coded octets. A server that enters the
 /// same values in the dynamic table response after response (nginx: `server`, `date`, which
@@ -193,14 +193,14 @@ pub const MEMO_SLOTS: usize = 62;
 /// (the caller's slot), not by the octets: `date` and `last-modified` values look alike (same
 /// length, first and last octets), and comparing one slot's octets is all a lookup costs.
 #[derive(Debug)]
-pub struct Memo {
+pub(crate) struct Memo {
     /// Per slot: a coded string and what it decodes to (always `decode` of the first).
     slots: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 impl Memo {
     /// An empty memo.
-    pub fn new() -> Memo {
+    pub(crate) fn new() -> Memo {
         Memo {
             slots: vec![Default::default(); MEMO_SLOTS],
         }
@@ -208,7 +208,12 @@ impl Memo {
 
     /// Appends the octets that `src` codes to `out`, as [`decode`] does; `slot` (taken modulo
     /// [`MEMO_SLOTS`]) is where it is kept: the index of the field's name in the static table.
-    pub fn decode(&mut self, slot: usize, src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
+    pub(crate) fn decode(
+        &mut self,
+        slot: usize,
+        src: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), BadHuffman> {
         let at = slot % MEMO_SLOTS;
         let (coded, octets) = &mut self.slots[at];
         if coded.as_slice() != src {

@@ -507,3 +507,57 @@ fn serve_tcp_closes_idle_connections_in_source_sink_and_blocking_modes() {
         assert_eq!(closed.connections, 1, "{mode:?} blocking {blocking}");
     }
 }
+
+/// A target gone for good ends a run by count (issue 38): `-n 300000 --timeout 1s -c 4`
+/// against a server killed after 1 s still retried its connections at 60 s, 498 errors later.
+/// Now, once every connection has failed for 10 s (the grace: --timeout, at least 10 s) with
+/// nothing answered, it stops, keeps and saves what it measured, says why in one line and
+/// exits 1: within 15 s of its start.
+#[test]
+fn a_run_by_count_ends_when_its_target_is_gone() {
+    let dir = Dir::new("gone");
+    let mut server = common::ServerProcess::start(&[]);
+    let started = Instant::now();
+    let mut child = common::bin()
+        .args([
+            "run",
+            &server.url,
+            "-n",
+            "300000",
+            "--timeout",
+            "1s",
+            "-c",
+            "4",
+        ])
+        .args(["--json", "-q", "--db", &dir.db()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(child.try_wait().unwrap().is_none(), "ended before the kill");
+    server.kill();
+    let status = common::wait_exit(&mut child, Duration::from_secs(30));
+    let took = started.elapsed();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    let text = format!("{stdout}{stderr}");
+    assert!(took < Duration::from_secs(15), "{took:?}: {text}");
+    assert_eq!(status.code(), Some(1), "{text}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let why = doc["stopped"].as_str().unwrap_or_else(|| panic!("{doc}"));
+    assert!(why.contains("the target stopped answering"), "{why}");
+    assert_eq!(doc["notes"][0].as_str(), Some(why), "{doc}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("stopped answering"), "{stderr}");
+    let ok = doc["ok"].as_u64().unwrap();
+    assert!(ok > 0 && ok < 300_000, "{ok}");
+    let saved = dir.json(&["show", "last"]);
+    assert_eq!(saved["ok"], doc["ok"], "{text}");
+    assert_eq!(saved["stopped"], doc["stopped"], "{text}");
+}

@@ -537,7 +537,7 @@ pub fn measure_until(
             Err(e) => return (sweep, Some(e)),
         };
         bar.done();
-        if let (Some(why), true) = (&lost, sweep.points.is_empty()) {
+        if let (Some(why), true) = (&lost, sweep.points.is_empty() && result.ok == 0) {
             // Nothing measured yet: the command fails as a single run does.
             return (sweep, Some(anyhow::anyhow!("{why}")));
         }

@@ -19,6 +19,7 @@ mod steady;
 pub mod stop;
 mod timeline;
 mod timer;
+pub mod vitals;
 mod worker;
 
 /// Runs a future to its end on a current-thread runtime with time and I/O (the engine's unit tests).
@@ -152,6 +153,9 @@ impl Run<'_> {
             None => {}
         }
         let mut record = timed(record, &timeline, planned_span(&plan));
+        if timeline.vitals.gone() {
+            record.gone = timeline.vitals.grace;
+        }
         if timeline.expired() {
             unfinished(&mut record, &plan, &timeline);
         }
@@ -216,7 +220,8 @@ pub fn descriptors(plan: &Plan) -> u64 {
 /// An open loop is measured from its timetable's start, over it (`planned`) at least: it sends its last request
 /// before the deadline and may be done a moment later, and timed to that last reply, its
 /// rates would be over a shorter span than the one its requests were due in (`--rate 10 -d
-/// 200ms` sent 2 in 103 ms: "offered 19.4/s"). Not when stopped early (Ctrl-C, `--deadline`).
+/// 200ms` sent 2 in 103 ms: "offered 19.4/s"). Not when stopped early (Ctrl-C, `--deadline`,
+/// a target gone).
 fn timed(
     mut record: RunRecord,
     timeline: &timeline::Timeline,
@@ -234,7 +239,8 @@ fn timed(
     };
     record.measured = to.saturating_duration_since(from);
     record.measured_from = from.saturating_duration_since(start);
-    if let Some(p) = planned.filter(|_| !timeline.stop.requested() && !timeline.expired()) {
+    let early = timeline.stop.requested() || timeline.expired() || timeline.vitals.gone();
+    if let Some(p) = planned.filter(|_| !early) {
         record.measured = record.measured.max(p);
     }
     record.warm_for = start.saturating_duration_since(timeline.t0);

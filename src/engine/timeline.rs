@@ -42,6 +42,8 @@ pub struct Timeline {
     pub auto: Option<(Duration, super::steady::WarmTally)>,
     /// What stops this run early (Ctrl-C for the command line).
     pub stop: super::stop::Stop,
+    /// Whether the target still answers (a run by count ends once it is gone).
+    pub vitals: super::vitals::Vitals,
 }
 
 impl Timeline {
@@ -69,6 +71,7 @@ impl Timeline {
             start: watch::channel(start).0,
             auto,
             stop,
+            vitals: super::vitals::Vitals::new(plan),
         }
     }
 

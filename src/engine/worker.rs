@@ -91,6 +91,10 @@ pub struct WorkerRec {
     window_end: Option<Instant>,
     /// `--warmup auto`: the timeline whose tally the warm-up's replies go to.
     auto: Option<Arc<Timeline>>,
+    /// When the target last answered (a reply, ok or not, or bytes), and the operations that
+    /// failed since: what [`super::vitals`] judges a target gone by.
+    last_answer: Instant,
+    failed_since_answer: u64,
 }
 
 impl WorkerRec {
@@ -113,6 +117,8 @@ impl WorkerRec {
             window: timeline.duration,
             window_end: None,
             auto: timeline.auto.is_some().then(|| timeline.clone()),
+            last_answer: Instant::now(),
+            failed_since_answer: 0,
         };
         if let Some(start) = timeline.measure_start() {
             rec.start = Some(start);
@@ -211,6 +217,18 @@ impl WorkerRec {
         }
     }
 
+    /// The target answered at `now`.
+    #[inline]
+    fn answered(&mut self, now: Instant) {
+        self.last_answer = now;
+        self.failed_since_answer = 0;
+    }
+
+    /// Whether, at `now`, nothing has come back for `grace` while operations kept failing.
+    pub fn silent_for(&self, grace: Duration, now: Instant) -> bool {
+        self.failed_since_answer > 0 && now.saturating_duration_since(self.last_answer) >= grace
+    }
+
     /// Whether an operation completing at `now` does so after the measured window closed.
     #[inline]
     fn after_window(&self, now: Instant) -> bool {
@@ -234,6 +252,7 @@ impl WorkerRec {
     #[inline]
     pub fn ok(&mut self, sent: Sent, now: Instant, waited: Waited) -> &mut Recorder {
         let open = self.open_loop;
+        self.answered(now);
         self.span(sent.intended, sent.at, now);
         let after = self.after_window(now);
         if let Some((_, tally)) = self.auto.as_ref().and_then(|t| t.auto.as_ref()) {
@@ -266,6 +285,8 @@ impl WorkerRec {
         let slot = if d.accepted {
             self.ok(d.sent, now, waited)
         } else {
+            // A refusal is an answer: the target is there.
+            self.answered(now);
             let code = d.status.unwrap_or(0);
             let err = OpError::new(
                 crate::record::ErrorKind::Status,
@@ -338,6 +359,9 @@ impl WorkerRec {
     /// operation is).
     #[inline]
     pub fn read_at(&mut self, at: Instant, now: Instant, r: &ReadOutcome) {
+        if r.bytes > 0 {
+            self.answered(now);
+        }
         self.span(at, now, now);
         let end = self.end;
         let slot = self.slot(at, now);
@@ -360,6 +384,7 @@ impl WorkerRec {
 
     /// `n` operations failed with `err`, the oldest sent at `sent`.
     pub fn error(&mut self, sent: Instant, now: Instant, err: OpError, n: usize) {
+        self.failed_since_answer += n as u64;
         self.span(sent, sent.min(now), now);
         let after = self.after_window(now);
         let slot = self.slot(sent, now);
@@ -424,6 +449,7 @@ impl WorkerRec {
     /// Payload bytes read at `now` (bulk download).
     #[inline]
     pub fn received(&mut self, now: Instant, bytes: usize) {
+        self.answered(now);
         self.span(now, now, now);
         let slot = self.slot(now, now);
         slot.received_bytes += bytes as u64;
@@ -518,7 +544,12 @@ pub fn run<D: Driver + 'static>(spec: WorkerSpec, driver: D) -> std::io::Result<
         // then is counted by the engine once every worker has handed in.
         crowd.add(Role::Ender, stopped(&spec.timeline, &clock));
         crowd.add(Role::Ender, spec.timeline.overall_deadline(&clock));
+        crowd.add(
+            Role::Ender,
+            watch_target(rec.clone(), spec.timeline.clone(), &clock, spec.worker),
+        );
         crowd.await;
+        spec.timeline.vitals.finished(spec.worker);
         Ok::<(), std::io::Error>(())
     })?;
     rec.borrow_mut().finish();
@@ -537,6 +568,29 @@ async fn tick(rec: Rc<RefCell<WorkerRec>>, timeline: Arc<Timeline>, clock: &Cloc
             None => return,
         }
         rec.borrow_mut().rotate(Instant::now());
+    }
+}
+
+/// Resolves once the target is gone ([`super::vitals`]): this worker's operations have all
+/// failed for the grace with nothing answered, and every other worker's too (or it is done).
+/// Never, for a run by time.
+async fn watch_target(
+    rec: Rc<RefCell<WorkerRec>>,
+    timeline: Arc<Timeline>,
+    clock: &Clock,
+    w: usize,
+) {
+    let Some(grace) = timeline.vitals.grace else {
+        return std::future::pending().await;
+    };
+    loop {
+        clock
+            .sleep_until(Instant::now() + super::vitals::WATCH)
+            .await;
+        let silent = rec.borrow().silent_for(grace, Instant::now());
+        if timeline.vitals.say(w, silent) {
+            return;
+        }
     }
 }
 

@@ -32,6 +32,9 @@ pub struct RunRecord {
     /// The run's overall deadline (`--deadline`) passed before it finished: the deadline, and
     /// the requests still owed then (never sent, or in flight), counted as errors.
     pub deadline_passed: Option<(Duration, u64)>,
+    /// The run stopped because its target was gone (every connection failing, nothing back
+    /// for this long): see `engine::vitals`.
+    pub gone: Option<Duration>,
     /// `--warmup auto`: how its warm-up ended.
     pub settled: Option<Settled>,
 }

@@ -40,7 +40,8 @@ pub(super) fn write(s: &Summary, out: &mut dyn Write, width: Option<u16>) -> io:
 
 /// A point's label: its second, and its length when that is not a whole second.
 fn second_label(p: &SeriesPoint) -> String {
-    if p.duration_s < 1.0 {
+    // Below what two decimals show as a whole second.
+    if p.duration_s < 0.995 {
         format!("{} ({})", p.second, secs(p.duration_s))
     } else {
         p.second.to_string()

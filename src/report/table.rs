@@ -358,6 +358,7 @@ mod tests {
             notes: vec!["the target's CPU was busy".into(), "second note".into()],
             shard: None,
             shards: None,
+            stopped: None,
         }
     }
 

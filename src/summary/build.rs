@@ -82,6 +82,7 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         notes: Vec::new(),
         shard: None,
         shards: None,
+        stopped: None,
     };
     if plan.workload.mode == ClientMode::Source {
         // A download's receiver is this client: the bytes it read within the window.
@@ -106,7 +107,32 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
     if let Some((limit, owed)) = c.deadline_passed {
         s.notes.insert(0, deadline_note(plan, limit, owed));
     }
+    if let Some(grace) = c.gone {
+        let why = gone_note(plan, grace, &s);
+        s.notes.insert(0, why.clone());
+        s.stopped = Some(why);
+    }
     s
+}
+
+/// Why a run by count stopped early: its target stopped answering (see `engine::vitals`).
+fn gone_note(plan: &Plan, grace: Duration, s: &Summary) -> String {
+    let kinds: Vec<String> = s
+        .errors
+        .by_kind
+        .iter()
+        .map(|e| format!("{} {}", e.kind, crate::units::thousands(e.count)))
+        .collect();
+    let done = s.ok + s.errors.total;
+    let of = plan.stop.requests.map_or(String::new(), |n| {
+        format!(" of {}", crate::units::thousands(n))
+    });
+    format!(
+        "the target stopped answering: nothing came back for {} while every connection failed ({}); the run stopped there with {}{of} requests done, and kept what it measured",
+        crate::units::format_us(grace.as_secs_f64() * 1e6),
+        kinds.join(", "),
+        crate::units::thousands(done),
+    )
 }
 
 /// A TCP stream to a wirebench sink that asked for the sink's count: a connection whose count

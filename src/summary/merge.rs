@@ -158,6 +158,7 @@ fn add_parts(parts: &[Summary], sequential: bool) -> Result<Summary, MergeError>
         w
     });
     m.series = series(parts, sequential)?;
+    m.stopped = parts.iter().find_map(|p| p.stopped.clone());
     let kept = m
         .series
         .iter()

@@ -95,6 +95,10 @@ pub struct Summary {
     /// A merge of shards (`wirebench merge`): each rank's figures and skew; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<shard::Shards>,
+    /// Why the run stopped before its count was done, if it did: its target stopped answering
+    /// (every connection failing, nothing back for the grace); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// The run's settings, echoed into the result so it can be read alone.

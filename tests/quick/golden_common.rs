@@ -117,6 +117,7 @@ pub fn summary(
         notes: Vec::new(),
         shard: None,
         shards: None,
+        stopped: None,
     }
 }
 

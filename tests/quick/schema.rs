@@ -137,6 +137,7 @@ fn rr_summary() -> (Summary, Recorder) {
         notes: vec!["a note".into()],
         shard: None,
         shards: None,
+        stopped: None,
     };
     (summary, total)
 }
@@ -175,6 +176,7 @@ fn bulk_summary() -> Summary {
         notes: Vec::new(),
         shard: None,
         shards: None,
+        stopped: None,
     }
 }
 

@@ -265,6 +265,9 @@ pub enum ServeCommand {
     Udp(ServeUdpArgs),
     /// An HTTP/1.1 server: /bytes/N, /delay/D, /status/CODE, /echo, and files with --dir.
     Http(ServeHttpArgs),
+    /// An HTTP/3 server over QUIC (UDP): the routes of `serve http`; a self-signed certificate
+    /// is written at start (its path printed) unless --cert and --key are given.
+    Http3(ServeHttp3Args),
     /// The servers that need only a listener, as `serve` registers them.
     #[command(flatten)]
     Simple(crate::serve::SimpleCommand),
@@ -784,6 +787,49 @@ pub struct ServeHttpArgs {
     /// Server socket options.
     #[command(flatten)]
     pub socket: SocketArgs,
+}
+
+/// `wirebench serve http3`: HTTP/3 over QUIC.
+#[derive(Debug, Args)]
+pub struct ServeHttp3Args {
+    /// UDP address to listen on; port 0 picks a free port. The URL is printed first.
+    #[arg(short = 'l', long, default_value = "127.0.0.1:0", value_name = "ADDR")]
+    pub listen: String,
+
+    /// The certificate chain to present (PEM); with --key. Without both, a self-signed
+    /// certificate for 127.0.0.1, ::1 and localhost is made and written beside its key in a
+    /// new temporary directory, whose path is printed (give it to clients as --cacert).
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<String>,
+
+    /// The private key of --cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<String>,
+
+    /// Serve the files under this directory for paths that are not built-in routes.
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<String>,
+
+    /// Close a connection silent for this long (QUIC's idle timeout).
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub idle_timeout: String,
+
+    /// The largest request head (its HEADERS frame), 256 to 1M.
+    #[arg(long, default_value = "16k", value_name = "BYTES")]
+    pub max_header_bytes: String,
+
+    /// Refuse connections beyond this many open at a time.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// Service time: wait this long before every response, e.g. 5ms.
+    #[arg(long, value_name = "DURATION")]
+    pub delay: Option<String>,
+
+    /// Capacity: serve at most this many requests per second (e.g. 2000 or 2000/s); requests
+    /// beyond it queue, first come first served.
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
 }
 
 /// `wirebench demo`: the built-in study.

@@ -289,6 +289,7 @@ fn dispatch(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Tcp(args)) => serve::tcp::main(&args),
         Command::Serve(ServeCommand::Udp(args)) => serve::udp::main(&args),
         Command::Serve(ServeCommand::Http(args)) => serve::http::main(&args),
+        Command::Serve(ServeCommand::Http3(args)) => serve::http3::main(&args),
         Command::Serve(ServeCommand::Simple(server)) => server.run(serve::Simple),
         Command::Demo(args) => demo::main(&args, out),
         Command::Compare(args) => compare::main(&args, out),

@@ -9,6 +9,7 @@
 pub mod dicom;
 pub mod files;
 pub mod h2;
+pub mod h3;
 pub mod http;
 pub mod redis;
 mod stream;
@@ -278,6 +279,7 @@ pub fn check_flags_fit(groups: &[&dyn FlagGroup], target: &Target) -> Result<(),
 registry! {
     tcp::Tcp { message: tcp::flags::MessageArgs },
     udp::Udp {},
+    h3::Http3 {},
     h2::Http2 {},
     http::Http1 { http: http::flags::HttpArgs, file_set: http::flags::FileSetArgs },
     dicom::Dicom { dicom: dicom::flags::DicomArgs },

@@ -157,6 +157,15 @@ impl TlsClient {
         }
     }
 
+    /// What a QUIC client (HTTP/3, [`crate::driver::h3`]) builds its own configuration from:
+    /// this client's trust, without ALPN or session cache (the QUIC driver sets both), the
+    /// server name as text, and whether sessions are resumed (no `--no-tls-resume`).
+    pub fn quic_parts(&self) -> (ClientConfig, String, bool) {
+        let mut config = (*self.config).clone();
+        config.alpn_protocols.clear();
+        (config, self.name.to_str().into_owned(), self.resume)
+    }
+
     /// Runs the TLS handshake over a connected socket.
     pub async fn handshake(&self, tcp: TcpStream) -> std::io::Result<TlsStream<TcpStream>> {
         self.connector.connect(self.name.clone(), tcp).await

@@ -3,6 +3,7 @@
 
 mod counters;
 mod delay;
+pub mod h3;
 pub mod http;
 pub(crate) mod listen;
 mod rate;

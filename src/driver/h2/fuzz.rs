@@ -38,6 +38,7 @@ pub fn request(method: &str, host: &str, path: &str, headers: &[&str], body: Opt
         keepalive: true,
         path_text: String::new(),
         http2: true,
+        http3: false,
         seed: 0,
         mix: None,
         files: None,

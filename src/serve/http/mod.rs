@@ -30,11 +30,11 @@
 
 mod body;
 mod conn;
-mod file;
+pub(super) mod file;
 #[doc(hidden)]
 pub mod fuzz;
-mod request;
-mod response;
+pub(super) mod request;
+pub(super) mod response;
 mod stats;
 
 pub use stats::HttpServerStats;

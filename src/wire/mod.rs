@@ -7,3 +7,4 @@ pub mod datagram;
 pub mod delimiter;
 pub mod flow;
 pub mod framing;
+pub mod grpc;

@@ -175,7 +175,9 @@ impl Protocol for Grpc {
             );
         }
         let stream_interval = match &args.stream_interval {
-            Some(d) => crate::plan::duration_flag("--stream-interval", d)?,
+            Some(d) => crate::units::parse_duration(d).map_err(|e| {
+                UsageError::flag("--stream-interval", format!("--stream-interval: {e}"))
+            })?,
             None => Duration::ZERO,
         };
         workload.request = Request::Payload(text.into_bytes());

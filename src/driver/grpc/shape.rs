@@ -36,6 +36,10 @@ pub struct CallShape {
 }
 
 /// A call made from the shape, or why it could not be.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "made and used at once, never stored"
+)]
 pub enum Made {
     /// Its head and its framed request message.
     Call(http::Request<()>, Bytes),

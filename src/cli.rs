@@ -170,6 +170,12 @@ pub struct StudyArgs {
     /// none, instead of printing the tables.
     #[arg(long, value_name = "DIR")]
     pub out: Option<String>,
+
+    /// Let the plan's `launcher` key run its command (e.g. launcher = "srun --ntasks=8"): a
+    /// plan file is data, so without this flag a study refuses a plan that would start a
+    /// program other than wirebench itself.
+    #[arg(long)]
+    pub allow_launcher: bool,
 }
 
 /// `--runs`: a count, or `auto` (compare: as many rounds as the intervals need).

@@ -55,6 +55,61 @@ fn make(a: &FilesMakeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
+    let manifest = m.text();
+    // Room for the set, its manifest and a block per file, checked before a byte is written.
+    let need = m.total() + manifest.len() as u64 + 4096 * (m.files.len() as u64 + 1);
+    if let Some(free) = free_bytes(dir) {
+        if free < need {
+            return Err(UsageError::flag(
+                "--total",
+                format!(
+                    "{}: the set needs {} bytes and its disk has {} free: free space there, give a smaller --total, or another directory",
+                    a.dir,
+                    crate::units::thousands(need),
+                    crate::units::thousands(free)
+                ),
+            )
+            .into());
+        }
+    }
+    let made = !dir.exists();
+    let written = write_set(dir, &m, &manifest);
+    if let Err(e) = written {
+        // Cut short (a disk filled by someone else meanwhile): what it wrote is removed, so no
+        // set without its manifest is left to be taken for one.
+        match made {
+            true => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            false => {
+                if let Ok(entries) = std::fs::read_dir(dir) {
+                    for e in entries.flatten() {
+                        let _ = std::fs::remove_dir_all(e.path())
+                            .or_else(|_| std::fs::remove_file(e.path()));
+                    }
+                }
+            }
+        }
+        return Err(e.context(format!(
+            "{}: the set was not made (what was written is removed)",
+            a.dir
+        )));
+    }
+    writeln!(
+        out,
+        "wrote {} files, {} bytes ({}, seed {}) to {}; manifest {}",
+        crate::units::thousands(m.files.len() as u64),
+        crate::units::thousands(m.total()),
+        m.sizes,
+        m.seed,
+        a.dir,
+        dir.join(MANIFEST).display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the files of `m`, then its manifest, last.
+fn write_set(dir: &Path, m: &Manifest, manifest: &str) -> anyhow::Result<()> {
     let mut buf = vec![0u8; 1 << 16];
     for (i, &size) in m.files.iter().enumerate() {
         let path = dir.join(files::path_of(i as u64));
@@ -67,19 +122,33 @@ fn make(a: &FilesMakeArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         write_file(&path, m.seed, i as u64, size, &mut buf)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    std::fs::write(dir.join(MANIFEST), m.text())
-        .with_context(|| format!("cannot write {}", dir.join(MANIFEST).display()))?;
-    writeln!(
-        out,
-        "wrote {} files, {} bytes ({}, seed {}) to {}; manifest {}",
-        crate::units::thousands(m.files.len() as u64),
-        crate::units::thousands(m.total()),
-        m.sizes,
-        m.seed,
-        a.dir,
-        dir.join(MANIFEST).display()
-    )?;
-    Ok(ExitCode::SUCCESS)
+    crate::sys::write::file(&dir.join(MANIFEST), manifest.as_bytes())?;
+    Ok(())
+}
+
+/// The bytes free (to this user) on the disk that holds `dir`, or its nearest existing parent.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        if d.exists() {
+            let c = std::ffi::CString::new(d.as_os_str().as_bytes()).ok()?;
+            // SAFETY: a valid NUL-terminated path and a statvfs to fill.
+            let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+            if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+                return None;
+            }
+            let (avail, block): (u64, u64) = (s.f_bavail, s.f_frsize);
+            return Some(avail.saturating_mul(block));
+        }
+        at = d.parent();
+    }
+    None
 }
 
 /// File `i` of the set, `size` bytes.

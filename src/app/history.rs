@@ -25,20 +25,34 @@ pub fn main(a: &HistoryArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let tags = keep::parse_tags(&a.tags)?;
     let since_unix_ms = match &a.since {
         None => None,
-        Some(t) => Some(store::now_ms() - since(t)?.as_millis() as i64),
+        Some(t) => Some(
+            store::now_ms()
+                .saturating_sub(i64::try_from(since(t)?.as_millis()).unwrap_or(i64::MAX)),
+        ),
     };
-    let store = keep::open_for_reading(a.db.db.as_deref())?;
+    // No history file yet (the default one; a --db must exist): an empty list, no file made.
+    let store = match a.db.db {
+        Some(_) => Some(keep::open_for_reading(a.db.db.as_deref())?),
+        None => keep::open_existing(None)?,
+    };
     let filter = Filter {
         target: a.target.clone(),
         tags,
         since_unix_ms,
         limit: a.limit,
     };
-    let rows = store.list(&filter).map_err(keep::usage_of)?;
+    let rows = match &store {
+        Some(s) => s.list(&filter).map_err(keep::usage_of)?,
+        None => Vec::new(),
+    };
     if a.json {
+        let database = match &store {
+            Some(s) => s.path().display().to_string(),
+            None => keep::db_path(None)?.display().to_string(),
+        };
         let listing = Listing {
             schema: SCHEMA,
-            database: store.path().display().to_string(),
+            database,
             runs: &rows,
         };
         serde_json::to_writer_pretty(&mut *out, &listing)?;
@@ -59,8 +73,12 @@ fn since(text: &str) -> Result<std::time::Duration, UsageError> {
             .parse::<f64>()
             .ok()
             .filter(|d| d.is_finite() && *d >= 0.0)
-            .map(|d| std::time::Duration::from_secs_f64(d * 86_400.0))
-            .ok_or_else(|| String::from("not a number of days")),
+            .ok_or_else(|| String::from("not a number of days"))
+            .and_then(|d| {
+                // Any span longer than the clock's past reaches back to before the first run.
+                std::time::Duration::try_from_secs_f64(d * 86_400.0)
+                    .map_err(|_| String::from("more days than a clock holds"))
+            }),
         None => crate::units::parse_duration(t).map_err(|e| e.to_string()),
     };
     parsed.map_err(|e| {

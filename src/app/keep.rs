@@ -1,8 +1,11 @@
 //! What every measuring command does with its result besides printing it: check the
 //! `--fail-if` thresholds (exit 3 when one fails) and save the document in the history
 //! ([`crate::store`]). Both are prepared before anything runs, so a threshold that does not
-//! parse or a `--db` file that is not a history is bad input (exit 2) with nothing measured;
-//! after the run, saving never fails the command: a database error is a one-line warning.
+//! parse or a `--db` file that is not a history is bad input (exit 2) with nothing measured.
+//! A history file that does not exist yet is made by the first save, never before: bad input
+//! found after the flags (a document that does not read, an unknown ID) leaves no empty file.
+//! A save that fails after the run (a full disk) is one line, and fails the command (exit 1)
+//! once it has printed what it measured ([`save_failed`]).
 
 use crate::cli::KeepArgs;
 use crate::error::UsageError;
@@ -20,6 +23,8 @@ pub const EXIT_THRESHOLD: u8 = 3;
 pub const EXIT_INTERRUPTED: u8 = 130;
 /// Exit code for a run stopped by SIGTERM (128 + 15, as a shell reports it).
 pub const EXIT_TERMINATED: u8 = 143;
+/// Exit code for a run stopped by SIGHUP (128 + 1: its terminal or session went away).
+pub const EXIT_HANGUP: u8 = 129;
 
 /// The exit code of the signal that stopped the run: Ctrl-C's unless SIGTERM came first.
 static STOPPED_BY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(EXIT_INTERRUPTED);
@@ -38,6 +43,7 @@ pub fn interrupted_code() -> u8 {
 pub fn stopped_by() -> &'static str {
     match interrupted_code() {
         EXIT_TERMINATED => "SIGTERM",
+        EXIT_HANGUP => "SIGHUP",
         _ => "Ctrl-C",
     }
 }
@@ -46,6 +52,8 @@ pub fn stopped_by() -> &'static str {
 pub struct Keep {
     kind: Kind,
     store: Option<Store>,
+    /// The history file to make on the first save, when it did not exist yet.
+    pending: Option<PathBuf>,
     quiet: bool,
     tags: Vec<(String, String)>,
     thresholds: Vec<Threshold>,
@@ -90,17 +98,33 @@ pub fn db_path(db: Option<&str>) -> Result<PathBuf, UsageError> {
     }
 }
 
-/// Opens the history for reading commands: every failure is bad input. A `--db` file that is
-/// not there is not created (a typo would otherwise make an empty history).
+/// Opens the history for reading commands: every failure is bad input. A history file that is
+/// not there is not created (a typo, or `show zzzz` before any run, would otherwise make an
+/// empty history): only a save makes one.
 pub fn open_for_reading(db: Option<&str>) -> Result<Store, UsageError> {
+    open_existing(db)?.ok_or_else(|| {
+        let path = db_path(db).map(|p| p.display().to_string()).unwrap_or_default();
+        match db {
+            Some(_) => UsageError::new(format!(
+                "--db {path}: no such file, so no history there: check the path (runs save to the --db they are given)"
+            )),
+            None => UsageError::new(format!(
+                "no history yet ({path} does not exist): runs are saved there as they finish; give --db PATH for another"
+            )),
+        }
+    })
+}
+
+/// [`open_for_reading`], with `None` for a history file that does not exist.
+pub fn open_existing(db: Option<&str>) -> Result<Option<Store>, UsageError> {
     let path = db_path(db)?;
-    if db.is_some() && !path.exists() {
-        return Err(UsageError::new(format!(
-            "--db {}: no such file, so no history there: check the path (runs save to the --db they are given)",
-            path.display()
-        )));
+    if !path.exists() {
+        return Ok(None);
     }
-    Store::open(&path).map_err(|e| UsageError::new(e.to_string()))
+    regular(&path)?;
+    Store::open(&path)
+        .map(Some)
+        .map_err(|e| UsageError::new(e.to_string()))
 }
 
 /// `store`'s errors that are the user's to fix become usage errors (exit 2).
@@ -131,25 +155,43 @@ impl Keep {
             .map(|t| Threshold::parse(t).map_err(|e| UsageError::flag("--fail-if", e)))
             .collect::<Result<Vec<_>, _>>()?;
         let tags = parse_tags(&a.tags)?;
-        let store = match (a.no_save, &a.db) {
-            (true, _) => None,
+        let (store, pending) = match (a.no_save, &a.db) {
+            (true, _) => (None, None),
             (false, Some(p)) => {
-                Some(Store::open(p.as_ref()).map_err(|e| UsageError::new(e.to_string()))?)
+                let path = PathBuf::from(p);
+                regular(&path)?;
+                match path.exists() {
+                    true => (
+                        Some(Store::open(&path).map_err(|e| UsageError::new(e.to_string()))?),
+                        None,
+                    ),
+                    false => {
+                        probe(&path).map_err(|e| UsageError::new(e.to_string()))?;
+                        (None, Some(path))
+                    }
+                }
             }
             (false, None) => match db_path(None)
                 .map_err(|e| e.0)
-                .and_then(|p| Store::open(&p).map_err(|e| e.to_string()))
-            {
-                Ok(s) => Some(s),
+                .and_then(|p| match p.exists() {
+                    true => Store::open(&p)
+                        .map(|s| (Some(s), None))
+                        .map_err(|e| e.to_string()),
+                    false => probe(&p)
+                        .map(|()| (None, Some(p)))
+                        .map_err(|e| e.to_string()),
+                }) {
+                Ok(kept) => kept,
                 Err(e) => {
                     super::say_err(&format!("warning: not saving this result: {e}"));
-                    None
+                    (None, None)
                 }
             },
         };
         Ok(Keep {
             kind,
             store,
+            pending,
             quiet,
             tags,
             thresholds,
@@ -202,16 +244,18 @@ impl Keep {
     /// `partial`: each save is one transaction replacing the last, so a wirebench killed at any
     /// moment leaves every run finished before it in the history. A failure is a warning, once.
     pub fn progress<T: Serialize>(&mut self, doc: &T) {
-        if self.store.is_none() {
+        if self.store.is_none() && self.pending.is_none() {
             return;
         }
         match serde_json::to_string_pretty(doc) {
             Ok(text) => {
                 if !self.put(&text, Status::Partial) {
-                    self.store = None; // warned once; the run goes on unsaved
+                    // Said once; the run goes on unsaved, and the command fails at its end.
+                    self.store = None;
+                    self.pending = None;
                 }
             }
-            Err(e) => super::say_err(&format!("warning: the runs so far were not saved: {e}")),
+            Err(e) => failed_to_save(&format!("the runs so far were not saved: {e}")),
         }
     }
 
@@ -234,6 +278,16 @@ impl Keep {
     /// Writes `document` to this command's row (made on the first call); false, with a
     /// warning, when it could not be written.
     fn put(&mut self, document: &str, status: Status) -> bool {
+        if let Some(path) = self.pending.take() {
+            // The history's first save makes its file.
+            match Store::open(&path) {
+                Ok(s) => self.store = Some(s),
+                Err(e) => {
+                    failed_to_save(&format!("the result was not saved: {e}"));
+                    return false;
+                }
+            }
+        }
         let Some(store) = self.store.as_mut() else {
             return false;
         };
@@ -263,7 +317,7 @@ impl Keep {
                 true
             }
             Err(e) => {
-                super::say_err(&format!("warning: the result was not saved: {e}"));
+                failed_to_save(&format!("the result was not saved: {e}"));
                 false
             }
         }
@@ -305,6 +359,53 @@ impl Keep {
             false => exit_code(&checks, base),
         })
     }
+}
+
+thread_local! {
+    /// Whether a save of this thread's command failed: the command then fails (exit 1).
+    static SAVE_FAILED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Says why a save failed (one line) and marks the command failed.
+fn failed_to_save(why: &str) {
+    SAVE_FAILED.with(|f| f.set(true));
+    super::say_err(&format!("error: {why}"));
+}
+
+/// Whether a save of the command running on this thread failed; cleared by reading it.
+pub fn save_failed() -> bool {
+    SAVE_FAILED.with(|f| f.replace(false))
+}
+
+/// Refuses a history path that exists and is not a regular file (a device, a pipe, a folder).
+fn regular(path: &std::path::Path) -> Result<(), UsageError> {
+    crate::sys::write::check(path)
+        .map(drop)
+        .map_err(|e| UsageError::new(format!("--db {e}")))
+}
+
+/// Checks that the history file `path`, which does not exist, can be made (a full disk, a
+/// folder that is not writable are bad input before anything runs) by making it and removing
+/// it again, with the folders made for it: the file itself is made by the first save.
+fn probe(path: &std::path::Path) -> Result<(), StoreError> {
+    let mut missing = Vec::new();
+    let mut at = path.parent();
+    while let Some(d) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        missing.push(d.to_path_buf());
+        at = d.parent();
+    }
+    let opened = Store::open(path).map(drop);
+    if opened.is_ok() {
+        for end in ["", "-wal", "-shm", "-journal"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(end);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    for d in missing {
+        let _ = std::fs::remove_dir(d);
+    }
+    opened
 }
 
 /// The command line's keep flags with a plan file's added: both sets of tags and thresholds;

@@ -44,12 +44,22 @@ pub const EXIT_USAGE: u8 = 2;
 pub fn main() -> ExitCode {
     pipe::install();
     let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
-    execute_on(
-        std::env::args().collect(),
-        &mut out,
-        &mut err,
-        Streams::Process,
-    )
+    // Every argument is text: one that is not UTF-8 (a file name in another encoding) is
+    // named, not a panic.
+    let mut args = Vec::new();
+    for (i, a) in std::env::args_os().enumerate() {
+        match a.into_string() {
+            Ok(a) => args.push(a),
+            Err(a) => {
+                eprintln!(
+                    "error: argument {i} ('{}') is not valid UTF-8: give it as UTF-8 text (rename a file whose name is in another encoding)",
+                    a.to_string_lossy().escape_debug()
+                );
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    }
+    execute_on(args, &mut out, &mut err, Streams::Process)
 }
 
 /// Runs one command line in this process, as the binary does: `args` are the words of the
@@ -79,9 +89,11 @@ thread_local! {
 /// The words of the command line being run on this thread: the one given to [`execute`],
 /// else the process's.
 pub(crate) fn command_words() -> Vec<String> {
-    COMMAND
-        .with(|c| c.borrow().clone())
-        .unwrap_or_else(|| std::env::args().collect())
+    COMMAND.with(|c| c.borrow().clone()).unwrap_or_else(|| {
+        std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    })
 }
 
 /// Says `line` on the command's err stream: the process's stderr at once (the binary), or the
@@ -134,12 +146,32 @@ fn execute_on(
     if streams == Streams::Given {
         SAID.with(|s| *s.borrow_mut() = Some(Vec::new()));
     }
-    let outcome = dispatch(cli, out);
+    // A flag left by an earlier command on this thread is cleared.
+    let _ = keep::save_failed();
+    // The process's stdout gone (`run … | head -1`, a closed terminal) must not lose what was
+    // measured: the command goes on to its save, its output dropped, and ends by SIGPIPE after.
+    let mut kept = pipe::Kept::new(&mut *out);
+    let outcome = match streams {
+        Streams::Process => dispatch(cli, &mut kept),
+        Streams::Given => dispatch(cli, kept.inner()),
+    };
+    let lost = kept.lost();
     COMMAND.with(|c| *c.borrow_mut() = None);
     for line in SAID.with(|s| s.borrow_mut().take()).unwrap_or_default() {
         let _ = writeln!(err, "{line}");
     }
     let _ = out.flush();
+    let outcome = match (outcome, lost) {
+        (Ok(_), Some(e)) if pipe::closed_by(&e) => pipe::die(),
+        (Ok(_), Some(e)) => Err(anyhow::anyhow!(
+            "cannot write the report to stdout ({e}); what was measured is saved (see wirebench history)"
+        )),
+        // A save that failed (one line said why) fails a command that would have succeeded.
+        (Ok(code), None) if code == ExitCode::SUCCESS && keep::save_failed() => {
+            Ok(ExitCode::from(EXIT_FAILED))
+        }
+        (outcome, _) => outcome,
+    };
     match outcome {
         Ok(code) => code,
         Err(e) if streams == Streams::Process && pipe::is_closed_output(&e) => pipe::die(),

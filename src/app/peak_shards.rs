@@ -40,6 +40,7 @@ fn words(args: &PeakArgs) -> Result<Vec<String>, UsageError> {
 /// Checks `peak --shards`' flags before the first step: the shards' command parses and its
 /// totals split into `n` shares.
 pub fn check(args: &PeakArgs, n: u64) -> Result<(), UsageError> {
+    shards::check_launcher(&args.run.fleet.launcher)?;
     let mut words = words(args)?;
     words.extend(["--rate".into(), n.to_string(), "-d".into(), "1s".into()]);
     super::launch::check_command(&words, n)

@@ -3,7 +3,59 @@
 //! SIGPIPE (the drivers write to sockets a server may close), so the edge does it by hand:
 //! an error or a `println!` panic caused by a closed terminal stream, and only that, ends here.
 
-use std::io;
+use std::io::{self, Write};
+
+/// The process's stdout for a command: a write that fails (the reader gone, the terminal gone,
+/// the disk full) is remembered and the rest of the output dropped, so that the command still
+/// reaches its save; the command line ends by the error afterwards (SIGPIPE for a reader gone).
+pub(crate) struct Kept<'a> {
+    inner: &'a mut dyn Write,
+    lost: Option<io::Error>,
+}
+
+impl<'a> Kept<'a> {
+    /// `inner`, kept.
+    pub(crate) fn new(inner: &'a mut dyn Write) -> Kept<'a> {
+        Kept { inner, lost: None }
+    }
+
+    /// The writer itself, for a caller that handles its errors.
+    pub(crate) fn inner(&mut self) -> &mut dyn Write {
+        &mut *self.inner
+    }
+
+    /// The first write error, if any.
+    pub(crate) fn lost(self) -> Option<io::Error> {
+        self.lost
+    }
+}
+
+impl Write for Kept<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.lost.is_none() {
+            match self.inner.write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(e),
+                Err(e) => self.lost = Some(e),
+                ok => return ok,
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.lost.is_none() {
+            if let Err(e) = self.inner.flush() {
+                self.lost = Some(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `e`, from writing to stdout, means its reader went away.
+pub(crate) fn closed_by(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe || closed()
+}
 
 /// Routes panics of `print!`/`eprint!` on a closed stream (any thread) to a quiet end.
 pub(crate) fn install() {

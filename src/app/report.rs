@@ -29,6 +29,7 @@ pub fn main(a: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Some(o) => PathBuf::from(o),
         None => default,
     };
+    crate::sys::write::check(&file).map_err(|e| UsageError::new(format!("{e} (-o)")))?;
     if file == Path::new(&a.file) {
         return Err(UsageError::new(format!(
             "{} would be written over the document it renders; name another file with -o",
@@ -77,18 +78,6 @@ pub fn write_page(doc: &Value, path: &Path) -> anyhow::Result<()> {
     html::schema(doc).map_err(|e| UsageError::new(e.to_string()))?;
     let mut page = Vec::new();
     html::render(doc, &mut page)?;
-    let name = path
-        .file_name()
-        .map_or("report.html".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let written = std::fs::write(&tmp, &page).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(UsageError::new(format!(
-            "cannot write {} ({e}); name a writable file with -o",
-            path.display()
-        ))
-        .into());
-    }
-    Ok(())
+    crate::sys::write::file(path, &page)
+        .map_err(|e| UsageError::new(format!("{e}; name a writable file with -o")).into())
 }

@@ -33,6 +33,11 @@ pub fn main(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    if let Some(file) = &args.shard.out {
+        // Refused before anything runs: the run would be measured and then not kept.
+        let rank = sharded.as_ref().map_or(0, |p| p.section.rank);
+        super::shard::check_out(file, rank)?;
+    }
     batch.sharded = super::shards::sharded(&args.fleet, &batch, None)?;
     if !batch.is_single() {
         super::sweep::confirm(&batch, args.yes)?;
@@ -107,12 +112,14 @@ fn watch_signals() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()?;
-    // SIGTERM (kill, a CI's timeout) stops as Ctrl-C does: what was measured is kept.
-    let (mut int, mut term) = {
+    // SIGTERM (kill, a CI's timeout) and SIGHUP (the terminal or the ssh session gone) stop
+    // as Ctrl-C does: what was measured is kept.
+    let (mut int, mut term, mut hup) = {
         let _context = runtime.enter();
         (
             signal(SignalKind::interrupt())?,
             signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
         )
     };
     std::thread::Builder::new()
@@ -122,17 +129,41 @@ fn watch_signals() -> anyhow::Result<()> {
                 let code = tokio::select! {
                     _ = int.recv() => super::keep::EXIT_INTERRUPTED,
                     _ = term.recv() => super::keep::EXIT_TERMINATED,
+                    _ = hup.recv() => {
+                        detach_terminal();
+                        super::keep::EXIT_HANGUP
+                    }
                 };
                 super::keep::interrupted_by(code);
                 crate::engine::stop::request();
                 tokio::select! {
                     _ = int.recv() => {}
                     _ = term.recv() => {}
+                    _ = hup.recv() => {}
                 }
             });
             std::process::exit(i32::from(super::keep::interrupted_code()));
         })?;
     Ok(())
+}
+
+/// After a hangup, stdout and stderr that were the terminal that hung up write to /dev/null
+/// instead, so that the report and the save that follow do not fail on a terminal that is gone
+/// (a file or a pipe they were sent to keeps them).
+fn detach_terminal() {
+    // SAFETY: open, isatty and dup2 on descriptors this process owns; no memory is shared.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null < 0 {
+            return;
+        }
+        for fd in [1, 2] {
+            if libc::isatty(fd) == 1 {
+                libc::dup2(null, fd);
+            }
+        }
+        libc::close(null);
+    }
 }
 
 /// Runs `plan` with `progress` showing it live, and summarises what it recorded.

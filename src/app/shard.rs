@@ -251,19 +251,20 @@ pub fn finish(summary: &mut Summary, mut section: ShardSection, skew_ms: Option<
     summary.shard = Some(section);
 }
 
-/// Writes `document` to `--out`'s file (`%r`: the rank) whole: to a temporary file beside it,
-/// then renamed, so a reader never sees half a result.
+/// Refuses `--out`'s file (`%r`: the rank) when it exists and is not a regular file.
+pub fn check_out(pattern: &str, rank: u64) -> Result<(), UsageError> {
+    let path = shard::out_path(pattern, rank);
+    crate::sys::write::check(std::path::Path::new(&path))
+        .map(drop)
+        .map_err(|e| UsageError::flag("--out", format!("--out {e}")))
+}
+
+/// Writes `document` to `--out`'s file (`%r`: the rank) whole ([`crate::sys::write`]): to a
+/// temporary file beside it, then renamed, so a reader never sees half a result.
 pub fn write_out(pattern: &str, rank: u64, document: &str) -> Result<(), UsageError> {
     let path = shard::out_path(pattern, rank);
-    let tmp = format!("{path}.tmp{}", std::process::id());
-    std::fs::write(&tmp, document)
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            UsageError::new(format!(
-                "--out {path}: cannot write ({e}): check the directory"
-            ))
-        })
+    crate::sys::write::file(std::path::Path::new(&path), document.as_bytes())
+        .map_err(|e| UsageError::flag("--out", format!("--out {e}: check the directory")))
 }
 
 #[cfg(test)]

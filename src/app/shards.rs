@@ -112,6 +112,7 @@ pub fn sharded(
     let Some(fleet) = Fleet::of(a) else {
         return Ok(None);
     };
+    check_launcher(&fleet.launcher)?;
     let n = fleet.n;
     let drop: Vec<&str> = batch
         .axes
@@ -129,6 +130,17 @@ pub fn sharded(
         .collect();
     super::launch::check_command(&sharded.run_words(&batch.targets[0].url, &first), n)?;
     Ok(Some(sharded))
+}
+
+/// Refuses a `--launcher` that names no command, or holds a control character.
+pub fn check_launcher(launcher: &str) -> Result<(), UsageError> {
+    if launcher.trim().is_empty() {
+        return Err(UsageError::flag(
+            "--launcher",
+            "--launcher '' names no command: give local (N processes here) or a command that starts N copies of what follows it, e.g. --launcher 'srun --ntasks=8'",
+        ));
+    }
+    super::launch::plain("--launcher", launcher)
 }
 
 impl Fleet {
@@ -151,14 +163,30 @@ impl Fleet {
     pub fn measure(&self, words: &[String], what: &str) -> anyhow::Result<Summary> {
         let n = self.n;
         let local = self.launcher.trim() == "local";
-        let base = match &self.dir {
-            Some(d) => PathBuf::from(d),
-            None => std::env::temp_dir().join(format!("wirebench-{what}-{}", std::process::id())),
+        // The folder the user named, or a new one of this step's own: a random name made by
+        // this call (mkdtemp-style), never one someone else made first, removed afterwards.
+        let dir = match &self.dir {
+            Some(d) => {
+                let dir =
+                    PathBuf::from(d).join(format!("step-{}", STEP.fetch_add(1, Ordering::Relaxed)));
+                std::fs::create_dir_all(&dir).map_err(|e| {
+                    UsageError::flag("--shard-dir", format!("--shard-dir {}: {e}", dir.display()))
+                })?;
+                dir
+            }
+            None => {
+                let tmp = std::env::temp_dir();
+                crate::sys::write::temp_dir(&tmp, &format!("wirebench-{what}-")).map_err(|e| {
+                    UsageError::flag(
+                        "--shard-dir",
+                        format!(
+                            "cannot make a folder in {} ({e}): give --shard-dir DIR, or set TMPDIR",
+                            tmp.display()
+                        ),
+                    )
+                })?
+            }
         };
-        let dir = base.join(format!("step-{}", STEP.fetch_add(1, Ordering::Relaxed)));
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            UsageError::flag("--shard-dir", format!("--shard-dir {}: {e}", dir.display()))
-        })?;
         let pattern = dir.join("shard-%r.json").display().to_string();
         // The shards start together: N local processes within a fraction of a second, a
         // launcher's across machines within a few.
@@ -175,8 +203,12 @@ impl Fleet {
             let mut c = match local {
                 true => Command::new(&exe),
                 false => {
-                    let mut c = Command::new(launcher[0]);
-                    c.args(&launcher[1..]).arg(&exe);
+                    let Some((program, rest)) = launcher.split_first() else {
+                        check_launcher(&self.launcher)?;
+                        anyhow::bail!("--launcher names no command");
+                    };
+                    let mut c = Command::new(program);
+                    c.args(rest).arg(&exe);
                     c
                 }
             };

@@ -213,7 +213,7 @@ pub fn descriptors(plan: &Plan) -> u64 {
 /// short run (one 10 MB download) is a third of the time. A run by time ends at its deadline,
 /// or, stopped before it, at its last completion (not at the join that follows).
 ///
-/// An open loop is measured over its timetable (`planned`) at least: it sends its last request
+/// An open loop is measured from its timetable's start, over it (`planned`) at least: it sends its last request
 /// before the deadline and may be done a moment later, and timed to that last reply, its
 /// rates would be over a shorter span than the one its requests were due in (`--rate 10 -d
 /// 200ms` sent 2 in 103 ms: "offered 19.4/s"). Not when stopped early (Ctrl-C, `--deadline`).
@@ -225,12 +225,15 @@ fn timed(
     let end = Instant::now();
     let start = timeline.measure_start().unwrap_or(end);
     let (from, to) = match (timeline.deadline(start), record.active) {
+        // An open loop's timetable begins at the start: its span is measured from there.
+        (None, Some((_, last))) if planned.is_some() => (start, last.max(start)),
         (None, Some((first, last))) => (first.max(start), last),
         (None, None) => (start, end),
         (Some(deadline), _) if end >= deadline => (start, deadline),
         (Some(_), active) => (start, active.map_or(end, |(_, last)| last.min(end))),
     };
     record.measured = to.saturating_duration_since(from);
+    record.measured_from = from.saturating_duration_since(start);
     if let Some(p) = planned.filter(|_| !timeline.stop.requested() && !timeline.expired()) {
         record.measured = record.measured.max(p);
     }

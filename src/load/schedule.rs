@@ -349,6 +349,9 @@ pub enum RateError {
     /// A rate of 0 or less.
     #[error("--rate '{0}': a rate must be above 0 requests/s")]
     NotPositive(String),
+    /// A rate above [`MAX_RATE`].
+    #[error("--rate '{0}': a rate must be at most 1e12 requests/s (a million times any generator's reach); write e.g. --rate 20000")]
+    TooHigh(String),
     /// `FROM..TO` without `/DURATION`.
     #[error("--rate '{0}': a ramp needs its length, e.g. 1000..50000/30s")]
     NoLength(String),
@@ -366,6 +369,10 @@ pub enum RateError {
     ZeroLength(String),
 }
 
+/// The highest rate `--rate` and `--stages` take, in requests/s: far beyond any generator,
+/// low enough that every count derived from it fits its integer.
+pub const MAX_RATE: f64 = 1e12;
+
 /// Parses `--rate`: `20000` (constant) or `1000..50000/30s` (linear ramp).
 pub fn parse_rate(text: &str) -> Result<Schedule, RateError> {
     let positive = |t: &str| -> Result<f64, RateError> {
@@ -375,6 +382,9 @@ pub fn parse_rate(text: &str) -> Result<Schedule, RateError> {
         })?;
         if !(v > 0.0 && v.is_finite()) {
             return Err(RateError::NotPositive(text.into()));
+        }
+        if v > MAX_RATE {
+            return Err(RateError::TooHigh(text.into()));
         }
         Ok(v)
     };
@@ -412,7 +422,7 @@ pub enum StagesError {
         stage: String,
     },
     /// A rate of 0 or less.
-    #[error("--stages '{text}': stage '{stage}' needs a rate above 0 requests/s")]
+    #[error("--stages '{text}': stage '{stage}' needs a rate above 0 and at most 1e12 requests/s")]
     ZeroRate {
         /// The whole `--stages`.
         text: String,
@@ -441,7 +451,7 @@ pub fn parse_stages(text: &str) -> Result<Schedule, StagesError> {
         let (d, r) = part.split_once('@').ok_or_else(bad)?;
         let duration = crate::units::parse_duration(d).map_err(|_| bad())?;
         let rate: f64 = r.trim().parse().map_err(|_| bad())?;
-        if !(rate > 0.0 && rate.is_finite()) {
+        if !(rate > 0.0 && rate <= MAX_RATE) {
             return Err(StagesError::ZeroRate { text, stage });
         }
         if duration.is_zero() {

@@ -17,6 +17,10 @@ pub struct RunRecord {
     pub cpu: CpuTimes,
     /// How long the measured part lasted (to its deadline, or to its last reply if sooner).
     pub measured: Duration,
+    /// How long after the start of the measured part (the origin of the series' seconds) the
+    /// measured time begins: zero for a run by time; for a run by count, timed from its first
+    /// send, the time its connections took to open.
+    pub measured_from: Duration,
     /// How long the warm-up lasted.
     pub warm_for: Duration,
     /// When the measured part began, milliseconds since the Unix epoch.

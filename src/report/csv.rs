@@ -40,11 +40,20 @@ pub fn key(m: Metric) -> &'static str {
     }
 }
 
-/// One field, quoted per RFC 4180 §2 when it must be.
-fn field(text: &str) -> String {
+/// One field, quoted per RFC 4180 §2 when it must be; a field a spreadsheet would read as a
+/// formula (one that starts with `=`, `+`, `-`, `@`, a tab or a carriage return and is not a
+/// number, e.g. a target named `+SUM(1+1)`) is written as text behind a `'`, as OWASP's "CSV
+/// Injection" advises. Every CSV wirebench writes goes through this.
+pub fn field(text: &str) -> String {
+    let formula =
+        text.starts_with(['=', '+', '-', '@', '\t', '\r']) && text.parse::<f64>().is_err();
+    let text = match formula {
+        true => format!("'{text}"),
+        false => text.to_string(),
+    };
     match text.contains([',', '"', '\r', '\n']) {
         true => format!("\"{}\"", text.replace('"', "\"\"")),
-        false => text.to_string(),
+        false => text,
     }
 }
 
@@ -295,5 +304,27 @@ mod tests {
             csv(&rows),
             "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\"\r\n"
         );
+    }
+
+    #[test]
+    fn cells_that_would_start_a_formula_are_text() {
+        for (cell, written) in [
+            ("+SUM(1+1)", "'+SUM(1+1)"),
+            ("@SUM(1)", "'@SUM(1)"),
+            ("=1+1", "'=1+1"),
+            ("-2+3", "'-2+3"),
+            ("\tx", "'\tx"),
+            ("\r=1", "\"'\r=1\""),
+            (
+                "=HYPERLINK(\"x\",\"y\")",
+                "\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\"",
+            ),
+            ("-12.5", "-12.5"),
+            ("+3", "+3"),
+            ("-1e-3", "-1e-3"),
+            ("a=b", "a=b"),
+        ] {
+            assert_eq!(field(cell), written, "{cell:?}");
+        }
     }
 }

@@ -99,13 +99,9 @@ fn cells(l: &Line) -> Vec<String> {
     ]
 }
 
-/// A CSV field, quoted when it must be (RFC 4180).
+/// A CSV field: quoted when it must be (RFC 4180), a would-be formula written as text.
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    super::csv::field(s)
 }
 
 /// Writes `doc`'s results as CSV with a header line.
@@ -123,7 +119,7 @@ pub fn markdown(kind: Kind, doc: &Value, out: &mut dyn Write) -> io::Result<()> 
     writeln!(out, "| {} |", COLUMNS.join(" | "))?;
     writeln!(out, "|{}", "---|".repeat(COLUMNS.len()))?;
     for l in lines(&Typed::read(kind, doc)) {
-        let row: Vec<String> = cells(&l).iter().map(|c| c.replace('|', "\\|")).collect();
+        let row: Vec<String> = cells(&l).iter().map(|c| super::study::md(c)).collect();
         writeln!(out, "| {} |", row.join(" | "))?;
     }
     Ok(())

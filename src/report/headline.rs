@@ -47,9 +47,24 @@ pub(super) fn write(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         thousands(s.errors.total),
         rate(t.ops_per_s),
     )?;
+    late_replies(s, out)?;
     open_loop(s, out)?;
     datagrams(s, out)?;
     http(s, out)
+}
+
+/// Replies that came after the window closed: named, as they are in `ok` but not in the rates.
+fn late_replies(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
+    let open = s.open_loop.as_ref().map_or(0, |o| o.replies_after_window);
+    let n = s.throughput.ok_after_window.max(open);
+    if n == 0 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{INDENT}after the window: {} (in flight or queued when it closed; in ok, not in ops/s or the per-second rows)",
+        plural(n, "reply", "replies"),
+    )
 }
 
 /// HTTP: statuses by code, body goodput, and time to first byte.

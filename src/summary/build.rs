@@ -67,7 +67,10 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
                 bound_pct: s.bound * 100.0,
             }),
         }),
-        series: with_messages(plan, with_offered(plan, c.series, measured)),
+        series: with_messages(
+            plan,
+            with_offered(plan, c.series, c.measured_from, measured),
+        ),
         generator: super::Generator {
             threads: plan.threads,
             cpu_user_s: c.cpu.user.as_secs_f64(),
@@ -251,17 +254,25 @@ fn kept_up(mode: ClientMode, total: &Recorder, offered: u64) -> bool {
     }
 }
 
-/// Gives each second of the series its true length (the last may be partial) and, in the open
-/// loop, the requests its schedule offered in that length.
-fn with_offered(plan: &Plan, mut series: Vec<SeriesPoint>, measured: Duration) -> Vec<SeriesPoint> {
-    SeriesPoint::set_lengths(&mut series, measured);
+/// Gives each second of the series its true length (the part of it inside the measured span,
+/// which begins `from` after the series' origin: the first and last may be partial) and, in the
+/// open loop, the requests its schedule offered in that part.
+fn with_offered(
+    plan: &Plan,
+    mut series: Vec<SeriesPoint>,
+    from: Duration,
+    measured: Duration,
+) -> Vec<SeriesPoint> {
+    let shift = SeriesPoint::fit_to_span(&mut series, from, measured);
     if let Some(s) = plan.load.schedule() {
         // Read in order: Poisson arrivals' counts then cost one pass, not one per second.
         let mut clock = crate::load::schedule::Clock::new(s.clone());
+        let end = from + measured;
         for p in &mut series {
-            let from = Duration::from_secs(p.second);
-            let to = (from + Duration::from_secs(1)).min(measured.max(from));
-            let before = clock.due(from, false);
+            let second = Duration::from_secs(p.second + shift);
+            let begin = second.max(from).min(end);
+            let to = (second + Duration::from_secs(1)).min(end).max(begin);
+            let before = clock.due(begin, false);
             p.offered = Some(clock.due(to, false) - before);
         }
     }

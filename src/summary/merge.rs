@@ -133,11 +133,14 @@ fn add_parts(parts: &[Summary], sequential: bool) -> Result<Summary, MergeError>
     m.config.connections = parts.iter().map(|p| p.config.connections).sum();
     m.config.threads = parts.iter().map(|p| p.config.threads).sum();
     m.errors = errors(parts);
-    m.throughput = throughput(parts, m.ok, duration);
+    // The rates are of what arrived within each part's window; replies after it are counted.
+    let after: u64 = parts.iter().map(ok_after_window).sum();
+    let in_window = m.ok.saturating_sub(after);
+    m.throughput = throughput(parts, in_window, after, duration);
     m.latency = add(parts.iter().map(|p| p.latency.as_ref()))?;
     m.service_time = add(parts.iter().map(|p| p.service_time.as_ref()))?;
     m.connect = add(parts.iter().map(|p| p.connect.as_ref()))?;
-    m.open_loop = open_loop(parts, m.ok, duration)?;
+    m.open_loop = open_loop(parts, in_window, after, duration)?;
     m.datagrams = datagrams(parts);
     m.http = http(parts, duration)?;
     m.warmup = m.warmup.map(|mut w| {
@@ -205,8 +208,14 @@ fn errors(parts: &[Summary]) -> super::ErrorSummary {
     }
 }
 
-/// Rates over `secs` of the added counts.
-fn throughput(parts: &[Summary], ok: u64, secs: f64) -> Throughput {
+/// A part's ok replies after its window (results before issue 38 say so in their open loop only).
+fn ok_after_window(p: &Summary) -> u64 {
+    let open = p.open_loop.as_ref().map_or(0, |o| o.replies_after_window);
+    p.throughput.ok_after_window.max(open)
+}
+
+/// Rates over `secs` of the added counts: `ok` replies within the windows, `after` after them.
+fn throughput(parts: &[Summary], ok: u64, after: u64, secs: f64) -> Throughput {
     let secs = secs.max(1e-9);
     let sum = |f: &dyn Fn(&Throughput) -> f64| parts.iter().map(|p| f(&p.throughput)).sum::<f64>();
     let (sent, received) = (
@@ -239,6 +248,7 @@ fn throughput(parts: &[Summary], ok: u64, secs: f64) -> Throughput {
         window_bytes: window,
         receiver_bytes: receiver,
         drained_bytes: parts.iter().map(|p| p.throughput.drained_bytes).sum(),
+        ok_after_window: after,
         receiver_unreported: sum(&|t| t.receiver_unreported as f64) as u64,
         sender_messages_per_s: None,
         sender_gbit_per_s: None,
@@ -246,8 +256,14 @@ fn throughput(parts: &[Summary], ok: u64, secs: f64) -> Throughput {
     }
 }
 
-/// The open-loop sections added; rates over `secs`.
-fn open_loop(parts: &[Summary], ok: u64, secs: f64) -> Result<Option<super::OpenLoop>, MergeError> {
+/// The open-loop sections added; rates over `secs`: `ok` replies within the windows, `after`
+/// after them (kept up, as one run judges it, counts both).
+fn open_loop(
+    parts: &[Summary],
+    ok: u64,
+    after: u64,
+    secs: f64,
+) -> Result<Option<super::OpenLoop>, MergeError> {
     let all: Vec<&super::OpenLoop> = parts.iter().filter_map(|p| p.open_loop.as_ref()).collect();
     let Some(first) = all.first() else {
         return Ok(None);
@@ -266,7 +282,7 @@ fn open_loop(parts: &[Summary], ok: u64, secs: f64) -> Result<Option<super::Open
         behind_schedule: all.iter().map(|o| o.behind_schedule).sum(),
         max_lag_us: all.iter().map(|o| o.max_lag_us).fold(0.0, f64::max),
         send_lag: add(all.iter().map(|o| o.send_lag.as_ref()))?,
-        kept_up: achieved >= 0.99 * offered as f64 / secs,
+        kept_up: (ok + after) as f64 >= 0.99 * offered as f64,
         replies_after_window: all.iter().map(|o| o.replies_after_window).sum(),
         owed_at_end: all.iter().map(|o| o.owed_at_end).sum(),
     }))
@@ -419,6 +435,7 @@ fn blank(like: &SeriesPoint, second: u64) -> SeriesPoint {
         second,
         duration_s: like.duration_s,
         ok: 0,
+        after_window: 0,
         errors: 0,
         sent_bytes: 0,
         received_bytes: 0,
@@ -437,6 +454,7 @@ fn blank(like: &SeriesPoint, second: u64) -> SeriesPoint {
 fn add_point(o: &mut SeriesPoint, p: &SeriesPoint) {
     o.duration_s = o.duration_s.max(p.duration_s);
     o.ok += p.ok;
+    o.after_window += p.after_window;
     o.errors += p.errors;
     o.sent_bytes += p.sent_bytes;
     o.received_bytes += p.received_bytes;

@@ -219,6 +219,10 @@ pub struct Throughput {
     /// `received_bytes` (replies read in their --timeout after the deadline).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub drained_bytes: Option<u64>,
+    /// Ok replies that arrived after the measured window closed (in flight, or queued, when
+    /// it did): counted in `ok`, not in `ops_per_s`, which is what was achieved within it.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub ok_after_window: u64,
     /// Stream connections whose receiver's count is missing (they failed, or no answer).
     #[serde(skip_serializing_if = "is_zero", default)]
     pub receiver_unreported: u64,
@@ -306,7 +310,7 @@ pub struct OpenLoop {
     /// Whether ok replies reached 99 % of the offered rate.
     pub kept_up: bool,
     /// Ok replies that arrived after the measured window closed (drained from queues once
-    /// sending stopped): in `achieved_per_s`, but not achieved within the window.
+    /// sending stopped): counted apart, not in `achieved_per_s` (before issue 38 they were).
     #[serde(default)]
     pub replies_after_window: u64,
     /// Requests the window offered that were not answered (nor failed) when it closed: the
@@ -330,7 +334,7 @@ impl OpenLoop {
             offered_per_s: offered as f64 / secs,
             sent: total.issued,
             sent_per_s: total.issued as f64 / secs,
-            achieved_per_s: total.ok as f64 / secs,
+            achieved_per_s: total.ok.saturating_sub(total.ok_after_window) as f64 / secs,
             behind_schedule: total.behind,
             max_lag_us: total.max_lag_ns as f64 / 1000.0,
             send_lag: Distribution::of(&total.send_lag),
@@ -590,9 +594,10 @@ impl Throughput {
     /// Rates of what `rec` holds over `elapsed`; `message_bytes` converts bulk bytes to messages.
     pub fn of(rec: &Recorder, elapsed: Duration, message_bytes: Option<usize>) -> Throughput {
         let secs = elapsed.as_secs_f64().max(1e-9);
+        // Replies after the window are counted (`ok_after_window`), not rated.
         let messages = match message_bytes {
             Some(_) => rec.messages,
-            None => rec.ok,
+            None => rec.ok.saturating_sub(rec.ok_after_window),
         };
         // Bytes read after the window (replies finishing in their --timeout) are counted but
         // not rated: the rates are what arrived within the window.
@@ -612,6 +617,7 @@ impl Throughput {
             window_bytes: None,
             receiver_bytes: None,
             drained_bytes: (after > 0).then_some(after),
+            ok_after_window: rec.ok_after_window,
             receiver_unreported: 0,
             sender_messages_per_s: None,
             sender_gbit_per_s: None,

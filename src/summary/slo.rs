@@ -78,7 +78,7 @@ pub enum SloWhy {
     /// A latency bound that is not a duration.
     #[error(transparent)]
     Duration(#[from] crate::units::UnitError),
-    /// `< 0`.
+    /// A latency at most 0, or errors below 0 %.
     #[error("can never hold: give a bound above 0")]
     Never,
 }
@@ -133,6 +133,7 @@ impl Slo {
                 .strip_suffix('%')
                 .ok_or_else(|| err(SloWhy::NotPercent))?;
             match number.trim().parse::<f64>() {
+                Ok(p) if p == 0.0 && strict => return Err(err(SloWhy::Never)),
                 Ok(p) if (0.0..=100.0).contains(&p) => p,
                 _ => return Err(err(SloWhy::PercentRange)),
             }
@@ -142,7 +143,8 @@ impl Slo {
                 return Err(err(SloWhy::NoUnit(name, value.into())));
             }
             let d = parse_duration(value).map_err(|e| err(e.into()))?;
-            if d.is_zero() && strict {
+            // No latency is 0: `p99<=0ms` would fail every run, whatever the target.
+            if d.is_zero() {
                 return Err(err(SloWhy::Never));
             }
             d.as_secs_f64() * 1e6

@@ -119,6 +119,9 @@ pub enum BoundWhy {
     /// `errors>…` that is neither a count nor a percent.
     #[error("give errors as a count (errors>0) or a percent (errors>0.1%)")]
     Errors,
+    /// A bound every run trips (`errors>-1`, `errors>=0`) or none can (`ops<0`).
+    #[error("{0}: give a bound a run can meet and miss, e.g. errors>0 or ops<5000")]
+    Always(&'static str),
 }
 
 impl Threshold {
@@ -145,6 +148,9 @@ impl Threshold {
                 Some(v) => v,
                 None => return bad(BoundWhy::OpsRate),
             };
+            if bound == 0.0 && !inclusive {
+                return bad(BoundWhy::Always("no rate is below 0, so it never fails"));
+            }
             return Ok(Threshold {
                 text: t.into(),
                 measure: Measure::Ops,
@@ -160,6 +166,14 @@ impl Threshold {
             let Ok(bound) = value.parse::<f64>() else {
                 return bad(BoundWhy::Errors);
             };
+            if !bound.is_finite() {
+                return bad(BoundWhy::Errors);
+            }
+            if bound < 0.0 || (bound == 0.0 && inclusive) {
+                return bad(BoundWhy::Always(
+                    "every run has at least 0 errors, so it always fails",
+                ));
+            }
             return Ok(Threshold {
                 text: t.into(),
                 measure: Measure::ErrorCount,

@@ -10,10 +10,12 @@ mod common;
 
 mod golden_common;
 
+mod bad_input_writes_nothing;
 mod bounded_input;
 mod closed_output;
 mod demo;
 mod document_checks;
+mod escaped_output;
 mod execute;
 mod files;
 mod flags;
@@ -28,8 +30,11 @@ mod isolation;
 mod launch;
 mod layout;
 mod measure;
+mod no_clobber;
 mod output;
+mod plan_commands;
 mod schema;
 mod shard;
+mod stops_keep;
 mod study_bounds;
 mod units;

@@ -17,10 +17,67 @@ use std::process::ExitCode;
 
 /// `wirebench launch`.
 pub fn main(cmd: &LaunchCommand) -> anyhow::Result<ExitCode> {
+    for (flag, value) in embedded(cmd) {
+        plain(flag, value)?;
+    }
     match cmd {
         LaunchCommand::Slurm(a) => slurm::main(a),
         LaunchCommand::Mpi(a) => mpi::main(a),
         LaunchCommand::K8s(a) => k8s::main(a),
+    }
+}
+
+/// Every value of `cmd` a script or manifest embeds, with the flag that gave it.
+fn embedded(cmd: &LaunchCommand) -> Vec<(&'static str, &str)> {
+    let (shared, mut v): (&LaunchShared, Vec<(&'static str, &str)>) = match cmd {
+        LaunchCommand::Slurm(a) => (
+            &a.shared,
+            a.sbatch
+                .iter()
+                .map(|s| ("--sbatch", s.as_str()))
+                .chain([("--dir", a.dir.as_str())])
+                .collect(),
+        ),
+        LaunchCommand::Mpi(a) => (
+            &a.shared,
+            a.mpirun_args
+                .iter()
+                .map(|s| ("--mpirun-arg", s.as_str()))
+                .chain([
+                    ("--dir", a.dir.as_str()),
+                    ("--hostfile", a.hostfile.as_str()),
+                ])
+                .collect(),
+        ),
+        LaunchCommand::K8s(a) => (
+            &a.shared,
+            [("--name", a.name.as_str()), ("--image", a.image.as_str())]
+                .into_iter()
+                .chain(a.claim.as_deref().map(|c| ("--claim", c)))
+                .collect(),
+        ),
+    };
+    v.extend(shared.binary.as_deref().map(|b| ("--binary", b)));
+    v.extend(shared.start_in.as_deref().map(|s| ("--start-in", s)));
+    v.extend(
+        shared
+            .command
+            .iter()
+            .map(|w| ("the command after --", w.as_str())),
+    );
+    v
+}
+
+/// Refuses a value holding a control character (a newline, a tab, an escape): written into a
+/// script or manifest it would become a line (or a command) of its own.
+pub fn plain(flag: &str, value: &str) -> Result<(), UsageError> {
+    match value.chars().find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(UsageError::new(format!(
+            "{flag} '{}' holds a control character ({}): it would break the lines of the script or manifest; give it without",
+            value.chars().flat_map(char::escape_debug).collect::<String>(),
+            c.escape_debug()
+        ))),
     }
 }
 
@@ -232,13 +289,15 @@ pub fn binary(shared: &LaunchShared) -> Result<String, UsageError> {
     if let Some(b) = &shared.binary {
         return Ok(b.clone());
     }
-    std::env::current_exe()
+    let b = std::env::current_exe()
         .map(|p| p.display().to_string())
         .map_err(|e| {
             UsageError::new(format!(
                 "cannot tell this binary's path ({e}): give --binary PATH"
             ))
-        })
+        })?;
+    plain("this binary's path (give --binary PATH)", &b)?;
+    Ok(b)
 }
 
 /// `dir` made absolute (the script runs elsewhere: on the first node, in the job's directory).
@@ -250,7 +309,9 @@ pub fn absolute(dir: &str) -> Result<String, UsageError> {
             .map_err(|e| UsageError::new(format!("--dir {dir}: {e}: give an absolute path")))?
             .join(p),
     };
-    Ok(abs.display().to_string())
+    let abs = abs.display().to_string();
+    plain("--dir (made absolute: give an absolute path)", &abs)?;
+    Ok(abs)
 }
 
 /// Where `program` is on $PATH, if it is: a launcher checks before it writes anything.
@@ -279,18 +340,13 @@ pub fn write_file(path: &Path, text: &str, executable: bool) -> Result<(), Usage
             path.display()
         ))
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(fail)?;
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(fail)?;
-    if executable {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).map_err(fail)?;
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
+    let options = crate::sys::write::Options {
+        mode: if executable { 0o777 } else { 0o666 },
+        make_dir: true,
+    };
+    crate::sys::write::file_with(path, text.as_bytes(), options).map_err(|e| match e {
+        crate::sys::write::WriteError::Io(_, e) => fail(e),
+        e => UsageError::new(format!("{e}: check --dir")),
     })
 }
 

@@ -66,6 +66,17 @@ pub fn main(a: &StudyArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // Someone else's plan is data, not code: its launcher runs only when the command line says so.
+    if let Some((at, cmd)) = launcher_of(&plan).filter(|_| !a.allow_launcher) {
+        super::say_err(&format!(
+            "{}:{}:{}: the plan's launcher '{}' would run a command: a plan file runs none unless the command line says so; check it, then give --allow-launcher (or remove the key)",
+            a.file,
+            at.line,
+            at.col,
+            escaped(&cmd)
+        ));
+        return Ok(ExitCode::from(super::EXIT_USAGE));
+    }
     // A big study asks (or, in a script, wants --yes) before anything runs, --out or not.
     let checked = confirm(checked, a.yes)?;
     let Some(dir) = &a.out else {
@@ -96,6 +107,24 @@ pub fn main(a: &StudyArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     to_dir(a, dir, &text, &plan, checked, &diagnose, out)
 }
 
+/// The first `launcher` of `plan` (under `[run]` or a target's own flags) that starts a
+/// command (anything but `local`), and where its key is.
+fn launcher_of(plan: &PlanFile) -> Option<(crate::plan::file::Pos, String)> {
+    let flags = plan
+        .flags
+        .iter()
+        .chain(plan.targets.iter().flat_map(|t| &t.flags));
+    flags.filter(|f| f.flag == "--launcher").find_map(|f| {
+        let cmd = f.values.join(" ");
+        (cmd.trim() != "local").then_some((f.at, cmd))
+    })
+}
+
+/// `s` with its control characters escaped (`\n`), for one line of an error.
+fn escaped(s: &str) -> String {
+    s.chars().flat_map(char::escape_debug).collect()
+}
+
 /// `study --out DIR`: the study run, saved as it goes, written into DIR (or, when DIR cannot
 /// be written, printed instead), and saved whole.
 fn to_dir(
@@ -110,6 +139,12 @@ fn to_dir(
     // Made before anything runs, so a path that cannot be written fails at once; removed
     // again (if still empty) when the runs fail, so a failure leaves nothing behind.
     let made = !Path::new(dir).exists();
+    if !made && !Path::new(dir).is_dir() {
+        return Err(crate::error::UsageError::new(format!(
+            "--out {dir} exists and is not a directory: give a directory, or a new path, e.g. --out results/dim"
+        ))
+        .into());
+    }
     std::fs::create_dir_all(dir).map_err(|e| {
         crate::error::UsageError::new(format!(
             "--out {dir}: cannot make the directory ({e}); give a writable path, e.g. --out results/dim"

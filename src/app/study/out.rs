@@ -121,33 +121,28 @@ pub fn write(dir: &Path, study: &Study) -> anyhow::Result<usize> {
         csvs.into_iter()
             .map(|(name, text)| (name, text.into_bytes())),
     );
-    let mut written = Vec::new();
+    // Every file staged (written under a temporary name, see sys::write) before any is renamed:
+    // a failure drops the staged ones, so the set is written whole or not at all.
+    let mut staged = Vec::new();
     for (name, bytes) in &files {
-        let tmp = dir.join(format!(".{name}.tmp"));
-        if let Err(e) = std::fs::write(&tmp, bytes) {
-            for t in written.iter().chain([&tmp]) {
-                let _ = std::fs::remove_file(t);
-            }
-            return Err(unwritten(dir, &tmp, &e));
-        }
-        written.push(tmp);
+        let s = crate::sys::write::stage(&dir.join(name), bytes, Default::default())
+            .map_err(|e| unwritten(dir, &e))?;
+        staged.push(s);
     }
-    for ((name, _), tmp) in files.iter().zip(&written) {
-        std::fs::rename(tmp, dir.join(name))?;
+    for s in staged {
+        s.commit().map_err(|e| unwritten(dir, &e))?;
     }
     Ok(count)
 }
 
 /// The error of a study file that could not be written, naming the disk and the fix when the
 /// disk is full.
-fn unwritten(dir: &Path, file: &Path, e: &std::io::Error) -> anyhow::Error {
-    let full = matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT));
-    match full {
+fn unwritten(dir: &Path, e: &crate::sys::write::WriteError) -> anyhow::Error {
+    match e.disk_full() {
         true => anyhow::anyhow!(
-            "the disk holding {} is full ({e}) while writing {}: free space there, or give --out a directory on another disk, and run the study again",
+            "the disk holding {} is full: {e}: free space there, or give --out a directory on another disk, and run the study again",
             dir.display(),
-            file.display()
         ),
-        false => anyhow::anyhow!("writing {}: {e}: check that {} is writable", file.display(), dir.display()),
+        false => anyhow::anyhow!("{e}: check that {} is writable", dir.display()),
     }
 }

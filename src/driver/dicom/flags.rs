@@ -82,9 +82,6 @@ fn save_example(
         None => super::spec::DEFAULT_IMAGE,
     };
     let bytes = super::dataset::example_file(size);
-    std::fs::write(file, bytes).map_err(|e| {
-        UsageError::new(format!(
-            "--save-example {file}: cannot write ({e}): check the path"
-        ))
-    })
+    crate::sys::write::file(std::path::Path::new(file), &bytes)
+        .map_err(|e| UsageError::flag("--save-example", format!("--save-example {e}")))
 }

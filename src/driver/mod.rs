@@ -8,6 +8,7 @@
 
 pub mod dicom;
 pub mod files;
+pub mod grpc;
 pub mod h2;
 pub mod h3;
 pub mod http;
@@ -237,6 +238,8 @@ pub struct Given<'a> {
     pub pipeline: Option<usize>,
     /// The run's seed (`--seed`, or one drawn afresh).
     pub seed: u64,
+    /// `--timeout`: how long a request may take (gRPC sends it as the call's deadline).
+    pub timeout: Duration,
 }
 
 impl<'a> Given<'a> {
@@ -284,6 +287,7 @@ registry! {
     http::Http1 { http: http::flags::HttpArgs, file_set: http::flags::FileSetArgs },
     dicom::Dicom { dicom: dicom::flags::DicomArgs },
     redis::Redis { redis: redis::flags::RedisArgs },
+    grpc::Grpc { grpc: grpc::flags::GrpcArgs },
 }
 
 /// The scheme called `name`, if some protocol serves it.

@@ -10,3 +10,4 @@ pub mod flow;
 pub mod framing;
 pub mod h3;
 pub mod huffman;
+pub mod grpc;

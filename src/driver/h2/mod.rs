@@ -23,7 +23,7 @@
 mod framing;
 #[doc(hidden)]
 pub mod fuzz;
-mod io;
+pub(crate) mod io;
 pub(crate) mod request;
 
 use super::stream::connect_stream;

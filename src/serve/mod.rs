@@ -3,8 +3,8 @@
 
 mod counters;
 mod delay;
-pub mod h3;
 pub mod grpc;
+pub mod h3;
 pub mod http;
 pub(crate) mod listen;
 mod rate;

@@ -8,6 +8,6 @@ pub mod datagram;
 pub mod delimiter;
 pub mod flow;
 pub mod framing;
+pub mod grpc;
 pub mod h3;
 pub mod huffman;
-pub mod grpc;

@@ -154,7 +154,7 @@ impl std::fmt::Display for H3ServerStats {
 #[derive(Debug)]
 struct Shared {
     options: H3ServerOptions,
-    root: Option<PathBuf>,
+    root: Option<crate::serve::http::file::Root>,
     service: Service,
     counters: Arc<Counters>,
 }
@@ -235,7 +235,7 @@ fn prepare(
     let root =
         match &options.dir {
             None => None,
-            Some(dir) => Some(std::fs::canonicalize(dir).map_err(|e| {
+            Some(dir) => Some(crate::serve::http::file::Root::open(dir).map_err(|e| {
                 io::Error::new(e.kind(), format!("directory {}: {e}", dir.display()))
             })?),
         };

@@ -81,7 +81,7 @@ pub(super) async fn serve(mut send: SendStream, mut recv: RecvStream, shared: &S
             simple(&mut send, &mut out, 405, None, false, c).await
         }
         Route::Bytes(n) => bytes(&mut send, &mut out, n, head_only, c).await,
-        Route::File(rel) => match shared.root.as_deref().map(|root| file::open(root, &rel)) {
+        Route::File(rel) => match shared.root.as_ref().map(|root| root.open_file(&rel)) {
             Some(Ok(served)) => serve_file(&mut send, &mut out, served, head_only, c).await,
             Some(Err(status)) => simple(&mut send, &mut out, status, None, head_only, c).await,
             None => simple(&mut send, &mut out, 404, None, head_only, c).await,

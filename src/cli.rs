@@ -1070,6 +1070,14 @@ pub struct DiffArgs {
     /// Print the diff as JSON (schema/diff.v1.json).
     #[arg(long)]
     pub json: bool,
+    /// Count last and last~N among the runs of targets whose URL contains this (as `history
+    /// --target`), so another program's runs in the same history are not taken for yours.
+    #[arg(long, value_name = "URL-PART")]
+    pub target: Option<String>,
+    /// Compare runs of different tests anyway (another target, protocol, mode, load shape,
+    /// connections, pipeline, think time or request size), which diff otherwise refuses.
+    #[arg(long)]
+    pub force: bool,
     /// The history file.
     #[command(flatten)]
     pub db: DbArg,

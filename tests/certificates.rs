@@ -32,7 +32,8 @@ impl Nginx {
         for _ in 0..5 {
             let port = common::free_port();
             let conf = format!(
-                "worker_processes 1; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;
+                // One process (no master): killed by its PID, nothing of it stays behind.
+                "master_process off; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;
                  events {{ worker_connections 64; }}
                  http {{ access_log off; client_body_temp_path {d}/body;
                    proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fcgi;

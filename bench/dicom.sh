@@ -8,7 +8,7 @@
 # both) and images per client CPU-second (200 ÷ its user + system time, from wait4).
 #   (1) storescp with TCP_NODELAY=1 in its environment (healthy)
 #   (2) storescp with its defaults: DCMTK 3.6.7's acceptor leaves Nagle's algorithm on, and
-#       each response waits for the client's delayed ACK (the DCMTK study, ../shared/seeds/003)
+#       each response waits for the client's delayed ACK (the DCMTK study, docs/studies.md)
 # storescp is pinned to CPU 0 and writes into a tmpfs directory emptied after each run; each
 # client is pinned to CPU 1 with taskset. Rounds alternate wirebench / storescu.
 #

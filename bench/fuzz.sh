@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/fuzz.sh [SECONDS] [TARGET...]: builds the fuzz targets in fuzz/ (cargo +nightly fuzz,
-# no sanitizer, debug assertions and overflow checks on) and runs each for SECONDS (default
+# or the same flags by hand on stable without it; no sanitizer, debug assertions and overflow
+# checks on) and runs each for SECONDS (default
 # 60), one at a time, with -rss_limit_mb=512 and -timeout=10. Each starts from its committed
 # seeds (fuzz/corpus/T, read only) and what earlier runs found (fuzz/work/T, not committed).
 # Prints a table: target, executions, executions/s, crashes, timeouts, out-of-memory, peak
@@ -24,7 +25,18 @@ if [[ -n $RUNS ]] && ! [[ $RUNS =~ ^[0-9]+$ ]]; then
 fi
 ALL=$(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^wirebench-fuzz$')
 TARGETS=${*:-$ALL}
-cargo +nightly fuzz build -s none -a >&2
+if cargo +nightly fuzz --version >/dev/null 2>&1; then
+    cargo +nightly fuzz build -s none -a >&2
+else
+    # Without cargo-fuzz: the same build by hand (its instrumentation flags, no sanitizer,
+    # debug assertions and overflow checks on), on stable; --target keeps the flags off the
+    # build scripts, as cargo-fuzz does.
+    RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks" \
+        cargo build --release --manifest-path fuzz/Cargo.toml --target x86_64-unknown-linux-gnu \
+        --target-dir fuzz/target --bins >&2
+fi
 BIN=fuzz/target/x86_64-unknown-linux-gnu/release
 LOG=fuzz/work/logs
 mkdir -p "$LOG"

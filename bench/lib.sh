@@ -110,7 +110,7 @@ stop_pid() { # stop one server we started, wait for it, and forget its PID (it m
 
 alternate() { # N CMD... -> each CMD (a function and its first arguments, as one string) is run
     # with ROUND DUR appended, in turn: one discarded warm-up round of WARM_DUR first when
-    # WARM_ROUND is set, then N measured rounds of DUR, A B A B (METHOD.md, "Fair comparison")
+    # WARM_ROUND is set, then N measured rounds of DUR, A B A B (docs/method.md, "Comparing fairly")
     local n=$1 r cmd
     shift
     if ((WARM_ROUND)); then

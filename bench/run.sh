@@ -3,7 +3,7 @@
 #   (a) one-connection TCP ping-pong, 64 B: wirebench vs sockperf (round-trip p50, p99)
 #   (b) one-stream TCP bulk: wirebench stream -> sink vs iperf3 (Gbit/s, sender side)
 # Both tools are pinned the same way with taskset, and run alternately A B A B in one go
-# (../shared/METHOD.md, "Fair comparison"). See bench/README.md for how to read the output.
+# (docs/method.md, "Comparing fairly"). See bench/README.md for how to read the output.
 #
 # Usage: bench/run.sh [--quick]      (from the repository root, or from anywhere)
 #   --quick   1 round per comparison, 3 s runs, no discarded warm-up round (~30 s)

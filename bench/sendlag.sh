@@ -9,7 +9,7 @@
 #              waits, so the server's hiccups show in the lag too
 # and, as the floor of this machine, cyclictest (rt-tests) waking a thread on the same CPU at
 # the same interval (1/rate) with no other work. Goal: p99 < 100 µs at 20,000/s (window 64).
-# Runs alternate wirebench (64, 1) and cyclictest in each round (../shared/METHOD.md, "Fair
+# Runs alternate wirebench (64, 1) and cyclictest in each round (docs/method.md, "Comparing
 # comparison"). See bench/README.md ("sendlag.sh") for how to read the output.
 #
 # Usage: bench/sendlag.sh [--quick]      (from the repository root, or from anywhere)

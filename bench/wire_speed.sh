@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # wirebench's bulk headline against iperf3's receiver figure over a shaped link: two network
 # namespaces of this script's own joined by a veth pair, `tc qdisc … tbf rate 100mbit burst
-# 32kbit latency 50ms` on each end (as ../shared/recipes/netns_link.sh and tests/wire_speed.rs
+# 32kbit latency 50ms` on each end (as tests/common/netns_link.sh and tests/wire_speed.rs
 # build it), 198.18.9.1 (clients) <-> 198.18.9.2 (servers). In each round, in turn:
 #   wirebench run tcp://198.18.9.2:7000 --mode stream -d Ns --json -q  -> throughput.gbit_per_s
 #   iperf3 -c 198.18.9.2 -t N -J                                    -> end.sum_received
@@ -26,7 +26,7 @@ if ((QUICK)); then
 else
     ROUNDS=${ROUNDS:-3}
     DUR=${DUR:-5}
-    WARM_ROUND=1 # one discarded 2 s round of each first (METHOD.md: the first run is an outlier)
+    WARM_ROUND=1 # one discarded 2 s round of each first (docs/method.md: the first run is an outlier)
 fi
 WARM_DUR=2
 [[ $(id -u) -eq 0 ]] || { echo "$BENCH: needs root (network namespaces)" >&2; exit 1; }

@@ -265,6 +265,9 @@ pub enum ServeCommand {
     Udp(ServeUdpArgs),
     /// An HTTP/1.1 server: /bytes/N, /delay/D, /status/CODE, /echo, and files with --dir.
     Http(ServeHttpArgs),
+    /// An HTTP/3 server over QUIC (UDP): the routes of `serve http`; a self-signed certificate
+    /// is written at start (its path printed) unless --cert and --key are given.
+    Http3(ServeHttp3Args),
     /// The servers that need only a listener, as `serve` registers them.
     #[command(flatten)]
     Simple(crate::serve::SimpleCommand),
@@ -666,7 +669,8 @@ pub struct ServeUdpArgs {
     pub mode: ServerMode,
 
     /// Echo mode: reply with this many bytes (at most 65507) unless a wirebench client asks
-    /// for its own reply size.
+    /// for its own reply size. A client may ask for at most 10 times its datagram's size (no
+    /// amplifier for spoofed requests), or this size where it is larger.
     #[arg(long, value_name = "BYTES")]
     pub reply_size: Option<String>,
 
@@ -768,6 +772,11 @@ pub struct ServeHttpArgs {
     #[arg(long, value_name = "DURATION")]
     pub delay: Option<String>,
 
+    /// The longest /delay/D a client may ask for; a longer one gets 400 at once. A delayed
+    /// response is abandoned when its client leaves.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub max_delay: String,
+
     /// Capacity: serve at most this many requests per second across all threads and
     /// connections (e.g. 2000 or 2000/s); requests beyond it queue, first come first served, so
     /// latency grows when more is offered: a server whose true peak is known (see `wirebench
@@ -778,6 +787,49 @@ pub struct ServeHttpArgs {
     /// Server socket options.
     #[command(flatten)]
     pub socket: SocketArgs,
+}
+
+/// `wirebench serve http3`: HTTP/3 over QUIC.
+#[derive(Debug, Args)]
+pub struct ServeHttp3Args {
+    /// UDP address to listen on; port 0 picks a free port. The URL is printed first.
+    #[arg(short = 'l', long, default_value = "127.0.0.1:0", value_name = "ADDR")]
+    pub listen: String,
+
+    /// The certificate chain to present (PEM); with --key. Without both, a self-signed
+    /// certificate for 127.0.0.1, ::1 and localhost is made and written beside its key in a
+    /// new temporary directory, whose path is printed (give it to clients as --cacert).
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<String>,
+
+    /// The private key of --cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<String>,
+
+    /// Serve the files under this directory for paths that are not built-in routes.
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<String>,
+
+    /// Close a connection silent for this long (QUIC's idle timeout).
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub idle_timeout: String,
+
+    /// The largest request head (its HEADERS frame), 256 to 1M.
+    #[arg(long, default_value = "16k", value_name = "BYTES")]
+    pub max_header_bytes: String,
+
+    /// Refuse connections beyond this many open at a time.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// Service time: wait this long before every response, e.g. 5ms.
+    #[arg(long, value_name = "DURATION")]
+    pub delay: Option<String>,
+
+    /// Capacity: serve at most this many requests per second (e.g. 2000 or 2000/s); requests
+    /// beyond it queue, first come first served.
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
 }
 
 /// `wirebench demo`: the built-in study.
@@ -1018,6 +1070,14 @@ pub struct DiffArgs {
     /// Print the diff as JSON (schema/diff.v1.json).
     #[arg(long)]
     pub json: bool,
+    /// Count last and last~N among the runs of targets whose URL contains this (as `history
+    /// --target`), so another program's runs in the same history are not taken for yours.
+    #[arg(long, value_name = "URL-PART")]
+    pub target: Option<String>,
+    /// Compare runs of different tests anyway (another target, protocol, mode, load shape,
+    /// connections, pipeline, think time or request size), which diff otherwise refuses.
+    #[arg(long)]
+    pub force: bool,
     /// The history file.
     #[command(flatten)]
     pub db: DbArg,

@@ -2,6 +2,7 @@
 //! of outside input that the public API does not reach on its own. Not part of the API.
 
 pub use crate::driver::h2::fuzz::request as h2_request;
+pub use crate::driver::h2::fuzz::responses as h2_responses;
 pub use crate::driver::http::fuzz::responses as http_responses;
 pub use crate::serve::http::fuzz::request as http_request;
 
@@ -31,4 +32,41 @@ pub fn document(text: &str) -> bool {
     }
     let _ = crate::summary::diff::changes(&result, &pair[1], 5.0);
     true
+}
+
+/// Several documents as `wirebench merge` reads them (each checked as a result, as the command
+/// does), merged at the same time and one after another. Returns whether they were results
+/// that merged; panics if an invariant breaks.
+pub fn merge(texts: &[&str]) -> bool {
+    let mut parts = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        match crate::app::merge::result(&format!("doc{i}"), text.to_string()) {
+            Ok(p) => parts.push(p),
+            Err(_) => return false,
+        }
+    }
+    if parts.is_empty() {
+        return false;
+    }
+    let mut merged = false;
+    for sequential in [false, true] {
+        if let Ok(m) = crate::summary::merge::merge(&parts, sequential) {
+            let ok: u64 = parts.iter().map(|p| p.ok).sum();
+            assert_eq!(m.ok, ok, "a merge adds the ok counts");
+            merged = true;
+        }
+    }
+    merged
+}
+
+/// A plan file read and validated as `wirebench study FILE --dry-run` does. Returns whether it
+/// was valid; panics if an invariant breaks (an error always says where and what).
+pub fn plan(text: &str) -> bool {
+    match crate::app::study::read::read_text(text) {
+        Ok(_) => true,
+        Err(crate::app::study::read::Located(at, message)) => {
+            assert!(at.line >= 1 && at.col >= 1 && !message.is_empty());
+            false
+        }
+    }
 }

@@ -75,3 +75,37 @@ fn the_deadline_is_said_in_the_table_and_checked() {
     assert!(text.contains("raise --deadline"), "{text}");
     common::usage_error(&["run", &server.url, "-n", "5", "--deadline", "0"], LIMIT);
 }
+
+/// A worker with one connection blocks in its socket calls, with no event loop to fire the
+/// deadline's timer: `-n 1000000 --deadline 2s` against a live server ran 19-39 s. It ends at
+/// its deadline now, with every request counted.
+#[test]
+fn a_run_by_count_with_one_connection_per_worker_ends_at_its_deadline() {
+    let server = common::ServerProcess::start(&[]);
+    let args = [
+        "run",
+        server.url.as_str(),
+        "-n",
+        "1000000",
+        "-c",
+        "2",
+        "-t",
+        "2",
+        "--deadline",
+        "1s",
+        "--no-save",
+        "--json",
+        "-q",
+    ];
+    let (out, took) = common::run_bounded(&args, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let (ok, errors) = (
+        json["ok"].as_u64().unwrap(),
+        json["errors"]["total"].as_u64().unwrap(),
+    );
+    assert_eq!(ok + errors, 1_000_000, "{json}");
+    assert!(ok > 0, "{json}");
+}

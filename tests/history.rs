@@ -384,8 +384,26 @@ fn diff_of_a_run_twice_as_slow_exits_3() {
         let (code, _, err) = db.run(&["run", url, "-d", "4s", "-c", "2", "-q"]);
         assert_eq!(code, 0, "{err}");
     }
-    let (code, out, err) = db.run(&["diff", "last~1", "last", "--max-regression", "5%"]);
+    // Two servers are two targets: diff refuses to take one for the other, naming what
+    // differs, unless told to compare anyway.
+    let (code, out, err) = db.run(&["diff", "last~1", "last"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("different tests") && err.contains("target"),
+        "{err}"
+    );
+    assert!(err.contains("--force"), "{err}");
+    let force = [
+        "diff",
+        "last~1",
+        "last",
+        "--max-regression",
+        "5%",
+        "--force",
+    ];
+    let (code, out, err) = db.run(&force);
     assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("compared anyway (--force): target"), "{out}");
     // Half the rate and twice the median: on a loaded machine one of the two may vary too
     // much second to second to be significant, never both.
     assert!(
@@ -393,13 +411,60 @@ fn diff_of_a_run_twice_as_slow_exits_3() {
             || out.contains("REGRESSED: p50_us regressed"),
         "{out}"
     );
-    let (code, out, _) = db.run(&["diff", "last~1", "last", "--json"]);
+    let (code, out, _) = db.run(&["diff", "last~1", "last", "--json", "--force"]);
     assert_eq!(code, 3);
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["schema"], "wirebench.diff/1");
     assert_eq!(doc["regressed"], true);
+    assert_valid("diff.v1.json", &doc);
+    // The other way round, the same change is an improvement, and said so.
+    let (code, out, _) = db.run(&["diff", "last", "last~1", "--force"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("ops_per_s improved") || out.contains("p50_us improved"),
+        "{out}"
+    );
+    assert!(!out.contains("within 5%"), "{out}");
     // A run against itself has not regressed.
     assert_eq!(db.run(&["diff", "last", "last"]).0, 0);
+    // --target counts last and last~N among one target's runs: here the fast server's only
+    // run has no run before it.
+    let (code, _, err) = db.run(&["diff", "last~1", "last", "--target", &fast.url]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("fewer than 2 runs of a target containing"),
+        "{err}"
+    );
+}
+
+/// Runs of another load shape are another test: diff names what differs (protocol, mode,
+/// connections, load) and refuses; --target picks one target's runs out of a shared history.
+#[test]
+fn diff_refuses_runs_of_different_tests_and_scopes_last_by_target() {
+    let a = ServerProcess::start(&[]);
+    let b = ServerProcess::start(&[]);
+    let db = Db::new("diff-kinds");
+    for args in [
+        vec!["run", &a.url, "-n", "300", "-c", "1", "-q"],
+        vec!["run", &a.url, "-n", "300", "-c", "4", "-q"],
+        vec!["run", &a.url, "--rate", "500", "-d", "500ms", "-q"],
+        vec!["run", &b.url, "-n", "300", "-c", "1", "-q"],
+    ] {
+        let (code, _, err) = db.run(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+    let (code, _, err) = db.run(&["diff", "last~3", "last~2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("connections 1 vs 4"), "{err}");
+    let (code, _, err) = db.run(&["diff", "last~2", "last~1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("load a closed loop vs an open loop"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // The last run is b's; among a's runs, last is the open loop and last~2 the first.
+    let (code, out, err) = db.run(&["diff", "last~2", "last~1", "--target", &a.url, "--force"]);
+    // Four connections may well be slower per request than one: either verdict stands.
+    assert!(code == 0 || code == 3, "{out}{err}");
+    assert!(out.contains("connections 1 vs 4"), "{out}");
 }
 
 /// Two results: the per-second test counts each side by its effective sample size and says

@@ -18,7 +18,7 @@ fn a_reply_in_two_writes_with_nagle_on_stalls_for_the_delayed_ack() {
     let (json, code) = execute_json(&[&bad.url, "-d", "2s"], Duration::from_secs(20));
     assert_eq!(code, 0, "{json}");
     let p50 = f(&json["latency"]["p50_us"]);
-    // Linux's minimum delayed ACK is 40 ms (METHOD.md: ~44 ms measured here).
+    // Linux's minimum delayed ACK is 40 ms (docs/method.md: ~44 ms measured here).
     assert!((35_000.0..100_000.0).contains(&p50), "p50 {p50} µs: {json}");
 
     // The same reply in pieces with TCP_NODELAY (the server's default) goes out at once.

@@ -48,18 +48,21 @@ fn request_response_over_udp_counts_every_reply() {
 
 #[test]
 fn every_tenth_datagram_dropped_is_ten_percent_loss() {
-    // Request/response: the client sees the drops as timeouts.
-    let (_srv, url) = server(faults(Faults {
+    // Request/response: the client sees the drops as timeouts. The timeout leaves a reply a
+    // whole second on a busy machine: a late one would count as lost too, so the bound above
+    // 10% is a margin, not the measure.
+    let (srv, url) = server(faults(Faults {
         drop_every: Some(10),
         ..Faults::default()
     }));
     let (json, code) = execute_json(
-        &[&url, "-n", "2000", "--rate", "4000", "--timeout", "200ms"],
+        &[&url, "-n", "2000", "--rate", "4000", "--timeout", "1s"],
         LIMIT,
     );
     assert_eq!(code, 1, "lost requests are errors");
     let loss = json["datagrams"]["loss_percent"].as_f64().unwrap();
-    assert!((9.5..=10.5).contains(&loss), "{}", json["datagrams"]);
+    assert!((9.95..=11.0).contains(&loss), "{}", json["datagrams"]);
+    assert_eq!(srv.stop().dropped, 200, "the server dropped every tenth");
     assert_eq!(json["errors"]["by_kind"][0]["kind"], "timeout");
 
     // A stream to a sink: the server's report shows the loss.
@@ -91,10 +94,13 @@ fn every_tenth_datagram_dropped_is_ten_percent_loss() {
     );
     let server = &json["datagrams"]["server"];
     let loss = server["loss_percent"].as_f64().unwrap();
-    assert!((9.5..=10.5).contains(&loss), "{server}");
-    // 8 Mbit/s of 1000-byte datagrams is 1000 datagrams a second.
+    // At least the injected tenth; a receive buffer that overflowed while the machine was
+    // busy could add a few more.
+    assert!((9.5..=12.0).contains(&loss), "{server}");
+    // 8 Mbit/s of 1000-byte datagrams is 1000 datagrams a second (paced on a timetable; the
+    // margin is for a window measured on a busy machine).
     let sent = n(&json["datagrams"]["sent"]);
-    assert!((990..=1010).contains(&sent), "{}", json["datagrams"]);
+    assert!((900..=1100).contains(&sent), "{}", json["datagrams"]);
     receivers_figures_are_the_result(&json);
 }
 
@@ -249,29 +255,29 @@ fn one_blocking_session_counts_every_tenth_lost() {
                 ..Faults::default()
             }),
         );
+        // 100 requests, 10 of them dropped, each waited out for 500 ms: long enough that a
+        // reply delayed by a busy machine is not taken for a lost one (20 ms was not), short
+        // enough that the 10 waits take 5 s.
         let started = std::time::Instant::now();
-        let (json, code) = one_session(&url, &["-n", "1000", "--timeout", "20ms"]);
+        let (json, code) = one_session(&url, &["-n", "100", "--timeout", "500ms"]);
         assert_eq!(code, 1, "lost requests are errors: {json}");
-        // 100 requests wait out their 20 ms each, and no more.
-        assert!(started.elapsed() < Duration::from_secs(15));
+        // 10 requests wait out their 500 ms each, and no more (a bound, with a margin).
+        assert!(started.elapsed() < Duration::from_secs(25));
         let d = &json["datagrams"];
-        let loss = d["loss_percent"].as_f64().unwrap();
-        assert!(
-            (9.5..=10.5).contains(&loss),
-            "blocking server {blocking}: {d}"
-        );
-        assert_eq!((n(&d["lost"]), n(&d["answered"])), (100, 900), "{d}");
-        assert_eq!(n(&d["late"]), 0, "{d}");
+        let (lost, answered) = (n(&d["lost"]), n(&d["answered"]));
+        // The server's drops are exact; a reply later than 500 ms would add to them.
+        assert!((10..=13).contains(&lost), "blocking server {blocking}: {d}");
+        assert_eq!(lost + answered, 100, "{d}");
         assert_eq!(json["errors"]["by_kind"][0]["kind"], "timeout");
-        assert_eq!(n(&json["errors"]["total"]), 100);
-        // A loss does not end the session: the server saw one flow of 1000, 900 of them.
+        assert_eq!(n(&json["errors"]["total"]), lost);
+        // A loss does not end the session: the server saw one flow of 100, 90 of them.
         let server = &d["server"];
         assert_eq!(
             (n(&server["sent"]), n(&server["received"])),
-            (1000, 900),
+            (100, 90),
             "{server}"
         );
-        assert_eq!(srv.stop().dropped, 100);
+        assert_eq!(srv.stop().dropped, 10);
     }
 }
 

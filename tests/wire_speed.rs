@@ -1,6 +1,6 @@
 //! `--link`: the payload and wire rates against a link's nominal rate. The ground truth is a
 //! link this test makes: two network namespaces joined by a veth pair shaped by
-//! `tc qdisc … tbf rate 100mbit` (as ../shared/recipes/netns_link.sh), where iperf3 gets about
+//! `tc qdisc … tbf rate 100mbit` (as tests/common/netns_link.sh), where iperf3 gets about
 //! 95.5 Mbit/s of TCP payload. Needs root and `ip`/`tc`; skips with a reason otherwise.
 
 mod common;

@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = wirebench::driver::http::spec::Accept::parse(text);
         }
         _ => {
-            let _ = wirebench::plan::target::parse_target(text);
+            let _ = wirebench::driver::url::parse_target(text);
         }
     }
 });

@@ -163,13 +163,39 @@ pub fn tip(e: &Error) -> Option<String> {
         }
         _ => None,
     };
+    // A suggested flag only if it is spelled close to the one typed: clap's likeness also
+    // offers flags of another meaning (`--latency`: "--rate").
+    let typed = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let likely = |kind: ContextKind, v: &ContextValue| -> Option<ContextValue> {
+        let (ContextKind::SuggestedArg, Some(typed)) = (kind, typed.as_deref()) else {
+            return Some(v.clone());
+        };
+        let keep =
+            |s: &String| super::clash::close(typed, s.split_whitespace().next().unwrap_or(s));
+        match v {
+            ContextValue::String(s) if keep(s) => Some(v.clone()),
+            ContextValue::Strings(all) => {
+                let kept: Vec<String> = all.iter().filter(|s| keep(s)).cloned().collect();
+                (!kept.is_empty()).then_some(ContextValue::Strings(kept))
+            }
+            ContextValue::String(_) => None,
+            _ => Some(v.clone()),
+        }
+    };
     let mut last = None;
     for (kind, context) in [
         (ContextKind::SuggestedSubcommand, "subcommand"),
         (ContextKind::SuggestedArg, "argument"),
         (ContextKind::SuggestedValue, "value"),
     ] {
-        if let Some(t) = e.get(kind).and_then(|v| similar(context, v)) {
+        if let Some(t) = e
+            .get(kind)
+            .and_then(|v| likely(kind, v))
+            .and_then(|v| similar(context, &v))
+        {
             last = Some(t);
         }
     }

@@ -19,8 +19,25 @@ use std::process::ExitCode;
 pub fn main(a: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let bound = percent(&a.max_regression)?;
     let store = keep::open_for_reading(a.db.db.as_deref())?;
-    let (old_id, old) = stored(&store, &a.old)?;
-    let (new_id, new) = stored(&store, &a.new)?;
+    let target = a.target.as_deref();
+    let (old_id, old) = stored(&store, &a.old, target)?;
+    let (new_id, new) = stored(&store, &a.new, target)?;
+    let differs = match (&old, &new) {
+        (Stored::Result(o), Stored::Result(n)) => diff::differences(o, n, true),
+        (Stored::Runs(o), Stored::Runs(n)) => point_differences(o, n),
+        _ => Vec::new(),
+    };
+    if !differs.is_empty() && !a.force {
+        return Err(UsageError::new(format!(
+            "{} and {} are runs of different tests ({}): diff judges one test over time; \
+             pick the runs of one target with --target URL-PART (or a history of their own, \
+             --db FILE), or compare anyway with --force",
+            a.old,
+            a.new,
+            differs.join("; ")
+        ))
+        .into());
+    }
     let d = match (old, new) {
         (Stored::Result(old), Stored::Result(new)) => {
             let changes = diff::changes(&old, &new, bound);
@@ -36,6 +53,7 @@ pub fn main(a: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 changes,
                 points: Vec::new(),
                 unmatched: Vec::new(),
+                differs,
             }
         }
         (Stored::Runs(old), Stored::Runs(new)) => {
@@ -59,6 +77,7 @@ pub fn main(a: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 changes: Vec::new(),
                 points,
                 unmatched,
+                differs,
             }
         }
         _ => {
@@ -100,9 +119,36 @@ enum Stored {
     Runs(Vec<RunsAt>),
 }
 
-/// The stored document `reference` names, read back and checked; a peak is bad input.
-fn stored(store: &Store, reference: &str) -> anyhow::Result<(String, Stored)> {
-    let (row, text) = store.get(reference).map_err(keep::usage_of)?;
+/// What makes the points found in both documents another test (the target's URL aside: a
+/// point is its name), `NAME at VALUES: what old vs new`.
+fn point_differences(old: &[RunsAt], new: &[RunsAt]) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in old {
+        let Some(n) = new.iter().find(|n| n.target == o.target && n.at == o.at) else {
+            continue;
+        };
+        let (Some(a), Some(b)) = (o.runs.first(), n.runs.first()) else {
+            continue;
+        };
+        let at = match o.at.is_empty() {
+            true => String::new(),
+            false => format!(" at {}", o.at),
+        };
+        for d in diff::differences(a, b, false) {
+            out.push(format!("{}{at}: {d}", o.target));
+        }
+    }
+    out
+}
+
+/// The stored document `reference` names (`last~N` among `target`'s runs when given), read
+/// back and checked; a peak is bad input.
+fn stored(
+    store: &Store,
+    reference: &str,
+    target: Option<&str>,
+) -> anyhow::Result<(String, Stored)> {
+    let (row, text) = store.get_of(reference, target).map_err(keep::usage_of)?;
     let id = crate::store::short(&row.id).to_string();
     let doc: Value = serde_json::from_str(&text)
         .map_err(|e| UsageError::new(format!("stored {reference} is not JSON ({e})")))?;
@@ -159,6 +205,13 @@ fn write(d: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
     if let Some(note) = d.note {
         writeln!(out, "  note: {note}")?;
     }
+    if !d.differs.is_empty() {
+        writeln!(
+            out,
+            "  note: runs of different tests, compared anyway (--force): {}",
+            d.differs.join("; ")
+        )?;
+    }
     if d.points.is_empty() {
         writeln!(out)?;
         table(&d.changes, out)?;
@@ -178,11 +231,25 @@ fn write(d: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
     for line in &d.unmatched {
         writeln!(out, "\n  {line} (not compared)")?;
     }
-    let verdict = if d.regressed {
-        "regressed"
-    } else {
-        "no regression beyond the bound"
+    let all = d
+        .changes
+        .iter()
+        .chain(d.points.iter().flat_map(|p| &p.changes));
+    let (mut improved, mut inconclusive) = (0, 0);
+    for c in all {
+        improved += usize::from(c.verdict == "improved");
+        inconclusive += usize::from(c.verdict == "inconclusive");
+    }
+    let mut verdict = match d.regressed {
+        true => "regressed".to_string(),
+        false => "no regression beyond the bound".to_string(),
     };
+    if improved > 0 {
+        verdict += &format!("; {improved} metric(s) improved");
+    }
+    if inconclusive > 0 {
+        verdict += &format!("; {inconclusive} inconclusive (beyond the bound, not significant)");
+    }
     writeln!(out, "\n  {verdict}")
 }
 

@@ -166,7 +166,7 @@ impl Keep {
                         None,
                     ),
                     false => {
-                        probe(&path).map_err(|e| UsageError::new(e.to_string()))?;
+                        probe(&path).map_err(UsageError::new)?;
                         (None, Some(path))
                     }
                 }
@@ -177,9 +177,7 @@ impl Keep {
                     true => Store::open(&p)
                         .map(|s| (Some(s), None))
                         .map_err(|e| e.to_string()),
-                    false => probe(&p)
-                        .map(|()| (None, Some(p)))
-                        .map_err(|e| e.to_string()),
+                    false => probe(&p).map(|()| (None, Some(p))),
                 }) {
                 Ok(kept) => kept,
                 Err(e) => {
@@ -385,27 +383,34 @@ fn regular(path: &std::path::Path) -> Result<(), UsageError> {
 }
 
 /// Checks that the history file `path`, which does not exist, can be made (a full disk, a
-/// folder that is not writable are bad input before anything runs) by making it and removing
-/// it again, with the folders made for it: the file itself is made by the first save.
-fn probe(path: &std::path::Path) -> Result<(), StoreError> {
+/// folder that is not writable are bad input before anything runs) by making one beside it
+/// under a name of its own and removing it again, with the folders made for it: the file
+/// itself is made by the first save (never removed here: another wirebench may be saving
+/// into it already).
+fn probe(path: &std::path::Path) -> Result<(), String> {
     let mut missing = Vec::new();
     let mut at = path.parent();
     while let Some(d) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
         missing.push(d.to_path_buf());
         at = d.parent();
     }
-    let opened = Store::open(path).map(drop);
-    if opened.is_ok() {
-        for end in ["", "-wal", "-shm", "-journal"] {
-            let mut p = path.as_os_str().to_owned();
-            p.push(end);
-            let _ = std::fs::remove_file(p);
-        }
+    let name = path
+        .file_name()
+        .map_or("history.db".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.probe-{}", std::process::id()));
+    let opened = Store::open(&tmp).map(drop);
+    for end in ["", "-wal", "-shm", "-journal"] {
+        let mut p = tmp.as_os_str().to_owned();
+        p.push(end);
+        let _ = std::fs::remove_file(p);
     }
     for d in missing {
         let _ = std::fs::remove_dir(d);
     }
-    opened
+    opened.map_err(|e| {
+        e.to_string()
+            .replace(&tmp.display().to_string(), &path.display().to_string())
+    })
 }
 
 /// The command line's keep flags with a plan file's added: both sets of tags and thresholds;

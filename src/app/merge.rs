@@ -96,7 +96,7 @@ fn read_one(input: &str, stored: Option<String>) -> Result<Summary, UsageError> 
 }
 
 /// The result document `text` (from `input`), checked to be `wirebench.result/1`.
-fn result(input: &str, text: String) -> Result<Summary, UsageError> {
+pub(crate) fn result(input: &str, text: String) -> Result<Summary, UsageError> {
     let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         UsageError::new(format!(
             "{input} is not JSON ({e}): give a file written by `wirebench run --json`"

@@ -133,6 +133,7 @@ fn execute_on(
     err: &mut dyn Write,
     streams: Streams,
 ) -> ExitCode {
+    let args = clash::implied_run(&args, &command_names()).unwrap_or(args);
     if let Some(hint) = clash::hint(&args) {
         say(err, streams, &format!("error: {hint}"));
         return ExitCode::from(EXIT_USAGE);
@@ -189,6 +190,17 @@ fn execute_on(
             ExitCode::from(code)
         }
     }
+}
+
+/// The names (and aliases) of wirebench's commands, and `help`.
+fn command_names() -> Vec<String> {
+    use clap::CommandFactory;
+    let mut names = vec!["help".to_string()];
+    for sub in Cli::command().get_subcommands() {
+        names.push(sub.get_name().to_string());
+        names.extend(sub.get_all_aliases().map(str::to_string));
+    }
+    names
 }
 
 /// Clap's errors span several lines; wirebench prints one line naming the problem and the fix.
@@ -277,6 +289,7 @@ fn dispatch(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Tcp(args)) => serve::tcp::main(&args),
         Command::Serve(ServeCommand::Udp(args)) => serve::udp::main(&args),
         Command::Serve(ServeCommand::Http(args)) => serve::http::main(&args),
+        Command::Serve(ServeCommand::Http3(args)) => serve::http3::main(&args),
         Command::Serve(ServeCommand::Simple(server)) => server.run(serve::Simple),
         Command::Demo(args) => demo::main(&args, out),
         Command::Compare(args) => compare::main(&args, out),

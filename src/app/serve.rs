@@ -4,6 +4,7 @@
 //! address line to the final counters) is here.
 
 pub(super) mod http;
+pub(super) mod http3;
 pub(super) mod tcp;
 pub(super) mod udp;
 

@@ -8,7 +8,9 @@
 
 pub mod dicom;
 pub mod files;
+pub mod grpc;
 pub mod h2;
+pub mod h3;
 pub mod http;
 pub mod redis;
 mod stream;
@@ -236,6 +238,8 @@ pub struct Given<'a> {
     pub pipeline: Option<usize>,
     /// The run's seed (`--seed`, or one drawn afresh).
     pub seed: u64,
+    /// `--timeout`: how long a request may take (gRPC sends it as the call's deadline).
+    pub timeout: Duration,
 }
 
 impl<'a> Given<'a> {
@@ -278,10 +282,12 @@ pub fn check_flags_fit(groups: &[&dyn FlagGroup], target: &Target) -> Result<(),
 registry! {
     tcp::Tcp { message: tcp::flags::MessageArgs },
     udp::Udp {},
+    h3::Http3 {},
     h2::Http2 {},
     http::Http1 { http: http::flags::HttpArgs, file_set: http::flags::FileSetArgs },
     dicom::Dicom { dicom: dicom::flags::DicomArgs },
     redis::Redis { redis: redis::flags::RedisArgs },
+    grpc::Grpc { grpc: grpc::flags::GrpcArgs },
 }
 
 /// The scheme called `name`, if some protocol serves it.

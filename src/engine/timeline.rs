@@ -134,6 +134,18 @@ impl Timeline {
         self.expired.store(true, Ordering::Relaxed);
     }
 
+    /// Whether the run's overall limit has passed at `now` (marking it passed if so). Asked by
+    /// a closed loop before each request: a worker whose one connection blocks in its socket
+    /// calls never yields to [`Timeline::overall_deadline`], so without this a count run ran
+    /// on past its `--deadline` (19-39 s for a 2 s deadline).
+    pub fn overall_passed(&self, now: Instant) -> bool {
+        let passed = self.overall.is_some_and(|d| now >= self.t0 + d);
+        if passed {
+            self.expired.store(true, Ordering::Relaxed);
+        }
+        passed
+    }
+
     /// Whether the run's overall limit passed before its work was done.
     pub fn expired(&self) -> bool {
         self.expired.load(Ordering::Relaxed)

@@ -416,7 +416,11 @@ impl WorkerRec {
     #[inline]
     pub fn sent_wire(&mut self, now: Instant, payload: usize, wire: usize) {
         self.span(now, now, now);
+        let after = self.end.is_some_and(|e| now > e);
         let slot = self.slot(now, now);
+        if after {
+            slot.sent_after_bytes += payload as u64;
+        }
         slot.sent_bytes += payload as u64;
         slot.wire_sent_bytes += wire.max(payload) as u64;
     }

@@ -3,7 +3,7 @@
 //! A schedule is a pure function of the request index: [`Schedule::time_of`] gives the instant
 //! (since the start of the measured part) at which request `i` *should* be sent. Latency is
 //! counted from that instant, not from the actual send, so a stalled server cannot hide behind
-//! a client that politely waited (coordinated omission; wrk2's method, METHOD.md). The engine
+//! a client that politely waited (coordinated omission; wrk2's method; docs/method.md). The engine
 //! never lowers the rate: when it falls behind, it sends late and reports the lag.
 //!
 //! Arrivals are either the fixed timetable (request `i` when the rate's integral reaches `i`)

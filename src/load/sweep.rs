@@ -1,7 +1,7 @@
 //! Sweeps, pure: a numeric run flag given as a list or a doubling range (`--size 4,128,512..64k`),
 //! the matrix of points several swept flags make, and the order points and targets are run in.
 //!
-//! A sweep is the engine run again with another plan (../shared/STYLE.md); this module only
+//! A sweep is the engine run again with another plan (lib.rs, "Layout"); this module only
 //! says which values, in which order. `app::sweep` sets each value into a copy of the arguments.
 
 use crate::units::{parse_duration, parse_size, UnitError};

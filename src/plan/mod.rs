@@ -269,12 +269,24 @@ fn connections_of(a: &RunArgs) -> Result<usize, UsageError> {
     count_flag("--connections", &a.connections)
 }
 
-/// `--pipeline`, parsed, if given.
+/// The most requests in flight on one connection (`--pipeline`): each holds a few hundred
+/// bytes of state, and `--pipeline 1e9` tried to allocate 5 GB before this ceiling.
+pub const MAX_PIPELINE: usize = 65_536;
+/// The most requests in flight over all connections (`-c` x `--pipeline`).
+pub const MAX_IN_FLIGHT: usize = 1 << 22;
+
+/// `--pipeline`, parsed, if given; at most [`MAX_PIPELINE`].
 pub(crate) fn pipeline_of(a: &RunArgs) -> Result<Option<usize>, UsageError> {
-    a.pipeline
-        .as_deref()
-        .map(|t| count_flag("--pipeline", t))
-        .transpose()
+    let Some(text) = a.pipeline.as_deref() else {
+        return Ok(None);
+    };
+    match count_flag("--pipeline", text)? {
+        n if n > MAX_PIPELINE => usage_of(
+            &["--pipeline"],
+            format!("--pipeline {text} is over the ceiling of {MAX_PIPELINE} requests in flight per connection: give fewer, or more connections (-c)"),
+        ),
+        n => Ok(Some(n)),
+    }
 }
 
 /// Connections and requests in flight: at least one each, and several in flight only in rr.
@@ -286,6 +298,13 @@ fn check_concurrency(a: &RunArgs, mode: ClientMode) -> Result<(), UsageError> {
         );
     }
     let pipeline = pipeline_of(a)?;
+    let total = connections_of(a)?.saturating_mul(pipeline.unwrap_or(1));
+    if total > MAX_IN_FLIGHT {
+        return usage_of(
+            &["--connections", "--pipeline"],
+            format!("-c x --pipeline is {total} requests in flight, over the ceiling of {MAX_IN_FLIGHT}: give fewer"),
+        );
+    }
     if pipeline == Some(0) {
         return usage_of(
             &["--pipeline"],

@@ -25,6 +25,7 @@ pub fn of(a: &RunArgs, target: &Target, seed: u64) -> Result<(Workload, TlsOptio
         target,
         pipeline: super::pipeline_of(a)?,
         seed,
+        timeout: super::duration_flag("--timeout", &a.timeout)?,
     };
     driver::build(&given, &mut workload)?;
     Ok((workload, tls))

@@ -257,6 +257,9 @@ pub struct Recorder {
     /// finished in their --timeout after the deadline, such as a long HTTP body): counted, but
     /// not in the rates, which are what arrived within the window.
     pub received_after_bytes: u64,
+    /// Of `sent_bytes`, those written after the measured window (the rest of a batch taken
+    /// before its end): counted, but not in the sender's rate, which is the window's.
+    pub sent_after_bytes: u64,
     /// Whole messages moved in bulk modes (stream, source), where there is no per-request latency.
     pub messages: u64,
     /// Latency of each ok operation, from its intended start (equal to the actual send in a closed loop).
@@ -439,6 +442,7 @@ impl Recorder {
             wire_sent_bytes: 0,
             wire_received_bytes: 0,
             received_after_bytes: 0,
+            sent_after_bytes: 0,
             messages: 0,
             latency: new_histogram(),
             service: new_histogram(),
@@ -477,6 +481,7 @@ impl Recorder {
             wire_sent_bytes,
             wire_received_bytes,
             received_after_bytes,
+            sent_after_bytes,
             messages,
             latency,
             service,
@@ -509,6 +514,7 @@ impl Recorder {
             wire_sent_bytes,
             wire_received_bytes,
             received_after_bytes,
+            sent_after_bytes,
             messages,
             issued,
             behind,
@@ -599,6 +605,7 @@ impl std::ops::AddAssign<&Recorder> for Recorder {
         self.wire_sent_bytes += other.wire_sent_bytes;
         self.wire_received_bytes += other.wire_received_bytes;
         self.received_after_bytes += other.received_after_bytes;
+        self.sent_after_bytes += other.sent_after_bytes;
         self.messages += other.messages;
         self.issued += other.issued;
         self.behind += other.behind;

@@ -1,6 +1,6 @@
 //! A comparison's report: the verdicts (each target against the baseline, per metric, paired
 //! by round, with the method named and any outlier round with the verdict without it), the
-//! order the targets ran in, then the Flash study's table (../shared/seeds/002): throughput, median, mean
+//! order the targets ran in, then the Flash study's table (docs/studies.md): throughput, median, mean
 //! and p95 per target, flagged where the mean exceeds p95.
 
 use crate::summary::compare::{Comparison, Shape};

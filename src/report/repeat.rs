@@ -1,4 +1,4 @@
-//! Repeated runs' report, in the shape of the MINT study's table (../shared/seeds/000): per
+//! Repeated runs' report, in the shape of the MINT study's table (docs/studies.md): per
 //! metric and point, a row per target with Run 1 … Run N, then the mean, median, standard
 //! deviation and 95% confidence interval of the kept runs; discarded runs are shown in
 //! parentheses and kept out of those figures.

@@ -1,4 +1,4 @@
-//! A sweep's report, in the shape of the DIM study's tables (../shared/seeds/004): one table per
+//! A sweep's report, in the shape of the DIM study's tables (docs/studies.md): one table per
 //! metric (ops/s, kB/s or MB/s, p50, p99, errors), one row per target, one column per value of
 //! the first swept flag; a second swept flag makes one table per value of it.
 

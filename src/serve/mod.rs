@@ -3,6 +3,8 @@
 
 mod counters;
 mod delay;
+pub mod grpc;
+pub mod h3;
 pub mod http;
 pub(crate) mod listen;
 mod rate;
@@ -60,6 +62,7 @@ macro_rules! servers {
 
 servers! {
     Redis(redis::ServeRedisArgs),
+    Grpc(grpc::ServeGrpcArgs),
 }
 
 /// What is done with a simple server's flags (the command binds, prints and runs it): generic

@@ -392,7 +392,18 @@ impl Store {
 
     /// The row and the document text `reference` names (`last`, `last~N`, an id or its prefix).
     pub fn get(&self, reference: &str) -> Result<(Row, String), StoreError> {
-        let n = self.resolve(reference)?;
+        self.get_of(reference, None)
+    }
+
+    /// As [`Store::get`], with `last` and `last~N` counted among the runs whose target URLs
+    /// contain `target` only (`diff --target`): a history shared by several programs still
+    /// gives each its own `last`.
+    pub fn get_of(
+        &self,
+        reference: &str,
+        target: Option<&str>,
+    ) -> Result<(Row, String), StoreError> {
+        let n = self.resolve(reference, target)?;
         let mut stmt = self
             .conn
             .prepare(&format!(
@@ -411,22 +422,23 @@ impl Store {
         })
     }
 
-    /// The row number `reference` names.
-    fn resolve(&self, reference: &str) -> Result<i64, StoreError> {
+    /// The row number `reference` names; `last~N` among the runs of `target` when given.
+    fn resolve(&self, reference: &str, target: Option<&str>) -> Result<i64, StoreError> {
         let not_found = |why: String| StoreError::NotFound(why);
         match Ref::parse(reference).map_err(|e| not_found(e.to_string()))? {
             Ref::Last(k) => self
                 .conn
                 .query_row(
-                    "SELECT n FROM runs ORDER BY n DESC LIMIT 1 OFFSET ?1",
-                    [k as i64],
+                    "SELECT n FROM runs WHERE ?2 IS NULL OR instr(targets, ?2) > 0 ORDER BY n DESC LIMIT 1 OFFSET ?1",
+                    params![k as i64, target],
                     |r| r.get(0),
                 )
                 .optional()
                 .map_err(|e| self.err(e))?
                 .ok_or_else(|| {
+                    let of = target.map_or(String::new(), |t| format!(" of a target containing '{t}'"));
                     not_found(format!(
-                        "'{reference}': the history at {} holds fewer than {} runs; see `wirebench history`",
+                        "'{reference}': the history at {} holds fewer than {} runs{of}; see `wirebench history`",
                         self.path.display(),
                         k + 1
                     ))

@@ -202,7 +202,12 @@ fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> super:
         path: spec.path_text.clone(),
         requests: spec.requests.len(),
         keepalive: spec.keepalive,
-        version: if spec.http2 { "2" } else { "1.1" }.into(),
+        version: match (spec.http2, spec.http3) {
+            (_, true) => "3",
+            (true, _) => "2",
+            _ => "1.1",
+        }
+        .into(),
         status: total
             .status
             .iter()

@@ -55,6 +55,10 @@ const SCHEMAS: [(&str, &str); 8] = [
 /// (an hour), with room for their 3 significant digits.
 const MAX_US: f64 = crate::record::HIST_HIGHEST_NS as f64 / 1000.0 * 1.01;
 
+/// The largest figure a document may hold: 2^53, where JSON numbers stop being exact (9 PB,
+/// 285 years of nanoseconds). 1e308 ops/s or an `ok` of 2^64-1 are not measurements.
+const MAX_FIGURE: f64 = 9_007_199_254_740_992.0;
+
 /// The histograms' encoding, as documents name it.
 const HISTOGRAM: &str = "hdrhistogram-v2+base64";
 
@@ -122,6 +126,12 @@ pub enum Why {
     /// A time beyond the histograms' hour.
     #[error("{0:e} µs is beyond any time wirebench measures (at most {MAX_US:e} µs, the histograms' hour)")]
     Beyond(f64),
+    /// A figure no run measures: beyond 2^53 (where JSON numbers stop being exact).
+    #[error("{0:e} is beyond any figure wirebench writes (at most 2^53)")]
+    Huge(f64),
+    /// A result that measured for no time at all, yet completed operations.
+    #[error("0 s with {0} ok operations: a run that completes operations takes time")]
+    NoTime(u64),
     /// A histogram's data that is not a string.
     #[error("missing, or not a string")]
     NotString,
@@ -201,8 +211,20 @@ fn nested(v: &Value, path: Path, root: bool, seconds: bool) -> Result<(), Invali
                 crate::record::compact::check(text)
                     .map_err(|e| at(path.key("histogram"), Why::Histogram(e)))?;
             }
+            if map.get("schema").and_then(Value::as_str) == Some(crate::summary::SCHEMA) {
+                let ok = map.get("ok").and_then(Value::as_u64).unwrap_or(0);
+                if map.get("duration_s").and_then(Value::as_f64) == Some(0.0) && ok > 0 {
+                    return Err(at(path.key("duration_s"), Why::NoTime(ok)));
+                }
+            }
             for (k, x) in map {
                 let field = path.key(k);
+                // Seeds are any u64; every other figure is a count, a rate, a size or a time.
+                if let Some(n) = x.as_f64().filter(|n| n.abs() > MAX_FIGURE) {
+                    if k != "seed" {
+                        return Err(at(field, Why::Huge(n)));
+                    }
+                }
                 if let Some(us) = x.as_f64().filter(|_| k.ends_with("_us")) {
                     if us.abs() > MAX_US {
                         return Err(at(field, Why::Beyond(us)));

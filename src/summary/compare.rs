@@ -1,7 +1,7 @@
 //! Comparison of targets over repeated rounds: each target's change from the baseline per
 //! metric, paired by round (each round's target figure over the baseline's, [`super::paired`]:
 //! one interval decides the verdict), and the Flash study's view of each target's latency
-//! shape (../shared/seeds/002: throughput, median, mean, p95; the mean above p95 flagged).
+//! shape (docs/studies.md: throughput, median, mean, p95; the mean above p95 flagged).
 
 use super::paired::{self, Interval, Method};
 use super::stats;

@@ -74,6 +74,10 @@ pub struct Change {
     pub effective_samples: Option<[f64; 2]>,
     /// Worse by more than the bound, and significant (or untestable).
     pub regressed: bool,
+    /// `improved` or `regressed` (beyond the bound and significant, or untestable),
+    /// `inconclusive` (beyond the bound, not significant) or `unchanged` (within the bound);
+    /// `shown` for a metric not judged.
+    pub verdict: &'static str,
     /// The verdict in words.
     pub text: String,
 }
@@ -101,6 +105,10 @@ pub struct Diff {
     pub points: Vec<PointChanges>,
     /// Points found in only one of the documents, e.g. `only in old: web c=10`.
     pub unmatched: Vec<String>,
+    /// What makes the two another test, compared anyway (`--force`): `target A vs B`,
+    /// `connections 1 vs 100` … ([`differences`]); empty for runs of one test.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
     /// Whether any metric regressed.
     pub regressed: bool,
 }
@@ -241,6 +249,7 @@ pub fn changes(old: &Summary, new: &Summary, bound: f64) -> Vec<Change> {
             samples: [lo.count, ln.count],
             effective_samples: None,
             regressed: false,
+            verdict: "shown",
             text: format!(
                 "mean_us {pct:+.1}%: shown, not judged (requests are not independent samples)"
             ),
@@ -304,20 +313,30 @@ fn judge(
     } else {
         -change_percent
     };
-    let beyond = worse_by > bound;
+    // Judged both ways: a change beyond the bound is an improvement or a regression when
+    // significant, inconclusive when not; within the bound, unchanged for this check.
+    let beyond = worse_by.abs() > bound;
     let significant = test.map(|w| w.significant);
-    let regressed = beyond && significant.unwrap_or(true);
-    let text = match (regressed, significant) {
-        (true, Some(_)) => {
-            format!("{metric} regressed {worse_by:.1}% (beyond {bound}%; significant)")
+    let called = beyond && significant.unwrap_or(true);
+    let regressed = called && worse_by > 0.0;
+    let (verdict, word) = match (called, worse_by > 0.0) {
+        (true, true) => ("regressed", "regressed"),
+        (true, false) => ("improved", "improved"),
+        (false, _) if beyond => ("inconclusive", ""),
+        (false, _) => ("unchanged", ""),
+    };
+    let by = worse_by.abs();
+    let text = match (verdict, significant) {
+        ("regressed" | "improved", Some(_)) => {
+            format!("{metric} {word} {by:.1}% (beyond {bound}%; significant)")
         }
-        (true, None) => {
-            format!("{metric} regressed {worse_by:.1}% (beyond {bound}%; too few samples to test)")
+        ("regressed" | "improved", None) => {
+            format!("{metric} {word} {by:.1}% (beyond {bound}%; too few samples to test)")
         }
-        (false, Some(false)) if beyond => {
-            format!("{metric} {change_percent:+.1}%: not significant")
-        }
-        (false, _) => format!("{metric} {change_percent:+.1}%: within {bound}%"),
+        ("inconclusive", _) => format!(
+            "{metric} {change_percent:+.1}%: inconclusive (beyond {bound}% but not significant)"
+        ),
+        _ => format!("{metric} {change_percent:+.1}%: unchanged (within {bound}%)"),
     };
     Change {
         metric,
@@ -329,6 +348,94 @@ fn judge(
         samples,
         effective_samples,
         regressed,
+        verdict,
         text,
+    }
+}
+
+/// What makes `new` another test than `old`: its target (when `with_target`), protocol, mode,
+/// load shape (closed loop, a rate or a ramp), connections, pipeline, think time and request
+/// size, each as `what: old vs new`. Empty when they are runs of one test. `diff` refuses to
+/// judge across these (a change of load is not a regression of the target).
+pub fn differences(old: &Summary, new: &Summary, with_target: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut differ = |what: &str, a: String, b: String| {
+        if a != b {
+            out.push(format!("{what} {a} vs {b}"));
+        }
+    };
+    if with_target {
+        differ("target", old.target.clone(), new.target.clone());
+    }
+    differ(
+        "protocol",
+        old.protocol.to_string(),
+        new.protocol.to_string(),
+    );
+    differ("mode", old.mode.to_string(), new.mode.to_string());
+    let load = |s: &Summary| match &s.open_loop {
+        Some(o) => format!("an open loop ({})", o.schedule),
+        None => "a closed loop".to_string(),
+    };
+    differ("load", load(old), load(new));
+    let (o, n) = (&old.config, &new.config);
+    differ(
+        "connections",
+        o.connections.to_string(),
+        n.connections.to_string(),
+    );
+    let pipeline = |p: Option<usize>| p.unwrap_or(1).to_string();
+    differ("pipeline", pipeline(o.pipeline), pipeline(n.pipeline));
+    let think = |c: &super::Config| match (&c.think_law, c.think_s) {
+        (Some(law), _) => law.clone(),
+        (None, Some(t)) => format!("{t}s"),
+        (None, None) => "none".to_string(),
+    };
+    differ("think", think(o), think(n));
+    differ(
+        "request size",
+        format!("{} B", o.request_bytes),
+        format!("{} B", n.request_bytes),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::judge;
+
+    /// A change is judged both ways: beyond the bound and significant (or untestable) it is an
+    /// improvement or a regression, beyond it but not significant inconclusive, within it
+    /// unchanged (an improvement of 35.8% was once "within 5%").
+    #[test]
+    fn verdicts_say_improved_regressed_inconclusive_or_unchanged() {
+        let at = |higher_is_worse, old, new| {
+            judge("m", higher_is_worse, old, new, None, [1, 1], None, 5.0)
+        };
+        let up = at(false, 100.0, 135.8);
+        assert_eq!(
+            (up.verdict, up.regressed),
+            ("improved", false),
+            "{}",
+            up.text
+        );
+        assert!(up.text.contains("improved 35.8%"), "{}", up.text);
+        let down = at(false, 100.0, 50.0);
+        assert_eq!((down.verdict, down.regressed), ("regressed", true));
+        let slower = at(true, 100.0, 200.0);
+        assert_eq!(slower.verdict, "regressed");
+        let same = at(true, 100.0, 103.0);
+        assert_eq!((same.verdict, same.regressed), ("unchanged", false));
+        assert!(same.text.contains("unchanged (within 5%)"), "{}", same.text);
+        let noisy = super::Welch {
+            difference: 1.0,
+            ci95: 2.0,
+            df: 4.0,
+            t: 1.0,
+            significant: false,
+        };
+        let wide = judge("m", true, 100.0, 150.0, Some(noisy), [3, 3], None, 5.0);
+        assert_eq!((wide.verdict, wide.regressed), ("inconclusive", false));
+        assert!(wide.text.contains("inconclusive"), "{}", wide.text);
     }
 }

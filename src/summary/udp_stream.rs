@@ -20,10 +20,14 @@ pub(super) fn apply(
     let secs = measured.as_secs_f64().max(1e-9);
     let unit = unit.max(1) as u64;
     let t = &mut s.throughput;
-    // The sender's figures: datagrams written in the measured window.
-    let sent = t.sent_bytes / unit;
+    // The sender's figures: datagrams written in the measured window (those of a batch
+    // written after it are counted, not rated: before issue 38 they made a sender rate of
+    // 101-106 Mbit/s over a 100 Mbit/s link).
+    let all = t.sent_bytes / unit;
+    let sent = all.saturating_sub(total.sent_after_bytes / unit);
     t.sender_messages_per_s = Some(sent as f64 / secs);
-    t.sender_gbit_per_s = Some(t.sent_bytes as f64 * 8.0 / secs / 1e9);
+    t.sender_gbit_per_s = Some((sent * unit) as f64 * 8.0 / secs / 1e9);
+    t.sent_mb_per_s = (sent * unit) as f64 / secs / 1e6;
     let peer = &total.peer;
     let missing = sessions.saturating_sub(peer.reports);
     if peer.reports == 0 || missing > 0 {
@@ -45,14 +49,15 @@ pub(super) fn apply(
     // The sink counts the whole flow (warm-up included); loss is charged to the measured
     // part, so what arrived there is what was sent in it less what never arrived.
     let lost = peer.lost();
-    let count = sent.saturating_sub(lost);
+    let count = all.saturating_sub(lost);
     // Datagrams queued on the path when the sender stopped arrive after the window: a sender
     // above the link's rate has a full queue then. So the window holds no more than the
     // receiver's own rate (its datagrams over its first-to-last arrival) carries in it.
     // (A window of `secs` holds at most rate × secs + 1 arrivals at that rate: fence posts.)
     let carried = (peer.reports > 0 && peer.spans == peer.reports)
         .then(|| (peer.receiver_per_s * secs).floor() as u64 + 1);
-    let received = carried.map_or(count, |c| c.min(count));
+    // Nor more than was sent in it.
+    let received = carried.map_or(count, |c| c.min(count)).min(sent);
     t.receiver_unreported = 0;
     t.receiver_bytes = Some(count * unit);
     t.drained_bytes = carried.map(|_| (count - received) * unit);

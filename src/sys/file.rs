@@ -37,19 +37,90 @@ fn size(limit: u64) -> String {
     }
 }
 
-/// The bytes of `path`, if it holds at most `limit` bytes.
+/// How long a read of something that is not a regular file (a pipe, a terminal) may wait for
+/// its next bytes: a named pipe nobody writes to must end with one line, not hang the command.
+pub const QUIET_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The bytes of `path`, if it holds at most `limit` bytes. The file is opened without
+/// blocking (opening a named pipe with no writer would wait for one), and a read that is not
+/// of a regular file waits at most [`QUIET_LIMIT`] for each next piece: `<(command)` works,
+/// a FIFO nobody writes to reads as empty or fails, never hangs.
 pub fn read(path: impl AsRef<Path>, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let file = std::fs::File::open(path)?;
+    read_within(path.as_ref(), limit, QUIET_LIMIT)
+}
+
+fn read_within(path: &Path, limit: u64, quiet: std::time::Duration) -> Result<Vec<u8>, ReadError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
     let meta = file.metadata()?;
     if meta.is_file() && meta.len() > limit {
         return Err(ReadError::TooLarge(limit));
     }
     let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if meta.is_file() || meta.is_dir() {
+        (&mut file).take(limit + 1).read_to_end(&mut bytes)?;
+    } else {
+        read_waiting(&mut file, limit, quiet, &mut bytes)?;
+        if bytes.is_empty() && std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+            return Err(ReadError::Io(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "it is a named pipe and nothing was written to it; give a regular file",
+            )));
+        }
+    }
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge(limit));
     }
     Ok(bytes)
+}
+
+/// Reads a non-blocking `file` to its end (or one byte past `limit`), waiting with `poll(2)`
+/// at most `quiet` for each next piece.
+fn read_waiting(
+    file: &mut std::fs::File,
+    limit: u64,
+    quiet: std::time::Duration,
+    bytes: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut chunk = [0u8; 64 * 1024];
+    while (bytes.len() as u64) <= limit {
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let mut fd = libc::pollfd {
+                    fd: file.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ms = quiet.as_millis().min(i32::MAX as u128) as i32;
+                // SAFETY: one valid pollfd, for the duration of the call.
+                let ready = unsafe { libc::poll(&mut fd, 1, ms) };
+                if ready == 0 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "nothing arrived for {} s: a pipe or device nobody writes to; give a regular file",
+                            quiet.as_secs()
+                        ),
+                    ));
+                }
+                if ready < 0 {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// The text of `path` (UTF-8), if it holds at most `limit` bytes.
@@ -86,6 +157,33 @@ mod tests {
         assert!(matches!(read(&path, 9), Err(ReadError::TooLarge(9))));
         assert_eq!(read(&path, 10).unwrap(), b"0123456789");
         assert_eq!(read_text(&path, 100).unwrap(), "0123456789");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_fifo_with_no_writer_or_a_silent_one_never_hangs() {
+        let dir = std::env::temp_dir().join(format!("wb-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("fifo");
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        // No writer: refused at once.
+        let e = read(&path, 100).expect_err("no writer");
+        assert!(e.to_string().contains("named pipe"), "{e}");
+        // A writer that holds the pipe open and says nothing: refused after the quiet limit
+        // (opened for reading too, which Linux allows without waiting for a reader).
+        let writer = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let quiet = std::time::Duration::from_millis(200);
+        let e = read_within(&path, 100, quiet).expect_err("silent");
+        assert!(e.to_string().contains("nobody writes to"), "{e}");
+        drop(writer);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
         let _ = std::fs::remove_dir_all(dir);
     }
 

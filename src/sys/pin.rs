@@ -2,7 +2,7 @@
 //! small virtual machine, a reply that wakes the other end on another CPU costs tens of µs (an
 //! inter-processor interrupt, and a halted vCPU to wake), on the same CPU a context switch of a
 //! few µs. Left to the scheduler, the two ends move between those cases from run to run, and the
-//! rate with them (2× and more; `../shared/METHOD.md`, "Fair comparison"). So the demo pins its
+//! rate with them (2× and more; docs/method.md, "Comparing fairly"). So the demo pins its
 //! threads, and says how.
 
 use std::io;

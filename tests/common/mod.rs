@@ -227,7 +227,33 @@ pub fn usage_error(args: &[&str], limit: Duration) -> Output {
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
     assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    no_debug_value(&format!("{args:?}"), &stderr);
     out
+}
+
+/// What a library's `Debug` prints (`Other(OtherError(…))`, `Os { code: … }`, `Some(…)`):
+/// never for a user's eyes. Fails the test when `text` holds one.
+pub fn no_debug_value(context: &str, text: &str) {
+    for debug in [
+        "Other(", "Error {", "Some(", "None)", "Os {", "Custom {", "kind: ",
+    ] {
+        assert!(
+            !text.contains(debug),
+            "{context}: a library's debug value ({debug}) reached the user: {text}"
+        );
+    }
+    // A CamelCase name opening a parenthesis or a brace (`IpAddress(V4(…`, `DnsName("…")`).
+    for word in text.split(|c: char| !c.is_alphanumeric() && c != '(' && c != '{') {
+        let name = word.trim_end_matches(['(', '{']);
+        let humps = name.chars().filter(char::is_ascii_uppercase).count();
+        let camel = name.starts_with(|c: char| c.is_ascii_uppercase())
+            && humps >= 2
+            && name.chars().any(|c| c.is_ascii_lowercase());
+        assert!(
+            !(camel && word.len() > name.len()),
+            "{context}: a library's debug value ({word}) reached the user: {text}"
+        );
+    }
 }
 
 /// Sends SIGTERM to the child.

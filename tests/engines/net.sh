@@ -1,5 +1,5 @@
 #!/bin/bash
-# Simulated hosts for tests/engines.rs (from ../shared/recipes/slurm-ns-cluster.sh): a bridge
+# Simulated hosts for tests/engines.rs (its own set-up, run by the test): a bridge
 # in the root namespace at $NET.1/24, the target server's namespace at $NET.2, and N host
 # namespaces at $NET.11, $NET.12 … No default route: nothing leaves $NET.0/24.
 #   net.sh up PREFIX NET N     e.g. up wb19s 198.19.19 2 -> bridge wb19s, ns wb19s-srv, wb19s-1 …

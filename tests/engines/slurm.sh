@@ -1,5 +1,5 @@
 #!/bin/bash
-# A Slurm cluster on the hosts of net.sh (../shared/recipes/slurm-ns-cluster.sh, parametrised):
+# A Slurm cluster on the hosts of net.sh (its own set-up, run by the test):
 # slurmctld and munged in the root namespace, one slurmd per host namespace.
 #   slurm.sh up DIR PREFIX NET N PORT   (slurmctld on PORT, slurmd on PORT+1; prints nothing)
 #   slurm.sh down DIR                   stops what up started, by the PIDs it wrote to DIR

@@ -68,3 +68,47 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
+
+/// A named pipe nobody writes to: each of these waited for a writer for ever.
+#[test]
+fn a_named_pipe_with_no_writer_is_one_line_and_exit_2() {
+    let dir = tempdir("fifo");
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let f = fifo.to_str().unwrap();
+    // --manifest DIR reads DIR/manifest.tsv.
+    let set = dir.join("set");
+    std::fs::create_dir(&set).unwrap();
+    let c = std::ffi::CString::new(set.join("manifest.tsv").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let at = format!("@{f}");
+    let out = dir.join("out");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "tcp://127.0.0.1:9", "--payload", &at],
+        vec!["run", "http://127.0.0.1:9/", "-X", "PUT", "--body", &at],
+        vec!["run", "http://127.0.0.1:9/", "--targets", f],
+        vec!["run", "https://127.0.0.1:9/", "--cacert", f],
+        vec![
+            "run",
+            "http://127.0.0.1:9/{file}",
+            "--manifest",
+            set.to_str().unwrap(),
+        ],
+        vec!["study", f, "--dry-run"],
+        vec!["report", f, "-o", out.to_str().unwrap()],
+    ];
+    for args in cases {
+        let start = Instant::now();
+        let stderr = one_line_exit_2(&args);
+        assert!(stderr.contains("named pipe"), "{args:?}: {stderr}");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{args:?} took {:?}",
+            start.elapsed()
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

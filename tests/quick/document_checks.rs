@@ -135,3 +135,52 @@ fn diff_refuses_a_damaged_stored_result() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("series[0].p99_us:"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Figures no run measures (1e308 ops/s, an `ok` of 2^64-1, ok operations in 0 s, a second
+/// of 2^63) are refused by `report` and `merge` naming the field; a second of 10 million is a
+/// figure, but `merge` sizes its series by it (second = 100,000 cost 1.6 GB): refused in one
+/// line before anything is allocated.
+#[test]
+fn impossible_figures_and_far_seconds_are_refused_before_anything_is_sized() {
+    let server = common::ServerProcess::start(&[]);
+    let doc = result(&server.url);
+    let dir = scratch("ranges");
+    let good = damaged(&dir, "good", &doc, |_| {});
+    let cases: Vec<(&str, &str, Damage)> = vec![
+        (
+            "ops",
+            "throughput.ops_per_s",
+            Box::new(|d| d["throughput"]["ops_per_s"] = 1e308.into()),
+        ),
+        ("okmax", "ok", Box::new(|d| d["ok"] = u64::MAX.into())),
+        (
+            "notime",
+            "duration_s",
+            Box::new(|d| d["duration_s"] = 0.into()),
+        ),
+        (
+            "second63",
+            "series[0].second",
+            Box::new(|d| d["series"][0]["second"] = (1u64 << 63).into()),
+        ),
+    ];
+    for (name, field, damage) in cases {
+        let file = damaged(&dir, name, &doc, damage);
+        let html = dir.join(format!("{name}.html"));
+        let out = common::usage_error(&["report", &file, "-o", html.to_str().unwrap()], LIMIT);
+        let line = String::from_utf8_lossy(&out.stderr);
+        assert!(line.contains(&format!("{field}:")), "{name}: {line}");
+        assert!(!html.exists(), "{name}: a page was written");
+        let out = common::usage_error(&["merge", &good, &file], LIMIT);
+        let line = String::from_utf8_lossy(&out.stderr);
+        assert!(line.contains(&format!("{field}:")), "{name}: {line}");
+    }
+    let last = doc["series"].as_array().unwrap().len() - 1;
+    let far = damaged(&dir, "far", &doc, |d| {
+        d["series"][last]["second"] = 10_000_000.into()
+    });
+    let out = common::usage_error(&["merge", &good, &far], LIMIT);
+    let line = String::from_utf8_lossy(&out.stderr);
+    assert!(line.contains("span 10000"), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

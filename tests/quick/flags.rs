@@ -135,3 +135,25 @@ fn blocking_server_says_a_thread_per_connection() {
     assert!(second.contains("a thread per connection"), "{second}");
     assert!(!second.contains("2 threads"), "{second}");
 }
+
+/// Every flag that sizes memory has a ceiling checked before the run: `--pipeline 1e9` tried
+/// to allocate 5 GB, `--pipeline 1e7` took 1.9 GB for a 1 s run.
+#[test]
+fn pipeline_has_a_ceiling() {
+    for p in ["1000000000", "10000000", "65537"] {
+        let line = stderr(&["run", "tcp://127.0.0.1:9", "--pipeline", p, "-d", "1s"]);
+        assert!(
+            line.contains("--pipeline") && line.contains("ceiling"),
+            "{p}: {line}"
+        );
+    }
+    let line = stderr(&[
+        "run",
+        "tcp://127.0.0.1:9",
+        "-c",
+        "100",
+        "--pipeline",
+        "65536",
+    ]);
+    assert!(line.contains("ceiling"), "{line}");
+}

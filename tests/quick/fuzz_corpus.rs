@@ -138,3 +138,39 @@ fn a_sweep_with_a_huge_target_name_renders_at_once() {
     // A generous bound (it took 30 s before; the page itself takes milliseconds).
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
+
+#[test]
+fn h2_response_seeds_end_their_requests() {
+    let mut ended = 0;
+    for s in seeds("h2_response") {
+        let (head, wire) = s.split_at(2);
+        let piece = match head[0] {
+            0 => wire.len(),
+            p => p as usize,
+        };
+        ended += fuzzing::h2_responses(wire, piece, (head[1] % 32) as usize);
+    }
+    // Every seed answers or resets what it opens: 4 + 3 + 2 (a reset, a reply; the rest
+    // above GOAWAY's last stream go again) + 2 + 2 + 1.
+    assert!(ended >= 12, "{ended} requests ended");
+}
+
+#[test]
+fn merge_seeds_are_read_and_the_alike_merge() {
+    let mut merged = 0;
+    for s in seeds("merge") {
+        let text = std::str::from_utf8(&s).unwrap();
+        let docs: Vec<&str> = text.split("\n---\n").collect();
+        assert_eq!(docs.len(), 2);
+        merged += fuzzing::merge(&docs) as usize;
+    }
+    // At least the one result twice (results of different targets may be refused).
+    assert!(merged >= 1);
+}
+
+#[test]
+fn plan_check_seeds_are_valid_plans() {
+    for s in seeds("plan_check") {
+        assert!(fuzzing::plan(std::str::from_utf8(&s).unwrap()));
+    }
+}

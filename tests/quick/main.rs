@@ -35,6 +35,7 @@ mod output;
 mod plan_commands;
 mod schema;
 mod shard;
+mod stands_alone;
 mod stops_keep;
 mod study_bounds;
 mod units;

@@ -111,3 +111,32 @@ fn a_big_study_on_a_terminal_asks_first() {
     assert!(text.contains("not run"), "{text}");
     assert!(text.contains("exit=2"), "{text}");
 }
+
+/// Validation is linear in the plan: 100,000 keys under [run] took minutes when each key's
+/// place in the file was found by reading the file up to it. Now one line, exit 2, at once
+/// (the bound is generous: a linear validation takes well under a second).
+#[test]
+fn a_plan_of_100000_unknown_keys_is_refused_at_once() {
+    let dir = std::env::temp_dir().join(format!("wirebench-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("keys.toml");
+    let mut text = String::from("[targets]\na = \"tcp://127.0.0.1:9\"\n[run]\n");
+    for i in 0..100_000 {
+        // Short keys: the file stays under the 1 MiB plan limit.
+        text += &format!("k{i}=1\n");
+    }
+    std::fs::write(&plan, text).unwrap();
+    let started = std::time::Instant::now();
+    let (out, _) = common::run_bounded(
+        &["study", plan.to_str().unwrap(), "--dry-run"],
+        Duration::from_secs(60),
+    );
+    let took = started.elapsed();
+    let line = String::from_utf8_lossy(&out.stderr);
+    // FILE:LINE:COL: the first unknown key, in one line, exit 2.
+    assert_eq!(out.status.code(), Some(2), "{line}");
+    assert_eq!(line.lines().count(), 1, "{line}");
+    assert!(line.contains(":4:1: unknown key 'k0'"), "{line}");
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

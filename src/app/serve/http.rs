@@ -79,6 +79,7 @@ fn options(a: &ServeHttpArgs) -> Result<HttpServerOptions, UsageError> {
     let request_timeout = timeout("--request-timeout", &a.request_timeout)?;
     let idle_timeout = timeout("--idle-timeout", &a.idle_timeout)?;
     let delay = delay_flag(&a.delay)?;
+    let max_delay = duration_flag("--max-delay", &a.max_delay)?;
     let dir = a.dir.as_deref().map(directory).transpose()?;
     let max_connections = max_connections_flag(a.max_connections)?;
     let max_header_bytes = max_header_bytes(&a.max_header_bytes)?;
@@ -89,6 +90,7 @@ fn options(a: &ServeHttpArgs) -> Result<HttpServerOptions, UsageError> {
         request_timeout,
         idle_timeout,
         delay,
+        max_delay,
         max_rate: max_rate_flag(&a.max_rate)?,
         max_connections,
         max_header_bytes,
@@ -134,6 +136,7 @@ fn describe(o: &HttpServerOptions) -> String {
     if let Some(d) = o.delay {
         text += &format!(", delay {d:?}");
     }
+    text += &format!(", /delay up to {:?}", o.max_delay);
     if let Some(r) = o.max_rate {
         text += &format!(", at most {r}/s");
     }

@@ -38,6 +38,7 @@ pub fn request(method: &str, host: &str, path: &str, headers: &[&str], body: Opt
         keepalive: true,
         path_text: String::new(),
         http2: true,
+        http3: false,
         seed: 0,
         mix: None,
         files: None,
@@ -60,4 +61,11 @@ pub fn request(method: &str, host: &str, path: &str, headers: &[&str], body: Opt
         checked = true;
     }
     checked
+}
+
+/// Frames as a server sends them, fed to the client's protocol state `piece` bytes at a time
+/// with `streams` requests open (see the fuzz target `h2_response`); returns how many requests
+/// ended; panics if a bound or an invariant breaks.
+pub fn responses(wire: &[u8], piece: usize, streams: usize) -> usize {
+    super::framing::fuzz::responses(wire, piece, streams)
 }

@@ -15,7 +15,7 @@ use tokio_rustls::client::TlsStream;
 
 /// Bytes that crossed one connection's socket (all frames, TLS records' payload).
 #[derive(Debug, Default)]
-pub(super) struct Counts {
+pub(crate) struct Counts {
     /// Bytes read from the server.
     pub read: Cell<u64>,
     /// Bytes written to the server.
@@ -35,14 +35,14 @@ enum Inner {
 
 /// What the framing layer reads and writes: the socket, counting.
 #[derive(Debug)]
-pub(super) struct Io {
+pub(crate) struct Io {
     inner: Inner,
     counts: Rc<Counts>,
 }
 
 impl Io {
     /// Takes over a connected stream; a TLS one must have agreed to `h2` in ALPN.
-    pub(super) fn new(stream: Stream, counts: Rc<Counts>) -> Result<Io, OpError> {
+    pub(crate) fn new(stream: Stream, counts: Rc<Counts>) -> Result<Io, OpError> {
         let inner = match stream {
             Stream::Async(s) => Inner::Tcp(s),
             Stream::Tls(s) => match tls::not_h2(tls::alpn(&s)) {

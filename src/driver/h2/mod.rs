@@ -23,8 +23,8 @@
 mod framing;
 #[doc(hidden)]
 pub mod fuzz;
-mod io;
-mod request;
+pub(crate) mod io;
+pub(crate) mod request;
 
 use super::stream::connect_stream;
 use super::target::Scheme;

@@ -38,7 +38,7 @@ pub enum RequestError {
 }
 
 /// A request, rendered (encoded into a header block by [`Shapes::encode`]), and its body.
-pub(super) type Rendered = (Request<()>, Option<Bytes>);
+pub(crate) type Rendered = (Request<()>, Option<Bytes>);
 
 /// Something fixed for the run, or a template rendered per request.
 #[derive(Debug)]
@@ -68,7 +68,7 @@ struct Shape {
 
 /// The run's request shapes, prepared once per worker.
 #[derive(Debug)]
-pub(super) struct Shapes(Vec<Shape>);
+pub(crate) struct Shapes(Vec<Shape>);
 
 /// A file body shared with the plan, not copied per worker.
 struct Shared(Arc<Vec<u8>>);
@@ -102,7 +102,7 @@ fn sample(t: &Template) -> Vec<u8> {
 
 impl Shapes {
     /// Prepares every request of `spec`; an error names what HTTP/2 cannot carry.
-    pub(super) fn new(spec: &HttpSpec, https: bool) -> Result<Shapes, RequestError> {
+    pub(crate) fn new(spec: &HttpSpec, https: bool) -> Result<Shapes, RequestError> {
         spec.requests
             .iter()
             .map(|r| Shape::new(r, &spec.host, https))
@@ -110,9 +110,20 @@ impl Shapes {
             .map(Shapes)
     }
 
+    /// How many shapes there are (request `seq` has shape `seq % count`).
+    pub(crate) fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether shape `i` renders the same request every time (no placeholder anywhere), so a
+    /// protocol may encode it once.
+    pub(crate) fn is_fixed(&self, i: usize) -> bool {
+        self.0[i].block.is_some()
+    }
+
     /// Renders the request with unique number `vars.seq`; None if a placeholder produced
     /// something HTTP/2 cannot carry (never for the placeholders wirebench has).
-    pub(super) fn render(&self, vars: &mut Vars<'_>, scratch: &mut Vec<u8>) -> Option<Rendered> {
+    pub(crate) fn render(&self, vars: &mut Vars<'_>, scratch: &mut Vec<u8>) -> Option<Rendered> {
         let shape = &self.0[(vars.seq % self.0.len() as u64) as usize];
         shape.render(vars, scratch)
     }
@@ -140,20 +151,23 @@ impl Shapes {
 /// Appends the header block of `req`: the pseudo-header fields as h2 sends them for an
 /// HTTP/2 request (RFC 9113 §8.3.1), then the header fields.
 fn encode(req: &Request<()>, out: &mut Vec<u8>) {
-    use super::framing::put_field;
+    fields(req, |name, value| {
+        super::framing::put_field(out, name, value)
+    });
+}
+
+/// Hands each field of `req` to `put` as (name, value) in the order HTTP/2 and HTTP/3 send
+/// them: the pseudo-header fields (`:method`, `:scheme`, `:authority`, `:path`), then the
+/// header fields.
+pub(crate) fn fields(req: &Request<()>, mut put: impl FnMut(&[u8], &[u8])) {
     let uri = req.uri();
-    put_field(out, b":method", req.method().as_str().as_bytes());
-    put_field(
-        out,
-        b":scheme",
-        uri.scheme_str().unwrap_or("http").as_bytes(),
-    );
+    put(b":method", req.method().as_str().as_bytes());
+    put(b":scheme", uri.scheme_str().unwrap_or("http").as_bytes());
     if let Some(a) = uri.authority() {
-        put_field(out, b":authority", a.as_str().as_bytes());
+        put(b":authority", a.as_str().as_bytes());
     }
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    put_field(
-        out,
+    put(
         b":path",
         if path.is_empty() {
             b"/"
@@ -162,7 +176,7 @@ fn encode(req: &Request<()>, out: &mut Vec<u8>) {
         },
     );
     for (name, value) in req.headers() {
-        put_field(out, name.as_str().as_bytes(), value.as_bytes());
+        put(name.as_str().as_bytes(), value.as_bytes());
     }
 }
 

@@ -39,6 +39,12 @@ pub struct HttpArgs {
     #[arg(long)]
     pub http2: bool,
 
+    /// HTTP/3 over QUIC instead of HTTP/1.1 (https:// only: QUIC is always TLS; ALPN "h3").
+    /// -c is the QUIC connections, each worker's sharing one UDP socket; --pipeline K the
+    /// concurrent request streams on each, 1 unless given (like h2load -m K).
+    #[arg(long, conflicts_with = "http2")]
+    pub http3: bool,
+
     /// HTTPS: accept any server certificate (self-signed test servers).
     #[arg(long, conflicts_with = "cacert")]
     pub insecure: bool,
@@ -83,6 +89,7 @@ impl crate::driver::FlagGroup for HttpArgs {
             ("--no-keepalive", self.no_keepalive),
             ("--targets", self.targets.is_some()),
             ("--http2", self.http2),
+            ("--http3", self.http3),
             ("--mix", !self.mix.is_empty()),
         ]
         .into_iter()
@@ -102,6 +109,7 @@ impl crate::driver::FlagGroup for HttpArgs {
             ("--accept", d(&self.accept)),
             ("--no-keepalive", d(&self.no_keepalive)),
             ("--http2", d(&self.http2)),
+            ("--http3", d(&self.http3)),
             ("--insecure", d(&self.insecure)),
             ("--cacert", d(&self.cacert)),
             ("--no-tls-resume", d(&self.no_tls_resume)),

@@ -47,6 +47,7 @@ fn session(requests: usize, heads: u64, now: Instant) -> HttpSession {
         keepalive: true,
         path_text: "/".into(),
         http2: false,
+        http3: false,
         seed: 0,
         mix: None,
         files: None,

@@ -91,8 +91,8 @@ pub fn of(a: &Args, base: &HttpRequest, target: &Target) -> Result<Option<Kinds>
     if a.http.targets.is_some() {
         return usage("--mix and --targets both choose the requests: give the requests as --mix kinds, each with a weight");
     }
-    if a.http.http2 {
-        return usage("--mix is measured over HTTP/1.1 only for now: drop --http2");
+    if a.http.http2 || a.http.http3 {
+        return usage("--mix is measured over HTTP/1.1 only for now: drop --http2 and --http3");
     }
     if a.http.mix.len() > MOST {
         return usage(format!(

@@ -573,6 +573,7 @@ mod tests {
             keepalive: true,
             path_text: "/up".into(),
             http2: false,
+            http3: false,
             seed: 0,
             mix: None,
             files: None,

@@ -35,8 +35,17 @@ pub fn spec(a: &Args, target: &Target) -> Result<HttpSpec, UsageError> {
         .iter()
         .map(|h| header(h))
         .collect::<Result<Vec<_>, _>>()?;
-    if a.http.http2 {
+    if a.http.http2 || a.http.http3 {
         a.http.headers.iter().try_for_each(|h| h2_header(h))?;
+    }
+    if a.http.http3 && !target.tls() {
+        return usage_of(
+            &["--http3"],
+            format!(
+                "--http3 runs over QUIC, which is always TLS: give https:// (e.g. {})",
+                target.url.replacen("http://", "https://", 1)
+            ),
+        );
     }
     let has_host = a.http.headers.iter().any(|h| {
         h.split(':')
@@ -62,6 +71,7 @@ pub fn spec(a: &Args, target: &Target) -> Result<HttpSpec, UsageError> {
             keepalive: !a.http.no_keepalive,
             path_text: with_files(mix.text, &files),
             http2: a.http.http2,
+            http3: a.http.http3,
             seed: a.seed,
             mix: Some(mix.mix),
         });
@@ -83,6 +93,7 @@ pub fn spec(a: &Args, target: &Target) -> Result<HttpSpec, UsageError> {
         keepalive: !a.http.no_keepalive,
         path_text: with_files(path_text, &files),
         http2: a.http.http2,
+        http3: a.http.http3,
         seed: a.seed,
         mix: None,
     })
@@ -146,7 +157,7 @@ fn h2_header(h: &str) -> Result<(), UsageError> {
     if banned.contains(&name.as_str()) || (name == "te" && value.trim() != "trailers") {
         let h = crate::driver::url::shown(h);
         return usage_of(&["--http2"], format!(
-            "-H '{h}': HTTP/2 forbids connection-specific headers (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding, Upgrade, TE other than 'trailers'): leave it out with --http2"
+            "-H '{h}': HTTP/2 and HTTP/3 forbid connection-specific headers (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding, Upgrade, TE other than 'trailers'): leave it out with --http2 or --http3"
         ));
     }
     Ok(())

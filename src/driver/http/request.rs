@@ -118,6 +118,7 @@ mod tests {
             keepalive: true,
             path_text: path.into(),
             http2: false,
+            http3: false,
             seed: 1,
             mix: None,
             files: None,

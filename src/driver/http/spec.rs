@@ -20,6 +20,8 @@ pub struct HttpSpec {
     pub path_text: String,
     /// HTTP/2 (`--http2`) instead of HTTP/1.1.
     pub http2: bool,
+    /// HTTP/3 over QUIC (`--http3`) instead of HTTP/1.1.
+    pub http3: bool,
     /// The run's seed: request `n`'s random placeholders are drawn from it and `n` alone.
     pub seed: u64,
     /// A weighted mix of the requests (`--mix`): each request of the kind drawn for it, not

@@ -116,7 +116,7 @@ impl TcpDriver {
 
     /// Makes connections use blocking socket calls: right when a worker thread owns a single
     /// connection in a closed loop, where it saves the epoll wait of every exchange (a round
-    /// trip on one CPU drops by about a microsecond; METHOD.md's runtime table). The engine
+    /// trip on one CPU drops by about a microsecond; docs/method.md, "What the runtime costs"). The engine
     /// must then check its deadlines itself, since a blocking session never yields.
     pub fn blocking(mut self, on: bool) -> TcpDriver {
         self.blocking = on;

@@ -65,6 +65,22 @@ impl Sock {
         }
     }
 
+    /// Sends one datagram if the socket takes it now (a blocking socket: as `send`).
+    pub(super) fn try_send(&self, datagram: &[u8]) -> io::Result<usize> {
+        match self {
+            Sock::Async(s) => s.try_send(datagram),
+            Sock::Blocking(s) => s.send(datagram).map_err(timed_out),
+        }
+    }
+
+    /// Waits until the socket may take a datagram (a blocking socket: at once).
+    pub(super) async fn writable(&self) -> io::Result<()> {
+        match self {
+            Sock::Async(s) => s.writable().await,
+            Sock::Blocking(_) => Ok(()),
+        }
+    }
+
     /// Sends one datagram.
     pub(super) async fn send(&self, datagram: &[u8]) -> io::Result<usize> {
         match self {

@@ -42,6 +42,7 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
             && issue_until.is_none_or(|u| now < u)
             && (!until_steady || ctx.timeline.warming())
             && !ctx.timeline.stop.requested()
+            && !ctx.timeline.overall_passed(now)
     };
     let mut expiry = ExpiryTimer::new(&ctx.clock, ctx.plan.timeout);
     // Think time is waited on a timerfd, as the open loop's sends are: tokio's 1 ms tick made
@@ -81,11 +82,16 @@ pub(in crate::engine) async fn closed_loop<D: Driver>(
         let now = if connecting { Instant::now() } else { op_start };
         // In crr mode the operation began before the connect.
         let at = if per_request { op_start } else { now };
-        while session.in_flight() < pipeline && may_issue(issued, now) {
+        // Nothing new goes on a connection the server is closing (an HTTP/2 GOAWAY): it would
+        // not be in flight there, so this loop would never stop queueing (10 GiB in 4 s).
+        while session.reusable() && session.in_flight() < pipeline && may_issue(issued, now) {
             queue(ctx, session, &mut slot.seq, Sent { intended: at, at });
             issued += 1;
         }
         if session.in_flight() == 0 {
+            if !session.reusable() {
+                continue; // retired at the top, its requests sent again on a new connection
+            }
             if per_request {
                 close_session(ctx, slot);
             }

@@ -49,7 +49,8 @@ fn refused(plan: &Plan, e: &OpError) -> Abort {
 fn unreachable(plan: &Plan, e: &OpError) -> Abort {
     let (url, addr) = (&plan.target.url, plan.target.addr);
     let why = match e.kind {
-        ErrorKind::Refused => format!(
+        // Refused after the target took the connection (an HTTP/2 GOAWAY) says its own why.
+        ErrorKind::Refused if !e.reached => format!(
             "connection refused by {addr}: nothing listens there; start a server (e.g. wirebench serve tcp) or check the port"
         ),
         ErrorKind::Timeout => format!(

@@ -1,4 +1,4 @@
-//! A sweep (`wirebench.sweep/1`): the DIM study's tables (../shared/seeds/004: one per metric,
+//! A sweep (`wirebench.sweep/1`): the DIM study's tables (docs/studies.md: one per metric,
 //! a row per target, a column per value of the first swept flag, a table per value of a second
 //! one), the MINT table for repeated runs (Run 1 … Run N, mean, median, stddev, 95% CI), and
 //! charts: each metric against the swept value (log x for sizes and other doubling ranges),

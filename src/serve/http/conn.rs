@@ -168,6 +168,7 @@ impl<'a> Conn<'a> {
             self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
             self.flush().await?;
         }
+        let options = &self.shared.options;
         let method = head.method;
         let head_only = method == Method::Head;
         let get = matches!(method, Method::Get | Method::Head);
@@ -178,6 +179,11 @@ impl<'a> Conn<'a> {
         } else {
             self.discard(head.body).await?;
             let extra = match head.route {
+                Route::Delay(d) if d > options.max_delay => {
+                    let why = "/delay/D: over the server's --max-delay";
+                    self.simple(400, Some(why), head_only, persist, None);
+                    return self.after(persist).await;
+                }
                 Route::Delay(d) => d,
                 _ => Duration::ZERO,
             };
@@ -203,6 +209,11 @@ impl<'a> Conn<'a> {
                 Route::BadParam(why) => self.simple(400, Some(why), head_only, persist, None),
             }
         }
+        self.after(persist).await
+    }
+
+    /// After a response is queued: close if it said so, flush if enough is queued.
+    async fn after(&mut self, persist: Persist) -> Result<(), End> {
         if persist == Persist::Close {
             return Err(End::Close);
         }
@@ -246,13 +257,30 @@ impl<'a> Conn<'a> {
 
     /// Service time: sends what is queued, then waits until `due` (none: answers at once); to
     /// the µs when `precise` (a `/delay/D`) or a `--delay` is set.
+    /// A client that leaves meanwhile (closes or resets) ends the wait and the connection: a
+    /// `/delay/1h` must not hold a descriptor for an hour after its client went away.
     async fn pause(&mut self, due: Option<std::time::Instant>, precise: bool) -> Result<(), End> {
         if let Some(at) = due {
             self.flush().await?;
-            if precise {
-                self.pause.until(at).await;
-            } else {
-                self.shared.service.wait_until(&mut self.pause, at).await;
+            let Conn {
+                stream,
+                shared,
+                pause,
+                buf,
+                end,
+                ..
+            } = self;
+            let wait = async {
+                if precise {
+                    pause.until(at).await;
+                } else {
+                    shared.service.wait_until(pause, at).await;
+                }
+            };
+            tokio::select! {
+                biased;
+                () = wait => {}
+                () = io::left(stream, buf, end) => return Err(End::Quiet),
             }
         }
         Ok(())
@@ -292,11 +320,11 @@ impl<'a> Conn<'a> {
     /// A file under `--dir`, with `sendfile(2)` after its head.
     async fn file(&mut self, rel: &Path, head_only: bool, persist: Persist) -> Result<(), End> {
         let shared = self.shared;
-        let Some(root) = shared.root.as_deref() else {
+        let Some(root) = shared.root.as_ref() else {
             self.simple(404, None, head_only, persist, None);
             return Ok(());
         };
-        let served = match file::open(root, rel) {
+        let served = match root.open_file(rel) {
             Ok(served) => served,
             Err(status) => {
                 self.simple(status, None, head_only, persist, None);

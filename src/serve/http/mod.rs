@@ -30,11 +30,11 @@
 
 mod body;
 mod conn;
-mod file;
+pub(super) mod file;
 #[doc(hidden)]
 pub mod fuzz;
-mod request;
-mod response;
+pub(super) mod request;
+pub(super) mod response;
 mod stats;
 
 pub use stats::HttpServerStats;
@@ -53,6 +53,8 @@ use std::time::Duration;
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a keep-alive connection may wait for its next request, by default.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest `/delay/D`, by default (`--max-delay`).
+pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(60);
 /// The largest request head (request line and header fields), by default.
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
 
@@ -75,6 +77,9 @@ pub struct HttpServerOptions {
     /// as 400, 408 and 431, are answered at once). Added to `/delay/D`. Both are waited to
     /// within a few µs (see `serve/delay.rs`), not to tokio's 1 ms tick.
     pub delay: Option<Duration>,
+    /// The longest `/delay/D` a request may ask for; a longer one gets 400 at once, so no
+    /// request holds a connection (and its descriptor) longer than this.
+    pub max_delay: Duration,
     /// `--max-rate`: a server-wide capacity in requests/s across all threads and connections;
     /// requests beyond it wait in one FIFO queue before their delay (see `serve/rate.rs`).
     pub max_rate: Option<f64>,
@@ -95,6 +100,7 @@ impl Default for HttpServerOptions {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             delay: None,
+            max_delay: DEFAULT_MAX_DELAY,
             max_rate: None,
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             max_connections: None,
@@ -111,8 +117,8 @@ impl Default for HttpServerOptions {
 #[derive(Debug)]
 pub(crate) struct Shared {
     options: HttpServerOptions,
-    /// `dir`, canonical: served paths must lie under it.
-    root: Option<PathBuf>,
+    /// `dir`, held open: served paths are resolved beneath it.
+    root: Option<file::Root>,
     /// When each request is answered: `delay` and `max_rate`.
     service: Service,
 }
@@ -133,12 +139,16 @@ impl Shared {
         let root = match &options.dir {
             None => None,
             Some(dir) => {
-                let root = std::fs::canonicalize(dir).map_err(|e| {
-                    io::Error::new(e.kind(), format!("directory {}: {e}", dir.display()))
-                })?;
-                if !root.is_dir() {
+                if !dir.is_dir() {
+                    if let Err(e) = std::fs::metadata(dir) {
+                        let why = format!("directory {}: {e}", dir.display());
+                        return Err(io::Error::new(e.kind(), why));
+                    }
                     return invalid(format!("{} is not a directory", dir.display()));
                 }
+                let root = file::Root::open(dir).map_err(|e| {
+                    io::Error::new(e.kind(), format!("directory {}: {e}", dir.display()))
+                })?;
                 Some(root)
             }
         };

@@ -32,8 +32,10 @@
 //!
 //! # Exposure
 //!
-//! A wirebench request can ask for a reply up to 2,000 times its size, so a server reachable by
-//! spoofed addresses would amplify; it listens on 127.0.0.1 unless told otherwise.
+//! A wirebench request names the size of its reply, but gets at most [`MAX_AMPLIFICATION`]
+//! times its own size (a 32-byte request asking for 65,507 bytes gets 320), unless the server's
+//! `reply_size` is larger: only the operator can make the server an amplifier for spoofed
+//! requests. It listens on 127.0.0.1 unless told otherwise.
 
 mod blocking;
 mod faults;
@@ -55,6 +57,9 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A reply a wirebench request asks for is at most this many times the request's size (unless
+/// `reply_size` is larger).
+pub const MAX_AMPLIFICATION: usize = 10;
 /// Flows a server keeps counters for when not told otherwise.
 pub const DEFAULT_MAX_FLOWS: usize = 65_536;
 /// Delayed replies a server thread holds at most when not told otherwise.

@@ -7,7 +7,7 @@
 use super::faults::{Fate, FaultState, Held};
 use super::flows::FlowTable;
 use super::stats::Tally;
-use super::{Shared, MAX_PENDING_BYTES};
+use super::{Shared, MAX_AMPLIFICATION, MAX_PENDING_BYTES};
 use crate::serve::delay::Pause;
 use crate::serve::{Mode, Shutdown};
 use crate::wire::datagram::{has_magic, report_answer, Header, Kind, HEADER_LEN, MAX_DATAGRAM};
@@ -280,7 +280,8 @@ impl Worker {
 }
 
 /// How the echo of `data` (of `class`) is made, given the server's `reply_size`. A wirebench
-/// request answered with its own bytes has its kind changed to a reply here.
+/// request answered with its own bytes has its kind changed to a reply here; the size it asks
+/// for is cut to [`MAX_AMPLIFICATION`] times its own (or `reply_size`, when larger).
 fn reply(data: &mut [u8], class: Class, reply_size: Option<usize>) -> Reply {
     match class {
         Class::Data(h) => {
@@ -288,7 +289,10 @@ fn reply(data: &mut [u8], class: Class, reply_size: Option<usize>) -> Reply {
                 0 => reply_size,
                 n => Some(n as usize),
             };
-            match asked.map(|n| n.max(HEADER_LEN)) {
+            // No amplifier: at most MAX_AMPLIFICATION times the request, unless the server's
+            // own --reply-size (the operator's choice) is larger.
+            let ceiling = (data.len() * MAX_AMPLIFICATION).max(reply_size.unwrap_or(0));
+            match asked.map(|n| n.max(HEADER_LEN).min(ceiling.max(HEADER_LEN))) {
                 Some(n) if n != data.len() => Reply::Fill(n, Some(h.with_kind(Kind::Reply))),
                 _ => {
                     data[4] = Kind::Reply as u8;

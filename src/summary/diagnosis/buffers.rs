@@ -1,6 +1,6 @@
 //! Socket buffers capping a bulk transfer. A connection moves at most one window per round
 //! trip, and the window is bounded by the receiver's SO_RCVBUF and the sender's SO_SNDBUF;
-//! setting either explicitly switches off the kernel's auto-tuning (METHOD.md). Two views
+//! setting either explicitly switches off the kernel's auto-tuning (docs/method.md). Two views
 //! together say which side: the client's `TCP_INFO` tells how long its sending waited on the
 //! peer's window (`tcpi_rwnd_limited`) or on its own send buffer (`tcpi_sndbuf_limited`), and a
 //! sweep of the client's buffers shows what the client's side can change, with the knee: the

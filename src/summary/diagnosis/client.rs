@@ -1,5 +1,5 @@
 //! Limits of the client itself: a generator whose threads are saturated (then the figures
-//! describe the client, METHOD.md's "fair comparison"), and ephemeral ports running out when
+//! describe the client, docs/method.md, "Comparing fairly"), and ephemeral ports running out when
 //! every request opens a connection (each closed connection keeps its port in TIME_WAIT for
 //! 60 s, so the port range over 60 s is the most new connections per second to one
 //! destination).

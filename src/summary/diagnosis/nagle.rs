@@ -3,7 +3,7 @@
 //! the first is acknowledged, and the receiver, which has no reply to carry the ACK yet, delays
 //! it (Linux: at least 40 ms, TCP_DELACK_MIN; up to 200 ms). Each exchange then takes one
 //! delayed-ACK timeout: the DCMTK study (seed 003: 1000 images in 5 minutes instead of 1 s),
-//! ~44 ms per exchange on the machine METHOD.md was measured on.
+//! ~44 ms per exchange on the machine docs/method.md was measured on.
 //!
 //! Signs: the latency piles up near 40 ms (or 200 ms); `TcpExt DelayedACKs` rises about once
 //! per exchange; the client's `TCP_INFO` shows the delayed-ACK timer. Which side holds the
@@ -155,7 +155,7 @@ fn fix(side: &str, mine: &[&Variant], protocol: &str) -> String {
         "Set TCP_NODELAY on the server's sockets (setsockopt IPPROTO_TCP TCP_NODELAY 1; `wirebench serve tcp`: leave out --no-nodelay), or have the server write each reply in one write()/writev() instead of pieces."
     };
     // DCMTK's tools take both settings from the environment, not from flags
-    // (../shared/seeds/003; dcmtk/config/docs/envvars.txt): the study's own cure.
+    // (docs/studies.md; dcmtk/config/docs/envvars.txt): the study's own cure.
     let dcmtk = if protocol == "dicom" && side == "server" {
         " A DCMTK peer (storescp, storescu, movescu …) reads it from its environment: start it with TCP_NODELAY=1 (TCP_BUFFER_LENGTH sets its buffers), as in the DCMTK study."
     } else {

@@ -19,6 +19,30 @@ pub(super) const CONNECTION_WINDOW: u32 = 8 << 20;
 const INITIAL_STREAMS: usize = 100;
 /// The highest stream identifier (§5.1.1).
 const LAST_ID: u32 = (1 << 31) - 1;
+/// The largest header block (HEADERS and its CONTINUATION frames, compressed) the client
+/// holds: a server that sends more without END_HEADERS fails its connection (a CONTINUATION
+/// flood reached 0.8 GB in 3 s before this bound).
+pub(super) const MAX_HEADER_BLOCK: usize = 1 << 20;
+/// The most answers to the server's PING and SETTINGS frames that wait unwritten: a server that
+/// floods them without reading the answers fails its connection (floods of PING and SETTINGS
+/// reached 2.1 and 1.0 GB in 3 s before this bound; nghttp2 allows 1,000). One read of the
+/// 64 KiB buffer holds at most 7,282 empty SETTINGS, each answered.
+pub(super) const MAX_ACKS_QUEUED: usize = 10_000;
+
+/// Why a frame ended the connection.
+#[derive(Debug)]
+enum Broke {
+    /// The server broke the protocol: GOAWAY with this code.
+    Code(u32),
+    /// The server made the client hold more than its bounds allow.
+    Flood(&'static str),
+}
+
+impl From<u32> for Broke {
+    fn from(code: u32) -> Broke {
+        Broke::Code(code)
+    }
+}
 
 /// How a request ended on this connection.
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +127,19 @@ fn broke(code: u32) -> Failure {
     }
 }
 
+/// The server made the client hold more than its bounds allow: the connection ends with
+/// GOAWAY ENHANCE_YOUR_CALM.
+fn flood(what: &'static str) -> Failure {
+    Failure {
+        kind: ErrorKind::Mismatch,
+        what,
+        code: Some(reason_name(ENHANCE_YOUR_CALM)),
+    }
+}
+
+/// ENHANCE_YOUR_CALM (§7): the peer is generating excessive load.
+const ENHANCE_YOUR_CALM: u32 = 0xb;
+
 /// The protocol state of one connection.
 #[derive(Debug)]
 pub(super) struct Conn {
@@ -138,6 +175,8 @@ pub(super) struct Conn {
     unacked: u32,
     /// Requests with a body left to send.
     bodies: usize,
+    /// Answers to PING and SETTINGS appended to `out` since it was last written out whole.
+    pub acks: usize,
 }
 
 impl Conn {
@@ -174,7 +213,13 @@ impl Conn {
             window: frame::DEFAULT_WINDOW,
             unacked: 0,
             bodies: 0,
+            acks: 0,
         }
+    }
+
+    /// The header block being collected (HEADERS, then CONTINUATION), in bytes.
+    pub(super) fn block_len(&self) -> usize {
+        self.block.len()
     }
 
     /// Whether the server allows another stream now.
@@ -255,8 +300,10 @@ impl Conn {
             }
             let payload = &buf[at + frame::HEADER..end];
             at = end;
-            if let Err(code) = self.frame(&h, payload, now, bytes) {
-                self.fail_all(broke(code), code);
+            match self.frame(&h, payload, now, bytes) {
+                Ok(()) => {}
+                Err(Broke::Code(code)) => self.fail_all(broke(code), code),
+                Err(Broke::Flood(what)) => self.fail_all(flood(what), ENHANCE_YOUR_CALM),
             }
         }
         at
@@ -284,13 +331,13 @@ impl Conn {
         find(&mut self.reqs, self.open, &mut self.last, id)
     }
 
-    /// Handles one frame; an error is the code of a connection error.
-    fn frame(&mut self, h: &Head, p: &[u8], now: Instant, bytes: &mut usize) -> Result<(), u32> {
+    /// Handles one frame; an error ends the connection.
+    fn frame(&mut self, h: &Head, p: &[u8], now: Instant, bytes: &mut usize) -> Result<(), Broke> {
         if self.pending.is_some() && h.kind != frame::CONTINUATION {
-            return Err(frame::PROTOCOL_ERROR);
+            return Err(Broke::Code(frame::PROTOCOL_ERROR));
         }
         match h.kind {
-            frame::DATA => self.data(h, p, bytes),
+            frame::DATA => Ok(self.data(h, p, bytes)?),
             frame::HEADERS => {
                 let range = frame::content(h, p).ok_or(frame::PROTOCOL_ERROR)?;
                 self.block.clear();
@@ -303,13 +350,18 @@ impl Conn {
             }
             frame::CONTINUATION => match self.pending {
                 Some((id, _)) if id == h.stream => {
+                    if self.block.len() + p.len() > MAX_HEADER_BLOCK {
+                        return Err(Broke::Flood(
+                            "HTTP/2: the server sent a header block over 1 MiB (CONTINUATION frames); the client ended the connection",
+                        ));
+                    }
                     self.block.extend_from_slice(p);
                     if h.flags & frame::END_HEADERS != 0 {
                         self.head(now)?;
                     }
                     Ok(())
                 }
-                _ => Err(frame::PROTOCOL_ERROR),
+                _ => Err(Broke::Code(frame::PROTOCOL_ERROR)),
             },
             frame::RST_STREAM => {
                 let code = u32::from_be_bytes(p.try_into().map_err(|_| 0x6u32)?);
@@ -321,11 +373,15 @@ impl Conn {
             }
             frame::SETTINGS => self.settings(h, p),
             frame::PING if h.flags & frame::ACK == 0 => {
+                if p.len() != 8 || h.stream != 0 {
+                    return Err(Broke::Code(0x6)); // FRAME_SIZE_ERROR (§6.7)
+                }
+                self.acked()?;
                 frame::head(&mut self.out, p.len(), frame::PING, frame::ACK, 0);
                 self.out.extend_from_slice(p);
                 Ok(())
             }
-            frame::GOAWAY => self.goaway(p),
+            frame::GOAWAY => Ok(self.goaway(p)?),
             frame::WINDOW_UPDATE => {
                 let inc = u32::from_be_bytes(p.try_into().map_err(|_| 0x6u32)?) & 0x7fff_ffff;
                 match h.stream {
@@ -340,7 +396,7 @@ impl Conn {
                 Ok(())
             }
             // Push was switched off in the client's SETTINGS (§8.4).
-            frame::PUSH_PROMISE => Err(frame::PROTOCOL_ERROR),
+            frame::PUSH_PROMISE => Err(Broke::Code(frame::PROTOCOL_ERROR)),
             _ => Ok(()), // PRIORITY, PING acks, unknown kinds (§4.1: ignored)
         }
     }
@@ -398,13 +454,26 @@ impl Conn {
         Ok(())
     }
 
-    fn settings(&mut self, h: &Head, p: &[u8]) -> Result<(), u32> {
+    /// One more answer to a PING or SETTINGS is about to wait in `out`; too many unwritten
+    /// ones end the connection.
+    fn acked(&mut self) -> Result<(), Broke> {
+        self.acks += 1;
+        if self.acks > MAX_ACKS_QUEUED {
+            return Err(Broke::Flood(
+                "HTTP/2: the server sent PING or SETTINGS frames faster than it read their answers (a flood); the client ended the connection",
+            ));
+        }
+        Ok(())
+    }
+
+    fn settings(&mut self, h: &Head, p: &[u8]) -> Result<(), Broke> {
         if h.flags & frame::ACK != 0 {
             return Ok(());
         }
         if p.len() % 6 != 0 {
-            return Err(0x6);
+            return Err(Broke::Code(0x6));
         }
+        self.acked()?;
         for s in p.chunks_exact(6) {
             let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
             match u16::from_be_bytes([s[0], s[1]]) {

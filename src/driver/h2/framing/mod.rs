@@ -15,8 +15,9 @@
 
 mod conn;
 mod frame;
+pub(super) mod fuzz;
 mod hpack;
-mod huffman;
+use crate::wire::huffman;
 mod session;
 
 pub(super) use hpack::put_field;

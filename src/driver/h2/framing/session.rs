@@ -110,6 +110,14 @@ impl FramedSession {
                 ))
             }
         }
+        if s.conn.gone {
+            // A connection closed before it took a stream is a failed connect: counted, so a
+            // server that says GOAWAY to every connection cannot keep a count run going.
+            return Err(OpError::new(
+                ErrorKind::Reset,
+                "HTTP/2 handshake: the server sent GOAWAY before taking any stream".to_string(),
+            ));
+        }
         Ok(s)
     }
 
@@ -156,6 +164,7 @@ impl FramedSession {
         if self.written == self.conn.out.len() && self.written > 0 {
             self.conn.out.clear();
             self.written = 0;
+            self.conn.acks = 0;
         }
         // TLS: records may still sit in rustls's buffer, the socket having been full; this
         // sends them (or asks to be woken when it can). Over TCP it does nothing.

@@ -6,6 +6,7 @@ use super::{Conn, End, OUT_START};
 use crate::serve::http::file;
 use std::io::ErrorKind;
 use std::time::Duration;
+use tokio::net::TcpStream;
 use tokio::time::{timeout, timeout_at, Instant};
 
 /// The most capacity the output buffer keeps between batches.
@@ -17,6 +18,26 @@ const OUT_KEEP: usize = 128 * 1024;
 /// server read 1 MiB per connection when this was 1 MiB, most of its CPU under that attack.
 const LINGER: Duration = Duration::from_secs(1);
 const LINGER_BYTES: usize = 64 * 1024;
+
+/// Resolves once the client has left (closed its side, reset, or the socket failed); never
+/// otherwise. Bytes that arrive meanwhile (pipelined requests) are read into `buf` after
+/// `*end`; once it is full the client's leaving can no longer be seen, and this waits for ever.
+pub(super) async fn left(stream: &TcpStream, buf: &mut [u8], end: &mut usize) {
+    loop {
+        if *end == buf.len() {
+            return std::future::pending().await;
+        }
+        if stream.readable().await.is_err() {
+            return;
+        }
+        match stream.try_read(&mut buf[*end..]) {
+            Ok(0) => return,
+            Ok(n) => *end += n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {}
+            Err(_) => return,
+        }
+    }
+}
 
 /// Why waiting for bytes ended without any.
 #[derive(Debug)]

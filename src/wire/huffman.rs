@@ -1,9 +1,10 @@
-//! HPACK's Huffman code (RFC 7541 Appendix B) and a decoder for it. The code is canonical
-//! (codes of one length are consecutive, in symbol order): a code of at most 8 bits is one
-//! lookup of the next 8 bits, a longer one follows from comparing the next 32 bits with one
-//! limit per length. Only the strings the client keeps are decoded: entries of the dynamic
-//! table (nginx enters its `date`, `content-type`, `last-modified`, `etag` with incremental
-//! indexing) and a literal `:status`; [`Memo`] decodes a value seen again only once.
+//! HPACK's Huffman code (RFC 7541 Appendix B; QPACK's too, RFC 9204 §4.1.2) and a decoder for
+//! it. The code is canonical (codes of one length are consecutive, in symbol order): a code of
+//! at most 8 bits is one lookup of the next 8 bits, a longer one follows from comparing the next
+//! 32 bits with one limit per length. The HTTP/2 client decodes only the strings it keeps:
+//! entries of the dynamic table (nginx enters its `date`, `content-type`, `last-modified`,
+//! `etag` with incremental indexing) and a literal `:status`; [`Memo`] decodes a value seen
+//! again only once. HTTP/3's QPACK (`wire::h3`) decodes the few fields it reads with it.
 
 /// The code of each octet, right-aligned (RFC 7541 Appendix B); the tests encode with it.
 #[cfg(test)]
@@ -127,13 +128,13 @@ const fn fast() -> Fast {
 
 /// A Huffman string that does not decode (RFC 7541 §5.2: a bad code, EOS, or bad padding).
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct BadHuffman;
+pub(crate) struct BadHuffman;
 
 /// Appends the octets that `src` codes to `out`. A code of at most 8 bits (nearly every octet
 /// of a header value) is one lookup of the next 8 bits in [`FAST`]; a longer one is found by
 /// canonical decoding: the next 32 bits, compared with each length's limit from 9 bits up, give
 /// its length, and its offset from that length's first code gives the octet.
-pub(super) fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
+pub(crate) fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
     let (c, f) = (&CANONICAL, &FAST);
     // At most 8/5 octets per coded octet: the shortest code is 5 bits.
     out.reserve(src.len() * 8 / 5);
@@ -182,7 +183,7 @@ pub(super) fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
 
 /// How many decoded strings [`Memo`] keeps: one per name of HPACK's static table (1-61), and
 /// one (0) for any other name and for names themselves.
-pub(super) const MEMO_SLOTS: usize = 62;
+pub(crate) const MEMO_SLOTS: usize = 62;
 
 /// The last string decoded per field name, by its coded octets. A server that enters the
 /// same values in the dynamic table response after response (nginx: `server`, `date`, which
@@ -192,14 +193,14 @@ pub(super) const MEMO_SLOTS: usize = 62;
 /// (the caller's slot), not by the octets: `date` and `last-modified` values look alike (same
 /// length, first and last octets), and comparing one slot's octets is all a lookup costs.
 #[derive(Debug)]
-pub(super) struct Memo {
+pub(crate) struct Memo {
     /// Per slot: a coded string and what it decodes to (always `decode` of the first).
     slots: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 impl Memo {
     /// An empty memo.
-    pub(super) fn new() -> Memo {
+    pub(crate) fn new() -> Memo {
         Memo {
             slots: vec![Default::default(); MEMO_SLOTS],
         }
@@ -207,7 +208,7 @@ impl Memo {
 
     /// Appends the octets that `src` codes to `out`, as [`decode`] does; `slot` (taken modulo
     /// [`MEMO_SLOTS`]) is where it is kept: the index of the field's name in the static table.
-    pub(super) fn decode(
+    pub(crate) fn decode(
         &mut self,
         slot: usize,
         src: &[u8],

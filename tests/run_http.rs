@@ -798,11 +798,11 @@ fn bad_http2_input_gets_one_line_and_exit_2() {
                 "-H",
                 "Connection: close",
             ],
-            "HTTP/2 forbids connection-specific headers",
+            "HTTP/2 and HTTP/3 forbid connection-specific headers",
         ),
         (
             vec!["run", "http://127.0.0.1:9/", "--http2", "-H", "TE: gzip"],
-            "HTTP/2 forbids",
+            "HTTP/2 and HTTP/3 forbid",
         ),
     ] {
         let out = usage_error(&args, LIMIT);

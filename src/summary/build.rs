@@ -183,7 +183,12 @@ fn link(plan: &Plan, t: &Throughput, total: &Recorder, bulk: bool) -> Option<sup
         .then(|| total.peer.acked_in_window())
         .flatten()
         .map(|_| t.gbit_per_s * 1e9 / 8.0);
-    let traffic = super::link::traffic(t, bulk, acked_per_s);
+    let mut traffic = super::link::traffic(t, bulk, acked_per_s);
+    // Requests sent in the window whose replies came after it are in the sent bytes but not
+    // in ops/s: a request's size is the bytes sent over every request answered.
+    if traffic.direction == "sent" && traffic.message_bytes.is_some() && total.ok > 0 {
+        traffic.message_bytes = Some(total.sent_bytes as f64 / total.ok as f64);
+    }
     let (family, addr) = (plan.target.family(), plan.target.addr);
     Some(super::link::of(link, traffic, total.segment, family, addr))
 }

@@ -146,7 +146,7 @@ fn kind(
     };
     if written.weight == 0 {
         return usage(format!(
-            "{at}: weight 0 sends none of this kind: give a weight of 1 or more, or leave the kind out"
+            "{at}: weight 0 would never send this kind; give a weight of 1 or more, or leave the kind out"
         ));
     }
     let path = path_on(target, &written.url, &at)?;

@@ -45,8 +45,11 @@ footer { margin-top: 36px; color: var(--muted); font-size: 13px; }
   figure, table, pre { break-inside: avoid; page-break-inside: avoid; }
   h2, h3 { break-after: avoid; page-break-after: avoid; }
   .scroll { overflow: visible; }
-  table { font-size: 9pt; }
-  th, td { white-space: normal; padding: 2px 5px; overflow-wrap: anywhere; }
+  @page { margin: 12mm; }
+  table { font-size: 8pt; }
+  th, td { padding: 2px 4px; }
+  th { white-space: normal; }
+  td.t, th.t { white-space: normal; overflow-wrap: break-word; }
 }
 "#;
 

@@ -161,12 +161,42 @@ struct Opened {
 /// Added to the page the browser opens (not to the file the binary wrote, which holds no
 /// script): after layout it writes, into a hidden `<pre id="layout">`, a line per pair of
 /// chart texts (tick labels, axis names, legend entries and their swatches, values) whose
-/// boxes overlap, per text outside its chart, per chart whose series share a colour, and each
-/// y tick's label (the right-aligned level tick labels).
+/// boxes overlap, per text outside its chart, per chart whose series share a colour, per
+/// chart of more than 8 series (`crowded`), per confidence band that could hide a line (drawn
+/// over one, or filled more than 15% opaque), per table or preformatted block whose content
+/// is cut (wider than its box: a scroll bar, or clipped on paper), for a page wider than the
+/// window, and each y tick's label (the right-aligned level tick labels). It also gives the
+/// boxes the screenshot is checked by: `main`, each `chart` and each chart `label`, in pixels
+/// of the page (left top right bottom).
 const LAYOUT_PROBE: &str = r#"<script>(function () {
   var out = [];
+  var box = function (r) {
+    return [r.left, r.top + window.scrollY, r.right, r.bottom + window.scrollY].map(function (v) {
+      return v.toFixed(1);
+    }).join(' ');
+  };
+  out.push('main ' + box(document.querySelector('main').getBoundingClientRect()));
+  if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push('outside page: ' +
+    document.documentElement.scrollWidth + ' px wide in a window of ' + window.innerWidth);
+  document.querySelectorAll('.scroll, pre').forEach(function (e) {
+    var what = e.tagName === 'PRE' ? 'pre' : 'table ' + e.firstElementChild.className;
+    if (e.scrollWidth > e.clientWidth + 1) out.push('clipped ' + what + ': ' + e.scrollWidth +
+      ' px of content in ' + e.clientWidth);
+  });
   document.querySelectorAll('svg.chart').forEach(function (svg) {
     var kind = svg.getAttribute('data-chart'), frame = svg.getBoundingClientRect();
+    out.push('chart ' + kind + ' ' + box(frame));
+    var n = parseInt(svg.getAttribute('data-series'), 10);
+    if (n > 8) out.push('crowded ' + kind + ': ' + n + ' series in one chart');
+    var lines = svg.querySelectorAll('polyline.series');
+    svg.querySelectorAll('polygon.band').forEach(function (b) {
+      var fill = parseFloat(getComputedStyle(b).fillOpacity);
+      if (fill > 0.15) out.push('hiding band ' + kind + ': filled ' + fill + ' opaque');
+      lines.forEach(function (l) {
+        if (b.compareDocumentPosition(l) & Node.DOCUMENT_POSITION_PRECEDING)
+          out.push('hiding band ' + kind + ': drawn over ' + l.getAttribute('data-name'));
+      });
+    });
     var texts = Array.prototype.filter.call(svg.querySelectorAll('text, g.legend line'),
       function (t) { return t.tagName === 'line' || t.textContent.trim() !== ''; });
     var boxes = texts.map(function (t) {
@@ -175,6 +205,8 @@ const LAYOUT_PROBE: &str = r#"<script>(function () {
     });
     for (var i = 0; i < texts.length; i++) {
       var a = boxes[i];
+      if (texts[i].tagName === 'text') out.push('label ' + box(texts[i].getBoundingClientRect()) +
+        ' ' + texts[i].textContent);
       if (a.left < frame.left - 1 || a.right > frame.right + 1 || a.top < frame.top - 1 ||
           a.bottom > frame.bottom + 1) out.push('outside ' + kind + ': ' + texts[i].textContent);
       for (var j = i + 1; j < texts.length; j++) {
@@ -300,7 +332,13 @@ fn unescape(s: &str) -> String {
 /// below −100% for a difference from the baseline: no rate or time falls by more).
 fn check_layout(page: &Opened) {
     let wrong: Vec<&String> = (page.layout.iter())
-        .filter(|l| l.starts_with("overlap") || l.starts_with("outside") || l.starts_with("shared"))
+        .filter(|l| {
+            [
+                "overlap", "outside", "shared", "crowded", "hiding", "clipped",
+            ]
+            .iter()
+            .any(|w| l.starts_with(w))
+        })
         .collect();
     assert!(wrong.is_empty(), "charts a person cannot read: {wrong:#?}");
     for line in page.layout.iter().filter(|l| l.starts_with("ytick ")) {
@@ -315,8 +353,9 @@ fn check_layout(page: &Opened) {
     }
 }
 
-/// Every figure of every table (each cell's words that hold a digit) is in the printed
-/// PDF: no column was cut off at the page's edge.
+/// Every word of every table (each cell's words of three characters or more: figures, names,
+/// headings) is whole in the printed PDF: no column was cut off at the page's edge, and no
+/// cell broke a word or a figure inside ("ta rg et", "18, 856").
 fn check_print(page: &Opened) {
     let printed: std::collections::HashSet<&str> = page.pdf.split_whitespace().collect();
     // A figure is never broken inside (tables wrap at spaces only, on screen and on paper), so
@@ -332,10 +371,7 @@ fn check_print(page: &Opened) {
             let text = cell.split_once('>').map_or("", |(_, t)| t);
             let text = unescape(text.split('<').next().unwrap_or(""));
             for word in text.split_whitespace() {
-                if word.chars().any(|c| c.is_ascii_digit())
-                    && word.len() >= 3
-                    && !printed.contains(word)
-                {
+                if word.chars().count() >= 3 && !printed.contains(word) {
                     missing.push(word.to_string());
                 }
             }
@@ -385,6 +421,24 @@ fn expect_charts(dom: &str, kind: &str, series: usize) -> usize {
     found.len()
 }
 
+/// The charts of kind `kind`, drawn as small multiples where their series are more than 8:
+/// each draws at most 8 (and a polyline or bars for each), all together `total`; returns
+/// how many charts there are.
+fn expect_panels(dom: &str, kind: &str, total: usize) -> usize {
+    let found: Vec<_> = charts(dom).into_iter().filter(|c| c.0 == kind).collect();
+    assert!(!found.is_empty(), "no {kind} chart in the DOM");
+    for (_, n, lines, bars) in &found {
+        assert!(*n <= 8, "{kind}: {n} series in one chart");
+        assert!(
+            lines == n || (*lines == 0 && bars >= n),
+            "{kind}: {lines} polylines, {bars} bars for {n} series"
+        );
+    }
+    let drawn: usize = found.iter().map(|c| c.1).sum();
+    assert_eq!(drawn, total, "{kind}: series drawn in all its panels");
+    found.len()
+}
+
 /// The rows of the table with class `class`.
 fn table_rows(dom: &str, class: &str) -> usize {
     let at = dom
@@ -427,6 +481,101 @@ fn check_not_blank(png: &[u8]) -> (png::OutputInfo, Vec<u8>) {
         share * 100.0
     );
     (info, buf)
+}
+
+/// A box of the layout probe's (`main`, `chart`, `label`): left, top, right, bottom in
+/// pixels of the page, and what follows (a chart's kind, a label's text).
+fn boxes<'a>(page: &'a Opened, what: &str) -> Vec<([f64; 4], &'a str)> {
+    (page.layout.iter())
+        .filter_map(|l| l.strip_prefix(what)?.strip_prefix(' '))
+        .map(|l| {
+            // A chart's kind comes before its box, a label's text after it.
+            let words: Vec<&str> = l.splitn(5, ' ').collect();
+            let (nums, rest) = match what {
+                "chart" => (&words[1..5], words[0]),
+                _ => (&words[..4], words.get(4).copied().unwrap_or("")),
+            };
+            let n: Vec<f64> = nums.iter().map(|v| v.parse().unwrap()).collect();
+            ([n[0], n[1], n[2], n[3]], rest)
+        })
+        .collect()
+}
+
+/// The screenshot looked at, pixel by pixel, where the layout probe says the page's parts
+/// are (the screenshot is the window's top, 1 CSS pixel to 1 pixel):
+///
+/// - no text is drawn outside the page's column (`main`): the margins right and left of it
+///   hold no ink, so nothing ran off the page;
+/// - no chart's text is cut at its edge: the outermost ring of pixels of every chart holds
+///   no text ink (dark grey or darker; the charts' lines and bars are coloured or light);
+/// - no label (a tick, an axis name, a legend entry, a bar's value) is drawn over the data:
+///   the pixels inside its box are text ink on white, not a line's or a bar's colour.
+///
+/// Returns how many charts and labels were looked at.
+fn check_pixels(page: &Opened, info: &png::OutputInfo, pixels: &[u8]) -> (usize, usize) {
+    let (w, h, channels) = (
+        info.width as usize,
+        info.height as usize,
+        info.color_type.samples(),
+    );
+    let at = |x: usize, y: usize| {
+        let i = (y * w + x) * channels;
+        (pixels[i], pixels[i + 1], pixels[i + 2])
+    };
+    let dark = |(r, g, b): (u8, u8, u8)| r < 130 && g < 130 && b < 140;
+    let coloured = |(r, g, b): (u8, u8, u8)| r.max(g).max(b) - r.min(g).min(b) >= 45;
+    let shown = |b: &[f64; 4]| b[0] >= 0.0 && b[1] >= 0.0 && b[2] <= w as f64 && b[3] <= h as f64;
+    let main = boxes(page, "main")[0].0;
+    let mut ink_outside = 0;
+    for y in 0..h {
+        for x in (0..w).filter(|x| (*x as f64) < main[0] - 1.0 || (*x as f64) > main[2] + 1.0) {
+            ink_outside += usize::from(dark(at(x, y)));
+        }
+    }
+    assert_eq!(ink_outside, 0, "text drawn outside the page's column");
+    let charts: Vec<_> = boxes(page, "chart")
+        .into_iter()
+        .filter(|(b, _)| shown(b))
+        .collect();
+    for (b, kind) in &charts {
+        let (l, t, r, bottom) = (
+            b[0].ceil() as usize,
+            b[1].ceil() as usize,
+            b[2].floor() as usize - 1,
+            b[3].floor() as usize - 1,
+        );
+        let ring = (l..=r)
+            .flat_map(|x| [(x, t), (x, bottom)])
+            .chain((t..=bottom).flat_map(|y| [(l, y), (r, y)]));
+        let cut: Vec<(usize, usize)> = ring.filter(|(x, y)| dark(at(*x, *y))).collect();
+        assert!(
+            cut.is_empty(),
+            "{kind}: text cut at the chart's edge, at {:?}",
+            &cut[..cut.len().min(5)]
+        );
+    }
+    let labels: Vec<_> = boxes(page, "label")
+        .into_iter()
+        .filter(|(b, _)| shown(b))
+        .collect();
+    for (b, text) in &labels {
+        let (l, t, r, bottom) = (
+            b[0].ceil() as usize + 1,
+            b[1].ceil() as usize + 1,
+            b[2].floor() as usize - 1,
+            b[3].floor() as usize - 1,
+        );
+        let all = (r.saturating_sub(l)) * (bottom.saturating_sub(t));
+        let under = (l..r)
+            .flat_map(|x| (t..bottom).map(move |y| (x, y)))
+            .filter(|(x, y)| coloured(at(*x, *y)))
+            .count();
+        assert!(
+            under * 20 <= all.max(20),
+            "the label {text:?} is drawn over the data: {under} of its {all} pixels coloured"
+        );
+    }
+    (charts.len(), labels.len())
 }
 
 /// With WIREBENCH_DOCS_SCREENSHOTS set, writes the top of the screenshot to docs/.
@@ -474,6 +623,8 @@ fn render_and_open(kind: &str, doc: &Value, scratch: &Path) -> Opened {
     let (info, pixels) = check_not_blank(&opened.png);
     keep_for_docs(kind, &info, &pixels);
     check_layout(&opened);
+    let (charts, labels) = check_pixels(&opened, &info, &pixels);
+    eprintln!("{kind}: {charts} charts and {labels} labels looked at in the screenshot");
     check_print(&opened);
     opened
 }
@@ -590,6 +741,21 @@ fn a_comparison_draws_differences_and_means_with_error_bars() {
         page.dom.matches("<path class=\"err\"").count() >= 4,
         "error bars"
     );
+    // The slower target has fewer ops/s and more latency than the baseline: bars below and
+    // above 0, each with its value written, signed, on the screen and on paper.
+    let diff = page.dom.split("data-chart=\"difference\"").nth(1).unwrap();
+    let values: Vec<&str> = (diff.split("</svg>").next().unwrap())
+        .split("<text class=\"value\"")
+        .skip(1)
+        .filter_map(|t| t.split_once('>')?.1.split('<').next())
+        .collect();
+    assert!(
+        values.iter().any(|v| v.starts_with('-')) && values.iter().any(|v| v.starts_with('+')),
+        "both signs labelled: {values:?}"
+    );
+    for v in &values {
+        assert!(page.pdf.contains(v), "{v} not in the printed PDF");
+    }
 }
 
 #[test]
@@ -621,7 +787,7 @@ fn a_peak_search_draws_its_curves_and_objective() {
         "curves first"
     );
     expect_charts(&page.dom, "latency-by-rate", 2);
-    expect_charts(&page.dom, "spectrum", steps);
+    expect_panels(&page.dom, "spectrum", steps);
     let lat = page
         .dom
         .split("data-chart=\"latency-by-rate\"")
@@ -642,12 +808,42 @@ fn a_peak_search_draws_its_curves_and_objective() {
     );
 }
 
+/// `wirebench serve http` as a child process, stopped (by its PID) when dropped.
+struct ServeHttp {
+    child: std::process::Child,
+    url: String,
+}
+
+impl ServeHttp {
+    fn start() -> ServeHttp {
+        let mut child = common::serve_process("http", &["-t", "1"]);
+        let lines = common::stdout_lines(&mut child);
+        let addr = common::first_line_addr(&mut child, &lines, "http", LIMIT);
+        ServeHttp {
+            child,
+            url: format!("http://{addr}"),
+        }
+    }
+}
+
+impl Drop for ServeHttp {
+    fn drop(&mut self) {
+        common::sigterm(&self.child);
+        let _ = common::wait_exit(&mut self.child, Duration::from_secs(5));
+    }
+}
+
+/// A long line of a plan, words with spaces: on paper it wraps, every word printed.
+const LONG_PLAN_LINE: &str = "# the plan's comment runs on well past the printed page's right-hand edge so that a browser which scrolls rather than wraps preformatted text would cut off its closing words: wrapped-at-spaces endmost";
+
 #[test]
 fn a_study_wraps_its_document_with_title_and_methodology() {
     let _serial = one_at_a_time();
     let scratch = Scratch::new("study");
-    let srv = ServerProcess::start(&[]);
+    // An HTTP server: the subtitle says what was sent (GET /), not a TCP request's size.
+    let srv = ServeHttp::start();
     let sweep = json_of(&["run", &srv.url, "-c", "1,4", "-d", "300ms"], &scratch.0);
+    let plan = format!("title = \"c\"\n{LONG_PLAN_LINE}\n[run]\nconnections = \"1,4\"\n");
     // The shape of the plan-file helper's schema/study.v1.json: the command's document under
     // "document", beside the title, the methodology and the targets.
     let doc = serde_json::json!({
@@ -656,11 +852,11 @@ fn a_study_wraps_its_document_with_title_and_methodology() {
         "command": "run",
         "methodology": {
             "date": "2026-11-23 20:00:00 UTC", "command": "wirebench study c.toml --out r",
-            "file": "c.toml", "plan": "title = \"c\"\n[run]\nconnections = \"1,4\"\n",
+            "file": "c.toml", "plan": plan,
             "version": "0.1.0", "kernel": "Linux 6.1", "cpu": "a CPU", "cpus": 2,
             "pinning": "not pinned", "link": "none",
         },
-        "targets": [{"name": "local", "url": srv.url, "server": "wirebench serve tcp", "version": null}],
+        "targets": [{"name": "local", "url": srv.url, "server": "wirebench serve http", "version": null}],
         "document": sweep,
     });
     let page = render_and_open("study", &doc, &scratch.0);
@@ -678,6 +874,22 @@ fn a_study_wraps_its_document_with_title_and_methodology() {
         page.dom.contains("<th>Command line</th>") && page.dom.contains("<th>CPU pinning</th>")
     );
     assert!(!page.dom.contains(">methodology<") && !page.dom.contains("Study methodology"));
+    // The subtitle is true to the protocol, on screen and on paper.
+    let lede = (page.dom.split("<p class=\"lede\">").nth(1))
+        .and_then(|s| s.split("</p>").next())
+        .unwrap();
+    assert!(lede.contains("http") && lede.contains("GET /"), "{lede}");
+    assert!(!lede.contains(" B requests"), "{lede}");
+    let printed: Vec<&str> = page.pdf.split_whitespace().collect();
+    assert!(
+        printed.windows(2).any(|w| w == ["GET", "/,"]),
+        "the lede on paper"
+    );
+    // The plan wraps on paper (the probe finds it not clipped on screen): every word of its
+    // long line printed, the last one too.
+    for word in LONG_PLAN_LINE.split_whitespace() {
+        assert!(printed.contains(&word), "{word:?} of the plan not on paper");
+    }
 }
 
 /// A size sweep as the issue found it: 15 sizes, two targets whose URLs differ only at the
@@ -703,11 +915,15 @@ fn a_sweep_over_15_sizes_reads_on_screen_and_on_paper() {
         3,
         "bars over 15 sizes"
     );
+    // 15 sizes × 2 runs each, for each of the 2 targets: 30 lines a target, drawn as small
+    // multiples of at most 8 (8, 8, 7, 7), each on the same axes with a legend of its own.
     assert_eq!(
-        expect_charts(&page.dom, "spectrum", 30),
-        2,
-        "15 sizes × 2 runs each"
+        expect_panels(&page.dom, "spectrum", 60),
+        8,
+        "4 panels a target"
     );
+    assert!(page.dom.contains("Latency by percentile: ") && page.dom.contains(" (4 of 4)"));
+    assert_eq!(page.dom.matches("data-panel=\"1/4\"").count(), 2);
     // Both URLs whole in the legends: they differ only in the port, at the end.
     let (pa, pb) = (
         a.url.rsplit(':').next().unwrap(),
@@ -738,6 +954,9 @@ fn a_sweep_over_15_sizes_reads_on_screen_and_on_paper() {
         6,
         "the CI bands"
     );
+    // Each band light, between dotted edges, under the lines (the probe checks the order and
+    // the fill's opacity).
+    assert_eq!(page.dom.matches("class=\"band-edge\"").count(), 12);
     assert!(page.dom.contains("(mean of the runs, 95% CI shaded)"));
 }
 

@@ -144,7 +144,7 @@ fn config_line(s: &Summary) -> String {
 }
 
 /// `64 B requests / 64 B replies`, `64 B requests / replies up to "END\r\n"`, `64 KiB messages`.
-fn sizes(s: &Summary) -> String {
+pub(crate) fn sizes(s: &Summary) -> String {
     let c = &s.config;
     if let Some(h) = &s.http {
         let alive = if h.keepalive {

@@ -46,12 +46,7 @@ pub fn render(page: &mut Page, doc: &Comparison) -> Result<(), RenderError> {
         doc.baseline, doc.method
     ));
     // The chart that answers a comparison first: how far each target is from the baseline.
-    if let Some(svg) = difference_chart(&doc.verdicts) {
-        page.figures(vec![(
-            "Difference from the baseline, with 95% CI".to_string(),
-            svg,
-        )]);
-    }
+    page.figures(difference_chart(&doc.verdicts));
     page.raw(&verdict_table(&doc.verdicts));
     page.heading(3, "Throughput and latency per target");
     page.para("Means over the kept runs; * where the mean exceeds p95: a few very slow requests dominate it.");
@@ -129,8 +124,10 @@ fn verdict_table(verdicts: &[Verdict]) -> String {
     table("verdicts", &head, &rows)
 }
 
-/// Bars of each target's difference from the baseline, a group per metric, with 95% CI.
-fn difference_chart(verdicts: &[Verdict]) -> Option<String> {
+/// Bars of each target's difference from the baseline, a group per metric, with 95% CI (as
+/// small multiples when a sweep makes more targets and points than one chart draws); none
+/// without verdicts.
+fn difference_chart(verdicts: &[Verdict]) -> Vec<(String, String)> {
     let mut names: Vec<String> = Vec::new();
     for v in verdicts {
         let name = where_(v);
@@ -139,7 +136,7 @@ fn difference_chart(verdicts: &[Verdict]) -> Option<String> {
         }
     }
     if names.is_empty() {
-        return None;
+        return Vec::new();
     }
     let series = names
         .iter()
@@ -167,7 +164,7 @@ fn difference_chart(verdicts: &[Verdict]) -> Option<String> {
         // Every metric here is a rate or a time, never below 0: at most 100% less.
         floor: -100.0,
     };
-    Some(chart.svg("Difference from the baseline, with 95% CI"))
+    chart.figures("Difference from the baseline, with 95% CI")
 }
 
 /// The Flash study's view as charts, when the targets ran at several points (data-set sizes,
@@ -207,9 +204,9 @@ fn shape_charts(shapes: &[Shape]) -> Vec<(String, String)> {
             scale: Scale::Linear,
             floor: 0.0,
         };
-        (title.to_string(), c.svg(title))
+        c.figures(title)
     };
-    vec![
+    [
         chart("shape-p95", "p95 latency", &|s| s.p95_us.and_then(finite)),
         chart(
             "shape-mean",
@@ -217,6 +214,7 @@ fn shape_charts(shapes: &[Shape]) -> Vec<(String, String)> {
             &|s| Some(s.mean_us.and_then(finite)? - s.p50_us.and_then(finite)?),
         ),
     ]
+    .concat()
 }
 
 /// The Flash study's table: ops/s, median, mean (starred above p95), p95 per target.

@@ -83,7 +83,8 @@ pub fn first_result<'a>(doc: Doc<'a>) -> Option<&'a Summary> {
 
 /// The lede: protocol, mode and shape of the load, and when it started. What a sweep or
 /// a peak search varies is written as its range (`16 B–256 KiB requests (15 sizes)`), not
-/// as its first point's value.
+/// as its first point's value; what each request was is said as its protocol has it (`GET
+/// /, HTTP/1.1, keep-alive`, `64 B requests / 64 B replies`), sizes in their units.
 pub fn lede(doc: Doc) -> String {
     let Some(r) = first_result(doc) else {
         return String::new();
@@ -101,11 +102,20 @@ pub fn lede(doc: Doc) -> String {
     };
     let connections = match range("--connections") {
         Some(v) => format!("{} connections ({} values)", span(v, None), v.len()),
-        None => format!("{} connection(s)", c.connections),
+        None if c.connections == 1 => "1 connection".to_string(),
+        None => format!(
+            "{} connections",
+            crate::units::thousands(c.connections as u64)
+        ),
     };
+    // What was sent, as the protocol has it: the method and path of an HTTP request, the
+    // sizes of a request and its reply, or of a stream's messages (the terminal's words).
     let size = match range("--size") {
-        Some(v) => format!("{} requests ({} sizes)", span(v, Some(bytes)), v.len()),
-        None => format!("{} B requests", c.request_bytes),
+        Some(v) => {
+            let what = if bulk(r) { "messages" } else { "requests" };
+            format!("{} {what} ({} sizes)", span(v, Some(bytes)), v.len())
+        }
+        None => crate::report::table::sizes(r),
     };
     let mut parts = vec![connections, size];
     for a in axes
@@ -302,5 +312,28 @@ mod tests {
         assert_eq!(row("kept_up", true.into()).1, "yes");
         assert_eq!(secs(&44.919703665.into()), "44.92 s");
         assert_eq!(secs(&0.861940427.into()), "0.862 s");
+    }
+
+    /// The lede says what was sent as the protocol has it: an HTTP GET is not "64 B
+    /// requests", and a size is written in its unit.
+    #[test]
+    fn the_lede_is_true_to_the_protocol() {
+        let mut r = Summary::tolerant(&serde_json::json!({
+            "schema": "wirebench.result/1", "protocol": "http", "mode": "request",
+            "config": { "connections": 1, "request_bytes": 64 },
+            "http": { "method": "GET", "path": "/index.html", "requests": 1, "keepalive": true,
+                      "version": "1.1" },
+        }));
+        let lede = lede(Doc::Result(&r));
+        assert!(
+            lede.contains("1 connection, GET /index.html, HTTP/1.1"),
+            "{lede}"
+        );
+        assert!(!lede.contains(" B requests"), "{lede}");
+        r.http = None;
+        r.config.request_bytes = 524_288;
+        r.config.connections = 4;
+        let lede = super::lede(Doc::Result(&r));
+        assert!(lede.contains("4 connections, 512 KiB requests"), "{lede}");
     }
 }

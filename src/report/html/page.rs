@@ -6,8 +6,10 @@ use serde_json::Value;
 use std::fmt::Write as _;
 
 /// The inline style sheet: system fonts (no web fonts to fetch), tables that scroll sideways
-/// on a narrow screen, charts scaled to the column, and a print sheet that keeps a chart or a
-/// table on one page.
+/// on a narrow screen, charts scaled to the column, preformatted text (a plan file) wrapped
+/// rather than scrolled (a scroll bar on paper hides what it holds), and a print sheet that
+/// keeps a chart or a table on one page and wraps table cells at spaces only, never inside a
+/// figure.
 const CSS: &str = r#"
 :root { --ink: #1d2330; --muted: #5b6475; --line: #d8dce3; --band: #f4f6f9; --accent: #4e79a7; }
 * { box-sizing: border-box; }
@@ -28,7 +30,8 @@ tr.discarded td { color: var(--muted); font-style: italic; }
 td.pass { color: #2d7d32; font-weight: 600; } td.fail { color: #b3261e; font-weight: 600; }
 table.kv th { text-align: left; width: 14em; }
 table.kv td { text-align: left; white-space: normal; }
-pre { background: var(--band); padding: 8px 10px; overflow-x: auto; font-size: 13px; }
+pre { background: var(--band); padding: 8px 10px; font-size: 13px;
+  white-space: pre-wrap; overflow-wrap: anywhere; }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 14px 22px; }
 figure { margin: 8px 0; }
 figcaption { font-weight: 600; margin-bottom: 4px; }
@@ -42,7 +45,8 @@ footer { margin-top: 36px; color: var(--muted); font-size: 13px; }
   body { font-size: 11pt; }
   main { max-width: none; padding: 0; }
   .figures { display: block; }
-  figure, table, pre { break-inside: avoid; page-break-inside: avoid; }
+  figure, table { break-inside: avoid; page-break-inside: avoid; }
+  pre { font-size: 9pt; overflow: visible; }
   h2, h3 { break-after: avoid; page-break-after: avoid; }
   .scroll { overflow: visible; }
   @page { margin: 12mm; }

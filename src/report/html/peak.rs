@@ -32,10 +32,7 @@ pub fn render(page: &mut Page, doc: &PeakStudy) -> Result<(), RenderError> {
         .filter_map(|s| Some((step_name(s), s.result.latency.as_ref()?)))
         .collect();
     if let Some(c) = hist::chart(&spectra) {
-        charts.push((
-            "Latency by percentile, per step".to_string(),
-            c.svg("Latency by percentile, per step"),
-        ));
+        charts.extend(c.figures("Latency by percentile, per step", &[]));
     }
     if !charts.is_empty() {
         page.heading(2, "Charts");

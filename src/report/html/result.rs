@@ -56,10 +56,7 @@ pub fn render(page: &mut Page, r: &Summary) -> Result<(), RenderError> {
         }
     }
     if let Some(c) = hist::chart(&spectra) {
-        charts.push((
-            "Latency by percentile".to_string(),
-            c.svg("Latency by percentile"),
-        ));
+        charts.extend(c.figures("Latency by percentile", &[]));
     }
     charts.extend(per_second_charts(&[(r.target.clone(), r)]));
     if !charts.is_empty() {
@@ -296,7 +293,11 @@ pub fn per_second_charts(runs: &[(String, &Summary)]) -> Vec<(String, String)> {
             series: data,
             references: Vec::new(),
         };
-        charts.push((caption.to_string(), chart.svg(caption) + &note));
+        let mut panels = chart.figures(caption, &[]);
+        if let Some(last) = panels.last_mut() {
+            last.1 += &note;
+        }
+        charts.extend(panels);
     }
     charts
 }

@@ -1,10 +1,16 @@
 //! A small SVG writer for the report's charts: line charts (one `<polyline class="series">`
-//! per series, markers where points are few, dashed reference lines such as an objective) and
-//! grouped bar charts with error bars. Each chart is an inline `<svg>` carrying
-//! `data-chart` (what it shows) and `data-series` (how many series it draws), so a test reading
-//! the DOM can count them, and `data-y` (its y scale). Tick labels carry `tick x` or `tick y`.
-//! Text is placed by [`super::layout`] so that no two labels touch, and goes through
-//! [`super::page::esc`].
+//! per series, markers where points are few, dashed reference lines such as an objective, a
+//! confidence band as a light fill between dotted edges, under the lines) and grouped bar
+//! charts with error bars, each bar's value written beside its end, above or below zero. Each
+//! chart is an inline `<svg>` carrying `data-chart` (what it shows) and `data-series` (how
+//! many series it draws), so a test reading the DOM can count them, and `data-y` (its y
+//! scale). Tick labels carry `tick x` or `tick y`. Text is placed by [`super::layout`] so that
+//! no two labels touch, and goes through [`super::page::esc`].
+//!
+//! No chart draws more than [`MOST`] series: more (a spectrum per run of a 30-run sweep) are
+//! drawn as small multiples ([`LineChart::figures`], [`BarChart::figures`]): charts side by
+//! side on the same axes, each with at most [`MOST`] series in colours of its own and a legend
+//! as short, each marked `data-panel="K/N"`.
 
 use super::layout::{self, colour, width, FONT};
 use super::page::esc;
@@ -24,6 +30,40 @@ const TOP: f64 = 16.0;
 const BOTTOM: f64 = 50.0;
 /// Height of one row of the legend.
 const LEGEND_ROW: f64 = 22.0;
+
+/// The most series one chart draws; more are drawn as small multiples.
+pub const MOST: usize = 8;
+
+/// `n` series split into the fewest panels of at most [`MOST`] each, as even as can be (15:
+/// 8 and 7): the ranges of their indices; one range (maybe empty) when they fit one chart.
+pub fn panels(n: usize) -> Vec<std::ops::Range<usize>> {
+    let count = n.div_ceil(MOST).max(1);
+    let (base, extra) = (n / count, n % count);
+    let mut start = 0;
+    (0..count)
+        .map(|i| {
+            let len = base + usize::from(i < extra);
+            start += len;
+            start - len..start
+        })
+        .collect()
+}
+
+/// A panel's caption: the chart's, with which of how many it is when there are several.
+fn panel_caption(caption: &str, k: usize, count: usize) -> String {
+    match count {
+        1 => caption.to_string(),
+        _ => format!("{caption} ({} of {count})", k + 1),
+    }
+}
+
+/// The `data-panel` attribute of panel `k` of `count` (none when the chart is whole).
+fn panel_attr(k: usize, count: usize) -> String {
+    match count {
+        1 => String::new(),
+        _ => format!(r#" data-panel="{}/{count}""#, k + 1),
+    }
+}
 
 /// One line of a line chart.
 pub struct Series {
@@ -95,8 +135,17 @@ impl Frame {
     }
 }
 
-/// The `<svg>` opening tag for a chart `height` high; `data-y` names its y scale.
-fn open(s: &mut String, kind: &str, series: usize, height: f64, y: &Axis, title: &str) {
+/// The `<svg>` opening tag for a chart `height` high; `data-y` names its y scale, `panel`
+/// holds the `data-panel` attribute of one of small multiples (or nothing).
+fn open(
+    s: &mut String,
+    kind: &str,
+    series: usize,
+    height: f64,
+    y: &Axis,
+    title: &str,
+    panel: &str,
+) {
     let scale = match y.scale {
         Scale::Log => "log",
         Scale::Linear => "linear",
@@ -104,7 +153,7 @@ fn open(s: &mut String, kind: &str, series: usize, height: f64, y: &Axis, title:
     };
     let _ = write!(
         s,
-        r#"<svg class="chart" data-chart="{kind}" data-series="{series}" data-y="{scale}" viewBox="0 0 {W} {height:.0}" role="img" aria-label="{t}"><title>{t}</title>"#,
+        r#"<svg class="chart" data-chart="{kind}" data-series="{series}"{panel} data-y="{scale}" viewBox="0 0 {W} {height:.0}" role="img" aria-label="{t}"><title>{t}</title>"#,
         t = esc(title)
     );
 }
@@ -200,10 +249,29 @@ fn legend(s: &mut String, f: &Frame, entries: &[(String, String, bool)]) -> f64 
     f.legend_top() + rows as f64 * LEGEND_ROW
 }
 
+/// What a chart's `<svg>` element says of itself: its kind, its series, its y axis, its
+/// title and which panel of small multiples it is.
+struct Head<'a> {
+    kind: &'a str,
+    series: usize,
+    y: &'a Axis,
+    title: &'a str,
+    panel: String,
+}
+
 /// The chart's markup between `open` and `</svg>`, and its height, made into the element.
-fn close(kind: &str, series: usize, y: &Axis, title: &str, inner: &str, height: f64) -> String {
+fn close(head: &Head, inner: &str, height: f64) -> String {
     let mut s = String::new();
-    open(&mut s, kind, series, height.ceil(), y, title);
+    let h = head;
+    open(
+        &mut s,
+        h.kind,
+        h.series,
+        height.ceil(),
+        h.y,
+        h.title,
+        &h.panel,
+    );
     s.push_str(inner);
     s.push_str("</svg>");
     s
@@ -218,6 +286,33 @@ impl LineChart {
     /// The chart with a band under each series: `bands[i]` holds series i's (x, low, high),
     /// e.g. the 95% confidence interval of a mean over runs; an empty one draws no band.
     pub fn svg_banded(&self, title: &str, bands: &[Vec<(f64, f64, f64)>]) -> String {
+        self.draw(title, &self.series, bands, String::new())
+    }
+
+    /// The chart as (caption, svg) figures: one when it has at most [`MOST`] series, else
+    /// small multiples on the same axes, each with at most [`MOST`] series (and their
+    /// bands, `bands[i]` series i's as in [`Self::svg_banded`]) and the reference lines.
+    pub fn figures(&self, caption: &str, bands: &[Vec<(f64, f64, f64)>]) -> Vec<(String, String)> {
+        let all = panels(self.series.len());
+        let count = all.len();
+        (all.into_iter().enumerate())
+            .map(|(k, range)| {
+                let caption = panel_caption(caption, k, count);
+                let bands = bands.get(range.clone()).unwrap_or(&[]);
+                let svg = self.draw(&caption, &self.series[range], bands, panel_attr(k, count));
+                (caption, svg)
+            })
+            .collect()
+    }
+
+    /// The chart of `series` (a panel's, or all), with their `bands`.
+    fn draw(
+        &self,
+        title: &str,
+        series: &[Series],
+        bands: &[Vec<(f64, f64, f64)>],
+        panel: String,
+    ) -> String {
         let f = Frame::new(&self.y.0, BOTTOM);
         let mut entries: Vec<(String, String, bool)> = Vec::new();
         let mut s = String::new();
@@ -231,12 +326,19 @@ impl LineChart {
         for (i, band) in bands.iter().enumerate() {
             self.band(&mut s, &f, band, &colour(i));
         }
-        for (i, series) in self.series.iter().enumerate() {
-            self.line(&mut s, &f, series, &colour(i));
-            entries.push((series.name.clone(), colour(i), false));
+        for (i, one) in series.iter().enumerate() {
+            self.line(&mut s, &f, one, &colour(i));
+            entries.push((one.name.clone(), colour(i), false));
         }
         let height = legend(&mut s, &f, &entries) + 4.0;
-        close(self.kind, self.series.len(), &self.y.0, title, &s, height)
+        let head = Head {
+            kind: self.kind,
+            series: series.len(),
+            y: &self.y.0,
+            title,
+            panel,
+        };
+        close(&head, &s, height)
     }
 
     /// One series: a polyline, with a marker on each point when there are few.
@@ -265,7 +367,9 @@ impl LineChart {
         }
     }
 
-    /// A translucent band from each point's low to its high (nothing with under two points).
+    /// A band from each point's low to its high (nothing with under two points), drawn so
+    /// that what lies under it still shows: a light fill, its edges dotted in the series'
+    /// colour (several bands that cross add up to no more than a tint).
     fn band(&self, s: &mut String, f: &Frame, band: &[(f64, f64, f64)], colour: &str) {
         let (x, y) = (&self.x.0, &self.y.0);
         let shown: Vec<&(f64, f64, f64)> = band.iter().filter(|(a, ..)| x.shows(*a)).collect();
@@ -273,17 +377,25 @@ impl LineChart {
             return;
         }
         let py = |v: f64| f.py(y, v.clamp(y.min, y.max));
-        let upper = shown.iter().map(|&&(a, _, hi)| (f.px(x, a), py(hi)));
-        let lower = shown.iter().rev().map(|&&(a, lo, _)| (f.px(x, a), py(lo)));
-        let text: Vec<String> = upper
-            .chain(lower)
-            .map(|(a, b)| format!("{a:.1},{b:.1}"))
+        let upper: Vec<String> = (shown.iter())
+            .map(|&&(a, _, hi)| format!("{:.1},{:.1}", f.px(x, a), py(hi)))
+            .collect();
+        let lower: Vec<String> = (shown.iter().rev())
+            .map(|&&(a, lo, _)| format!("{:.1},{:.1}", f.px(x, a), py(lo)))
             .collect();
         let _ = write!(
             s,
-            r#"<polygon class="band" fill="{colour}" fill-opacity="0.18" stroke="none" points="{}"/>"#,
-            text.join(" ")
+            r#"<polygon class="band" fill="{colour}" fill-opacity="0.1" stroke="none" points="{} {}"/>"#,
+            upper.join(" "),
+            lower.join(" ")
         );
+        for edge in [&upper, &lower] {
+            let _ = write!(
+                s,
+                r#"<polyline class="band-edge" fill="none" stroke="{colour}" stroke-width="1" stroke-opacity="0.7" stroke-dasharray="2 3" points="{}"/>"#,
+                edge.join(" ")
+            );
+        }
     }
 
     /// A dashed reference line.
@@ -355,7 +467,27 @@ impl BarChart {
 
     /// The chart as an inline `<svg>` element.
     pub fn svg(&self, title: &str) -> String {
+        self.draw(title, &self.y_axis(), &self.series, String::new())
+    }
+
+    /// The chart as (caption, svg) figures: one when it has at most [`MOST`] series, else
+    /// small multiples on the same y axis, each with at most [`MOST`] series.
+    pub fn figures(&self, caption: &str) -> Vec<(String, String)> {
         let y = self.y_axis();
+        let all = panels(self.series.len());
+        let count = all.len();
+        (all.into_iter().enumerate())
+            .map(|(k, range)| {
+                let caption = panel_caption(caption, k, count);
+                let svg = self.draw(&caption, &y, &self.series[range], panel_attr(k, count));
+                (caption, svg)
+            })
+            .collect()
+    }
+
+    /// The chart of `series` (a panel's, or all) on the y axis `y`.
+    fn draw(&self, title: &str, y: &Axis, series: &[BarSeries], panel: String) -> String {
+        let y = y.clone();
         let probe = Frame::new(&y, 0.0);
         let group = probe.w / self.categories.len().max(1) as f64;
         let cats = layout::categories(&self.categories, group);
@@ -363,14 +495,14 @@ impl BarChart {
         let f = Frame::new(&y, cats.depth + 10.0 + name_room);
         let mut s = String::new();
         y_axis(&mut s, &f, &y, &self.y.1);
-        let bar = group * 0.8 / self.series.len().max(1) as f64;
+        let bar = group * 0.8 / series.len().max(1) as f64;
         for (c, name) in self.categories.iter().enumerate() {
             let gx = f.x0 + c as f64 * group;
             if c % cats.every == 0 {
                 category(&mut s, &f, gx + group / 2.0, name, cats.vertical);
             }
-            for (i, series) in self.series.iter().enumerate() {
-                if let Some(Some((v, err))) = series.values.get(c) {
+            for (i, one) in series.iter().enumerate() {
+                if let Some(Some((v, err))) = one.values.get(c) {
                     let x = gx + group * 0.1 + i as f64 * bar;
                     let at = Bar {
                         x,
@@ -393,11 +525,18 @@ impl BarChart {
             f.x0,
             f.x0 + f.w
         );
-        let entries: Vec<(String, String, bool)> = (self.series.iter().enumerate())
+        let entries: Vec<(String, String, bool)> = (series.iter().enumerate())
             .map(|(i, s)| (s.name.clone(), colour(i), false))
             .collect();
         let height = legend(&mut s, &f, &entries) + 4.0;
-        close(self.kind, self.series.len(), &y, title, &s, height)
+        let head = Head {
+            kind: self.kind,
+            series: series.len(),
+            y: &y,
+            title,
+            panel,
+        };
+        close(&head, &s, height)
     }
 }
 
@@ -429,7 +568,9 @@ struct Bar {
 }
 
 /// One bar from the base (0, or the foot of a log axis) to `v`, its error bar (cut at
-/// `floor`), and its value written above it where the bar is wide enough.
+/// `floor`), and its value written where the bar is wide enough: beyond its end, above a bar
+/// that rises and below one that falls (a difference below the baseline), or above the zero
+/// line when a falling bar leaves no room under it. A difference in % carries its sign.
 fn bar_with_error(
     s: &mut String,
     f: &Frame,
@@ -445,7 +586,18 @@ fn bar_with_error(
     };
     let v_shown = v.clamp(y.min, y.max);
     let (top, zero) = (f.py(y, v_shown), f.py(y, base));
-    let text = super::scale::cell(y.unit, v);
+    let text = match y.unit {
+        // Three figures are enough beside a bar: `+1170%`, `-92.2%`.
+        Unit::Percent => {
+            let t = format!("{:.*}%", usize::from(v.abs() < 100.0), v);
+            if v > 0.0 {
+                format!("+{t}")
+            } else {
+                t
+            }
+        }
+        unit => super::scale::cell(unit, v),
+    };
     let _ = write!(
         s,
         r#"<rect class="bar" x="{x:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}</title></rect>"#,
@@ -456,6 +608,7 @@ fn bar_with_error(
         esc(&text)
     );
     let mut above = top.min(zero);
+    let mut below = top.max(zero);
     if let Some((down, up)) = err {
         let lo_v = (v - down).max(floor).max(y.min);
         let (cx, hi, lo) = (
@@ -464,6 +617,7 @@ fn bar_with_error(
             f.py(y, lo_v),
         );
         above = above.min(hi);
+        below = below.max(lo);
         let _ = write!(
             s,
             r##"<path class="err" d="M{cx:.1} {hi:.1}V{lo:.1}M{:.1} {hi:.1}H{:.1}M{:.1} {lo:.1}H{:.1}" stroke="#222" stroke-width="1.5" fill="none"/>"##,
@@ -473,13 +627,102 @@ fn bar_with_error(
             cx + 5.0
         );
     }
-    if super::layout::width(&text) + 4.0 <= width && v >= 0.0 {
-        let _ = write!(
-            s,
-            r#"<text class="value" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            x + width / 2.0 - 1.0,
-            (above - 5.0).max(FONT + 1.0),
-            esc(&text)
+    if super::layout::width(&text) + 4.0 > width {
+        return;
+    }
+    // The baseline under a falling bar: a line's height below its end, inside the plot.
+    let under = below + FONT;
+    let baseline = match v < 0.0 && under <= f.y0 + f.h - 4.0 {
+        true => under,
+        false => (above - 5.0).max(FONT + 1.0),
+    };
+    let _ = write!(
+        s,
+        r#"<text class="value" x="{:.1}" y="{baseline:.1}" text-anchor="middle">{}</text>"#,
+        x + width / 2.0 - 1.0,
+        esc(&text)
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_series_are_split_evenly_into_panels_of_at_most_eight() {
+        let lens = |n| panels(n).iter().map(|r| r.len()).collect::<Vec<_>>();
+        assert_eq!(lens(0), [0]);
+        assert_eq!(lens(8), [8]);
+        assert_eq!(lens(15), [8, 7]);
+        assert_eq!(lens(30), [8, 8, 7, 7]);
+        assert_eq!(panels(30).last().unwrap().end, 30);
+    }
+
+    #[test]
+    fn bars_below_zero_are_labelled_too() {
+        let chart = BarChart {
+            kind: "difference",
+            categories: vec!["throughput".into(), "p99 latency".into()],
+            x_name: String::new(),
+            series: vec![BarSeries {
+                name: "b".into(),
+                values: vec![Some((-40.0, Some((5.0, 5.0)))), Some((25.0, None))],
+            }],
+            y: (Unit::Percent, "difference".into()),
+            scale: Scale::Linear,
+            floor: -100.0,
+        };
+        let svg = chart.svg("d");
+        assert!(
+            svg.contains(">-40%</text>") && svg.contains(">+25%</text>"),
+            "{svg}"
         );
+    }
+
+    #[test]
+    fn a_band_is_light_and_under_every_line() {
+        let series = (0..12)
+            .map(|i| Series {
+                name: format!("s{i}"),
+                points: vec![(1.0, 10.0 + i as f64), (2.0, 12.0 + i as f64)],
+            })
+            .collect();
+        let chart = LineChart {
+            kind: "ops",
+            x: (
+                Axis::fit(Scale::Linear, Unit::Count, [1.0, 2.0].into_iter(), false),
+                "x".into(),
+            ),
+            y: (
+                Axis::fit(Scale::Linear, Unit::Count, [0.0, 30.0].into_iter(), true),
+                "y".into(),
+            ),
+            series,
+            references: Vec::new(),
+        };
+        let bands: Vec<_> = (0..12)
+            .map(|i| {
+                vec![
+                    (1.0, 9.0 + i as f64, 11.0 + i as f64),
+                    (2.0, 11.0 + i as f64, 13.0 + i as f64),
+                ]
+            })
+            .collect();
+        let figures = chart.figures("c", &bands);
+        assert_eq!(figures.len(), 2, "12 series: two panels of 6");
+        for (caption, svg) in &figures {
+            assert!(
+                caption.starts_with("c (") && caption.ends_with(" of 2)"),
+                "{caption}"
+            );
+            assert!(svg.contains("data-series=\"6\""));
+            assert_eq!(svg.matches("class=\"band\"").count(), 6);
+            let (last_band, first_line) = (
+                svg.rfind("class=\"band-edge\"").unwrap(),
+                svg.find("class=\"series\"").unwrap(),
+            );
+            assert!(last_band < first_line, "bands under the lines");
+            assert!(!svg.contains("fill-opacity=\"0.18\""));
+        }
     }
 }

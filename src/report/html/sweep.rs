@@ -173,7 +173,7 @@ pub fn render(page: &mut Page, doc: &summary::sweep::Sweep) -> Result<(), Render
     page.heading(2, "Results");
     page.para(&method(&sweep));
     let lead = sweep_charts::lead(&sweep);
-    page.figures(lead.iter().cloned().collect());
+    page.figures(lead.clone());
     if sweep.runs == 1 || !sweep.axes.is_empty() {
         for metric in METRICS {
             for group in sweep.combinations(1) {
@@ -190,11 +190,7 @@ pub fn render(page: &mut Page, doc: &summary::sweep::Sweep) -> Result<(), Render
     }
     page.heading(2, "Charts");
     let rest = sweep_charts::charts(&sweep);
-    page.figures(
-        rest.into_iter()
-            .filter(|c| Some(c) != lead.as_ref())
-            .collect(),
-    );
+    page.figures(rest.into_iter().filter(|c| !lead.contains(c)).collect());
     page.heading(2, "Methodology");
     let mut pairs = vec![
         (

@@ -21,8 +21,7 @@ pub fn charts(sweep: &Sweep) -> Vec<(String, String)> {
             .filter_map(|p| Some((run_name(sweep, p, false), p.result.latency.as_ref()?)))
             .collect();
         if let Some(c) = hist::chart(&runs) {
-            let caption = format!("Latency by percentile: {t}");
-            charts.push((caption.clone(), c.svg(&caption)));
+            charts.extend(c.figures(&format!("Latency by percentile: {t}"), &[]));
         }
     }
     let runs: Vec<(String, &Summary)> = (sweep.points.iter())
@@ -147,7 +146,7 @@ fn by_value_charts(sweep: &Sweep) -> Vec<(String, String)> {
             ),
             false => format!("{} by {flag}", metric.name),
         };
-        charts.push((caption.clone(), chart.svg_banded(&caption, &bands)));
+        charts.extend(chart.figures(&caption, &bands));
     }
     charts
 }
@@ -191,17 +190,18 @@ fn bar_charts(sweep: &Sweep) -> Vec<(String, String)> {
                 scale: Scale::Linear,
                 floor: 0.0,
             };
-            let caption = format!("{}: mean with 95% CI", metric.name);
-            (caption.clone(), chart.svg(&caption))
+            chart.figures(&format!("{}: mean with 95% CI", metric.name))
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .concat()
 }
 
 /// The chart that answers a sweep's question, for the top of the page: with nothing swept,
 /// each target's operations per second as bars (on a log scale when they span a decade or
 /// more: 22 against 2,191 images/s); with a swept flag, the metric against it (payload
-/// throughput for sizes, operations per second otherwise).
-pub fn lead(sweep: &Sweep) -> Option<(String, String)> {
+/// throughput for sizes, operations per second otherwise), all its panels when it is drawn
+/// as small multiples.
+pub fn lead(sweep: &Sweep) -> Vec<(String, String)> {
     if !sweep.axes.is_empty() {
         let kind = match sweep.axes[0].0.as_str() {
             "--size" => "bytes",
@@ -209,10 +209,11 @@ pub fn lead(sweep: &Sweep) -> Option<(String, String)> {
         };
         return by_value_charts(sweep)
             .into_iter()
-            .find(|(_, svg)| svg.contains(&format!("data-chart=\"{kind}\"")));
+            .filter(|(_, svg)| svg.contains(&format!("data-chart=\"{kind}\"")))
+            .collect();
     }
     if sweep.targets.len() < 2 {
-        return None;
+        return Vec::new();
     }
     let metric = METRICS[0];
     let stats: Vec<Option<stats::Stats>> = (sweep.targets.iter())
@@ -252,5 +253,5 @@ pub fn lead(sweep: &Sweep) -> Option<(String, String)> {
         ),
         _ => format!("{} by target", metric.name),
     };
-    Some((caption.clone(), chart.svg(&caption)))
+    vec![(caption.clone(), chart.svg(&caption))]
 }

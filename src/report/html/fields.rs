@@ -318,12 +318,18 @@ mod tests {
     /// requests", and a size is written in its unit.
     #[test]
     fn the_lede_is_true_to_the_protocol() {
-        let mut r = Summary::tolerant(&serde_json::json!({
-            "schema": "wirebench.result/1", "protocol": "http", "mode": "request",
-            "config": { "connections": 1, "request_bytes": 64 },
-            "http": { "method": "GET", "path": "/index.html", "requests": 1, "keepalive": true,
-                      "version": "1.1" },
-        }));
+        let mut r = Summary::default();
+        (r.protocol, r.mode) = ("http".into(), "request".into());
+        (r.config.connections, r.config.request_bytes) = (1, 64);
+        r.http = Some(
+            serde_json::from_value(serde_json::json!({
+                "method": "GET", "path": "/index.html", "requests": 1, "keepalive": true,
+                "version": "1.1", "status": [], "status_2xx": 1, "status_3xx": 0,
+                "status_4xx": 0, "status_5xx": 0, "body_bytes": 0, "goodput_mb_per_s": 0.0,
+                "ttfb": null
+            }))
+            .unwrap(),
+        );
         let lede = lede(Doc::Result(&r));
         assert!(
             lede.contains("1 connection, GET /index.html, HTTP/1.1"),

@@ -674,7 +674,7 @@ mod tests {
         };
         let svg = chart.svg("d");
         assert!(
-            svg.contains(">-40%</text>") && svg.contains(">+25%</text>"),
+            svg.contains(">-40.0%</text>") && svg.contains(">+25.0%</text>"),
             "{svg}"
         );
     }

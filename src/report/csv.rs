@@ -146,7 +146,7 @@ fn runs(s: &Sweep) -> Vec<(String, String)> {
             for (ti, t) in s.targets.iter().enumerate() {
                 let mut row = vec![t.name.clone()];
                 let runs = s.runs_of(ti, &point);
-                row.extend(runs.iter().map(|p| number(metric.of(&p.result))));
+                row.extend(runs.iter().map(|p| number(s.value(metric, p))));
                 let st = stats::of(&s.kept(metric, ti, &point));
                 any |= st.is_some();
                 row.extend([

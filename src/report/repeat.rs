@@ -64,7 +64,7 @@ fn table(sweep: &Sweep, metric: Metric, point: &[usize], scale: f64) -> Option<T
     for (ti, target) in sweep.targets.iter().enumerate() {
         let mut row = vec![target.name.clone()];
         for p in sweep.runs_of(ti, point) {
-            let v = metric.of(&p.result);
+            let v = sweep.value(metric, p);
             any |= v.is_some();
             let text = v.map_or("—".to_string(), |v| cell(metric, v, scale));
             row.push(match p.discarded {

@@ -189,16 +189,21 @@ impl Sweep {
 
     /// `metric` of each kept (not discarded) run of `target` at `at`.
     pub fn kept(&self, metric: Metric, target: usize, at: &[usize]) -> Vec<f64> {
-        let one_way = metric == Metric::Bytes && self.one_way();
         self.runs_of(target, at)
             .into_iter()
             .filter(|p| !p.discarded)
-            .filter_map(|p| match one_way && !bulk(&p.result) {
-                // A request's payload, as a pushed message is one: one direction.
-                true => Some(p.result.throughput.sent_mb_per_s * 1e6),
-                false => metric.of(&p.result),
-            })
+            .filter_map(|p| self.value(metric, p))
             .collect()
+    }
+
+    /// `metric` of one run as the sweep's tables show it, every run's cell and every mean
+    /// alike: a request/response run's payload throughput one way where [`Sweep::one_way`]
+    /// (its requests, as a pushed message is one).
+    pub fn value(&self, metric: Metric, p: &Point) -> Option<f64> {
+        match metric == Metric::Bytes && !bulk(&p.result) && self.one_way() {
+            true => Some(p.result.throughput.sent_mb_per_s * 1e6),
+            false => metric.of(&p.result),
+        }
     }
 
     /// Each point's indices (its target's, its values' on each axis) found again from its
@@ -236,7 +241,7 @@ impl Sweep {
         self.runs_of(target, at)
             .into_iter()
             .filter(|p| !p.discarded)
-            .filter_map(|p| Some((p.run, metric.of(&p.result)?)))
+            .filter_map(|p| Some((p.run, self.value(metric, p)?)))
             .collect()
     }
 

@@ -403,6 +403,8 @@ fn diff_of_a_run_twice_as_slow_exits_3() {
     ];
     let (code, out, err) = db.run(&force);
     assert_eq!(code, 3, "{out}{err}");
+    // Exit 3 says why in one line (issue 40, item 6).
+    assert!(err.contains("exit 3: regressed beyond 5%: "), "{err}");
     assert!(out.contains("compared anyway (--force): target"), "{out}");
     // Half the rate and twice the median: on a loaded machine one of the two may vary too
     // much second to second to be significant, never both.

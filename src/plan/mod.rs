@@ -354,9 +354,16 @@ fn threads(a: &RunArgs, connections: usize) -> Result<usize, UsageError> {
     let n = match a.threads {
         Some(0) => return usage_of(&["--threads"], "--threads 0: give at least one thread"),
         Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        None => cpus(),
     };
     Ok(n.min(connections))
+}
+
+/// The CPUs this process may use, asked once: each ask reads the cgroup's files (three opens),
+/// and a study of 10,000 targets validates 10,000 plans.
+fn cpus() -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 #[cfg(test)]

@@ -140,3 +140,54 @@ fn a_plan_of_100000_unknown_keys_is_refused_at_once() {
     assert!(took < Duration::from_secs(20), "took {took:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Validation is linear in the targets too: a plan of 10,000 targets took 23 s to dry-run (each
+/// target's run cloned the arguments with all 10,000 URLs). It lists every run and exits 0, a
+/// run study and a comparison alike. (No timing here: bench/results/plan_validation.txt times
+/// it at 1,000, 5,000 and 10,000 targets.)
+#[test]
+fn a_plan_of_10000_targets_dry_runs_whole() {
+    let dir = std::env::temp_dir().join(format!("wirebench-targets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A run study, a comparison, and a run study whose targets have flags of their own (each
+    // target's command line parsed alone).
+    for (command, runs, own) in [
+        ("run", 10_000, false),
+        ("compare", 50_000, false),
+        ("run", 10_000, true),
+    ] {
+        let plan = dir.join(format!("{command}-{own}.toml"));
+        let mut text = format!("title = \"many\"\ncommand = \"{command}\"\n[targets]\n");
+        for i in 0..10_000 {
+            let url = format!("tcp://127.0.0.{}:{}", 1 + i % 200, 1000 + i);
+            text += &match own {
+                true => format!(
+                    "t{i} = {{ url = \"{url}\", run = {{ connections = \"{}\" }} }}\n",
+                    1 + i % 3
+                ),
+                false => format!("t{i} = \"{url}\"\n"),
+            };
+        }
+        text += "[run]\nrequests = 10\n";
+        std::fs::write(&plan, text).unwrap();
+        let (out, _) = common::run_bounded(
+            &["study", plan.to_str().unwrap(), "--dry-run"],
+            Duration::from_secs(120),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
+        assert!(stderr.is_empty(), "{command}: {stderr}");
+        let first = stdout.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(&format!("{runs} runs (10000 targets x 1 points x")),
+            "{command}: {first}"
+        );
+        // Every run listed, numbered to the last; then the estimate.
+        let listed = stdout.lines().filter(|l| l.contains("  run ")).count();
+        assert_eq!(listed, runs, "{command}");
+        assert!(stdout.contains(&format!("{runs:>4}  t")), "{command}");
+        assert!(stdout.contains("--dry-run ran nothing"), "{command}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -318,6 +318,30 @@ pub enum ServerMode {
     Source,
 }
 
+/// What the reference UDP server does with a datagram: `serve tcp`'s modes but `source`,
+/// which `--help` does not list (a datagram server has no one to push to) and which is refused
+/// with that reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UdpServerMode {
+    /// Reply to each datagram: the same bytes, or `--reply-size` bytes.
+    Echo,
+    /// Read, count and discard.
+    Sink,
+    /// TCP's push mode: not offered for UDP (refused, naming `serve tcp --mode source`).
+    #[value(hide = true)]
+    Source,
+}
+
+impl From<UdpServerMode> for ServerMode {
+    fn from(m: UdpServerMode) -> ServerMode {
+        match m {
+            UdpServerMode::Echo => ServerMode::Echo,
+            UdpServerMode::Sink => ServerMode::Sink,
+            UdpServerMode::Source => ServerMode::Source,
+        }
+    }
+}
+
 /// Socket options shared by client and server.
 #[derive(Debug, Args, Clone, Default, serde::Serialize)]
 pub struct SocketArgs {
@@ -571,7 +595,9 @@ pub struct ServeTcpArgs {
     #[arg(long, value_enum, default_value_t = ServerMode::Echo)]
     pub mode: ServerMode,
 
-    /// Echo mode: reply with this many bytes instead of echoing the request.
+    /// Echo mode: reply with this many bytes instead of echoing the request, to clients that
+    /// do not say their reply size (a wirebench client says its own: `run --expect-size`, else
+    /// its request's size).
     #[arg(long, value_name = "BYTES")]
     pub reply_size: Option<String>,
 
@@ -664,9 +690,9 @@ pub struct ServeUdpArgs {
     #[arg(short = 'l', long, default_value = "127.0.0.1:0", value_name = "ADDR")]
     pub listen: String,
 
-    /// Echo: answer each datagram; sink: count it and answer nothing (source is TCP only).
-    #[arg(long, value_enum, default_value_t = ServerMode::Echo)]
-    pub mode: ServerMode,
+    /// Echo: answer each datagram; sink: count it and answer nothing.
+    #[arg(long, value_enum, default_value_t = UdpServerMode::Echo)]
+    pub mode: UdpServerMode,
 
     /// Echo mode: reply with this many bytes (at most 65507) unless a wirebench client asks
     /// for its own reply size. A client may ask for at most 10 times its datagram's size (no
@@ -1123,6 +1149,10 @@ pub struct MergeArgs {
     /// overlap are refused).
     #[arg(long)]
     pub sequential: bool,
+    /// Print the merged result as JSON: what merge always prints (taken, as every other
+    /// command takes it).
+    #[arg(long)]
+    pub json: bool,
     /// The history file the ids are read from.
     #[command(flatten)]
     pub db: DbArg,

@@ -76,3 +76,49 @@ pub fn usage_of<T>(
 ) -> Result<T, UsageError> {
     Err(UsageError::flags(flags, message))
 }
+
+/// Whether clap's suggestion `suggested` for the unknown flag `typed` is a likely typo (close
+/// in spelling), rather than a flag of another meaning that merely shares letters
+/// (`--latency` is not `--rate`, `--no-tui` not `--until`).
+pub fn close(typed: &str, suggested: &str) -> bool {
+    let a: Vec<char> = typed.trim_start_matches('-').chars().collect();
+    let b: Vec<char> = suggested.trim_start_matches('-').chars().collect();
+    if a.len() >= 3 && (b.starts_with(&a) || a.starts_with(&b)) {
+        return true;
+    }
+    let allowed = if a.len().max(b.len()) <= 5 { 1 } else { 2 };
+    distance(&a, &b) <= allowed
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions, and swaps of neighbours).
+fn distance(a: &[char], b: &[char]) -> usize {
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// `did you mean 'KEY'? `: the one of `known` spelled close to `typed`
+/// ([`close`]), for an unknown key or flag; empty when none is.
+pub fn did_you_mean(typed: &str, known: &[&str]) -> String {
+    match known.iter().find(|k| close(typed, k)) {
+        Some(k) => format!("did you mean '{k}'? "),
+        None => String::new(),
+    }
+}

@@ -209,11 +209,13 @@ fn dim_runs_rr_and_server_push_by_size() {
     let report = run_study(&dir, &text, &[0]);
     for table in [
         "Operations per second by --size",
-        "Payload throughput, both directions added",
+        // One direction for both rows, as the DIM table is: request/response's requests
+        // beside the pushed messages (issue 40: rr added both directions, push one).
+        "Payload throughput, one direction (request/response: its requests)",
         "| rr   |",
         "| push |",
         "| 4 ",
-        "| 1024 ",
+        "| 1k ",
         // Its title promises kB/s and `units = "kB"` keeps them at 64 KiB too (item 9).
         "in kB/s (1 kB = 1000 B)",
     ] {
@@ -293,6 +295,13 @@ fn handle_finds_the_peak_of_a_capped_server() {
         "p99<=50ms, errors<=0.1%",
     ] {
         assert!(report.contains(table), "no {table:?} in:\n{report}");
+    }
+    // The kinds' rates and latencies at the peak are in the report, not only in the JSON
+    // (issue 40), when a confirmation passed.
+    if report.contains("yes (") {
+        for kind in ["at the peak, by kind", "resolve", "create"] {
+            assert!(report.contains(kind), "no {kind:?} in:\n{report}");
+        }
     }
     // Both kinds of the mix ran, each reported apart.
     let study = std::fs::read_to_string(dir.join("out/study.json")).unwrap();

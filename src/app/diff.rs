@@ -96,9 +96,46 @@ pub fn main(a: &DiffArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(match d.regressed {
-        true => ExitCode::from(keep::EXIT_THRESHOLD),
+        true => {
+            super::say_err(&format!("exit 3: {}", regressions(&d)));
+            ExitCode::from(keep::EXIT_THRESHOLD)
+        }
         false => ExitCode::SUCCESS,
     })
+}
+
+/// Why `diff` exits 3, in one line: what regressed beyond the bound, and by how much
+/// (`regressed beyond 5%: p99_us +40.2%, ops_per_s -12.0%`).
+fn regressions(d: &Diff) -> String {
+    let one = |at: &str, c: &crate::summary::diff::Change| {
+        format!("{at}{} {:+.1}%", c.metric, c.change_percent)
+    };
+    let mut all: Vec<String> = (d.changes.iter().filter(|c| c.regressed))
+        .map(|c| one("", c))
+        .collect();
+    for p in &d.points {
+        let at = match (p.target.is_empty(), p.at.is_empty()) {
+            (_, true) => format!("{}: ", p.target),
+            (true, false) => format!("{}: ", p.at),
+            (false, false) => format!("{} {}: ", p.target, p.at),
+        };
+        all.extend(
+            p.changes
+                .iter()
+                .filter(|c| c.regressed)
+                .map(|c| one(&at, c)),
+        );
+    }
+    let shown = all.len().min(4);
+    let more = match all.len() - shown {
+        0 => String::new(),
+        n => format!(" and {n} more (see the table)"),
+    };
+    format!(
+        "regressed beyond {}%: {}{more}",
+        d.max_regression_percent,
+        all[..shown].join(", ")
+    )
 }
 
 /// `5%` or `5`: a percentage.

@@ -79,7 +79,20 @@ pub fn main(args: &PeakArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             "the peak search stopped after {} step(s) (those are reported above and saved)",
             study.steps.len()
         ))),
-        None => Ok(code),
+        None => {
+            if code == ExitCode::from(super::EXIT_FAILED) && !crate::engine::stop::requested() {
+                super::run::say_failure(failure(&study));
+            }
+            Ok(code)
+        }
+    }
+}
+
+/// Why [`exit_code`] is 1: the search's conclusion, which says why no peak was confirmed.
+pub fn failure(study: &PeakStudy) -> Option<String> {
+    match study.peak.as_ref().is_some_and(|p| p.confirmed) {
+        true => None,
+        false => Some(format!("no peak confirmed: {}", study.conclusion)),
     }
 }
 

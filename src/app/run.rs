@@ -88,6 +88,8 @@ pub fn main(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if let Some(why) = summary.stopped.as_ref().filter(|_| !interrupted) {
         // Its one line (the report's first note says it too): exit 1, as its errors make it.
         super::say_err(&format!("error: {why}"));
+    } else if !interrupted {
+        say_failure(failure(&summary));
     }
     Ok(match interrupted {
         true => ExitCode::from(super::keep::interrupted_code()),
@@ -249,14 +251,51 @@ fn unreachable(
 /// failed: on a shared machine a starved generator falls 10-20% behind (measured on this
 /// 2-vCPU host with other builds running), which says nothing of the target.
 pub fn exit_code(s: &Summary) -> ExitCode {
+    match failure(s) {
+        Some(_) => ExitCode::from(super::EXIT_FAILED),
+        None => ExitCode::SUCCESS,
+    }
+}
+
+/// Why [`exit_code`] is 1, in words (`12 of 1,012 operations failed (timeout 12)`); None when
+/// it is 0. Said on stderr as the last line, so no exit 1 goes unexplained (an open loop that
+/// sent under half its requests printed "errors 0" and exited 1, issue 40).
+pub fn failure(s: &Summary) -> Option<String> {
+    use crate::units::thousands;
     let bulk = s.throughput.sent_bytes + s.throughput.received_bytes > 0 && s.latency.is_none();
-    let behind = s
-        .open_loop
-        .as_ref()
-        .is_some_and(|o| o.sent.saturating_mul(2) < o.offered);
-    if s.errors.total > 0 || (s.ok == 0 && !bulk) || behind {
-        ExitCode::from(super::EXIT_FAILED)
-    } else {
-        ExitCode::SUCCESS
+    if s.errors.total > 0 {
+        let kinds: Vec<String> = (s.errors.by_kind.iter())
+            .map(|e| format!("{} {}", e.kind.replace('_', " "), thousands(e.count)))
+            .collect();
+        return Some(format!(
+            "{} of {} operations failed ({}; the report counts them by kind)",
+            thousands(s.errors.total),
+            thousands(s.errors.total + s.ok),
+            kinds.join(", ")
+        ));
+    }
+    if s.ok == 0 && !bulk {
+        return Some(
+            "no operation succeeded: nothing was measured (is the target serving what was asked?)"
+                .to_string(),
+        );
+    }
+    match s.open_loop.as_ref() {
+        Some(o) if o.sent.saturating_mul(2) < o.offered => Some(format!(
+            "the open loop sent {} of the {} requests due at --rate {} (under half): the load \
+             asked for was not offered; add connections, --threads or --pipeline, or lower --rate",
+            thousands(o.sent),
+            thousands(o.offered),
+            o.schedule
+        )),
+        _ => None,
+    }
+}
+
+/// Says why the command exits 1 (`exit 1: WHY`) when it does so for a reason no line has
+/// named yet.
+pub(crate) fn say_failure(why: Option<String>) {
+    if let Some(why) = why {
+        super::say_err(&format!("exit 1: {why}"));
     }
 }

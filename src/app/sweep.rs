@@ -415,8 +415,41 @@ pub fn ended(
         (None, Some(why)) if !crate::engine::stop::requested() => {
             Err(anyhow::anyhow!("{stopped}: {why}"))
         }
-        _ => Ok(code),
+        _ => {
+            if code == ExitCode::from(super::EXIT_FAILED) && !crate::engine::stop::requested() {
+                super::run::say_failure(failure(sweep));
+            }
+            Ok(code)
+        }
     }
+}
+
+/// Why [`exit_code`] is 1: how many kept runs failed, and the first one's reason
+/// (`2 of 6 runs failed; the first, --size 64k: 3 of 100 operations failed (timeout 3; …)`).
+pub fn failure(sweep: &Sweep) -> Option<String> {
+    let kept: Vec<&Point> = sweep.points.iter().filter(|p| !p.discarded).collect();
+    let bad: Vec<&&Point> = kept.iter().filter(|p| failed(&p.result)).collect();
+    let first = bad.first()?;
+    let why = super::run::failure(&first.result)?;
+    let mut words = Vec::new();
+    if sweep.targets.len() > 1 {
+        words.push(first.target.clone());
+    }
+    words.extend(first.values.iter().map(|(flag, v)| format!("{flag} {v}")));
+    if sweep.runs > 1 {
+        words.push(format!("run {}", first.run));
+    }
+    let which = match (bad.len(), words.is_empty()) {
+        (1, true) => String::new(),
+        (1, false) => format!(" ({})", words.join(" ")),
+        (_, true) => "; the first".to_string(),
+        (_, false) => format!("; the first, {}", words.join(" ")),
+    };
+    let runs = match kept.len() {
+        1 => "run".to_string(),
+        n => format!("of {n} runs"),
+    };
+    Some(format!("{} {runs} failed{which}: {why}", bad.len()))
 }
 
 /// Checks the thresholds against the kept runs of `sweep`, prints, saves: the exit code.

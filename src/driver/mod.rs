@@ -468,6 +468,15 @@ impl Done {
             kind: 0,
         }
     }
+
+    /// A request sent at `sent` that failed with `f` while its session went on.
+    pub fn failed(sent: Sent, f: Failure) -> Done {
+        Done {
+            accepted: false,
+            failure: Some(f),
+            ..Done::ok(sent)
+        }
+    }
 }
 
 /// A request the server did not process before it ended its connection in good order, to be

@@ -210,11 +210,23 @@ fn value(kind: Kind, t: &str) -> Result<f64, ValueError> {
 /// A number back as a text the flag accepts.
 fn text(kind: Kind, v: f64) -> String {
     match kind {
-        Kind::Bytes | Kind::Count => format!("{v:.0}"),
+        Kind::Bytes => bytes_text(v as u64),
+        Kind::Count => format!("{v:.0}"),
         Kind::Rate if v.fract() == 0.0 => format!("{v:.0}"),
         Kind::Rate => format!("{v}"),
         Kind::Duration => duration_text(Duration::from_nanos(v as u64)),
     }
+}
+
+/// `512k`, `16M`, `1000`: a size in the largest binary unit that keeps it whole, as a user
+/// writes it (`--size 512k` reads "512k" in the tables, not "524288").
+fn bytes_text(b: u64) -> String {
+    for (unit, scale) in [("G", 1u64 << 30), ("M", 1 << 20), ("k", 1 << 10)] {
+        if b >= scale && b % scale == 0 {
+            return format!("{}{unit}", b / scale);
+        }
+    }
+    b.to_string()
 }
 
 /// `2ms`, `250us`, `1500ns`: the largest unit that keeps the value whole.
@@ -278,9 +290,14 @@ mod tests {
             (
                 Kind::Bytes,
                 "4,128,512..8k",
-                &["4", "128", "512", "1024", "2048", "4096", "8192"],
+                &["4", "128", "512", "1k", "2k", "4k", "8k"],
             ),
-            (Kind::Bytes, "1k..3k", &["1024", "2048", "3072"]),
+            (Kind::Bytes, "1k..3k", &["1k", "2k", "3k"]),
+            (
+                Kind::Bytes,
+                "1000,524288,16M,1536",
+                &["1000", "512k", "16M", "1536"],
+            ),
             (Kind::Bytes, "512..512", &["512"]),
             (Kind::Bytes, "4,4,8", &["4", "8"]),
             (Kind::Count, "1,10,100", &["1", "10", "100"]),

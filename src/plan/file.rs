@@ -160,7 +160,8 @@ pub fn parse(text: &str) -> Result<PlanFile, FileError> {
                 return Err(FileError {
                     at: key_at,
                     message: format!(
-                        "unknown key '{other}': a plan file has title, command, diagnose, [targets], [run] and [mix.NAME] tables (the command's flags go under [run])"
+                        "unknown key '{other}': {}a plan file has title, command, diagnose, [targets], [run] and [mix.NAME] tables (the command's flags go under [run])",
+                        crate::error::did_you_mean(other, &["title", "command", "diagnose", "targets", "run", "mix"])
                     ),
                 })
             }
@@ -291,7 +292,8 @@ fn targets(t: &Table, at: &dyn Fn(Option<Range<usize>>) -> Pos) -> Result<Vec<Ta
                         return Err(FileError {
                             at: key_at,
                             message: format!(
-                                "unknown key '{field}': a target has url, server, version and run (its own flags)"
+                                "unknown key '{field}': {}a target has url, server, version and run (its own flags)",
+                                crate::error::did_you_mean(k, &["url", "server", "version", "run"])
                             ),
                         })
                     }
@@ -440,7 +442,7 @@ mod tests {
 
     #[test]
     fn bad_plans_say_where_and_what() {
-        let table: [(&str, Pos, &str); 7] = [
+        let table: [(&str, Pos, &str); 8] = [
             (
                 "[targets]\na = \"tcp://x:1\"\nsize = 4\n[run\n",
                 p(4, 5),
@@ -450,6 +452,11 @@ mod tests {
                 "colour = 1\n[targets]\na = \"u\"\n",
                 p(1, 1),
                 "unknown key 'colour'",
+            ),
+            (
+                "titel = \"x\"\n[targets]\na = \"u\"\n",
+                p(1, 1),
+                "unknown key 'titel': did you mean 'title'? a plan file has",
             ),
             ("[run]\nsize = 4\n", p(1, 1), "no targets"),
             ("[targets]\n  a = 3\n", p(2, 3), "target 'a' has no URL"),

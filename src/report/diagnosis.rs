@@ -15,7 +15,10 @@ pub fn write_json(d: &Diagnosis, out: &mut dyn Write) -> io::Result<()> {
 
 /// One run's figures on a line.
 fn figures(f: &Figures) -> String {
-    let mut line = format!("{:.1} ops/s", f.ops_per_s);
+    let mut line = format!(
+        "{} ops/s",
+        crate::units::thousands(f.ops_per_s.round() as u64)
+    );
     if f.mb_per_s >= 0.01 {
         line += &format!(", {:.1} MB/s", f.mb_per_s);
     }

@@ -56,6 +56,19 @@ pub fn write(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
         print_table(out, &mut t, 0..4)?;
         writeln!(out)?;
     }
+    // A mix's kinds at the peak (the Handle.Net study's resolutions and creations): their
+    // rates and latencies were only in the JSON (issue 40).
+    let at_peak =
+        (study.steps.iter()).find(|s| s.confirmation && s.passed && s.result.mix.is_some());
+    if let (Some(_), Some(step)) = (&study.peak, at_peak) {
+        writeln!(
+            out,
+            "  at the peak, by kind (its first passed confirmation, {}/s offered):",
+            rate(step.offered_per_s)
+        )?;
+        super::mix::write(&step.result, out, width)?;
+        writeln!(out)?;
+    }
     writeln!(out, "  curve:")?;
     let mut t = new_table(
         &[
@@ -174,4 +187,54 @@ pub fn step_line(s: &Step) -> String {
         "step {}/s: achieved {}/s, p50 {}, p99 {}, errors {} → {}",
         c[0], c[1], c[2], c[3], c[4], c[5]
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::summary::mix::MixKind;
+    use crate::summary::peak::{Peak, PeakStudy, Step};
+    use crate::summary::Summary;
+
+    /// A mix's kinds at the peak are in the report, not only in the JSON (issue 40: the
+    /// Handle.Net plan's resolutions and creations per second).
+    #[test]
+    fn a_mix_s_kinds_at_the_peak_are_reported() {
+        let kind = |name: &str, ops: f64| MixKind {
+            name: name.into(),
+            weight: 1,
+            weight_percent: 50.0,
+            requests: 10,
+            share_percent: 50.0,
+            ok: 10,
+            ops_per_s: ops,
+            errors: Default::default(),
+            latency: None,
+        };
+        let result = Summary {
+            mix: Some(vec![kind("resolve", 812.0), kind("create", 203.0)]),
+            ..Summary::default()
+        };
+        let step = |confirmation: bool, passed: bool| Step {
+            offered_per_s: 1000.0,
+            confirmation,
+            passed,
+            result: result.clone(),
+            ..Step::default()
+        };
+        let study = PeakStudy {
+            peak: Some(Peak {
+                ops_per_s: 1015.0,
+                confirmed: true,
+                ..Peak::default()
+            }),
+            steps: vec![step(false, true), step(true, true)],
+            ..PeakStudy::default()
+        };
+        let mut out = Vec::new();
+        super::write(&study, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("at the peak, by kind"), "{text}");
+        assert!(text.contains("resolve") && text.contains("812"), "{text}");
+        assert!(text.contains("create") && text.contains("203"), "{text}");
+    }
 }

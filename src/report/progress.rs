@@ -142,7 +142,13 @@ impl Points {
         };
         let style = ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("█▓░");
+            .progress_chars("█▓░")
+            .with_key(
+                "eta",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:>3}", eta(state.pos(), state.eta()));
+                },
+            );
         bar.set_style(style);
         // Redrawn a few times a second at most: the bar must not cost the generator CPU.
         bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
@@ -173,6 +179,15 @@ impl Points {
             None if shown => eprintln!("{text}"),
             None => {}
         }
+    }
+}
+
+/// The time left as the bar shows it: `?` until a point is done (before, the estimate of
+/// a rate of nothing read "eta 0s" at 0/3, issue 40), then indicatif's estimate (`40s`).
+pub fn eta(done: u64, left: std::time::Duration) -> String {
+    match done {
+        0 => "?".to_string(),
+        _ => format!("{:#}", indicatif::HumanDuration(left)),
     }
 }
 
@@ -213,6 +228,12 @@ fn line(s: &Snapshot) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn no_eta_before_a_point_is_done() {
+        assert_eq!(eta(0, Duration::ZERO), "?");
+        assert_eq!(eta(1, Duration::from_secs(40)), "40s");
+    }
 
     #[test]
     fn line_shows_the_figures() {

@@ -1,6 +1,7 @@
 //! A sweep's report, in the shape of the DIM study's tables (docs/studies.md): one table per
 //! metric (ops/s, kB/s or MB/s, p50, p99, errors), one row per target, one column per value of
-//! the first swept flag; a second swept flag makes one table per value of it.
+//! the first swept flag; a second swept flag makes one table per value of it, or, for one
+//! target, the rows.
 
 use crate::summary::sweep::{self, Metric, Sweep, METRICS};
 use crate::units::format_us;
@@ -20,13 +21,37 @@ pub fn write_as(sweep: &Sweep, command: &str, out: &mut dyn Write) -> io::Result
     if let Some(busy) = &sweep.busy {
         writeln!(out, "  {busy}\n")?;
     }
-    let short = |p: &sweep::Point| sweep::whole_seconds(&p.result) < 3;
-    if sweep.runs == 1 && sweep.points.iter().any(short) {
+    let short: Vec<&sweep::Point> = (sweep.points.iter())
+        .filter(|p| sweep::whole_seconds(&p.result) < 3)
+        .collect();
+    if sweep.runs == 1 && !short.is_empty() && short.len() == sweep.points.len() {
         writeln!(
             out,
             "  note: one run per point, too short (under 3 whole seconds) to show its own \
              spread: a figure that stands out may be noise; repeat the points (--runs 3) to \
              see run-to-run variance\n"
+        )?;
+    } else if sweep.runs == 1 && !short.is_empty() {
+        // Only the short ones, named: beside 45 s runs the note read as theirs (issue 40).
+        let named: Vec<String> = (short.iter().take(4))
+            .map(|p| {
+                let mut words = vec![p.target.clone()];
+                words.extend(p.values.iter().map(|(flag, v)| format!("{flag} {v}")));
+                format!("{} ({:.1} s)", words.join(" "), p.result.duration_s)
+            })
+            .collect();
+        let more = match short.len() - named.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        writeln!(
+            out,
+            "  note: one run per point; {} of {} runs too short (under 3 whole seconds) to show \
+             their own spread: {}{more}; a figure of theirs that stands out may be noise; repeat \
+             the points (--runs 3) to see run-to-run variance\n",
+            short.len(),
+            sweep.points.len(),
+            named.join(", ")
         )?;
     }
     if sweep.runs == 1 || !sweep.axes.is_empty() {
@@ -126,20 +151,43 @@ fn workloads(sweep: &Sweep) -> String {
     }
 }
 
-/// The values of every axis but the first, one entry per table of a metric.
+/// Whether the tables' rows are the second swept flag's values: one target swept over two
+/// flags reads as one grid per metric (columns the first flag, rows the second), not as a
+/// one-row table per value of the second (`-c 1,2,4 --size 64,1k,64k` printed 15 of them).
+fn grid(sweep: &Sweep) -> bool {
+    sweep.targets.len() == 1 && sweep.axes.len() >= 2
+}
+
+/// The axes from which on each value makes tables of its own: the second (rows are targets),
+/// or the third in a [`grid`].
+fn apart(sweep: &Sweep) -> usize {
+    match grid(sweep) {
+        true => 2,
+        false => 1,
+    }
+}
+
+/// The values of every axis that makes tables of its own, one entry per table of a metric.
 fn groups(sweep: &Sweep) -> Vec<Vec<usize>> {
-    let lens: Vec<usize> = sweep.axes.iter().skip(1).map(|a| a.values.len()).collect();
+    let lens: Vec<usize> = (sweep.axes.iter().skip(apart(sweep)))
+        .map(|a| a.values.len())
+        .collect();
     crate::load::sweep::matrix(&lens)
 }
 
-/// The table's title: the metric, by the first swept flag, at the group's values.
+/// The table's title: the metric, by the first swept flag (and the second, in a [`grid`]), at
+/// the group's values.
 fn title(sweep: &Sweep, metric: Metric, group: &[usize]) -> String {
-    let what = what(sweep, metric, bytes_unit(sweep).1);
-    let by = sweep
-        .axes
-        .first()
-        .map_or(String::new(), |a| format!(" by {}", a.flag));
-    let at = at(sweep, 1, group);
+    let mut what = what(sweep, metric, bytes_unit(sweep).1);
+    let by = match (sweep.axes.first(), sweep.axes.get(1)) {
+        (Some(a), Some(b)) if grid(sweep) => {
+            what += &format!(" of {}", sweep.targets[0].name);
+            format!(" by {} (columns) and {} (rows)", a.flag, b.flag)
+        }
+        (Some(a), _) => format!(" by {}", a.flag),
+        (None, _) => String::new(),
+    };
+    let at = at(sweep, apart(sweep), group);
     match (at.is_empty(), sweep.runs) {
         (true, 1) => format!("{what}{by}"),
         (false, 1) => format!("{what}{by}, at {at}"),
@@ -205,6 +253,9 @@ pub(crate) fn bytes_unit(sweep: &Sweep) -> (f64, &'static str) {
 /// Which way the payload throughput went: received (a push), sent (a stream), or both
 /// directions added (request/response).
 pub(crate) fn direction(sweep: &Sweep) -> &'static str {
+    if sweep.one_way() {
+        return "one direction (request/response: its requests)";
+    }
     let t = sweep.points.iter().map(|p| &p.result.throughput);
     let (sent, received) = t.fold((0, 0), |(s, r), t| (s + t.sent_bytes, r + t.received_bytes));
     match (sent, received) {
@@ -240,12 +291,23 @@ fn table(sweep: &Sweep, metric: Metric, group: &[usize]) -> Option<(Table, bool)
     let mut header = vec![String::new()];
     header.extend(columns.iter().cloned());
     t.set_header(header);
-    for (ti, target) in sweep.targets.iter().enumerate() {
-        let mut row = vec![target.name.clone()];
+    // Each row: its label, its target, and the index of the axis after the columns' (a grid's
+    // rows) or none (a row per target).
+    let rows: Vec<(String, usize, Option<usize>)> = match (grid(sweep), sweep.axes.get(1)) {
+        (true, Some(second)) => (second.values.iter().enumerate())
+            .map(|(r, v)| (format!("{} {v}", second.flag), 0, Some(r)))
+            .collect(),
+        _ => (sweep.targets.iter().enumerate())
+            .map(|(ti, t)| (t.name.clone(), ti, None))
+            .collect(),
+    };
+    for (label, ti, r) in rows {
+        let mut row = vec![label];
         for c in 0..columns.len() {
-            let at: Vec<usize> = match sweep.axes.is_empty() {
-                true => Vec::new(),
-                false => [&[c][..], group].concat(),
+            let at: Vec<usize> = match (sweep.axes.is_empty(), r) {
+                (true, _) => Vec::new(),
+                (false, Some(r)) => [&[c, r][..], group].concat(),
+                (false, None) => [&[c][..], group].concat(),
             };
             let v = sweep.mean(metric, ti, &at);
             any |= v.is_some();

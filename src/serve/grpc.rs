@@ -39,7 +39,12 @@ const PIECE: usize = 16 << 10;
 )]
 pub struct ServeGrpcArgs {
     /// Address to listen on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:50051", value_name = "ADDR")]
+    #[arg(
+        short = 'l',
+        long,
+        default_value = "127.0.0.1:50051",
+        value_name = "ADDR"
+    )]
     pub listen: String,
 }
 

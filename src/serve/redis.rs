@@ -20,7 +20,12 @@ const POLL: Duration = Duration::from_millis(50);
 #[command(about = "A Redis server answering PING, GET and SET")]
 pub struct ServeRedisArgs {
     /// Address to listen on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:6379", value_name = "ADDR")]
+    #[arg(
+        short = 'l',
+        long,
+        default_value = "127.0.0.1:6379",
+        value_name = "ADDR"
+    )]
     pub listen: String,
 }
 

@@ -69,8 +69,10 @@ impl Typed {
             Typed::Result(r) => vec![(r, true)],
             Typed::Sweep(s) => points(s),
             Typed::Compare(c) => points(&c.sweep),
+            // The peak's figures are its passed confirmations': a failed one (above the
+            // peak) is a probe, its p99 and errors no more the peak's than any other step's.
             Typed::Peak(p) => (p.steps.iter())
-                .map(|st| (&st.result, st.confirmation))
+                .map(|st| (&st.result, st.confirmation && st.passed))
                 .collect(),
         }
     }
@@ -107,6 +109,13 @@ impl Headline {
             _ => best,
         };
         let sum = |f: fn(&Summary) -> u64| Some(runs.iter().map(|(r, _)| f(r) as i64).sum());
+        // A peak's operations and errors are those at the peak (its steps probe beyond it,
+        // where errors are the search's finding, not the peak's); a search that found none
+        // has no such figures.
+        let sum = |f: fn(&Summary) -> u64| match &typed {
+            Typed::Peak(_) => kept().map(|r| f(r) as i64).reduce(|a, b| a + b),
+            _ => sum(f),
+        };
         Headline {
             ok: sum(|r| r.ok),
             errors: sum(|r| r.errors.total),
@@ -163,5 +172,43 @@ mod tests {
         let h = Headline::of(Kind::Peak, &doc);
         assert_eq!((h.ok, h.ops_per_s), (Some(990), Some(990.0)));
         assert_eq!(targets(Kind::Peak, &doc), ["tcp://127.0.0.1:9"]);
+    }
+
+    /// A peak's p99 and errors are those of its passed confirmation, not of a step above the
+    /// peak that failed its own confirmation (issue 40: history showed the worst failed
+    /// step's p99 as the peak's and summed every step's errors).
+    #[test]
+    fn a_peak_s_figures_are_those_at_the_peak() {
+        let step = |rate: f64, passed: bool, p99: f64, errors: u64| {
+            serde_json::json!({
+                "offered_per_s": rate, "achieved_per_s": rate, "p99_us": p99,
+                "kept_up": true, "passed": passed, "confirmation": true,
+                "result": { "schema": "wirebench.result/1", "ok": rate as u64,
+                            "errors": { "total": errors, "by_kind": [] },
+                            "latency": { "count": rate as u64, "mean_us": p99 / 2.0,
+                                         "p50_us": p99 / 2.0, "p90_us": p99, "p95_us": p99,
+                                         "p99_us": p99, "p999_us": p99, "min_us": 1.0,
+                                         "max_us": p99, "stddev_us": 1.0,
+                                         "histogram": { "encoding": "hdrhistogram-v2+base64",
+                                                        "unit": "ns", "lowest": 1,
+                                                        "highest": 3_600_000_000_000u64,
+                                                        "significant_digits": 3,
+                                                        "data": "" } },
+                            "duration_s": 1.0 }
+            })
+        };
+        let doc = serde_json::json!({
+            "schema": "wirebench.peak/1",
+            "target": "tcp://127.0.0.1:9",
+            "peak": { "offered_per_s": 1000.0, "ops_per_s": 1000.0, "p99_us": 300.0,
+                      "confirmed": true },
+            "steps": [step(2000.0, false, 90_000.0, 40), step(1000.0, true, 300.0, 0)],
+        });
+        let h = Headline::of(Kind::Peak, &doc);
+        assert_eq!(
+            (h.p99_us, h.errors, h.ok),
+            (Some(300.0), Some(0), Some(1000))
+        );
+        assert_eq!(h.duration_s, Some(2.0), "the search's whole time");
     }
 }

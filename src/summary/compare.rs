@@ -214,6 +214,11 @@ pub struct Without {
     pub text: String,
 }
 
+/// Whether more of the metric is better: throughput yes, latency and errors no.
+fn higher_is_better(m: Metric) -> bool {
+    matches!(m, Metric::Rate | Metric::Bytes)
+}
+
 /// Words for a metric in a verdict.
 fn words(m: Metric) -> (&'static str, &'static str) {
     match m {
@@ -454,7 +459,7 @@ fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdi
                 all.difference_pct,
                 ci(&all)
             ),
-            None => verdict_text(name, what, &all, threshold),
+            None => verdict_text(name, what, &all, threshold, higher_is_better(m)),
         },
         inconclusive: doubt,
         ci95_percent: None,
@@ -467,19 +472,25 @@ fn ci(i: &Interval) -> String {
     format!("95% CI {:+.1}% to {:+.1}%", i.low_pct, i.high_pct)
 }
 
-/// `b adds 12.0% (95% CI +8.1% to +16.0%) to the median latency; significant`, `b: no
+/// `b adds 12.0% (95% CI +8.1% to +16.0%) to the median latency (worse); significant`, `b: no
 /// significant difference in the median latency (+0.4%, 95% CI −1.2% to +2.0%)`, or, for an
 /// interval that excludes 0 but not the noise threshold, `b: no difference beyond the ±3%
 /// noise threshold in the mean latency (-2.6%, 95% CI -4.0% to -1.3%)`.
-fn verdict_text(name: &str, what: &str, i: &Interval, threshold: f64) -> String {
+fn verdict_text(name: &str, what: &str, i: &Interval, threshold: f64, up_is_good: bool) -> String {
     let pct = i.difference_pct;
     let (verb, prep) = match pct >= 0.0 {
         true => ("adds", "to"),
         false => ("takes", "from"),
     };
     if i.beyond(threshold) {
+        // Which way is good, said: "adds 4% to the p99 latency" is worse, to the throughput
+        // better (issue 40: the reader had to work it out).
+        let judged = match (pct >= 0.0) == up_is_good {
+            true => "better",
+            false => "worse",
+        };
         return format!(
-            "{name} {verb} {:.1}% ({}) {prep} {what}; significant",
+            "{name} {verb} {:.1}% ({}) {prep} {what} ({judged}); significant",
             pct.abs(),
             ci(i)
         );
@@ -661,7 +672,7 @@ mod tests {
         let v = judge(Metric::Mean, &[104.0, 104.2, 103.8], &[100.0, 100.2, 99.8]);
         assert!(v.text.starts_with("b adds 4.0% (95% CI +"), "{}", v.text);
         assert!(
-            v.text.ends_with("to the mean latency; significant"),
+            v.text.ends_with("to the mean latency (worse); significant"),
             "{}",
             v.text
         );

@@ -1,6 +1,7 @@
 //! Diagnosis: plain-word notes on what a summary shows, with the evidence and the fix.
 
 use crate::summary::{OpenLoop, Summary};
+use crate::units::format_us;
 
 /// CPU share of its threads above which the generator itself may be the bottleneck.
 pub(crate) const SATURATED_PERCENT: f64 = 90.0;
@@ -15,8 +16,8 @@ pub fn notes(s: &Summary) -> Vec<String> {
         // The Flash study's lesson: a few slow requests can put the mean far above p95.
         if l.count >= 20 && l.mean_us > l.p95_us {
             notes.push(format!(
-                "the mean ({:.1} µs) is above p95 ({:.1} µs): a few slow requests (max {:.1} µs) dominate the mean; judge by the percentiles",
-                l.mean_us, l.p95_us, l.max_us
+                "the mean ({}) is above p95 ({}): a few slow requests (max {}) dominate the mean; judge by the percentiles",
+                format_us(l.mean_us), format_us(l.p95_us), format_us(l.max_us)
             ));
         }
     }

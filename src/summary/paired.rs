@@ -23,8 +23,8 @@
 //! - A tail's verdict must also be the rounds' majority: at least as many rounds on its side
 //!   of 1 as a two-sided sign test at 5% asks ([`sign_agrees`]), so that one or two rounds a
 //!   busy machine blew up cannot carry it, and never against the direction most rounds show.
-//! - An outlier round (one run stalled): a log-ratio further than 3 scaled MADs from the
-//!   median (Hampel's identifier; Leys et al., "Detecting outliers", JESP 49(4), 2013), and
+//! - An outlier round (one run stalled), among five rounds or more: a log-ratio further than
+//!   3 scaled MADs from the median (Hampel's identifier; Leys et al., "Detecting outliers", JESP 49(4), 2013), and
 //!   more than [`OUTLIER_FLOOR`] off; the interval is recomputed without it, so a verdict can
 //!   say whether that round decided it.
 
@@ -192,9 +192,14 @@ pub fn sign_agrees(logs: &[f64], up: bool) -> bool {
 
 /// Indices of the outlier rounds of `logs`: further than 3 scaled MADs (1.4826·MAD, the
 /// standard deviation's estimate under normality) and than [`OUTLIER_FLOOR`] from the
-/// median. Three rounds or more are needed to tell one from the rest.
+/// median. Five rounds or more are needed to tell one from the rest: among three or four, the
+/// median deviation is one or two other rounds' distance, so any round that differs reads as
+/// an outlier (issue 40: `compare` flagged "outliers" among 3 rounds).
+pub const OUTLIER_ROUNDS: usize = 5;
+
+/// Indices of the outlier rounds of `logs` (see [`OUTLIER_ROUNDS`]).
 pub fn outliers(logs: &[f64]) -> Vec<usize> {
-    if logs.len() < 3 {
+    if logs.len() < OUTLIER_ROUNDS {
         return Vec::new();
     }
     let med = median(logs);
@@ -384,6 +389,9 @@ mod tests {
             outliers(&logs(&[1.0, 0.001])).is_empty(),
             "two rounds cannot tell"
         );
+        for few in [&[1.0, 1.01, 0.5][..], &[1.0, 1.01, 1.0, 0.5]] {
+            assert!(outliers(&logs(few)).is_empty(), "{few:?}: too few to tell");
+        }
         assert_eq!(
             analyse(&logs(&[1.0, 1.01, 0.99]), Method::T, 0)
                 .unwrap()

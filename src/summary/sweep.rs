@@ -156,6 +156,11 @@ pub fn per_second_spread(metric: Metric, s: &Summary) -> Option<f64> {
     (st.mean > 0.0).then(|| st.stddev / st.mean)
 }
 
+/// Whether a run moves messages one way (stream, source) rather than requests and replies.
+fn bulk(s: &Summary) -> bool {
+    matches!(&*s.mode, "stream" | "source")
+}
+
 /// The seconds of a run's series that count as samples of it: whole ones, and a last one of
 /// at least half a second.
 pub fn whole_seconds(s: &Summary) -> usize {
@@ -189,11 +194,45 @@ impl Sweep {
 
     /// `metric` of each kept (not discarded) run of `target` at `at`.
     pub fn kept(&self, metric: Metric, target: usize, at: &[usize]) -> Vec<f64> {
+        let one_way = metric == Metric::Bytes && self.one_way();
         self.runs_of(target, at)
             .into_iter()
             .filter(|p| !p.discarded)
-            .filter_map(|p| metric.of(&p.result))
+            .filter_map(|p| match one_way && !bulk(&p.result) {
+                // A request's payload, as a pushed message is one: one direction.
+                true => Some(p.result.throughput.sent_mb_per_s * 1e6),
+                false => metric.of(&p.result),
+            })
             .collect()
+    }
+
+    /// Each point's indices (its target's, its values' on each axis) found again from its
+    /// names, as a sweep read back from JSON lacks them (they are not written): without them
+    /// no point is found at its place (a study read back had no per-run tables).
+    pub fn relocate(&mut self) {
+        for p in &mut self.points {
+            p.target_index = (self.targets.iter())
+                .position(|t| t.name == p.target)
+                .unwrap_or_default();
+            p.at = (self.axes.iter())
+                .map(|a| {
+                    let v = p.values.get(&a.flag);
+                    a.values
+                        .iter()
+                        .position(|x| Some(x) == v)
+                        .unwrap_or_default()
+                })
+                .collect();
+        }
+    }
+
+    /// Whether its payload throughput is counted one way: its runs mix request/response with
+    /// bulk (push or upload), whose bytes go one way only, so request/response counts its
+    /// requests alone and the rows compare (as the DIM study's table; issue 40: the echo's
+    /// row added both directions beside the push's one).
+    pub fn one_way(&self) -> bool {
+        let bulks = self.points.iter().filter(|p| bulk(&p.result)).count();
+        bulks > 0 && bulks < self.points.len()
     }
 
     /// `metric` of each kept run of `target` at `at`, with its run number (from 1), so that

@@ -596,3 +596,20 @@ pub fn machine_was_busy(doc: &serde_json::Value, code: Option<i32>) -> bool {
     eprintln!("the machine was busy, nothing to check of the target: {conclusion}");
     true
 }
+
+/// Whether a run measured its own machine busy: over 10% CPU pressure (some task waiting for a
+/// CPU) or steal in its `generator` section. Timing a test judges (a think time's cycle, a p99,
+/// an open loop keeping up) is then the machine's, not the code's: such a test checks what
+/// holds whatever the load and says on stderr that the timing was not judged.
+pub fn busy(json: &serde_json::Value) -> bool {
+    let g = &json["generator"];
+    let pressure = g["cpu_pressure_percent"].as_f64().unwrap_or(100.0);
+    let steal = g["steal_percent"].as_f64().unwrap_or(100.0);
+    let busy = pressure > 10.0 || steal > 10.0;
+    if busy {
+        eprintln!(
+            "busy machine (CPU pressure {pressure:.0}%, steal {steal:.0}%): timing not judged"
+        );
+    }
+    busy
+}

@@ -157,3 +157,114 @@ fn pipeline_has_a_ceiling() {
     ]);
     assert!(line.contains("ceiling"), "{line}");
 }
+
+/// The flags users bring from wrk2, h2load, ab, curl, iperf3, k6, wrk, oha and netperf, as
+/// README's table of bad input lists them (issue 40, item 5): each run by the binary gets
+/// wirebench's name for it, in one line, exit 2; and no hint names a flag of another meaning.
+#[test]
+fn the_readme_s_foreign_flags_each_get_their_hint() {
+    let readme = include_str!("../../README.md");
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| a flag from another tool |"))
+        .expect("README's row of foreign flags");
+    let url = "http://127.0.0.1:9/";
+    for (flag, hint) in [
+        ("-q 1000", "did you mean --rate 1000?"),
+        ("-t 10s", "did you mean -d 10s (--duration)?"),
+        ("-R 1000", "--rate 1000 (an open loop, as wrk2's)"),
+        ("-m 16", "--pipeline 16"),
+        ("-k", "--insecure"),
+        ("-u", "a udp:// URL"),
+        ("-P 4", "-c 4 (--connections)"),
+        ("-J", "-J is --json"),
+        ("--vus 10", "-c 10 (--connections)"),
+        ("--latency", "always reports the latency distribution"),
+        ("--no-tui", "leave --no-tui out"),
+        ("-t TCP_RR", "--mode rr"),
+    ] {
+        assert!(
+            row.contains(&format!("`{flag}`")),
+            "README lists {flag}: {row}"
+        );
+        let mut args = vec!["run", url];
+        args.extend(flag.split(' '));
+        let e = stderr(&args);
+        assert!(e.contains(hint), "{flag}: {e}");
+        // Never clap's likeness of spelling for a flag of another meaning.
+        for wrong in [
+            "--rate'",
+            "--until",
+            "--runs",
+            "similar argument",
+            "use '--",
+        ] {
+            assert!(!e.contains(wrong), "{flag}: {e}");
+        }
+    }
+    // The hints the README quotes are those the binary prints.
+    for quoted in [
+        "did you mean --rate 1000?",
+        "--pipeline 16",
+        "a udp:// URL",
+        "--mode rr",
+    ] {
+        assert!(row.contains(quoted), "README quotes {quoted}: {row}");
+    }
+    // k6's -u with a number is its virtual users; netperf's other tests get their mode.
+    assert!(stderr(&["run", url, "-u", "50"]).contains("-c 50"));
+    assert!(stderr(&["run", "tcp://127.0.0.1:9", "-t", "TCP_CRR"]).contains("--mode crr"));
+    // A flag that is neither ours nor another tool's: no suggestion of an unrelated flag.
+    let e = stderr(&["run", url, "--latencies"]);
+    assert!(!e.contains("similar argument"), "{e}");
+}
+
+/// A bare `-t 10` is wrk's threads (README: "a bare `-t 10` is threads, as in wrk"), and a
+/// command line with a URL but no command is a `run`, as wrk and oha are typed.
+#[test]
+fn a_bare_t_is_threads_and_a_url_alone_is_a_run() {
+    use wirebench::serve::tcp::{self, TcpServerOptions};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let srv = tcp::spawn(listener, TcpServerOptions::default()).unwrap();
+    let url = format!("tcp://{}", srv.addr);
+    let (out, _) = common::run_bounded(
+        &[
+            "-c",
+            "4",
+            "-t",
+            "2",
+            "-n",
+            "200",
+            &url,
+            "--json",
+            "-q",
+            "--no-save",
+        ],
+        LIMIT,
+    );
+    srv.stop();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("run's JSON");
+    assert_eq!(doc["schema"], "wirebench.result/1");
+    assert_eq!(doc["config"]["threads"], 2, "{}", doc["config"]);
+    assert_eq!(doc["config"]["connections"], 4, "{}", doc["config"]);
+    assert_eq!(doc["ok"], 200);
+}
+
+/// `serve redis` and `serve grpc` take `-l` as every other server does; `serve udp --help`
+/// lists only the modes a UDP server has (issue 40).
+#[test]
+fn servers_take_l_and_udp_lists_its_own_modes() {
+    for kind in ["redis", "grpc"] {
+        let h = help(&["serve", kind]);
+        assert!(h.contains("-l, --listen"), "{kind}: {h}");
+    }
+    let udp = help(&["serve", "udp"]);
+    assert!(udp.contains("echo") && udp.contains("sink"), "{udp}");
+    assert!(!udp.contains("source"), "{udp}");
+    // Given anyway, source is refused with the reason and where it is served.
+    let e = stderr(&["serve", "udp", "--mode", "source"]);
+    assert!(e.contains("serve tcp --mode source"), "{e}");
+}

@@ -10,6 +10,7 @@
 //! After an intended change to the report, rewrite the files and review the diff:
 //! `UPDATE_GOLDEN=1 cargo test --profile ci --test quick golden::`.
 
+use super::common;
 use super::golden_common;
 
 use golden_common::*;
@@ -298,8 +299,9 @@ fn sweep() -> String {
     render_sweep(&["a", "b"], &[("--size", &["64", "1k"])], runs)
 }
 
-/// Two swept flags, so one table per value of the second: 12.5 MB/s at -c 1 and 1.2 GB/s at
-/// -c 100 share one unit, chosen once for the whole set of tables (issue 15, item 9).
+/// Two swept flags of one target, so one grid per metric, a row per value of the second:
+/// 12.5 MB/s at -c 1 and 1.2 GB/s at -c 100 share one unit, chosen once for the whole set of
+/// tables (issue 15, item 9).
 fn sweep_units() -> String {
     let runs = vec![
         (0, vec![0, 0], tcp_source_at(12_500_000)),
@@ -332,12 +334,17 @@ fn a_sweeps_tables_share_one_unit() {
         .lines()
         .filter(|l| l.starts_with("Payload throughput"))
         .collect();
-    assert_eq!(units.len(), 2, "{text}");
+    assert_eq!(units.len(), 1, "{text}");
     assert!(
         units.iter().all(|l| l.contains(" in MB/s (1 MB = 10^6 B)")),
         "{text}"
     );
     assert!(units.iter().all(|l| l.contains("received")), "{text}");
+    assert!(
+        common::has_row(&text, &["--connections 1", "12.5"])
+            && common::has_row(&text, &["--connections 100", "1200.0"]),
+        "{text}"
+    );
 }
 
 /// A run whose rate fell to a quarter in its second second: as tcp_rr otherwise.

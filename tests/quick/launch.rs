@@ -164,6 +164,29 @@ fn slurm_and_mpi_scripts_run_every_shard_then_merge() {
     let line = format!("mpirun --hostfile {h} -np 2 -x WIREBENCH_T0 --map-by=node \"$wirebench\" run tcp://198.18.0.2:7000 -c 2 \\");
     assert!(mpi.lines().any(|l| l == line), "{mpi}");
     let _ = std::fs::remove_file(hosts);
+    // Printing needs no host list: the script may be written here and run on the cluster
+    // (issue 40: it refused a hostfile that did not exist yet).
+    let later = "/nonexistent/hosts";
+    let mpi = stdout_ok(
+        &[
+            "launch",
+            "mpi",
+            "--hostfile",
+            later,
+            "-np",
+            "2",
+            "--",
+            "run",
+            "tcp://198.18.0.2:7000",
+            "-c",
+            "2",
+        ],
+        LIMIT,
+    );
+    assert!(
+        mpi.contains(&format!("mpirun --hostfile {later} -np 2")),
+        "{mpi}"
+    );
 }
 
 /// Bad input: one line, exit 2, before anything is written or submitted.
@@ -226,6 +249,7 @@ fn bad_launches_are_refused_in_one_line() {
                 "/nonexistent/hosts",
                 "-np",
                 "2",
+                "--submit",
                 "--",
                 "run",
                 "tcp://198.18.0.2:7000",

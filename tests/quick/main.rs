@@ -17,6 +17,7 @@ mod demo;
 mod document_checks;
 mod escaped_output;
 mod execute;
+mod exits;
 mod files;
 mod flags;
 mod fuzz_corpus;

@@ -48,8 +48,10 @@ fn units_kb_makes_every_sweep_table_kb() {
         "kB",
     ]);
     let titles = throughput_titles(&text);
-    assert_eq!(titles.len(), 2, "{text}");
+    // One target over two flags: one grid, -c its rows.
+    assert_eq!(titles.len(), 1, "{text}");
     for t in &titles {
+        assert!(t.contains("(columns) and --connections (rows)"), "{t}");
         assert!(t.contains(" in kB/s (1 kB = 1000 B)"), "{t}\n{text}");
         assert!(t.contains("both directions added"), "{t}");
     }

@@ -46,6 +46,14 @@ pub fn main(a: &K8sArgs) -> anyhow::Result<ExitCode> {
     let text = manifest(a, start);
     let Some(kubectl) = kubectl else {
         print!("{text}");
+        if a.start_at.is_none() {
+            // Written to a file to apply later (as the README does), its absolute start may
+            // pass before the pods run: said where the user looks, not only in a comment.
+            let left = start.saturating_sub(crate::store::now_ms().max(0) as u64) / 1000;
+            eprintln!(
+                "note: the pods start together at {start} (unix ms), {left} s from now: apply the manifest before then, or write it with a longer --start-in (e.g. 10m) or --start-at"
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     };
     let mut child = std::process::Command::new(kubectl)
@@ -61,7 +69,7 @@ pub fn main(a: &K8sArgs) -> anyhow::Result<ExitCode> {
         eprintln!("error: kubectl apply failed ({status}): see its message above");
         return Ok(ExitCode::from(super::super::EXIT_FAILED));
     }
-    eprint!("{}", collect_comment(a).replace("# ", ""));
+    eprint!("{}", collect_comment(a, start).replace("# ", ""));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -81,9 +89,9 @@ pub fn pod_args(a: &K8sArgs, start_at_ms: u64) -> Vec<String> {
 }
 
 /// How the shards' results are gathered and merged, as comment lines.
-fn collect_comment(a: &K8sArgs) -> String {
+fn collect_comment(a: &K8sArgs, start_at_ms: u64) -> String {
     let (name, last) = (&a.name, a.parallelism - 1);
-    let mut s = format!("# Apply:   kubectl apply -f job.yaml\n# Wait:    kubectl wait --for=condition=complete job/{name} --timeout=30m\n");
+    let mut s = format!("# Apply:   kubectl apply -f job.yaml, before {start_at_ms} (unix ms; `date +%s%3N` is now): a pod started after it runs late\n# Wait:    kubectl wait --for=condition=complete job/{name} --timeout=30m\n");
     match &a.claim {
         Some(claim) => s += &format!("# Collect: copy shard-0.json … shard-{last}.json from the claim {claim} (mounted at {RESULTS} in each pod)\n"),
         None => s += &format!("# Collect: for i in $(seq 0 {last}); do kubectl logs --tail=-1 -l job-name={name},batch.kubernetes.io/job-completion-index=$i > shard-$i.json; done\n"),
@@ -102,7 +110,7 @@ pub fn manifest(a: &K8sArgs, start_at_ms: u64) -> String {
          # {start_at_ms} (unix ms): the nodes' clocks must agree (NTP), as the shards' skews show.\n",
         env!("CARGO_PKG_VERSION")
     );
-    s += &collect_comment(a);
+    s += &collect_comment(a, start_at_ms);
     s += &format!(
         "apiVersion: batch/v1
 kind: Job

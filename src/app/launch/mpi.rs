@@ -12,7 +12,8 @@ use std::process::ExitCode;
 pub fn main(a: &MpiArgs) -> anyhow::Result<ExitCode> {
     check_command(&a.shared.command, a.np)?;
     let hostfile = absolute(&a.hostfile)?;
-    if !Path::new(&hostfile).is_file() {
+    // Printing the script needs no host list: it may be written on the cluster later.
+    if a.shared.submit && !Path::new(&hostfile).is_file() {
         return Err(UsageError::flag(
             "--hostfile",
             format!("--hostfile {}: no such file: give mpirun's host list (one host a line, e.g. `node1 slots=2`)", a.hostfile),

@@ -160,7 +160,9 @@ fn describe(o: &TcpServerOptions) -> String {
         false => mode_and_threads(o.mode, o.threads),
     };
     if let Some(n) = o.reply_size {
-        text += &format!(", replies of {n} bytes");
+        text += &format!(
+            ", replies of {n} bytes to plain clients (a wirebench client asks its own: run --expect-size)"
+        );
     }
     if o.mode == Mode::Source {
         text += &format!(", plain clients get {}-byte messages", o.source_size);

@@ -4,7 +4,7 @@
 use super::serve_until_signal;
 use super::{delay_flag, keep_awake, listen_addr, max_rate_flag, mode_and_threads};
 use super::{size_flag, threads_flag};
-use crate::cli::{ServeUdpArgs, ServerMode};
+use crate::cli::{ServeUdpArgs, ServerMode, UdpServerMode};
 use crate::error::{usage, UsageError};
 use crate::serve::listen::bind_error;
 use crate::serve::udp::{bind, run, Faults, UdpServerOptions};
@@ -30,7 +30,7 @@ pub fn main(args: &ServeUdpArgs) -> anyhow::Result<ExitCode> {
 
 /// Validates the flags.
 fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
-    if a.mode == ServerMode::Source {
+    if a.mode == UdpServerMode::Source {
         return usage(
             "--mode source is not offered for UDP (a datagram server has no one to push to): use --mode echo or --mode sink, or serve tcp --mode source",
         );
@@ -42,18 +42,18 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
                 "--reply-size {n} is over {MAX_DATAGRAM} bytes, the largest UDP datagram: give a smaller size"
             ));
         }
-        if a.mode != ServerMode::Echo {
+        if a.mode != UdpServerMode::Echo {
             return usage("--reply-size applies to --mode echo: leave it out, or use --mode echo");
         }
     }
     let delay = delay_flag(&a.delay)?;
-    if delay.is_some() && a.mode != ServerMode::Echo {
+    if delay.is_some() && a.mode != UdpServerMode::Echo {
         return usage(
             "--delay delays replies, and --mode sink sends none: leave it out, or use --mode echo",
         );
     }
     let max_rate = max_rate_flag(&a.max_rate)?;
-    if max_rate.is_some() && a.mode != ServerMode::Echo {
+    if max_rate.is_some() && a.mode != UdpServerMode::Echo {
         return usage(
             "--max-rate paces replies, and --mode sink sends none: leave it out, or use --mode echo",
         );
@@ -66,7 +66,7 @@ fn options(a: &ServeUdpArgs) -> Result<UdpServerOptions, UsageError> {
         }
     };
     Ok(UdpServerOptions {
-        mode: a.mode.into(),
+        mode: ServerMode::from(a.mode).into(),
         reply_size,
         delay,
         max_rate,

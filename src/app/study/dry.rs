@@ -41,26 +41,34 @@ fn runs(title: &str, what: &str, batch: &Batch, out: &mut dyn Write) -> Result<(
         batch.rounds
     )?;
     let (mut total, mut unknown) = (Duration::ZERO, 0);
-    for (i, run) in batch.runs.iter().enumerate() {
-        let values: Vec<String> = batch
-            .axes
-            .iter()
-            .zip(&batch.points[run.point])
-            .map(|(x, &v)| format!("{} {}", x.flag, x.values[v]))
-            .collect();
-        let discarded = match run.round < batch.discard {
-            true => " (discarded)",
-            false => "",
-        };
-        writeln!(
-            out,
-            "  {:>4}  {}  {}  run {}/{}{discarded}",
-            i + 1,
-            batch.targets[run.target].name,
-            values.join(" "),
-            run.round + 1,
-            batch.rounds
-        )?;
+    // Each run's columns: its target, its swept values, its round; padded to the widest of
+    // each, so the list reads as a table (issue 40: the columns wandered with the names).
+    let rows: Vec<[String; 3]> = (batch.runs.iter())
+        .map(|run| {
+            let values: Vec<String> = (batch.axes.iter())
+                .zip(&batch.points[run.point])
+                .map(|(x, &v)| format!("{} {}", x.flag, x.values[v]))
+                .collect();
+            let discarded = match run.round < batch.discard {
+                true => " (discarded)",
+                false => "",
+            };
+            let round = format!("run {}/{}{discarded}", run.round + 1, batch.rounds);
+            [
+                batch.targets[run.target].name.clone(),
+                values.join(" "),
+                round,
+            ]
+        })
+        .collect();
+    let width = |c: usize| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0);
+    let (names, values) = (width(0), width(1));
+    for (i, (run, [name, value, round])) in batch.runs.iter().zip(&rows).enumerate() {
+        let mut line = format!("  {:>4}  {name:<names$}  ", i + 1);
+        if values > 0 {
+            line += &format!("{value:<values$}  ");
+        }
+        writeln!(out, "{line}{round}")?;
         match time(&run.plan) {
             Some(t) => total += t,
             None => unknown += 1,

@@ -231,7 +231,16 @@ fn outcome(
             "the study stopped early, {}: {why} (reported and saved)",
             measured(doc)
         )),
-        _ => Ok(code),
+        _ => {
+            if code == ExitCode::from(super::EXIT_FAILED) && !crate::engine::stop::requested() {
+                super::run::say_failure(match doc {
+                    Document::Run(sweep) => super::sweep::failure(sweep),
+                    Document::Compare(c) => super::sweep::failure(&c.sweep),
+                    Document::Peak(p) => super::peak::failure(p),
+                });
+            }
+            Ok(code)
+        }
     }
 }
 

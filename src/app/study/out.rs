@@ -109,6 +109,7 @@ pub fn write(dir: &Path, study: &Study) -> anyhow::Result<usize> {
     json.push(b'\n');
     let csvs = crate::report::csv::tables(&study.document);
     let count = csvs.len();
+    let earlier = earlier_tables(dir);
     // The same study as one self-contained HTML page, charts included (report::html).
     let mut page = Vec::new();
     crate::report::html::render(&serde_json::to_value(study)?, &mut page)?;
@@ -132,7 +133,42 @@ pub fn write(dir: &Path, study: &Study) -> anyhow::Result<usize> {
     for s in staged {
         s.commit().map_err(|e| unwritten(dir, &e))?;
     }
+    // An earlier study's tables that this one has not (another sweep's `runs_*.csv`) would
+    // read as this study's: removed, so the directory holds one study (issue 40).
+    for name in earlier {
+        if !files.iter().any(|(n, _)| *n == name) {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+    }
     Ok(count)
+}
+
+/// The CSV tables the study in `dir/study.json` wrote there, if an earlier study wrote into
+/// `dir`: only names a study writes, and only those that study made, so a file of the
+/// user's is never removed. None when there is no earlier study (or it cannot be read).
+fn earlier_tables(dir: &Path) -> Vec<String> {
+    let path = dir.join("study.json");
+    let small = std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= 64 << 20);
+    let Some(text) = small.then(|| std::fs::read(&path).ok()).flatten() else {
+        return Vec::new();
+    };
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&text) else {
+        return Vec::new();
+    };
+    if doc["schema"] != crate::summary::study::SCHEMA {
+        return Vec::new();
+    }
+    let mut earlier: crate::summary::study::Study = crate::summary::read::tolerant(&doc);
+    match &mut earlier.document {
+        Document::Run(s) => s.relocate(),
+        Document::Compare(c) => c.sweep.relocate(),
+        Document::Peak(_) => {}
+    }
+    crate::report::csv::tables(&earlier.document)
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| name.ends_with(".csv") && !name.contains('/'))
+        .collect()
 }
 
 /// The error of a study file that could not be written, naming the disk and the fix when the

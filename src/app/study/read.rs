@@ -208,25 +208,43 @@ fn parse(
     // The first prefix of the keys that clap refuses ends with the culprit; none when no key
     // at all is refused too (a required flag, such as peak's --slo, is missing).
     let culprit = match parse(&[]) {
-        Ok(_) => (1..=flags.len())
-            .find(|&k| parse(&flags[..k]).is_err())
-            .map(|k| flags[k - 1]),
+        Ok(_) => {
+            (1..=flags.len()).find_map(|k| parse(&flags[..k]).err().map(|e| (flags[k - 1], e)))
+        }
         Err(_) => None,
     };
     // Where to read more when clap names no usage: this command's help.
     let fallback = format!("wirebench {command} --help");
-    let Some(key) = culprit else {
+    let Some((key, refused)) = culprit else {
         let line = super::super::one_line(&whole, &fallback);
         return Err(Located(plan.run_at, line));
     };
     let name = key.flag.trim_start_matches('-');
     let message = match whole.kind() {
         clap::error::ErrorKind::UnknownArgument => format!(
-            "unknown key '{name}' in [run]: not a `wirebench {command}` flag; use a flag's long name without --, e.g. size = \"64\" {help}"
+            "unknown key '{name}' in [run]: {}not a `wirebench {command}` flag; use a flag's long name without --, e.g. size = \"64\" {help}",
+            suggested(name, &refused)
         ),
         _ => format!("{name}: {}", super::super::one_line(&whole, &fallback)),
     };
     Err(Located(key.at, message))
+}
+
+/// `did you mean 'connections'? ` for an unknown key clap finds a flag spelled close to;
+/// empty when it finds none (or only flags of another meaning, [`crate::error::close`]).
+fn suggested(name: &str, e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let flags: Vec<String> = match e.get(ContextKind::SuggestedArg) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(all)) => all.clone(),
+        _ => Vec::new(),
+    };
+    let keys: Vec<&str> = (flags.iter())
+        .filter_map(|f| f.split_whitespace().next())
+        .filter(|f| f.starts_with("--"))
+        .map(|f| f.trim_start_matches('-'))
+        .collect();
+    crate::error::did_you_mean(name, &keys)
 }
 
 /// Where a validation error belongs: the key of the first flag it is about that the plan sets

@@ -229,7 +229,9 @@ fn h2_failure(e: &h2::Error) -> Failure {
             _ => failure(ErrorKind::of_io(io), "gRPC: the connection failed"),
         };
     }
-    let reason = e.reason().map(reason_name);
+    let reason = e
+        .reason()
+        .map(|r| crate::driver::h2::reason_name(u32::from(r)));
     if e.is_go_away() {
         return Failure {
             kind: ErrorKind::Refused,
@@ -249,30 +251,6 @@ fn h2_failure(e: &h2::Error) -> Failure {
         what: "gRPC: HTTP/2 failed under the call",
         code: reason,
     }
-}
-
-/// HTTP/2's name of an error code (RFC 9113 §7).
-fn reason_name(r: h2::Reason) -> &'static str {
-    const NAMES: [&str; 14] = [
-        "NO_ERROR",
-        "PROTOCOL_ERROR",
-        "INTERNAL_ERROR",
-        "FLOW_CONTROL_ERROR",
-        "SETTINGS_TIMEOUT",
-        "STREAM_CLOSED",
-        "FRAME_SIZE_ERROR",
-        "REFUSED_STREAM",
-        "CANCEL",
-        "COMPRESSION_ERROR",
-        "CONNECT_ERROR",
-        "ENHANCE_YOUR_CALM",
-        "INADEQUATE_SECURITY",
-        "HTTP_1_1_REQUIRED",
-    ];
-    NAMES
-        .get(u32::from(r) as usize)
-        .copied()
-        .unwrap_or("UNKNOWN")
 }
 
 /// Where a call is.
@@ -373,14 +351,7 @@ impl Call {
     }
 
     fn failed(&self, f: Failure) -> Done {
-        Done {
-            sent: self.sent,
-            first_byte: None,
-            status: None,
-            accepted: false,
-            failure: Some(f),
-            kind: 0,
-        }
+        Done::failed(self.sent, f)
     }
 
     fn ended(&self, code: u32) -> Done {
@@ -473,11 +444,7 @@ impl GrpcSession {
             self.completed.push(c.failed(f));
         }
         for (_, sent) in self.waiting.drain(..) {
-            self.completed.push(Done {
-                failure: Some(f),
-                accepted: false,
-                ..Done::ok(sent)
-            });
+            self.completed.push(Done::failed(sent, f));
         }
     }
 
@@ -640,11 +607,7 @@ impl Session for GrpcSession {
             self.delivered = false;
         }
         if let Some(f) = self.over {
-            return self.completed.push(Done {
-                failure: Some(f),
-                accepted: false,
-                ..Done::ok(sent)
-            });
+            return self.completed.push(Done::failed(sent, f));
         }
         self.waiting.push_back((seq, sent));
     }

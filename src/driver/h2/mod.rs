@@ -26,6 +26,9 @@ pub mod fuzz;
 pub(crate) mod io;
 pub(crate) mod request;
 
+/// HTTP/2's name of an error code (RFC 9113 §7), for error messages (gRPC's too).
+pub(crate) use framing::reason_name;
+
 use super::stream::connect_stream;
 use super::target::Scheme;
 use super::tls::TlsClient;

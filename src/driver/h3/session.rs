@@ -128,12 +128,12 @@ impl H3Session {
                     false
                 }
                 Poll::Ready(Err(Broke::Stream(why))) => {
-                    completed.push(failed_done(f.sent, why));
+                    completed.push(Done::failed(f.sent, why));
                     false
                 }
                 Poll::Ready(Err(Broke::Connection(why))) => {
                     failed.get_or_insert(why);
-                    completed.push(failed_done(f.sent, why));
+                    completed.push(Done::failed(f.sent, why));
                     false
                 }
             });
@@ -144,7 +144,7 @@ impl H3Session {
         }
         if let Some(why) = self.failed {
             for f in self.flights.drain(..) {
-                self.completed.push(failed_done(f.sent, why));
+                self.completed.push(Done::failed(f.sent, why));
             }
         }
     }
@@ -168,17 +168,6 @@ impl H3Session {
             return Poll::Ready(Err(OpError::new(f.kind, f.message())));
         }
         Poll::Pending
-    }
-}
-
-fn failed_done(sent: Sent, f: Failure) -> Done {
-    Done {
-        sent,
-        first_byte: None,
-        status: None,
-        accepted: false,
-        failure: Some(f),
-        kind: 0,
     }
 }
 
@@ -213,10 +202,10 @@ impl Session for H3Session {
             self.delivered = false;
         }
         if let Some(f) = self.failed {
-            return self.completed.push(failed_done(sent, f));
+            return self.completed.push(Done::failed(sent, f));
         }
         let Some((head, body)) = self.render(seq) else {
-            return self.completed.push(failed_done(sent, UNRENDERED));
+            return self.completed.push(Done::failed(sent, UNRENDERED));
         };
         let body_len = body.as_ref().map_or(0, |b| b.len());
         self.queued_wire += head.len() + body_len;

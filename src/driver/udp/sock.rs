@@ -13,9 +13,9 @@ use tokio::net::UdpSocket;
 /// A blocking session whose oldest request is overdue waits this long at a time (off the
 /// socket, so the engine's timer can expire the request) before it looks again.
 const OVERDUE_PAUSE: Duration = Duration::from_millis(1);
-/// A stream's send buffer asked of the kernel when `--sndbuf` is not given (it grants at most
-/// twice net.core.wmem_max).
-const STREAM_SNDBUF: usize = 4 << 20;
+/// A stream's send buffer asked of the kernel when `--sndbuf` is not given (it grants twice
+/// this, at most twice net.core.wmem_max).
+const STREAM_SNDBUF: usize = 1 << 20;
 /// The shortest SO_RCVTIMEO/SO_SNDTIMEO (zero would mean "never").
 pub(super) const MIN_SOCKET_TIMEOUT: Duration = Duration::from_millis(1);
 
@@ -30,8 +30,8 @@ impl UdpDriver {
             // A stream's sender blocks on its send buffer when the path is slower than its
             // rate, and wakes only once half of it has drained: with the default buffer
             // (208 KiB) it wrote 71-78 Mbit/s into a 100 Mbit/s tbf link when offered 150.
-            // As much as the system allows (net.core.wmem_max, doubled by the kernel: 416 KiB
-            // by default) keeps the link's queue fed: 150 Mbit/s written, the link full.
+            // 1 MiB (the kernel doubles it, up to twice net.core.wmem_max) keeps the link's
+            // queue fed: 150 Mbit/s written, the link full.
             None if !self.expects_replies => s.set_send_buffer_size(STREAM_SNDBUF)?,
             None => {}
         }

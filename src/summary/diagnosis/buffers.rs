@@ -117,7 +117,13 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
             confidence: if flat { Confidence::High } else { Confidence::Medium },
             side: "server".into(),
             evidence,
-            fix: "Raise SO_RCVBUF on the server to at least the bandwidth × RTT, or leave it unset so the kernel auto-tunes it (net.ipv4.tcp_rmem); `wirebench serve tcp`: leave out --rcvbuf.".into(),
+            fix: format!(
+                "Raise SO_RCVBUF on the server to at least the bandwidth × RTT, or leave it unset so the kernel auto-tunes it (net.ipv4.tcp_rmem){}.",
+                match &*base.protocol {
+                    "tcp" => "; `wirebench serve tcp`: leave out --rcvbuf",
+                    _ => "",
+                }
+            ),
             rank: 2,
         });
     }

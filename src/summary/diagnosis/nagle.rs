@@ -149,10 +149,16 @@ fn fix(side: &str, mine: &[&Variant], protocol: &str) -> String {
             }
         })
         .unwrap_or_default();
+    // `wirebench serve tcp`'s flag only where the target speaks what it serves: a storescp
+    // target was told serve tcp's flags (issue 40).
+    let serve = match protocol {
+        "tcp" => "; `wirebench serve tcp`: leave out --no-nodelay",
+        _ => "",
+    };
     let main = if side == "client" {
-        "Set TCP_NODELAY on the client's sockets (wirebench: leave out --no-nodelay), or write each request in one write()/writev()."
+        "Set TCP_NODELAY on the client's sockets (wirebench: leave out --no-nodelay), or write each request in one write()/writev().".to_string()
     } else {
-        "Set TCP_NODELAY on the server's sockets (setsockopt IPPROTO_TCP TCP_NODELAY 1; `wirebench serve tcp`: leave out --no-nodelay), or have the server write each reply in one write()/writev() instead of pieces."
+        format!("Set TCP_NODELAY on the server's sockets (setsockopt IPPROTO_TCP TCP_NODELAY 1{serve}), or have the server write each reply in one write()/writev() instead of pieces.")
     };
     // DCMTK's tools take both settings from the environment, not from flags
     // (docs/studies.md; dcmtk/config/docs/envvars.txt): the study's own cure.

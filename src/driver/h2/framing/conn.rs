@@ -99,22 +99,10 @@ impl Req {
     fn fail(&mut self, f: Failure) -> bool {
         let now = self.end.is_none();
         if now {
-            self.end = Some(End::Done(failed(self.sent, f)));
+            self.end = Some(End::Done(Done::failed(self.sent, f)));
             self.body = None;
         }
         now
-    }
-}
-
-/// A request that failed with `f`.
-pub(super) fn failed(sent: Sent, f: Failure) -> Done {
-    Done {
-        sent,
-        first_byte: None,
-        status: None,
-        accepted: false,
-        failure: Some(f),
-        kind: 0,
     }
 }
 

@@ -38,7 +38,7 @@ pub(super) const CANCEL: u32 = 0x8;
 pub(super) const PROTOCOL_ERROR: u32 = 0x1;
 
 /// The name of an HTTP/2 error code (RFC 9113 §7), for error messages.
-pub(super) fn reason_name(code: u32) -> &'static str {
+pub(crate) fn reason_name(code: u32) -> &'static str {
     const NAMES: [&str; 14] = [
         "NO_ERROR",
         "PROTOCOL_ERROR",

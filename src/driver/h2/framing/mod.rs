@@ -20,6 +20,7 @@ mod hpack;
 use crate::wire::huffman;
 mod session;
 
+pub(crate) use frame::reason_name;
 pub(super) use hpack::put_field;
 pub use session::FramedSession;
 pub(super) use session::Requests;

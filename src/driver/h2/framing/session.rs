@@ -1,7 +1,7 @@
 //! One connection of the framing layer as the engine sees it ([`Session`]): the socket, the
 //! protocol state ([`Conn`]), and the replies handed to the engine.
 
-use super::conn::{failed, Conn, End, Req};
+use super::conn::{Conn, End, Req};
 use crate::driver::h2::io::{not_h2c, Counts, Io};
 use crate::driver::h2::request::Shapes;
 use crate::driver::http::spec::HttpSpec;
@@ -255,7 +255,7 @@ impl FramedSession {
                     code: None,
                 };
                 if let Some(req) = self.conn.reqs.remove(i) {
-                    self.completed.push(failed(req.sent, f));
+                    self.completed.push(Done::failed(req.sent, f));
                 }
             }
         }
@@ -273,7 +273,7 @@ impl FramedSession {
                 // Nothing answered here: the streams the server did not process are errors,
                 // not sent again (a server that takes no stream would have them forever).
                 for r in self.again.drain(..) {
-                    self.completed.push(failed(r.sent, GOAWAY_FIRST));
+                    self.completed.push(Done::failed(r.sent, GOAWAY_FIRST));
                 }
             }
             let progress = !self.completed.is_empty()
@@ -346,7 +346,7 @@ impl Session for FramedSession {
             self.delivered = false;
         }
         if let Some(f) = self.conn.failed {
-            return self.completed.push(failed(sent, f));
+            return self.completed.push(Done::failed(sent, f));
         }
         if self.conn.gone {
             // After a graceful GOAWAY: it goes out again on the next connection.

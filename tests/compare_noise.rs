@@ -19,8 +19,9 @@ const LIMIT: Duration = Duration::from_secs(240);
 /// The metrics every comparison judges.
 const METRICS: [&str; 5] = ["ops_per_s", "mean_us", "p50_us", "p95_us", "p99_us"];
 
-/// What [`tally`] counts per metric, and (last) the comparisons whose mean rose.
-type Hits = [usize; 6];
+/// What [`tally`] counts per metric, the comparisons whose mean rose, and (last) those whose
+/// verdicts a busy machine withheld (its runs met the targets unevenly: nothing claimed).
+type Hits = [usize; 7];
 
 /// One comparison of `serve tcp --delay A` with `serve tcp --delay B`, both beside the hog,
 /// in rounds of 1 s runs: its JSON document. A run's mean moves by ±10-15 % with the stalls
@@ -73,10 +74,22 @@ fn tally(what: &str, a: &str, b: &str, n: usize, counts: impl Fn(&str, bool, f64
     // One at a time: two hogs at once would be another noise than the one measured.
     let _turn = common::one_at_a_time();
     let _hog = Hog::beside_the_servers();
-    let mut hits = [0; 6];
+    let mut hits = [0; 7];
     for i in 0..n {
         let doc = compare(a, b, 17 + i);
-        let mut line = format!("{what} {}/{n}:", i + 1);
+        // Issue 38: a busy machine is named in one line exactly when the runs' median CPU
+        // pressure is 50% or more; a target whose runs met it otherwise gets no verdict.
+        let pressure = common::busy_line_agrees(&doc["sweep"]);
+        let line = doc["sweep"]["busy"].as_str().unwrap_or_default();
+        if line.contains("did not meet it") {
+            for v in doc["verdicts"].as_array().unwrap() {
+                assert_eq!(v["significant"], false, "{v}");
+            }
+            eprintln!("{what} {}/{n}: withheld: {line}", i + 1);
+            hits[6] += 1;
+            continue;
+        }
+        let mut line = format!("{what} {}/{n} (CPU pressure {pressure:?}):", i + 1);
         for (m, metric) in METRICS.iter().enumerate() {
             let (sig, d, lo, hi) = verdict(&doc, metric);
             hits[m] += counts(metric, sig, d) as usize;
@@ -107,7 +120,11 @@ fn identical_servers_beside_a_cpu_hog_are_rarely_called_different() {
         }
     } else {
         let all: usize = hits[..5].iter().sum();
-        assert!(all <= 2, "{all} false positives of {}: {hits:?}", 5 * n);
+        assert!(
+            all <= 2,
+            "{all} false positives of {}: {hits:?}",
+            5 * (n - hits[6])
+        );
     }
 }
 
@@ -119,6 +136,8 @@ fn a_twenty_percent_longer_service_time_is_detected_beside_a_cpu_hog() {
         sig && (d > 0.0) == (metric != "ops_per_s")
     });
     let (mean, p50) = (hits[1], hits[2]);
+    // A comparison whose verdicts a busy machine withheld claims nothing: not a miss.
+    let n = n - hits[6];
     if noise::full() {
         // The issue's bound: 9 of 10 on each, at 20 rounds (bench/results/noise_verdicts.md;
         // other load on top of the hog lowers the mean's: 5 of 10 beside four builds).

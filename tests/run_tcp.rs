@@ -247,6 +247,28 @@ fn stream_and_source_move_bytes() {
     assert!(sent > 1_000_000, "{json}");
     assert!(json["latency"].is_null());
     assert!(f(&json["throughput"]["messages_per_s"]) > 0.0);
+    // Issue 38: the stream's rates agree: the headline, sent MB/s and the per-second rows are
+    // all what the receiver acknowledged within the window (the rest is drained_bytes).
+    let t = &json["throughput"];
+    let secs = f(&json["duration_s"]);
+    let window = n(&t["window_bytes"]);
+    assert!(window > 0 && window <= sent, "{t}");
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.max(1.0);
+    assert!(
+        close(f(&t["sent_mb_per_s"]) * 8.0 / 1e3, f(&t["gbit_per_s"])),
+        "{t}"
+    );
+    assert!(
+        close(f(&t["gbit_per_s"]), window as f64 * 8.0 / secs / 1e9),
+        "{t}"
+    );
+    let rows: u64 = json["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| n(&p["sent_bytes"]))
+        .sum();
+    assert_eq!(rows, window, "{}", json["series"]);
     let stats = sink.stop();
     assert!(
         stats.bytes_in >= sent,

@@ -370,3 +370,59 @@ fn a_target_that_cannot_be_reached_mid_sweep_keeps_the_runs_measured() {
         "{doc}"
     );
 }
+
+/// Issue 38: a sweep on a contended machine (a CPU hog pinned beside the server, as
+/// tests/common/noise.rs makes it) says so in one line, in the JSON (`busy`), the terminal
+/// report and the HTML page, exactly when its kept runs' median CPU pressure is 50% or more.
+#[test]
+fn a_sweep_beside_a_cpu_hog_names_the_busy_machine_in_one_line() {
+    use common::noise::{self, Hog};
+    let _turn = common::one_at_a_time();
+    let _hog = Hog::beside_the_servers();
+    let server = noise::server(&["--delay", "1ms"]);
+    let args = ["run", &server.url, "-c", "1,2", "-d", "400ms", "--no-save"];
+    let out = noise::client(&[&args[..], &["--json", "-q"][..]].concat(), LIMIT);
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_valid("sweep.v1.json", &doc);
+    let pressure = common::busy_line_agrees(&doc);
+    eprintln!("CPU pressure {pressure:?}: {}", doc["busy"]);
+    // The page says what the document says.
+    let dir = std::env::temp_dir().join(format!("wirebench-busy-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("sweep.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let page = dir.join("sweep.html");
+    let (o, _) = run_bounded(
+        &[
+            "report",
+            file.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.contains("the machine was busy: CPU pressure"),
+        doc["busy"].is_string(),
+        "{}",
+        doc["busy"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // The terminal's report: the line at most once, on a line of its own.
+    let out = noise::client(&args, LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("the machine was busy"))
+        .collect();
+    assert!(lines.len() <= 1, "{text}");
+    for l in lines {
+        assert!(
+            l.starts_with("  the machine was busy: CPU pressure ") && l.contains("— "),
+            "{l}"
+        );
+    }
+}

@@ -118,6 +118,15 @@ fn a_target_that_never_settles_is_measured_at_the_cap_and_the_report_says_so() {
     let took = f(&json["warmup"]["duration_s"]);
     assert!((3.9..6.0).contains(&took), "the cap is 4 s: {json}");
     assert_eq!(json["warmup"]["steady"]["steady"], false, "{json}");
+    // Issue 38: a note too, so the JSON's notes and the HTML page say it, not only the header.
+    let notes = json["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("the warm-up never settled: ops/s")),
+        "{notes:?}"
+    );
     srv.stop();
 }
 

@@ -224,19 +224,31 @@ fn clock_seed() -> u64 {
 /// percentiles' bootstrap drawn from the sweep's seed, 0 without one), calling changes beyond
 /// `thresholds`.
 pub fn judge(
-    sweep: crate::summary::sweep::Sweep,
+    mut sweep: crate::summary::sweep::Sweep,
     baseline: usize,
     thresholds: Thresholds,
 ) -> Comparison {
     let points = labelled_points(&sweep);
     let seed = sweep.seed.unwrap_or(0);
+    let mut verdicts = compare::verdicts(&sweep, baseline, &points, seed, thresholds);
+    // A busy machine is named in one line; a target whose runs met it otherwise than the
+    // baseline's gets no verdict (issue 38).
+    let busy = crate::summary::busy::compare_line(&sweep, baseline);
+    if let Some((_, uneven)) = &busy {
+        for v in &mut verdicts {
+            if let Some((_, why)) = uneven.iter().find(|(name, _)| *name == v.target) {
+                compare::withhold(v, why);
+            }
+        }
+    }
+    sweep.busy = busy.map(|(line, _)| line);
     Comparison {
         schema: SCHEMA.into(),
         method: METHOD.into(),
         baseline: sweep.targets[baseline].name.clone(),
         seed: sweep.seed,
         order: compare::order(&sweep, &points),
-        verdicts: compare::verdicts(&sweep, baseline, &points, seed, thresholds),
+        verdicts,
         auto: None,
         shapes: compare::shapes(&sweep, &points),
         sweep,

@@ -450,7 +450,7 @@ pub fn search(
 /// CPU as the generator did, and the generator read its replies late (latency the wake lag
 /// does not see). Beside a CPU hog with other work running, searches against a server of
 /// 3000/s confirmed peaks of 907–2469/s, their bounding steps at 98–100% pressure (issue 38).
-pub const BUSY_PRESSURE_PERCENT: f64 = 50.0;
+pub const BUSY_PRESSURE_PERCENT: f64 = crate::summary::busy::BUSY_PRESSURE_PERCENT;
 
 /// The busy-machine line for a peak whose bound is the machine's, not the target's: every
 /// failure at the lowest failing rate above the peak ran at a CPU pressure of

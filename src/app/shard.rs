@@ -64,7 +64,7 @@ pub fn prepare(a: &RunArgs) -> Result<Option<Prepared>, UsageError> {
         rank: who.rank,
         world: who.world,
         source: who.source.into(),
-        host: crate::sys::host::hostname(),
+        host: crate::sys::host::label(),
         share,
         plan_hash: format!("{:016x}", shard::fnv1a(&text.join("\n"))),
         plan,

@@ -342,7 +342,8 @@ pub fn finish(
     let command = keep.command();
     super::run::stop_on_ctrl_c()?;
     let (sweep, failed) = measure_all(args, batch, &mut |s| keep.progress(s));
-    let (sweep, failed) = measured_or(sweep, failed)?;
+    let (mut sweep, failed) = measured_or(sweep, failed)?;
+    sweep.busy = crate::summary::busy::sweep_line(&sweep);
     let interrupted = crate::engine::stop::requested();
     keep.mark_partial(sweep.stopped.is_some() && !interrupted);
     let render = |out: &mut dyn Write| {
@@ -547,6 +548,7 @@ pub fn measure_until(
         discard: batch.discard,
         points: Vec::with_capacity(batch.runs.len()),
         stopped: None,
+        busy: None,
         units: args.units,
         seed: batch.seed,
     };

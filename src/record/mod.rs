@@ -30,6 +30,10 @@ pub struct PeerReport {
     pub sent: u64,
     /// The server's counters.
     pub report: crate::wire::datagram::FlowReport,
+    /// The session's datagrams this host's own queue toward the target refused (ENOBUFS,
+    /// reported with IP_RECVERR: a qdisc full, the link slower than the rate): never sent, so
+    /// neither in `sent` nor in the sender's bytes, rather than dropped unseen.
+    pub held_back: u64,
 }
 
 /// What one session's packets carry, as its socket reported at the end (`TCP_INFO`'s send
@@ -344,6 +348,8 @@ pub struct PeerCounts {
     pub spans: u64,
     /// (See `spans`.)
     pub receiver_per_s: f64,
+    /// Datagrams the host's own queue refused, never sent (see [`PeerReport::held_back`]).
+    pub held_back: u64,
     /// Stream connections whose socket said what the receiver acknowledged (TCP_INFO).
     pub stream_acked_sessions: u64,
     /// Payload bytes those connections had acknowledged when they ended (at the deadline, or
@@ -363,6 +369,7 @@ impl PeerCounts {
         self.duplicated += p.report.duplicated;
         self.out_of_order += p.report.out_of_order;
         self.jitter_us = self.jitter_us.max(p.report.jitter_us);
+        self.held_back += p.held_back;
         if let Some(rate) = p.report.receiver_rate() {
             self.spans += 1;
             self.receiver_per_s += rate;

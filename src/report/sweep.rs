@@ -18,6 +18,9 @@ pub fn write(sweep: &Sweep, out: &mut dyn Write) -> io::Result<()> {
 /// nothing is swept, where the sweep tables would repeat their means).
 pub fn write_as(sweep: &Sweep, command: &str, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}\n", method(sweep, command))?;
+    if let Some(busy) = &sweep.busy {
+        writeln!(out, "  {busy}\n")?;
+    }
     let short: Vec<&sweep::Point> = (sweep.points.iter())
         .filter(|p| sweep::whole_seconds(&p.result) < 3)
         .collect();
@@ -91,9 +94,24 @@ fn method(sweep: &Sweep, command: &str) -> String {
         (n, 1) => format!(" × {n} runs (the first discarded)"),
         (n, k) => format!(" × {n} runs (the first {k} discarded)"),
     };
-    let warmup = match first.and_then(|s| s.warmup.as_ref()) {
-        Some(_) => "each after its own warm-up",
-        None => "no warm-up",
+    // A `--warmup auto` that ended at its cap is each such run's note; the method line counts
+    // them, so that a table of many runs does not hide one still warming.
+    let unsettled = sweep
+        .points
+        .iter()
+        .filter(|p| {
+            let w = p.result.warmup.as_ref();
+            w.and_then(|w| w.steady.as_ref())
+                .is_some_and(|st| !st.steady)
+        })
+        .count();
+    let warmup = match (first.and_then(|s| s.warmup.as_ref()), unsettled) {
+        (Some(_), 0) => "each after its own warm-up".to_string(),
+        (Some(_), n) => format!(
+            "each after its own warm-up ({n} of {} never settled before its cap: their figures may still have been moving; lengthen it, --warmup auto:60s)",
+            sweep.points.len()
+        ),
+        (None, _) => "no warm-up".to_string(),
     };
     let order = match sweep.seed {
         None => "interleaved across targets (A p1, B p1, A p2 …)".to_string(),

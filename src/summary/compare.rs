@@ -232,6 +232,32 @@ fn words(m: Metric) -> (&'static str, &'static str) {
     }
 }
 
+/// Withholds verdict `v` for `why` (its target's runs met another machine than the
+/// baseline's, [`super::busy`]): not significant, inconclusive, said in its text; the figures
+/// stay, read as measured.
+pub fn withhold(v: &mut Verdict, why: &str) {
+    let what = [
+        Metric::Rate,
+        Metric::Mean,
+        Metric::P50,
+        Metric::P95,
+        Metric::P99,
+        Metric::Bytes,
+        Metric::Errors,
+    ]
+    .into_iter()
+    .map(words)
+    .find(|(key, _)| *key == &*v.metric)
+    .map_or("it", |(_, what)| what);
+    v.significant = false;
+    v.without_outliers = None;
+    v.text = format!(
+        "{}: no verdict on {what} ({:+.1}%, 95% CI {:+.1}% to {:+.1}%): {why}",
+        v.target, v.difference_percent, v.low_pct, v.high_pct
+    );
+    v.inconclusive = Some(why.to_string());
+}
+
 /// The interval a metric gets: a percentile's per-round ratios are lumpy and skewed, so a
 /// bootstrap; a rate or a mean, Student's t.
 fn method_of(m: Metric) -> Method {

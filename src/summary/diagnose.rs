@@ -21,6 +21,20 @@ pub fn notes(s: &Summary) -> Vec<String> {
             ));
         }
     }
+    if let Some(note) = s.warmup.as_ref().and_then(unsettled) {
+        notes.push(note);
+    }
+    // A UDP stream above the path's rate: the host's own queue refused datagrams (never sent).
+    if let Some(n) = s
+        .datagrams
+        .as_ref()
+        .map(|d| d.host_queue_full)
+        .filter(|n| *n > 0)
+    {
+        notes.push(format!(
+            "the path is slower than the offered rate: this host's own queue toward the target was full and refused {n} datagrams (ENOBUFS), never sent and not in the sender's rate; lower --bandwidth to what the link carries"
+        ));
+    }
     let stream = matches!(&*s.mode, "stream" | "source");
     if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up && stream) {
         notes.push(stream_shortfall(s, o));
@@ -54,6 +68,20 @@ pub fn notes(s: &Summary) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// `--warmup auto` that ended at its cap (or a stop) before its last seconds were steady: the
+/// measured window may still hold the target's warming, and the note says so where the JSON's
+/// and the HTML page's notes are read (issue 38: only the terminal's header said it).
+fn unsettled(w: &crate::summary::Warmup) -> Option<String> {
+    let st = w.steady.as_ref().filter(|st| !st.steady)?;
+    let cov = st.cov_pct.map_or("could not be judged".to_string(), |c| {
+        format!("varied {c:.1}% (CoV)")
+    });
+    Some(format!(
+        "the warm-up never settled: {} {cov} over its last {} s (steady at {:.0}% or less) when it ended after {:.1} s, so the figures may still be moving; lengthen its cap (--warmup auto:60s) or warm up for a fixed time",
+        st.judged, st.window_s, st.bound_pct, w.duration_s
+    ))
 }
 
 /// Why a stream fell short of its offered rate. A stream has no replies, so it is judged by

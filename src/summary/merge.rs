@@ -184,7 +184,91 @@ fn add_parts(parts: &[Summary], sequential: bool) -> Result<Summary, MergeError>
             false => "per-second p50/p99 not kept (a result without per-second histograms)",
         }
     )];
+    m.notes.extend(parts_notes(parts));
     Ok(m)
+}
+
+/// The parts' own notes (requests never sent, a generator at its limit, a warm-up that never
+/// settled …), each named by its part: a note is of one generator's run and is not added or
+/// re-derived, but it stays true of the merge (before issue 38 a merge dropped them all). At
+/// most [`PART_NOTES`], then how many more the parts hold.
+fn parts_notes(parts: &[Summary]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut more = 0usize;
+    for (i, p) in parts.iter().enumerate() {
+        let name = match &p.shard {
+            Some(sh) => format!("shard {} of {} ({})", sh.rank, sh.world, sh.host),
+            None => format!("result {}", i + 1),
+        };
+        // A part that is itself a merge carries the merge's own lines: not of one run.
+        let own = p.notes.iter().filter(|n| !is_merge_note(n));
+        for n in own {
+            match out.len() < PART_NOTES {
+                true => out.push(format!("{name}: {n}")),
+                false => more += 1,
+            }
+        }
+    }
+    if more > 0 {
+        out.push(format!(
+            "and {more} more notes of the parts (in each part's own document)"
+        ));
+    }
+    out
+}
+
+/// The parts' notes a merge keeps at most, so that 200 shards make no page of notes.
+const PART_NOTES: usize = 40;
+
+/// Whether `note` is one a merge writes about itself (not a part's run).
+fn is_merge_note(note: &str) -> bool {
+    note.starts_with("merged from ")
+        || note.contains(" shards of one plan (")
+        || note.contains("began later than --max-skew")
+        || note.starts_with("shard ")
+        || note.starts_with("result ")
+}
+
+/// The schedule of several open loops run together: their rates added when each is a
+/// constant `R/s` (`3000/s (3 × 1000/s)`, `3000/s (1000/s + 2000/s)`), else the parts'
+/// schedules named (`3 × 1000..5000/30s`). Before issue 38 a merge showed the first shard's
+/// `1000/s` beside 3000/s offered.
+fn schedule(parts: &[&super::OpenLoop]) -> String {
+    let texts: Vec<&str> = parts.iter().map(|o| o.schedule.as_str()).collect();
+    let Some(first) = texts.first() else {
+        return String::new();
+    };
+    if texts.len() == 1 || first.is_empty() {
+        return first.to_string();
+    }
+    let same = texts.iter().all(|t| t == first);
+    // `1000/s`, or `1000/s Poisson` (arrivals of one law add up to that law at the sum).
+    let rate_of = |t: &str| -> Option<(f64, bool)> {
+        let (t, poisson) = match t.strip_suffix(" Poisson") {
+            Some(t) => (t, true),
+            None => (t, false),
+        };
+        let r = t.strip_suffix("/s")?.trim().parse::<f64>().ok()?;
+        r.is_finite().then_some((r, poisson))
+    };
+    let constant: Option<Vec<(f64, bool)>> = texts.iter().map(|t| rate_of(t)).collect();
+    let parts_text = match same {
+        true => format!("{} × {first}", texts.len()),
+        false => texts.join(" + "),
+    };
+    match constant {
+        Some(rates) if rates.iter().all(|r| r.1 == rates[0].1) => {
+            let poisson = rates[0].1;
+            let sum: f64 = rates.iter().map(|r| r.0).sum();
+            let sum = match (sum - sum.round()).abs() < 1e-6 {
+                true => crate::units::thousands(sum.round() as u64),
+                false => format!("{sum:.1}"),
+            };
+            let law = if poisson { " Poisson" } else { "" };
+            format!("{sum}/s{law} ({parts_text})")
+        }
+        _ => parts_text,
+    }
 }
 
 /// The distributions added: decoded, histograms added, summarised again.
@@ -274,15 +358,15 @@ fn open_loop(
     secs: f64,
 ) -> Result<Option<super::OpenLoop>, MergeError> {
     let all: Vec<&super::OpenLoop> = parts.iter().filter_map(|p| p.open_loop.as_ref()).collect();
-    let Some(first) = all.first() else {
+    if all.is_empty() {
         return Ok(None);
-    };
+    }
     let secs = secs.max(1e-9);
     let offered: u64 = all.iter().map(|o| o.offered).sum();
     let sent: u64 = all.iter().map(|o| o.sent).sum();
     let achieved = ok as f64 / secs;
     Ok(Some(super::OpenLoop {
-        schedule: first.schedule.clone(),
+        schedule: schedule(&all),
         offered,
         offered_per_s: offered as f64 / secs,
         sent,
@@ -326,6 +410,7 @@ fn datagrams(parts: &[Summary]) -> Option<super::Datagrams> {
         late: sum(&|d| d.late),
         duplicated: sum(&|d| d.duplicated),
         reordered: sum(&|d| d.reordered),
+        host_queue_full: sum(&|d| d.host_queue_full),
         server,
     })
 }

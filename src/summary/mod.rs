@@ -5,6 +5,7 @@
 
 pub mod auto_runs;
 mod build;
+pub mod busy;
 pub mod check;
 pub mod compare;
 pub mod diagnose;
@@ -434,6 +435,11 @@ pub struct Datagrams {
     pub reordered: u64,
     /// The receiving server's own counters (wirebench servers only).
     pub server: Option<ServerCount>,
+    /// A stream: datagrams this host's own queue toward the target refused, full (ENOBUFS:
+    /// the link is slower than the offered rate); never sent, not in `sent` nor in the
+    /// sender's rate; absent when none (issue 38).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub host_queue_full: u64,
 }
 
 /// The receiving server's counters of the client's datagrams, over the whole run (warm-up

@@ -30,6 +30,11 @@ pub struct Sweep {
     /// was stopped while it ran): a partial sweep, holding the runs finished. None: complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// The one line saying the machine was busy over the kept runs (their median CPU
+    /// pressure at [`super::busy::BUSY_PRESSURE_PERCENT`] or more), and what it means for the
+    /// figures (a comparison: for its verdicts); None on a calm machine (issue 38).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<String>,
     /// The payload throughput unit `--units` forced on every table; None: chosen by the
     /// largest figure. How the tables print, not a measurement, so not in the JSON.
     #[serde(skip)]

@@ -96,6 +96,47 @@ pub fn hostname() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
+/// The host's name as a shard records it: the hostname, and the network namespace's name when
+/// the process runs in one of `ip netns`'s (`ip netns exec NS`: every namespace of one machine
+/// answers to one hostname, and before issue 38 a merge of shards in namespaces named every
+/// one "vm"). A namespace named as the host is (a node given its own hostname) adds nothing.
+pub fn label() -> String {
+    let name = hostname();
+    match netns() {
+        Some(ns) if ns != name => format!("{name} (netns {ns})"),
+        _ => name,
+    }
+}
+
+/// The network namespace this process runs in, when it is not the machine's: its name under
+/// /run/netns (as `ip netns` names it); else, when pid 1's namespace can be read and differs,
+/// its inode. None in the machine's own, or in a UTS namespace of its own (a container: its
+/// hostname is its own name).
+fn netns() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let link = |p: &str| std::fs::read_link(p).ok();
+    let own = link("/proc/self/ns/net")?;
+    // pid 1's namespaces, where they can be read (a sandbox may hide them even from root).
+    let init = link("/proc/1/ns/net");
+    if init.as_ref() == Some(&own) {
+        return None;
+    }
+    if let (Some(a), Some(b)) = (link("/proc/self/ns/uts"), link("/proc/1/ns/uts")) {
+        if a != b {
+            return None;
+        }
+    }
+    let me = std::fs::metadata("/proc/self/ns/net").ok()?;
+    let named = std::fs::read_dir("/run/netns").ok().and_then(|dir| {
+        dir.flatten().find_map(|e| {
+            let m = std::fs::metadata(e.path()).ok()?;
+            (m.ino() == me.ino() && m.dev() == me.dev())
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+    });
+    named.or_else(|| init.map(|_| own.to_string_lossy().into_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -390,8 +390,49 @@ pub fn json_verdict<'a>(doc: &'a serde_json::Value, metric: &str) -> &'a serde_j
     let d = v["difference_percent"].as_f64().unwrap();
     assert!(lo <= d && d <= hi, "the estimate lies in its interval: {v}");
     let thr = v["threshold_pct"].as_f64().unwrap();
-    assert_eq!(v["significant"], lo > thr || hi < -thr, "{v}");
+    match v["inconclusive"].is_string() {
+        // Withheld (a wide interval, too few rounds, a busy machine met unevenly): no call.
+        true => assert_eq!(v["significant"], false, "{v}"),
+        false => assert_eq!(v["significant"], lo > thr || hi < -thr, "{v}"),
+    }
     v
+}
+
+/// The median of the host's CPU pressure over a sweep document's kept runs (None: not
+/// measured), and checks that the document's `busy` line is there exactly when it is 50% or
+/// more (issue 38), in the words the report uses; returns that median.
+pub fn busy_line_agrees(sweep: &serde_json::Value) -> Option<f64> {
+    let mut p: Vec<f64> = sweep["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["discarded"] != true)
+        .filter_map(|p| p["result"]["generator"]["cpu_pressure_percent"].as_f64())
+        .collect();
+    p.sort_by(f64::total_cmp);
+    let median = match p.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(p[n / 2]),
+        n => Some((p[n / 2 - 1] + p[n / 2]) / 2.0),
+    };
+    let busy = median.is_some_and(|m| m >= 50.0);
+    match sweep["busy"].as_str() {
+        Some(line) => {
+            assert!(
+                busy,
+                "a busy line at a median pressure of {median:?}: {line}"
+            );
+            let want = format!(
+                "the machine was busy: CPU pressure {:.0}% (median of {} runs",
+                median.unwrap(),
+                p.len()
+            );
+            assert!(line.starts_with(&want), "{line} (expected {want})");
+            assert!(!line.contains('\n'), "one line: {line}");
+        }
+        None => assert!(!busy, "no busy line at a median pressure of {median:?}"),
+    }
+    median
 }
 
 /// `wirebench run ARGS --json`'s document and exit code, run in this process through the

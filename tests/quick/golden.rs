@@ -123,6 +123,7 @@ fn datagrams(total: &Recorder, lost: u64) -> Datagrams {
         late: total.late,
         duplicated: total.duplicates,
         reordered: total.reordered,
+        host_queue_full: 0,
         server: Some(ServerCount {
             sent: peer.sent,
             received: peer.received,

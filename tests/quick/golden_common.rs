@@ -251,6 +251,7 @@ pub fn sweep_of(
         discard,
         points,
         stopped: None,
+        busy: None,
         units: None,
         seed: None,
     }

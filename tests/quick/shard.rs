@@ -430,3 +430,156 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// A network namespace of the test's own with its loopback up, removed when dropped.
+struct Netns(String);
+
+impl Netns {
+    /// `ip netns add NAME`; None where namespaces cannot be made (not root, no `ip`).
+    fn up(name: String) -> Option<Netns> {
+        let ip = |args: &[&str]| {
+            std::process::Command::new("ip")
+                .args(args)
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !ip(&["netns", "add", &name]) {
+            return None;
+        }
+        let ns = Netns(name);
+        ip(&["-n", &ns.0, "link", "set", "lo", "up"]).then_some(ns)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .status();
+    }
+}
+
+/// Issue 38: a merge of shards keeps each shard's own notes (here: requests due and never
+/// sent, a server too slow for the rate), shows the load's whole schedule (2 × 1000/s is
+/// 2,000/s, not one shard's 1000/s), and names each shard's host so that two network
+/// namespaces of one machine (one hostname) are told apart. Each shard runs in a namespace
+/// of its own against a server at the same address in it (so the plans agree).
+#[test]
+fn a_merge_of_shards_keeps_their_notes_the_whole_schedule_and_their_namespaces() {
+    let id = std::process::id();
+    let names = [format!("wb38m{id}a"), format!("wb38m{id}b")];
+    let Some(spaces) = names
+        .iter()
+        .map(|n| Netns::up(n.clone()))
+        .collect::<Option<Vec<Netns>>>()
+    else {
+        eprintln!("skipped: cannot make network namespaces (needs root and ip)");
+        return;
+    };
+    // 20 ms a request on 2 connections: at most 100/s of each shard's 1000/s goes out.
+    let servers: Vec<ServerProcess> = spaces
+        .iter()
+        .map(|ns| {
+            ServerProcess::start_with(
+                common::bin_via(&["ip", "netns", "exec", &ns.0]),
+                &["-l", "127.0.0.1:7038", "--delay", "20ms"],
+            )
+        })
+        .collect();
+    let dir = tempdir("netns");
+    let out = dir.join("shard-%r.json").display().to_string();
+    let mut runs = shard_runs(
+        &servers[0].url,
+        2,
+        &out,
+        &[
+            "--rate",
+            "2000",
+            "-c",
+            "4",
+            "--pipeline",
+            "1",
+            "-d",
+            "500ms",
+        ],
+    );
+    for r in &mut runs {
+        r[5] = "+500ms".into(); // --start-at: soon, the test is short
+    }
+    let t0 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let children: Vec<_> = runs
+        .iter()
+        .zip(&spaces)
+        .map(|(a, ns)| {
+            common::bin_via(&["ip", "netns", "exec", &ns.0])
+                .args(a)
+                .env("WIREBENCH_T0", t0.to_string())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        // Exit 1: the target did not keep up with the load (its result is written all the same).
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let files: Vec<String> = (0..2)
+        .map(|r| dir.join(format!("shard-{r}.json")).display().to_string())
+        .collect();
+    let parts: Vec<Value> = files
+        .iter()
+        .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+        .collect();
+    let merged = merge(&files).unwrap();
+    let hosts: Vec<&str> = merged["shards"]["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["host"].as_str().unwrap())
+        .collect();
+    for (host, ns) in hosts.iter().zip(&names) {
+        assert!(host.ends_with(&format!("(netns {ns})")), "{hosts:?}");
+    }
+    assert_ne!(hosts[0], hosts[1]);
+    assert_eq!(
+        merged["open_loop"]["schedule"], "2,000/s (2 × 1000/s)",
+        "{}",
+        merged["open_loop"]
+    );
+    // Every shard's own note is in the merge, named by its shard (the shards owed most of
+    // their 1000/s: the note of requests never sent is among them).
+    let notes: Vec<&str> = merged["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for (rank, part) in parts.iter().enumerate() {
+        let own = part["notes"].as_array().unwrap();
+        assert!(
+            own.iter()
+                .any(|n| n.as_str().unwrap().contains("were never sent")),
+            "{own:?}"
+        );
+        for n in own {
+            let named = format!(
+                "shard {rank} of 2 ({}): {}",
+                hosts[rank],
+                n.as_str().unwrap()
+            );
+            assert!(notes.contains(&named.as_str()), "{named} not in {notes:?}");
+        }
+    }
+    drop(servers);
+}

@@ -38,6 +38,9 @@ impl UdpDriver {
         if let Some(n) = self.socket.rcvbuf {
             s.set_recv_buffer_size(n)?;
         }
+        if !self.expects_replies {
+            recverr(&s, self.addr.is_ipv6())?;
+        }
         let any: SocketAddr = match self.addr {
             SocketAddr::V4(_) => SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0)),
             SocketAddr::V6(_) => SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0)),
@@ -102,6 +105,31 @@ impl Sock {
                 }
             },
         }
+    }
+}
+
+/// Asks the kernel to say when the host's own queue drops a datagram this socket sent
+/// (IP_RECVERR: without it UDP reports a full qdisc's ENOBUFS as a success, and a stream's
+/// sender writes at its rate whatever the link takes, the excess thrown away unseen).
+fn recverr(s: &socket2::Socket, v6: bool) -> io::Result<()> {
+    let (level, name) = match v6 {
+        true => (libc::IPPROTO_IPV6, libc::IPV6_RECVERR),
+        false => (libc::IPPROTO_IP, libc::IP_RECVERR),
+    };
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt reads `size_of::<c_int>()` bytes from `&on`, valid for the call.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            level,
+            name,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    match r {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
     }
 }
 

@@ -45,6 +45,9 @@ pub fn render(page: &mut Page, doc: &Comparison) -> Result<(), RenderError> {
         "Against the baseline '{}' (method: {}); the interval is the 95% CI of the difference in % of the baseline.",
         doc.baseline, doc.method
     ));
+    if let Some(line) = &doc.sweep.busy {
+        page.para(line);
+    }
     // The chart that answers a comparison first: how far each target is from the baseline.
     page.figures(difference_chart(&doc.verdicts));
     page.raw(&verdict_table(&doc.verdicts));
@@ -55,7 +58,7 @@ pub fn render(page: &mut Page, doc: &Comparison) -> Result<(), RenderError> {
     if !charts.is_empty() {
         page.figures(charts);
     }
-    sweep::render(page, &doc.sweep)
+    sweep::render_with(page, &doc.sweep, false)
 }
 
 /// A verdict's target, and its point when it has one: `b at --size 64`.

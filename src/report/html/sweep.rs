@@ -169,9 +169,22 @@ impl Sweep {
 
 /// Writes the sections of a sweep document.
 pub fn render(page: &mut Page, doc: &summary::sweep::Sweep) -> Result<(), RenderError> {
+    render_with(page, doc, true)
+}
+
+/// [`render`], with the busy machine's line or without it (a comparison's page says it above
+/// its verdicts).
+pub fn render_with(
+    page: &mut Page,
+    doc: &summary::sweep::Sweep,
+    busy: bool,
+) -> Result<(), RenderError> {
     let sweep = Sweep::of(doc);
     page.heading(2, "Results");
     page.para(&method(&sweep));
+    if let Some(line) = doc.busy.as_ref().filter(|_| busy) {
+        page.para(line);
+    }
     let lead = sweep_charts::lead(&sweep);
     page.figures(lead.clone());
     if sweep.runs == 1 || !sweep.axes.is_empty() {

@@ -373,8 +373,8 @@ fn flash_shows_throughput_and_latency_shape_per_server_and_data_set() {
         "| nginx ",
         "| serve ",
         "| lighttpd ",
-        "262144",
-        "2097152",
+        "256k",
+        "2M",
         "Against the baseline 'nginx'",
     ] {
         assert!(report.contains(table), "no {table:?} in:\n{report}");

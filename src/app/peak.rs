@@ -10,6 +10,7 @@ use crate::load::search::{Next, Search, Why};
 use crate::plan::{duration_flag, Plan};
 use crate::report::progress::{Points, Progress};
 use crate::store::Kind;
+use crate::summary::busy::BUSY_PRESSURE_PERCENT;
 use crate::summary::peak::{Contradiction, Limit, Peak, PeakStudy, Step, PEAK_SCHEMA};
 use crate::summary::slo::Slo;
 use std::cell::RefCell;
@@ -444,13 +445,6 @@ pub fn search(
     study.contradictions = contradictions(&tried);
     (study, failed)
 }
-
-/// The host's CPU pressure (%) at or above which a failed step says nothing of the target: on
-/// a machine this contended, a target on loopback or in a namespace of this host waited for a
-/// CPU as the generator did, and the generator read its replies late (latency the wake lag
-/// does not see). Beside a CPU hog with other work running, searches against a server of
-/// 3000/s confirmed peaks of 907–2469/s, their bounding steps at 98–100% pressure (issue 38).
-pub const BUSY_PRESSURE_PERCENT: f64 = crate::summary::busy::BUSY_PRESSURE_PERCENT;
 
 /// The busy-machine line for a peak whose bound is the machine's, not the target's: every
 /// failure at the lowest failing rate above the peak ran at a CPU pressure of

@@ -94,8 +94,9 @@ impl Pacer {
     /// came waited for a connection, or for the reply of the one before: no wake to time.
     pub async fn turn(&self) -> Option<(Turn<'_>, Option<Duration>)> {
         let turn = self.turn.lock().await;
-        let due = self.next_due(Instant::now())?;
-        if due <= Instant::now() {
+        let now = Instant::now();
+        let due = self.next_due(now)?;
+        if due <= now {
             return Some((turn, None));
         }
         if self.timer.sleep_until(due).await.is_err() {

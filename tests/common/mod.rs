@@ -613,3 +613,19 @@ pub fn busy(json: &serde_json::Value) -> bool {
     }
     busy
 }
+
+/// A reference TCP server in this test's process, in `mode`, on a free loopback port: its
+/// handle (stopped when dropped) and its `tcp://` URL.
+pub fn tcp_in_process(
+    mode: wirebench::serve::Mode,
+) -> (wirebench::serve::tcp::ServerHandle, String) {
+    use wirebench::serve::tcp::{self, TcpServerOptions};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let options = TcpServerOptions {
+        mode,
+        ..TcpServerOptions::default()
+    };
+    let srv = tcp::spawn(listener, options).unwrap();
+    let url = format!("tcp://{}", srv.addr);
+    (srv, url)
+}

@@ -8,22 +8,9 @@ use super::common;
 
 use std::path::PathBuf;
 use std::time::Duration;
-use wirebench::serve::tcp::{self, ServerHandle, TcpServerOptions};
 use wirebench::serve::Mode;
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// A reference TCP server in this process, in `mode`.
-fn server(mode: Mode) -> (ServerHandle, String) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let options = TcpServerOptions {
-        mode,
-        ..TcpServerOptions::default()
-    };
-    let srv = tcp::spawn(listener, options).unwrap();
-    let url = format!("tcp://{}", srv.addr);
-    (srv, url)
-}
 
 /// `wirebench ARGS`: exit code, stdout, stderr.
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -46,7 +33,7 @@ fn scratch(name: &str) -> PathBuf {
 /// and exited 1 with no word why.
 #[test]
 fn an_open_loop_that_fell_behind_says_why_it_exits_1() {
-    let (srv, url) = server(Mode::Echo);
+    let (srv, url) = common::tcp_in_process(Mode::Echo);
     let (code, out, err) = run(&[
         "run",
         &url,
@@ -151,7 +138,7 @@ fn a_peak_search_without_a_peak_says_why() {
 /// sweep's CSVs read as this study's.
 #[test]
 fn a_study_s_directory_holds_one_study() {
-    let (srv, url) = server(Mode::Echo);
+    let (srv, url) = common::tcp_in_process(Mode::Echo);
     let dir = scratch("study");
     let out = dir.join("out");
     let plan = |name: &str, swept: &str| {
@@ -247,7 +234,7 @@ fn an_unknown_plan_key_gets_did_you_mean() {
 /// file, not taken for a run id.
 #[test]
 fn merge_takes_json_and_names_a_missing_file() {
-    let (srv, url) = server(Mode::Echo);
+    let (srv, url) = common::tcp_in_process(Mode::Echo);
     let dir = scratch("merge");
     let file = dir.join("a.json");
     let (code, out, err) = run(&["run", &url, "-n", "50", "--json", "-q", "--no-save"]);

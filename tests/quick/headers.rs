@@ -6,20 +6,9 @@ use super::common;
 
 use std::net::TcpListener;
 use std::time::Duration;
-use wirebench::serve::tcp::{self, TcpServerOptions};
 use wirebench::serve::Mode;
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn server(mode: Mode) -> (tcp::ServerHandle, String) {
-    let options = TcpServerOptions {
-        mode,
-        ..TcpServerOptions::default()
-    };
-    let srv = tcp::spawn(TcpListener::bind("127.0.0.1:0").unwrap(), options).unwrap();
-    let url = format!("tcp://{}", srv.addr);
-    (srv, url)
-}
 
 /// The first line of `wirebench ARGS`' report.
 fn header(args: &[&str]) -> String {
@@ -33,8 +22,8 @@ fn header(args: &[&str]) -> String {
 
 #[test]
 fn compare_says_compare() {
-    let (_a, a) = server(Mode::Echo);
-    let (_b, b) = server(Mode::Echo);
+    let (_a, a) = common::tcp_in_process(Mode::Echo);
+    let (_b, b) = common::tcp_in_process(Mode::Echo);
     let (a, b) = (format!("a={a}"), format!("b={b}"));
     let h = header(&[
         "compare",
@@ -53,8 +42,8 @@ fn compare_says_compare() {
 
 #[test]
 fn a_study_with_a_push_target_names_both_workloads() {
-    let (_rr, rr) = server(Mode::Echo);
-    let (_push, push) = server(Mode::Source);
+    let (_rr, rr) = common::tcp_in_process(Mode::Echo);
+    let (_push, push) = common::tcp_in_process(Mode::Source);
     let dir = std::env::temp_dir().join(format!("wb-headers-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("dim.toml");
@@ -71,8 +60,8 @@ fn a_study_with_a_push_target_names_both_workloads() {
 
 #[test]
 fn a_compare_plan_through_study_says_study() {
-    let (_a, a) = server(Mode::Echo);
-    let (_b, b) = server(Mode::Echo);
+    let (_a, a) = common::tcp_in_process(Mode::Echo);
+    let (_b, b) = common::tcp_in_process(Mode::Echo);
     let dir = std::env::temp_dir().join(format!("wb-headers-cmp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("cmp.toml");

@@ -6,9 +6,8 @@
 use super::common;
 
 use common::{run_bounded, run_json, usage_error};
-use std::net::{TcpListener, UdpSocket};
+use std::net::UdpSocket;
 use std::time::Duration;
-use wirebench::serve::tcp::{self, TcpServerOptions};
 use wirebench::serve::udp::{self, UdpServerOptions};
 use wirebench::serve::Mode as ServerMode;
 
@@ -23,17 +22,6 @@ fn run_table(url: &str, args: &[&str]) -> (i32, String) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stdout.is_empty(), "{all:?}: no report; stderr: {stderr}");
     (out.status.code().unwrap_or(-1), stdout)
-}
-
-fn tcp_server(mode: ServerMode) -> (tcp::ServerHandle, String) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let options = TcpServerOptions {
-        mode,
-        ..TcpServerOptions::default()
-    };
-    let srv = tcp::spawn(listener, options).unwrap();
-    let url = format!("tcp://{}", srv.addr);
-    (srv, url)
 }
 
 fn udp_server(mode: ServerMode) -> (udp::UdpServerHandle, String) {
@@ -83,7 +71,7 @@ fn number(cell: &str) -> f64 {
 /// so it equals the headline rate; before, it showed the count as if it were per second.
 #[test]
 fn a_partial_second_shows_its_true_rate() {
-    let (srv, url) = tcp_server(ServerMode::Echo);
+    let (srv, url) = common::tcp_in_process(ServerMode::Echo);
     let (code, text) = run_table(&url, &["-d", "90ms"]);
     assert_eq!(code, 0, "{text}");
     let ok = figure(&text, "ok ");
@@ -198,7 +186,7 @@ fn a_lossy_udp_stream_is_named_by_the_servers_count() {
 #[test]
 fn bulk_tcp_runs_show_what_they_moved() {
     for (server, mode) in [(ServerMode::Sink, "stream"), (ServerMode::Source, "source")] {
-        let (srv, url) = tcp_server(server);
+        let (srv, url) = common::tcp_in_process(server);
         let (code, text) = run_table(&url, &["--mode", mode, "-d", "300ms"]);
         srv.stop();
         assert_eq!(code, 0, "{mode}: {text}");

@@ -109,17 +109,39 @@ fn search(url: &str) -> (serde_json::Value, Option<i32>, Duration) {
     (doc, code, took)
 }
 
+/// The search's steps, one line each, for a failure to show what each step measured: offered
+/// and achieved rates, p99, backlog, pass, and the machine's CPU pressure and steal.
+fn steps(doc: &serde_json::Value) -> String {
+    let mut out = String::from("offered achieved p99_ms owed backlog passed pressure% steal%");
+    for s in doc["steps"].as_array().into_iter().flatten() {
+        let g = &s["result"]["generator"];
+        out += &format!(
+            "\n{:.0} {:.0} {:.1} {} {} {} {} {}",
+            f(&s["offered_per_s"]),
+            f(&s["achieved_per_s"]),
+            s["p99_us"].as_f64().unwrap_or(f64::NAN) / 1000.0,
+            s["owed_at_end"],
+            s["backlog"],
+            s["passed"],
+            g["cpu_pressure_percent"],
+            g["steal_percent"],
+        );
+    }
+    out
+}
+
 /// The search found and confirmed a peak within 5 % of the server's true 4000/s.
 fn assert_found_4000(doc: &serde_json::Value, code: Option<i32>) {
     if common::machine_was_busy(doc, code) {
         return;
     }
-    assert_eq!(code, Some(0), "{}", doc["conclusion"]);
+    assert_eq!(code, Some(0), "{}\n{}", doc["conclusion"], steps(doc));
     let peak = f(&doc["peak"]["offered_per_s"]);
     assert!(
         (3800.0..=4200.0).contains(&peak),
-        "peak {peak}/s; {}",
-        doc["conclusion"]
+        "peak {peak}/s; {}\n{}",
+        doc["conclusion"],
+        steps(doc)
     );
     assert_eq!(doc["peak"]["confirmed"], true);
     assert!(!doc["generator_limited"].as_bool().unwrap());

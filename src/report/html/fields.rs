@@ -53,7 +53,7 @@ pub fn targets(doc: Doc) -> Vec<String> {
 
 /// Whether a result measured bulk transfer (stream, source), where operations are messages.
 pub fn bulk(result: &Summary) -> bool {
-    matches!(&*result.mode, "stream" | "source")
+    result.mode.bulk()
 }
 
 /// A result's operations (or, in bulk, messages) per second.
@@ -300,6 +300,7 @@ pub fn methodology(r: &Summary) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::summary::{ClientMode, ProtocolName};
 
     #[test]
     fn fields_read_as_words_with_units() {
@@ -319,7 +320,7 @@ mod tests {
     #[test]
     fn the_lede_is_true_to_the_protocol() {
         let mut r = Summary::default();
-        (r.protocol, r.mode) = ("http".into(), "request".into());
+        (r.protocol, r.mode) = (ProtocolName::Http, ClientMode::Rr);
         (r.config.connections, r.config.request_bytes) = (1, 64);
         r.http = Some(
             serde_json::from_value(serde_json::json!({

@@ -11,16 +11,20 @@
 //! cli → app → plan → engine (load × driver) → record → summary → report / store
 //!
 //! The imports do not follow the flow: a room reads the types of the rooms that made its input
-//! (the engine runs a [`plan::Plan`] with the drivers; a summary reads the plan, the driver's
-//! workload and the record; a report lays out a sweep's points in [`load::sweep`]'s order). What
+//! (the engine runs a [`plan::Plan`] with the drivers; a summary reads the plan, what the
+//! drivers say of its operations and the record; a report lays out a sweep's points in [`load::sweep`]'s order). What
 //! holds outside tests (`tests/quick/layout.rs` checks it) is one order in which each room imports
 //! only rooms to its right, so no two rooms import each other:
 //!
 //! app → report → store → summary → engine → plan → cli → load → driver → record → wire → sys
 //! → units → error
 //!
-//! Only `app` and the plan read `cli`; nothing imports `app`; [`record`] knows no driver; the
-//! reference servers ([`serve`]) stand alone, importing only [`wire`], [`sys`], [`units`] and
+//! Only `app` and the plan read `cli`; nothing imports `app`; [`record`] knows no driver. The
+//! summary never imports `driver`, `engine`, `app` or `cli`, and reads nothing of the machine:
+//! it is a pure function of a plan and its record, a protocol's facts reaching it as plain
+//! data ([`record::exchange::Exchange`], which the drivers fill: [`plan::Plan::exchange`]) and
+//! the machine's (the server's memory limit, the port range: [`record::Host`]) read by the
+//! engine as the run ends. The reference servers ([`serve`]) stand alone, importing only [`wire`], [`sys`], [`units`] and
 //! [`error`].
 //!
 //! - [`cli`]: clap definitions, raw arguments only.
@@ -62,7 +66,9 @@
 //!   open-loop pacer; the collector that merges per-second intervals. Returns a
 //!   [`record::RunRecord`]; it builds no summary and writes no report.
 //! - [`record`]: the per-worker [`record::Recorder`] (histograms, error counters, bytes), merged
-//!   with `+=`; the per-second series; what a finished run recorded.
+//!   with `+=`; the per-second series; what a finished run recorded; [`record::exchange`]:
+//!   what its operations were (protocol, family, mode, a protocol's own facts), as the drivers
+//!   describe them to the summary.
 //! - [`summary`]: computed once from a plan and its record ([`summary::of`]); the JSON schema's
 //!   shape; [`summary::check`] checks a document read back against its schema and ranges;
 //!   [`summary::diagnose`] names what a summary shows; [`summary::sweep`] holds a

@@ -3,17 +3,7 @@
 
 use std::net::SocketAddr;
 
-/// What kind of exchange a scheme's protocol is: decides which flags apply to it and which
-/// report sections it has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    /// Requests and replies (or bulk bytes) over a byte stream.
-    Stream,
-    /// Datagrams: a request and its reply are one datagram each.
-    Datagram,
-    /// HTTP requests: method, path, headers, statuses.
-    Http,
-}
+pub use crate::record::exchange::Family;
 
 /// One URL scheme a driver serves.
 #[derive(Debug, PartialEq, Eq)]

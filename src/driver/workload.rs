@@ -9,35 +9,8 @@ use std::sync::Arc;
 /// Request size when no flag says otherwise (`--size`, `--payload`).
 pub const DEFAULT_SIZE: usize = 64;
 
-/// What each client connection does (the validated `--mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientMode {
-    /// Request/response on persistent connections.
-    Rr,
-    /// Connect, request, response, close: a new connection for every request.
-    Crr,
-    /// Bulk send to a sink: MB/s.
-    Stream,
-    /// Read what the server pushes: messages/s and MB/s.
-    Source,
-}
-
-impl ClientMode {
-    /// The flag spelling (`--mode rr`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ClientMode::Rr => "rr",
-            ClientMode::Crr => "crr",
-            ClientMode::Stream => "stream",
-            ClientMode::Source => "source",
-        }
-    }
-
-    /// Whether the mode moves bytes in bulk (no replies).
-    pub fn bulk(self) -> bool {
-        matches!(self, ClientMode::Stream | ClientMode::Source)
-    }
-}
+use crate::record::exchange::Exchange;
+pub use crate::record::exchange::{ClientMode, Reply};
 
 /// What one operation is.
 #[derive(Clone, Debug)]
@@ -60,6 +33,13 @@ pub trait Spec: Any + std::fmt::Debug + Send + Sync {
     /// worth recording.
     fn is_random(&self) -> bool {
         false
+    }
+
+    /// Adds the protocol's own facts a result reports (HTTP's requests, a mix, a file set) to
+    /// `exchange`, as plain data: how a protocol's figures reach the summary, which names no
+    /// driver type.
+    fn describe(&self, exchange: &mut Exchange) {
+        let _ = exchange;
     }
 }
 
@@ -92,15 +72,6 @@ impl Request {
     }
 }
 
-/// How the end of a reply is found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
-    /// Exactly this many bytes.
-    Size(usize),
-    /// Everything up to and including this delimiter.
-    Until(Vec<u8>),
-}
-
 impl Workload {
     /// A workload in `mode` before any protocol shapes it: [`DEFAULT_SIZE`]-byte requests in
     /// wirebench framing, echoed.
@@ -127,6 +98,28 @@ impl Workload {
     pub fn shared<T: Spec>(&self) -> Option<Arc<T>> {
         let spec: Arc<dyn Any + Send + Sync> = self.spec.clone()?;
         spec.downcast().ok()
+    }
+
+    /// What the run's operations are, in the terms the summary reads: this workload sent to
+    /// `target`, with its protocol part's own facts.
+    pub fn exchange(&self, target: &super::target::Target) -> Exchange {
+        let mut exchange = Exchange {
+            url: target.url.clone(),
+            addr: target.addr,
+            protocol: target.scheme.protocol,
+            family: target.family(),
+            mode: self.mode,
+            request_bytes: self.request.len(),
+            reply: self.reply.clone(),
+            preamble: self.preamble().is_some(),
+            http: None,
+            mix: None,
+            files: None,
+        };
+        if let Some(spec) = &self.spec {
+            spec.describe(&mut exchange);
+        }
+        exchange
     }
 
     /// Whether the workload draws random numbers.

@@ -161,7 +161,30 @@ impl Run<'_> {
         if timeline.expired() {
             unfinished(&mut record, &plan, &timeline);
         }
+        record.host = host(&plan, &record);
         Ok(record)
+    }
+}
+
+/// What the run's result states about this machine, read now that the run has ended, and
+/// only what it speaks to: the server's memory limit for a run of a data set or a cache state
+/// (finding the listener walks every process's open files, ~300 readlink calls on a quiet
+/// machine and thousands on a busy one, which a plain run's client would pay for in its CPU
+/// time and its end), the local port range for a run that ran out of ports.
+fn host(plan: &Plan, record: &RunRecord) -> crate::record::Host {
+    use crate::sys::cgroup;
+    let addr = plan.target.addr;
+    let data_bound = plan.cache.is_some() || plan.exchange().files.is_some();
+    let out_of_ports = record
+        .total
+        .errors
+        .count(crate::record::ErrorKind::PortExhausted)
+        > 0;
+    crate::record::Host {
+        server_memory_limit_bytes: (data_bound && addr.ip().is_loopback())
+            .then(|| cgroup::listener_of(addr.port()).and_then(cgroup::memory_limit_of))
+            .flatten(),
+        port_range: out_of_ports.then(crate::sys::netstat::port_range).flatten(),
     }
 }
 

@@ -89,6 +89,11 @@ impl Plan {
             || self.load.schedule().is_some_and(|s| s.is_random())
             || self.load.thinking().is_some_and(|t| t.exp_seed.is_some())
     }
+
+    /// What the run's operations are, as the summary reads them (the drivers fill it).
+    pub fn exchange(&self) -> crate::record::exchange::Exchange {
+        self.workload.exchange(&self.target)
+    }
 }
 
 /// When the measured part ends: after a duration, a request count, or whichever comes first.

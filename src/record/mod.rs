@@ -9,6 +9,7 @@
 pub mod compact;
 pub mod damage;
 pub mod errors;
+pub mod exchange;
 pub mod kinds;
 pub mod run;
 pub mod series;
@@ -16,7 +17,7 @@ pub mod status;
 
 pub use damage::HistogramError;
 pub use errors::{ErrorCounts, ErrorKind, OpError};
-pub use run::{RunRecord, Settled};
+pub use run::{Host, RunRecord, Settled};
 pub use series::{SeriesPoint, Snapshot};
 pub use status::{reason, StatusCounts};
 

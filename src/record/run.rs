@@ -39,6 +39,20 @@ pub struct RunRecord {
     pub settled: Option<Settled>,
     /// The host's CPU pressure and steal over the run: how contended the machine was.
     pub machine: crate::sys::pressure::MachineLoad,
+    /// What the summary states about this machine, read by the engine as the run ended.
+    pub host: Host,
+}
+
+/// Facts of the machine a run's result states, read from the operating system by the engine
+/// when the run ends (only those its result speaks to), so the summary reads nothing itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Host {
+    /// The memory limit of the server listening on the target's port, when it runs on this
+    /// machine, for a run whose data set or cache state it bears on.
+    pub server_memory_limit_bytes: Option<u64>,
+    /// The local port range (`net.ipv4.ip_local_port_range`), for a run whose connects ran
+    /// out of ports.
+    pub port_range: Option<(u16, u16)>,
 }
 
 /// How a warm-up until steady state (`--warmup auto`) ended.

@@ -1,22 +1,26 @@
 //! Builds the [`Summary`] of a finished run from its plan and what it recorded: the rates,
 //! distributions and sections each protocol and load model adds, then the diagnosis notes.
+//!
+//! A pure function of the two: what the run's operations were comes from the plan as the
+//! drivers describe it ([`Exchange`]: protocol, family, mode, a protocol's own facts), and
+//! what the machine showed (the server's memory limit, the port range) from the record, read
+//! by the engine; nothing here reads the operating system or names a driver.
 
 use super::{
     Datagrams, Distribution, ErrorSummary, OpenLoop, ServerCount, Summary, Throughput, SCHEMA,
 };
-use crate::driver::http::spec::HttpSpec;
-use crate::driver::target::Family;
-use crate::driver::workload::{ClientMode, Reply};
 use crate::load::Schedule;
 use crate::plan::Plan;
+use crate::record::exchange::{ClientMode, Exchange, Family, HttpFacts, Reply};
 use crate::record::{ErrorKind, Recorder, RunRecord, SeriesPoint};
 use std::time::Duration;
 
 /// The summary of a run of `plan` that recorded `c`.
 pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
-    let (measured, warm_for) = (c.measured, c.warm_for);
-    let unit = plan.workload.request.len();
-    let bulk = match plan.workload.mode {
+    let x = plan.exchange();
+    let measured = c.measured;
+    let unit = x.request_bytes;
+    let bulk = match x.mode {
         ClientMode::Stream => Some(c.total.sent_bytes),
         ClientMode::Source => Some(c.total.received_bytes),
         _ => None,
@@ -24,15 +28,15 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
     if let Some(bytes) = bulk {
         c.total.messages = bytes / unit as u64;
     }
-    let cpu_s = (c.cpu.user + c.cpu.sys).as_secs_f64();
+    let series = std::mem::take(&mut c.series);
     let mut s = Summary {
         schema: SCHEMA.into(),
         wirebench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix_ms: c.started_unix_ms,
-        target: plan.target.url.clone(),
-        protocol: plan.target.scheme.protocol.into(),
-        mode: plan.workload.mode.name().into(),
-        config: config(plan, &c.total),
+        target: x.url.clone(),
+        protocol: x.protocol.into(),
+        mode: x.mode.name().into(),
+        config: config(plan, &x, &c),
         duration_s: measured.as_secs_f64(),
         ok: c.total.ok,
         errors: ErrorSummary::of(&c.total),
@@ -42,82 +46,104 @@ pub fn of(plan: &Plan, mut c: RunRecord) -> Summary {
         latency: Distribution::of(&c.total.latency),
         service_time: Distribution::of(&c.total.service),
         connect: Distribution::of(&c.total.connect),
-        open_loop: plan
-            .load
-            .schedule()
-            .map(|sched| open_loop(plan, sched, &c.total, measured)),
-        datagrams: (plan.target.family() == Family::Datagram).then(|| datagrams(&c.total)),
-        http: plan
-            .workload
-            .spec_of::<HttpSpec>()
-            .map(|spec| http_summary(spec, &c.total, measured)),
-        mix: (plan.workload.spec_of::<HttpSpec>())
-            .and_then(|spec| super::mix::of(spec, &c.total, measured)),
-        warmup: plan.warmup.map(|_| super::Warmup {
-            duration_s: warm_for.as_secs_f64(),
-            ok: c.warm.ok,
-            errors: c.warm.errors.total(),
-            p50_us: (!c.warm.latency.is_empty())
-                .then(|| c.warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
-            steady: c.settled.map(|s| super::Steady {
-                steady: s.steady,
-                cov_pct: s.cov.map(|c| c * 100.0),
-                judged: s.judged.to_string(),
-                window_s: s.window as u32,
-                bound_pct: s.bound * 100.0,
-            }),
-        }),
-        series: with_messages(
-            plan,
-            with_offered(plan, c.series, c.measured_from, measured),
-        ),
-        generator: super::Generator {
-            threads: plan.threads,
-            cpu_user_s: c.cpu.user.as_secs_f64(),
-            cpu_sys_s: c.cpu.sys.as_secs_f64(),
-            cpu_percent_of_threads: 100.0 * cpu_s
-                / (measured.as_secs_f64() * plan.threads as f64).max(1e-9),
-            peak_rss_kib: c.peak_rss_kib,
-            cpu_pressure_percent: c.machine.cpu_pressure_percent,
-            steal_percent: c.machine.steal_percent,
-        },
+        open_loop: (plan.load.schedule())
+            .map(|sched| open_loop(plan, x.mode, sched, &c.total, measured)),
+        datagrams: (x.family == Family::Datagram).then(|| datagrams(&c.total)),
+        http: (x.http.as_ref()).map(|h| http_summary(h, &c.total, measured)),
+        mix: (x.mix.as_ref()).map(|m| super::mix::of(m, &c.total, measured)),
+        warmup: plan.warmup.map(|_| warmup(&c)),
+        series: with_messages(&x, with_offered(plan, series, c.measured_from, measured)),
+        generator: generator(plan, &c),
         notes: Vec::new(),
         shard: None,
         shards: None,
         stopped: None,
     };
-    if plan.workload.mode == ClientMode::Source {
+    in_window(&mut s, plan, &x, &c.total, measured, bulk.is_some());
+    s.throughput.link = link(plan, &x, &s.throughput, &c.total, bulk.is_some());
+    with_notes(&mut s, plan, &c);
+    s
+}
+
+/// What a bulk run moved within its window: a download's bytes read in it, a stream's bytes
+/// its receiver counted (a message is the operation of a bulk run: ok counts them, as ops/s
+/// rates them); a UDP stream's losses.
+fn in_window(
+    s: &mut Summary,
+    plan: &Plan,
+    x: &Exchange,
+    total: &Recorder,
+    measured: Duration,
+    bulk: bool,
+) {
+    let unit = x.request_bytes;
+    if x.mode == ClientMode::Source {
         // A download's receiver is this client: the bytes it read within the window.
         let t = std::mem::take(&mut s.throughput);
-        s.throughput = t.in_window(c.total.received_bytes, measured, unit);
+        s.throughput = t.in_window(total.received_bytes, measured, unit);
     }
-    if bulk.is_some() {
-        // A message is the operation of a bulk run: ok counts them, as ops/s rates them.
+    if bulk {
         s.ok = s
             .throughput
             .window_bytes
-            .map_or(c.total.messages, |b| b / unit.max(1) as u64);
+            .map_or(total.messages, |b| b / unit.max(1) as u64);
     }
-    if plan.target.family() == Family::Datagram && plan.workload.mode == ClientMode::Stream {
+    if x.family == Family::Datagram && x.mode == ClientMode::Stream {
         let sessions = plan.connections as u64;
-        super::udp_stream::apply(&mut s, &c.total, measured, unit, sessions);
-    } else if plan.workload.mode == ClientMode::Stream {
-        if plan.workload.preamble().is_some() {
-            missing_count(&mut s, c.total.peer.stream_failed);
+        super::udp_stream::apply(s, total, measured, unit, sessions);
+    } else if x.mode == ClientMode::Stream {
+        if x.preamble {
+            missing_count(s, total.peer.stream_failed);
         }
-        sent_in_window(&mut s, measured, unit);
+        sent_in_window(s, measured, unit);
     }
-    s.throughput.link = link(plan, &s.throughput, &c.total, bulk.is_some());
-    s.notes = super::diagnose::notes(&s);
+}
+
+/// The notes: the diagnosis's, then why the run ended early (its deadline, its target gone).
+fn with_notes(s: &mut Summary, plan: &Plan, c: &RunRecord) {
+    s.notes = super::diagnose::notes(s, &c.host);
     if let Some((limit, owed)) = c.deadline_passed {
         s.notes.insert(0, deadline_note(plan, limit, owed));
     }
     if let Some(grace) = c.gone {
-        let why = gone_note(plan, grace, &s);
+        let why = gone_note(plan, grace, s);
         s.notes.insert(0, why.clone());
         s.stopped = Some(why);
     }
-    s
+}
+
+/// The warm-up's own line, and how a warm-up until steady state ended.
+fn warmup(c: &RunRecord) -> super::Warmup {
+    super::Warmup {
+        duration_s: c.warm_for.as_secs_f64(),
+        ok: c.warm.ok,
+        errors: c.warm.errors.total(),
+        p50_us: (!c.warm.latency.is_empty())
+            .then(|| c.warm.latency.value_at_quantile(0.5) as f64 / 1000.0),
+        steady: c.settled.map(|s| super::Steady {
+            steady: s.steady,
+            cov_pct: s.cov.map(|c| c * 100.0),
+            judged: s.judged.to_string(),
+            window_s: s.window as u32,
+            bound_pct: s.bound * 100.0,
+        }),
+    }
+}
+
+/// What the generator itself used: its threads' CPU time and share, its memory, and how
+/// contended the machine was.
+fn generator(plan: &Plan, c: &RunRecord) -> super::Generator {
+    let cpu_s = (c.cpu.user + c.cpu.sys).as_secs_f64();
+    super::Generator {
+        threads: plan.threads,
+        cpu_user_s: c.cpu.user.as_secs_f64(),
+        cpu_sys_s: c.cpu.sys.as_secs_f64(),
+        cpu_percent_of_threads: 100.0 * cpu_s
+            / (c.measured.as_secs_f64() * plan.threads as f64).max(1e-9),
+        peak_rss_kib: c.peak_rss_kib,
+        cpu_pressure_percent: c.machine.cpu_pressure_percent,
+        steal_percent: c.machine.steal_percent,
+    }
 }
 
 /// A byte stream whose receiver's window count is known (TCP_INFO's acknowledged bytes, or the
@@ -210,10 +236,16 @@ fn deadline_note(plan: &Plan, limit: Duration, owed: u64) -> String {
 
 /// With `--link`: the rates against the link. An upload's payload is what the receiver
 /// acknowledged (TCP_INFO), not what was written.
-fn link(plan: &Plan, t: &Throughput, total: &Recorder, bulk: bool) -> Option<super::link::Link> {
+fn link(
+    plan: &Plan,
+    x: &Exchange,
+    t: &Throughput,
+    total: &Recorder,
+    bulk: bool,
+) -> Option<super::link::Link> {
     let link = plan.link.as_ref()?;
     // The headline's rule: a stream's bytes acknowledged within the window, over it.
-    let acked_per_s = (plan.workload.mode == ClientMode::Stream)
+    let acked_per_s = (x.mode == ClientMode::Stream)
         .then(|| total.peer.acked_in_window())
         .flatten()
         .map(|_| t.gbit_per_s * 1e9 / 8.0);
@@ -223,30 +255,23 @@ fn link(plan: &Plan, t: &Throughput, total: &Recorder, bulk: bool) -> Option<sup
     if traffic.direction == "sent" && traffic.message_bytes.is_some() && total.ok > 0 {
         traffic.message_bytes = Some(total.sent_bytes as f64 / total.ok as f64);
     }
-    let (family, addr) = (plan.target.family(), plan.target.addr);
-    Some(super::link::of(link, traffic, total.segment, family, addr))
+    Some(super::link::of(
+        link,
+        traffic,
+        total.segment,
+        x.family,
+        x.addr,
+    ))
 }
 
 /// An HTTP run's statuses, first-byte times and goodput.
-fn http_summary(spec: &HttpSpec, total: &Recorder, measured: Duration) -> super::Http {
-    let first = &spec.requests[0];
-    let one_method = spec.requests.iter().all(|r| r.method == first.method);
+fn http_summary(h: &HttpFacts, total: &Recorder, measured: Duration) -> super::Http {
     super::Http {
-        // Several requests in turn (`--targets`): their methods are in `path`'s list.
-        method: if one_method {
-            first.method.clone()
-        } else {
-            "mixed".into()
-        },
-        path: spec.path_text.clone(),
-        requests: spec.requests.len(),
-        keepalive: spec.keepalive,
-        version: match (spec.http2, spec.http3) {
-            (_, true) => "3",
-            (true, _) => "2",
-            _ => "1.1",
-        }
-        .into(),
+        method: h.method.clone(),
+        path: h.path.clone(),
+        requests: h.requests,
+        keepalive: h.keepalive,
+        version: h.version.into(),
         status: total
             .status
             .iter()
@@ -297,7 +322,13 @@ fn datagrams(total: &Recorder) -> Datagrams {
 }
 
 /// How the open loop kept to `schedule` over the measured time.
-fn open_loop(plan: &Plan, schedule: &Schedule, total: &Recorder, measured: Duration) -> OpenLoop {
+fn open_loop(
+    plan: &Plan,
+    mode: ClientMode,
+    schedule: &Schedule,
+    total: &Recorder,
+    measured: Duration,
+) -> OpenLoop {
     let secs = measured.as_secs_f64().max(1e-9);
     let mut offered = schedule.due_before(measured);
     if let Some(n) = plan.stop.requests {
@@ -308,7 +339,7 @@ fn open_loop(plan: &Plan, schedule: &Schedule, total: &Recorder, measured: Durat
         offered,
         total,
         secs,
-        kept_up(plan.workload.mode, total, offered),
+        kept_up(mode, total, offered),
     )
 }
 
@@ -354,10 +385,10 @@ fn with_offered(
 
 /// A bulk run's seconds count messages as their operations (bytes moved / message size), so
 /// that per-second ops agree with the run's.
-fn with_messages(plan: &Plan, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> {
-    let unit = plan.workload.request.len().max(1) as u64;
+fn with_messages(x: &Exchange, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> {
+    let unit = x.request_bytes.max(1) as u64;
     for p in &mut series {
-        match plan.workload.mode {
+        match x.mode {
             ClientMode::Stream => p.ok = p.sent_bytes / unit,
             ClientMode::Source => p.ok = p.received_bytes / unit,
             _ => {}
@@ -367,11 +398,8 @@ fn with_messages(plan: &Plan, mut series: Vec<SeriesPoint>) -> Vec<SeriesPoint> 
 }
 
 /// The run's settings, as the report shows them.
-fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
-    let files = plan
-        .workload
-        .spec_of::<HttpSpec>()
-        .and_then(|h| h.files.as_deref());
+fn config(plan: &Plan, x: &Exchange, c: &RunRecord) -> super::Config {
+    let (total, files) = (&c.total, x.files.as_ref());
     super::Config {
         connections: plan.connections,
         threads: plan.threads,
@@ -379,32 +407,13 @@ fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
         think_s: plan.load.think().map(|d| d.as_secs_f64()),
         think_achieved_s: (total.thinks > 0)
             .then(|| total.think_ns as f64 / total.thinks as f64 / 1e9),
-        request_bytes: plan.workload.request.len(),
-        reply_bytes: match &plan.workload.reply {
-            // A datagram is one reply whatever its size: say what came back, not what was
-            // expected (a third-party server may answer 30 B with 46 B).
-            Reply::Size(_)
-                if plan.target.family() == Family::Datagram
-                    && plan.workload.mode == ClientMode::Rr
-                    && total.received_bytes > 0 =>
-            {
-                let replies = total.ok + total.late + total.duplicates;
-                Some((total.received_bytes as f64 / replies.max(1) as f64).round() as usize)
-            }
-            // A reply of no stated size (0: DICOM's responses are the peer's) has none to report.
-            Reply::Size(n)
-                if *n > 0
-                    && !matches!(plan.workload.mode, ClientMode::Stream | ClientMode::Source) =>
-            {
-                Some(*n)
-            }
-            _ => None,
-        },
-        reply_until: match &plan.workload.reply {
+        request_bytes: x.request_bytes,
+        reply_bytes: reply_bytes(x, total),
+        reply_until: match &x.reply {
             Reply::Until(d) => Some(crate::units::escape(d)),
             Reply::Size(_) => None,
         },
-        preamble: plan.workload.preamble().is_some(),
+        preamble: x.preamble,
         duration_s: plan.stop.duration.map(|d| d.as_secs_f64()),
         requests: plan.stop.requests,
         timeout_s: plan.timeout.as_secs_f64(),
@@ -419,23 +428,28 @@ fn config(plan: &Plan, total: &crate::record::Recorder) -> super::Config {
             .map(|t| t.law().to_string()),
         dataset_bytes: files.map(|f| f.bytes),
         dataset_files: files.map(|f| f.files),
-        popularity: files.map(|f| f.popularity.text()),
+        popularity: files.map(|f| f.popularity.clone()),
         cache: plan.cache.map(|c| c.name().to_string()),
-        // Read for the runs it speaks to (a data set served from memory or disk, a cache state):
-        // finding the listener walks every process's open files, ~300 readlink calls on a quiet
-        // machine and thousands on a busy one, which a plain run's client paid for in its CPU
-        // time (~1% of a 3 s crr run's) and its end.
-        server_memory_limit_bytes: (files.is_some() || plan.cache.is_some())
-            .then(|| server_memory_limit(plan))
-            .flatten(),
+        // Read by the engine for the runs it speaks to (a data set, a cache state).
+        server_memory_limit_bytes: c.host.server_memory_limit_bytes,
     }
 }
 
-/// The memory limit of the server listening on the target's port, when it runs here.
-fn server_memory_limit(plan: &Plan) -> Option<u64> {
-    let addr = plan.target.addr;
-    if !addr.ip().is_loopback() {
-        return None;
+/// The reply size the report states.
+fn reply_bytes(x: &Exchange, total: &Recorder) -> Option<usize> {
+    match &x.reply {
+        // A datagram is one reply whatever its size: say what came back, not what was
+        // expected (a third-party server may answer 30 B with 46 B).
+        Reply::Size(_)
+            if x.family == Family::Datagram
+                && x.mode == ClientMode::Rr
+                && total.received_bytes > 0 =>
+        {
+            let replies = total.ok + total.late + total.duplicates;
+            Some((total.received_bytes as f64 / replies.max(1) as f64).round() as usize)
+        }
+        // A reply of no stated size (0: DICOM's responses are the peer's) has none to report.
+        Reply::Size(n) if *n > 0 && !x.mode.bulk() => Some(*n),
+        _ => None,
     }
-    crate::sys::cgroup::listener_of(addr.port()).and_then(crate::sys::cgroup::memory_limit_of)
 }

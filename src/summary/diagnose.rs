@@ -1,16 +1,18 @@
 //! Diagnosis: plain-word notes on what a summary shows, with the evidence and the fix.
 
+use crate::record::Host;
 use crate::summary::{OpenLoop, Summary};
 use crate::units::format_us;
 
 /// CPU share of its threads above which the generator itself may be the bottleneck.
 pub(crate) const SATURATED_PERCENT: f64 = 90.0;
 
-/// The notes for a summary, most important first.
-pub fn notes(s: &Summary) -> Vec<String> {
+/// The notes for a summary, most important first; `host` is what the engine read of this
+/// machine as the run ended (the port range, for a run that ran out of ports).
+pub fn notes(s: &Summary, host: &Host) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(e) = s.errors.by_kind.iter().find(|e| e.kind == "port_exhausted") {
-        notes.push(port_exhaustion(e.count));
+        notes.push(port_exhaustion(e.count, host.port_range));
     }
     if let Some(l) = &s.latency {
         // The Flash study's lesson: a few slow requests can put the mean far above p95.
@@ -112,17 +114,12 @@ fn stream_shortfall(s: &Summary, o: &OpenLoop) -> String {
     why.join("; ")
 }
 
-/// Names ephemeral-port exhaustion, with this machine's port range and the ways out.
-fn port_exhaustion(count: u64) -> String {
-    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|t| {
-            let mut it = t.split_whitespace().filter_map(|w| w.parse::<u64>().ok());
-            Some((it.next()?, it.next()?))
-        });
+/// Names ephemeral-port exhaustion, with this machine's port range (`range`, None when it
+/// could not be read) and the ways out.
+fn port_exhaustion(count: u64, range: Option<(u16, u16)>) -> String {
     let (range_text, rate) = match range {
         Some((lo, hi)) => {
-            let ports = hi.saturating_sub(lo) + 1;
+            let ports = u64::from(hi.saturating_sub(lo)) + 1;
             (
                 format!("{lo}-{hi} ({ports} ports)"),
                 format!("about {} new connections/s", ports / 60),

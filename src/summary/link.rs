@@ -6,8 +6,8 @@
 //! line are payload: at most 94.9 Mbit/s of TCP payload on a 100 Mbit/s link (94.1 with the
 //! timestamp option, whose 12 bytes leave an MSS of 1448).
 
-use crate::driver::target::Family;
 use crate::plan::link::Link as LinkPlan;
+use crate::record::exchange::Family;
 use crate::record::Segment;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;

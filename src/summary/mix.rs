@@ -2,7 +2,7 @@
 //! weight's, its counts, errors and latency, beside the run's totals.
 
 use super::{Distribution, ErrorSummary};
-use crate::driver::http::spec::HttpSpec;
+use crate::record::exchange::MixFacts;
 use crate::record::Recorder;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -30,9 +30,8 @@ pub struct MixKind {
     pub latency: Option<Distribution>,
 }
 
-/// The kinds of `spec`'s mix as `total` recorded them over `measured`; None without a mix.
-pub fn of(spec: &HttpSpec, total: &Recorder, measured: Duration) -> Option<Vec<MixKind>> {
-    let mix = spec.mix.as_ref()?;
+/// The kinds of `mix` as `total` recorded them over `measured`.
+pub fn of(mix: &MixFacts, total: &Recorder, measured: Duration) -> Vec<MixKind> {
     let weights: u64 = mix.weights.iter().sum();
     let recorded = |i: usize| total.kinds.0.get(i);
     let requests = |i: usize| recorded(i).map_or(0, |k| k.ok + k.errors.total());
@@ -60,5 +59,5 @@ pub fn of(spec: &HttpSpec, total: &Recorder, measured: Duration) -> Option<Vec<M
                 latency: k.and_then(|k| Distribution::of(&k.latency)),
             }
         });
-    Some(kinds.collect())
+    kinds.collect()
 }

@@ -139,7 +139,7 @@ pub fn tcp_rr_summary(total: &Recorder, series: Vec<SeriesPoint>) -> Summary {
 
 /// Adds the notes the diagnosis makes of the finished summary.
 pub fn finish(mut s: Summary) -> Summary {
-    s.notes = wirebench::summary::diagnose::notes(&s);
+    s.notes = wirebench::summary::diagnose::notes(&s, &Default::default());
     s
 }
 

@@ -12,6 +12,15 @@ const ORDER: [&str; 14] = [
 /// The reference servers stand alone: these are all they may import.
 const SERVE_MAY: [&str; 5] = ["serve", "wire", "sys", "units", "error"];
 
+/// The summary is a pure function of a plan and its record: it names no driver (a protocol's
+/// facts reach it as plain data, `record::exchange`), nor the rooms that run a plan or take
+/// its command.
+const SUMMARY_NEVER: [&str; 4] = ["app", "cli", "engine", "driver"];
+
+/// What would read the machine instead of the record: files, the environment, processes,
+/// clocks, and `sys`'s readers (its `tcpinfo` is a plain type a diagnosis holds).
+const SUMMARY_NEVER_READS: [&str; 5] = ["std::fs", "std::env", "std::process", "::now(", "sys::"];
+
 /// Every `.rs` file of a room: `src/ROOM.rs` and everything under `src/ROOM/`.
 fn files(room: &str) -> Vec<PathBuf> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -35,8 +44,8 @@ fn files(room: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The rooms a file names as `crate::ROOM`, outside comments and its `#[cfg(test)]` tail.
-fn imports(path: &Path) -> Vec<(usize, String)> {
+/// A file's lines (numbered from 1) outside comments and its `#[cfg(test)]` tail.
+fn code(path: &Path) -> Vec<(usize, String)> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut found = vec![];
     for (n, line) in text.lines().enumerate() {
@@ -44,16 +53,24 @@ fn imports(path: &Path) -> Vec<(usize, String)> {
         if line.starts_with("#[cfg(test)]") {
             break;
         }
-        if line.starts_with("//") {
-            continue;
+        if !line.starts_with("//") {
+            found.push((n + 1, line.to_string()));
         }
+    }
+    found
+}
+
+/// The rooms a file names as `crate::ROOM`, outside comments and its `#[cfg(test)]` tail.
+fn imports(path: &Path) -> Vec<(usize, String)> {
+    let mut found = vec![];
+    for (n, line) in code(path) {
         for (i, _) in line.match_indices("crate::") {
             let rest = &line[i + "crate::".len()..];
             let name: String = rest
                 .chars()
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
-            found.push((n + 1, name));
+            found.push((n, name));
         }
     }
     found
@@ -90,6 +107,22 @@ fn each_room_imports_only_the_rooms_to_its_right() {
                 if name == "cli" {
                     wrong.push(format!("{}:{line}: {room} imports cli", f.display()));
                 }
+            }
+        }
+    }
+    for f in files("summary") {
+        for (line, name) in imports(&f) {
+            if SUMMARY_NEVER.contains(&name.as_str()) {
+                wrong.push(format!("{}:{line}: summary imports {name}", f.display()));
+            }
+        }
+        for (line, text) in code(&f) {
+            let reads = SUMMARY_NEVER_READS.iter().find(|r| text.contains(*r));
+            if let Some(r) = reads.filter(|_| !text.contains("sys::tcpinfo::TcpInfo")) {
+                wrong.push(format!(
+                    "{}:{line}: summary reads the machine ({r})",
+                    f.display()
+                ));
             }
         }
     }

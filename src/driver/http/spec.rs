@@ -153,6 +153,37 @@ impl crate::driver::workload::Spec for HttpSpec {
     fn is_random(&self) -> bool {
         HttpSpec::is_random(self)
     }
+
+    fn describe(&self, exchange: &mut crate::record::exchange::Exchange) {
+        use crate::record::exchange::{FileSetFacts, HttpFacts, MixFacts};
+        let first = &self.requests[0];
+        let one_method = self.requests.iter().all(|r| r.method == first.method);
+        exchange.http = Some(HttpFacts {
+            // Several requests in turn (`--targets`): their methods are in `path`'s list.
+            method: if one_method {
+                first.method.clone()
+            } else {
+                "mixed".into()
+            },
+            path: self.path_text.clone(),
+            requests: self.requests.len(),
+            keepalive: self.keepalive,
+            version: match (self.http2, self.http3) {
+                (_, true) => "3",
+                (true, _) => "2",
+                _ => "1.1",
+            },
+        });
+        exchange.mix = self.mix.as_ref().map(|m| MixFacts {
+            names: m.names.clone(),
+            weights: m.weights.clone(),
+        });
+        exchange.files = self.files.as_deref().map(|f| FileSetFacts {
+            bytes: f.bytes,
+            files: f.files,
+            popularity: f.popularity.text(),
+        });
+    }
 }
 
 #[cfg(test)]

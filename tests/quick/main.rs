@@ -39,4 +39,5 @@ mod shard;
 mod stands_alone;
 mod stops_keep;
 mod study_bounds;
+mod unit_sizes;
 mod units;

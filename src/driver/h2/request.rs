@@ -353,21 +353,30 @@ fn uri(scheme: &Scheme, authority: Authority, path: PathAndQuery) -> Result<Uri,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::driver::http::flags::{FileSetArgs, HttpArgs};
+    use crate::driver::http::plan;
     use clap::Parser;
 
-    fn shapes(args: &[&str]) -> Shapes {
-        let mut argv = vec!["wirebench", "run"];
-        argv.extend_from_slice(args);
-        let Command::Run(run) = Cli::try_parse_from(argv).unwrap().command else {
-            unreachable!()
+    /// HTTP's own flags alone, parsed as `run` parses them.
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        http: HttpArgs,
+    }
+
+    /// The shapes of the request a run of `url` with HTTP's `flags` sends, built as the plan
+    /// builds them (the driver's own plan step; no command line).
+    fn shapes(url: &str, flags: &[&str]) -> Shapes {
+        let target = crate::driver::url::parse_target(url).unwrap();
+        let argv = std::iter::once(&"wirebench").chain(flags);
+        let http = Flags::try_parse_from(argv).unwrap().http;
+        let file_set = FileSetArgs::default();
+        let args = plan::Args {
+            http: &http,
+            file_set: &file_set,
+            seed: 1,
         };
-        let plan = crate::plan::Plan::try_from(&run).unwrap();
-        Shapes::new(
-            plan.workload.spec_of::<HttpSpec>().unwrap(),
-            plan.target.tls(),
-        )
-        .unwrap()
+        Shapes::new(&plan::spec(&args, &target).unwrap(), target.tls()).unwrap()
     }
 
     fn render(s: &Shapes, seq: u64) -> Rendered {
@@ -382,16 +391,18 @@ mod tests {
 
     #[test]
     fn fixed_and_templated_parts() {
-        let s = shapes(&[
+        let s = shapes(
             "http://127.0.0.1:9/a/{seq}?w={worker}",
-            "--http2",
-            "-H",
-            "X-Id: {seq}",
-            "-H",
-            "Accept: text/plain",
-            "--body",
-            "n={seq}",
-        ]);
+            &[
+                "--http2",
+                "-H",
+                "X-Id: {seq}",
+                "-H",
+                "Accept: text/plain",
+                "--body",
+                "n={seq}",
+            ],
+        );
         let (req, body) = render(&s, 42);
         assert_eq!(req.version(), Version::HTTP_2);
         assert_eq!(req.method(), Method::POST);
@@ -404,7 +415,10 @@ mod tests {
 
     #[test]
     fn a_host_header_becomes_the_authority() {
-        let s = shapes(&["https://127.0.0.1:9/", "--http2", "-H", "Host: example.org"]);
+        let s = shapes(
+            "https://127.0.0.1:9/",
+            &["--http2", "-H", "Host: example.org"],
+        );
         let (req, body) = render(&s, 0);
         assert_eq!(req.uri().to_string(), "https://example.org/");
         assert!(req.headers().get("host").is_none() && body.is_none());

@@ -70,6 +70,15 @@ pub fn bytes_per_s(result: &Summary) -> Option<f64> {
     Some((finite(t.sent_mb_per_s)? + finite(t.received_mb_per_s)?) * 1e6)
 }
 
+/// A result's payload bytes per second one way: a bulk run's (the bytes went one way), a
+/// request/response run's requests.
+pub fn one_way_bytes_per_s(result: &Summary) -> Option<f64> {
+    match bulk(result) {
+        true => bytes_per_s(result),
+        false => Some(finite(result.throughput.sent_mb_per_s)? * 1e6),
+    }
+}
+
 /// The first result a document holds (itself, a sweep's first point, a peak's first step).
 pub fn first_result<'a>(doc: Doc<'a>) -> Option<&'a Summary> {
     match doc {

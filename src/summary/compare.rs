@@ -389,10 +389,9 @@ fn inconclusive(m: Metric, logs: &[f64], i: &Interval, threshold: f64) -> Option
     None
 }
 
-/// One verdict from each side's (run, value) of the kept runs, when two rounds or more have
-/// both sides positive.
-fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdict> {
-    let (m, name, at, seed, threshold) = (j.m, j.name, j.at, j.seed, j.threshold);
+/// The rounds both sides ran with figures a ratio can be taken of: each one's ratio (none an
+/// outlier yet), and their log ratios in the same order.
+fn pair((mine, base): (&[RunValue], &[RunValue])) -> (Vec<RoundRatio>, Vec<f64>) {
     let mut rounds: Vec<RoundRatio> = Vec::new();
     let mut logs = Vec::new();
     for &(run, b) in base {
@@ -408,6 +407,14 @@ fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdi
             });
         }
     }
+    (rounds, logs)
+}
+
+/// One verdict from each side's (run, value) of the kept runs, when two rounds or more have
+/// both sides positive.
+fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdict> {
+    let (m, name, at, seed, threshold) = (j.m, j.name, j.at, j.seed, j.threshold);
+    let (mut rounds, logs) = pair((mine, base));
     let method = method_of(m);
     let p = paired::analyse(&logs, method, seed)?;
     for &i in &p.outliers {
@@ -422,17 +429,7 @@ fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdi
         .filter(|i| !p.outliers.contains(i))
         .map(|i| logs[i])
         .collect();
-    let without = p.without.map(|w| {
-        let sig = inconclusive(m, &kept, &w, threshold).is_none() && w.beyond(threshold);
-        Without {
-            difference_percent: w.difference_pct,
-            low_pct: w.low_pct,
-            high_pct: w.high_pct,
-            significant: sig,
-            changes_verdict: sig != called,
-            text: without_text(&rounds, &w, (sig, sig != called)),
-        }
-    });
+    let without = (p.without).map(|w| without_outliers(j, &w, &kept, &rounds, called));
     Some(Verdict {
         target: name.to_string(),
         at: at.to_string(),
@@ -465,6 +462,26 @@ fn verdict(j: &Judged, (mine, base): (&[RunValue], &[RunValue])) -> Option<Verdi
         ci95_percent: None,
         welch: None,
     })
+}
+
+/// The verdict on `j` without its outlier rounds (`w`, from the `kept` log ratios), and
+/// whether it differs from the verdict `called` with them.
+fn without_outliers(
+    j: &Judged,
+    w: &Interval,
+    kept: &[f64],
+    rounds: &[RoundRatio],
+    called: bool,
+) -> Without {
+    let sig = inconclusive(j.m, kept, w, j.threshold).is_none() && w.beyond(j.threshold);
+    Without {
+        difference_percent: w.difference_pct,
+        low_pct: w.low_pct,
+        high_pct: w.high_pct,
+        significant: sig,
+        changes_verdict: sig != called,
+        text: without_text(rounds, w, (sig, sig != called)),
+    }
 }
 
 /// `(95% CI −1.2% to +3.4%)`.

@@ -37,21 +37,33 @@ pub fn notes(s: &Summary, host: &Host) -> Vec<String> {
             "the path is slower than the offered rate: this host's own queue toward the target was full and refused {n} datagrams (ENOBUFS), never sent and not in the sender's rate; lower --bandwidth to what the link carries"
         ));
     }
+    notes.extend(s.open_loop.as_ref().and_then(|o| open_loop(s, o)));
+    if s.generator.cpu_percent_of_threads >= SATURATED_PERCENT {
+        notes.push(format!(
+            "the generator used {:.0}% of its {} thread(s): it may be the bottleneck, so these figures may describe the client; add --threads or connections, or run it on another machine",
+            s.generator.cpu_percent_of_threads, s.generator.threads
+        ));
+    }
+    notes
+}
+
+/// How an open loop kept to its schedule, when it fell short or behind.
+fn open_loop(s: &Summary, o: &OpenLoop) -> Option<String> {
     let stream = s.mode.bulk();
-    if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up && stream) {
-        notes.push(stream_shortfall(s, o));
-    } else if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up) {
+    if !o.kept_up && stream {
+        Some(stream_shortfall(s, o))
+    } else if !o.kept_up {
         // Requests due and never sent are the load the run did not offer (`--rate 1e12`).
         let missed = match o.offered.saturating_sub(o.sent) {
             0 => String::new(),
             n => format!("; {n} of the {} requests due were never sent (add connections, --threads or --pipeline, or lower --rate)", o.offered),
         };
-        notes.push(format!(
+        Some(format!(
             "the target did not keep up with the offered load: offered {:.0}/s, sent {:.0}/s, answered ok {:.0}/s; {} requests went out behind schedule (largest lag {:.1} ms){missed}. Latency counts from each request's intended send time, so it includes the queueing; the service time row shows the server's own share",
             o.offered_per_s, o.sent_per_s, o.achieved_per_s, o.behind_schedule, o.max_lag_us / 1000.0
-        ));
-    } else if let Some(o) = s.open_loop.as_ref().filter(|o| o.behind_schedule > 0) {
-        notes.push(format!(
+        ))
+    } else if o.behind_schedule > 0 {
+        Some(format!(
             "{} {} went out more than 1 ms behind schedule (largest lag {:.1} ms){}",
             o.behind_schedule,
             if stream { "datagrams" } else { "requests" },
@@ -61,15 +73,10 @@ pub fn notes(s: &Summary, host: &Host) -> Vec<String> {
             } else {
                 "; their latency counts from the intended send time"
             },
-        ));
+        ))
+    } else {
+        None
     }
-    if s.generator.cpu_percent_of_threads >= SATURATED_PERCENT {
-        notes.push(format!(
-            "the generator used {:.0}% of its {} thread(s): it may be the bottleneck, so these figures may describe the client; add --threads or connections, or run it on another machine",
-            s.generator.cpu_percent_of_threads, s.generator.threads
-        ));
-    }
-    notes
 }
 
 /// `--warmup auto` that ended at its cap (or a stop) before its last seconds were steady: the

@@ -10,7 +10,7 @@
 //! before seconds kept histograms, the `--link` section, the warm-up's median and the
 //! diagnosis notes (a note says the result is merged).
 
-use super::{Distribution, ErrorEntry, Summary, Throughput};
+use super::{Distribution, ErrorEntry, Summary, Throughput, Warmup};
 use crate::record::SeriesPoint;
 use hdrhistogram::Histogram;
 
@@ -151,41 +151,49 @@ fn add_parts(parts: &[Summary], sequential: bool) -> Result<Summary, MergeError>
     m.open_loop = open_loop(parts, in_window, after, duration)?;
     m.datagrams = datagrams(parts);
     m.http = http(parts, duration)?;
-    m.warmup = m.warmup.map(|mut w| {
-        w.ok = parts
-            .iter()
-            .filter_map(|p| p.warmup.as_ref())
-            .map(|w| w.ok)
-            .sum();
-        w.errors = parts
-            .iter()
-            .filter_map(|p| p.warmup.as_ref())
-            .map(|w| w.errors)
-            .sum();
-        w.p50_us = None;
-        w
-    });
+    m.warmup = m.warmup.map(|w| warmup(parts, w));
     m.series = series(parts, sequential)?;
     m.stopped = parts.iter().find_map(|p| p.stopped.clone());
+    m.generator = generator(parts, duration);
+    m.notes = vec![merge_note(&m, parts.len(), sequential, duration)];
+    m.notes.extend(parts_notes(parts));
+    Ok(m)
+}
+
+/// The merged warm-up line (`w`, the first part's): the parts' counts added; no median, which
+/// cannot be added.
+fn warmup(parts: &[Summary], mut w: Warmup) -> Warmup {
+    w.ok = parts
+        .iter()
+        .filter_map(|p| p.warmup.as_ref())
+        .map(|w| w.ok)
+        .sum();
+    w.errors = parts
+        .iter()
+        .filter_map(|p| p.warmup.as_ref())
+        .map(|w| w.errors)
+        .sum();
+    w.p50_us = None;
+    w
+}
+
+/// The note that says how `m` was merged from `parts` results over `duration` seconds.
+fn merge_note(m: &Summary, parts: usize, sequential: bool, duration: f64) -> String {
     let kept = m
         .series
         .iter()
         .all(|p| p.p50_us.is_some() || p.max_us.is_none());
-    m.generator = generator(parts, duration);
     let over = match sequential {
         true => "run one after another: rates over their summed measured time",
         false => "rates over the longest measured time",
     };
-    m.notes = vec![format!(
-        "merged from {} results: counts and histograms added exactly; {over} ({duration:.2} s); {}",
-        parts.len(),
+    format!(
+        "merged from {parts} results: counts and histograms added exactly; {over} ({duration:.2} s); {}",
         match kept {
             true => "per-second p50/p99 from the seconds' histograms added",
             false => "per-second p50/p99 not kept (a result without per-second histograms)",
         }
-    )];
-    m.notes.extend(parts_notes(parts));
-    Ok(m)
+    )
 }
 
 /// The parts' own notes (requests never sent, a generator at its limit, a warm-up that never

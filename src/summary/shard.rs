@@ -164,28 +164,7 @@ pub fn check(parts: &[Summary], names: &[String]) -> Result<Shards, ShardsError>
             });
         }
     }
-    let mut by_rank: BTreeMap<u64, &String> = BTreeMap::new();
-    for &(s, name, _) in &sections {
-        if let Some(other) = by_rank.insert(s.rank, name) {
-            return Err(ShardsError::Twice {
-                rank: s.rank,
-                first: other.clone(),
-                other: name.clone(),
-            });
-        }
-    }
-    let missing: Vec<String> = (0..first.world)
-        .filter(|r| !by_rank.contains_key(r))
-        .map(|r| r.to_string())
-        .collect();
-    if !missing.is_empty() {
-        let shown = match missing.len() {
-            n if n > 10 => format!("{} … ({n} ranks)", missing[..10].join(", ")),
-            _ => missing.join(", "),
-        };
-        let world = first.world;
-        return Err(ShardsError::Missing { shown, world });
-    }
+    every_rank_once(sections.iter().map(|&(s, name, _)| (s, name)), first.world)?;
     sections.sort_by_key(|(s, _, _)| s.rank);
     let starts = || sections.iter().map(|(_, _, p)| p.started_unix_ms);
     let spread = starts().max().unwrap_or(0) - starts().min().unwrap_or(0);
@@ -200,6 +179,35 @@ pub fn check(parts: &[Summary], names: &[String]) -> Result<Shards, ShardsError>
             .collect(),
         ranks: sections.iter().map(|&(s, _, p)| row(s, p)).collect(),
     })
+}
+
+/// Checks that `sections` (each named) hold every rank of `world` once.
+fn every_rank_once<'a>(
+    sections: impl Iterator<Item = (&'a ShardSection, &'a String)>,
+    world: u64,
+) -> Result<(), ShardsError> {
+    let mut by_rank: BTreeMap<u64, &String> = BTreeMap::new();
+    for (s, name) in sections {
+        if let Some(other) = by_rank.insert(s.rank, name) {
+            return Err(ShardsError::Twice {
+                rank: s.rank,
+                first: other.clone(),
+                other: name.clone(),
+            });
+        }
+    }
+    let missing: Vec<String> = (0..world)
+        .filter(|r| !by_rank.contains_key(r))
+        .map(|r| r.to_string())
+        .collect();
+    if !missing.is_empty() {
+        let shown = match missing.len() {
+            n if n > 10 => format!("{} … ({n} ranks)", missing[..10].join(", ")),
+            _ => missing.join(", "),
+        };
+        return Err(ShardsError::Missing { shown, world });
+    }
+    Ok(())
 }
 
 /// One rank's row.

@@ -141,46 +141,13 @@ impl Threshold {
             return Err(ThresholdError::UnknownMetric { text, name });
         }
         if name == "ops" {
-            if above {
-                return bad(BoundWhy::OpsAbove);
-            }
-            let bound = match parse_rate(value) {
-                Some(v) => v,
-                None => return bad(BoundWhy::OpsRate),
-            };
-            if bound == 0.0 && !inclusive {
-                return bad(BoundWhy::Always("no rate is below 0, so it never fails"));
-            }
-            return Ok(Threshold {
-                text: t.into(),
-                measure: Measure::Ops,
-                above,
-                inclusive,
-                bound,
-            });
+            return Threshold::ops(text, above, inclusive, value);
         }
         if !above {
             return bad(BoundWhy::Below(name));
         }
         if name == "errors" && !value.ends_with('%') {
-            let Ok(bound) = value.parse::<f64>() else {
-                return bad(BoundWhy::Errors);
-            };
-            if !bound.is_finite() {
-                return bad(BoundWhy::Errors);
-            }
-            if bound < 0.0 || (bound == 0.0 && inclusive) {
-                return bad(BoundWhy::Always(
-                    "every run has at least 0 errors, so it always fails",
-                ));
-            }
-            return Ok(Threshold {
-                text: t.into(),
-                measure: Measure::ErrorCount,
-                above,
-                inclusive,
-                bound,
-            });
+            return Threshold::error_count(text, inclusive, value);
         }
         if name != "errors" && !value.is_empty() && value.parse::<f64>().is_ok() {
             // A bare number is seconds to parse_duration: `p99>20` would mean 20 s.
@@ -195,6 +162,56 @@ impl Threshold {
             text: t.into(),
             measure: Measure::Objective(slo),
             above,
+            inclusive,
+            bound,
+        })
+    }
+
+    /// `ops<5000`, `ops<=1k` (`text`, split at its comparison): a floor under the rate.
+    fn ops(
+        text: &str,
+        above: bool,
+        inclusive: bool,
+        value: &str,
+    ) -> Result<Threshold, ThresholdError> {
+        let bad = |why: BoundWhy| Err(ThresholdError::Bound(text.into(), why));
+        if above {
+            return bad(BoundWhy::OpsAbove);
+        }
+        let bound = match parse_rate(value) {
+            Some(v) => v,
+            None => return bad(BoundWhy::OpsRate),
+        };
+        if bound == 0.0 && !inclusive {
+            return bad(BoundWhy::Always("no rate is below 0, so it never fails"));
+        }
+        Ok(Threshold {
+            text: text.trim().into(),
+            measure: Measure::Ops,
+            above,
+            inclusive,
+            bound,
+        })
+    }
+
+    /// `errors>0`, `errors>=10` (`text`, split at its comparison): a ceiling on the count.
+    fn error_count(text: &str, inclusive: bool, value: &str) -> Result<Threshold, ThresholdError> {
+        let bad = |why: BoundWhy| Err(ThresholdError::Bound(text.into(), why));
+        let Ok(bound) = value.parse::<f64>() else {
+            return bad(BoundWhy::Errors);
+        };
+        if !bound.is_finite() {
+            return bad(BoundWhy::Errors);
+        }
+        if bound < 0.0 || (bound == 0.0 && inclusive) {
+            return bad(BoundWhy::Always(
+                "every run has at least 0 errors, so it always fails",
+            ));
+        }
+        Ok(Threshold {
+            text: text.trim().into(),
+            measure: Measure::ErrorCount,
+            above: true,
             inclusive,
             bound,
         })

@@ -19,33 +19,14 @@ pub(super) fn apply(
 ) {
     let secs = measured.as_secs_f64().max(1e-9);
     let unit = unit.max(1) as u64;
-    let t = &mut s.throughput;
-    // The sender's figures: datagrams written in the measured window (those of a batch
-    // written after it are counted, not rated: before issue 38 they made a sender rate of
-    // 101-106 Mbit/s over a 100 Mbit/s link).
-    let all = t.sent_bytes / unit;
-    let sent = all.saturating_sub(total.sent_after_bytes / unit);
-    t.sender_messages_per_s = Some(sent as f64 / secs);
-    t.sender_gbit_per_s = Some((sent * unit) as f64 * 8.0 / secs / 1e9);
-    t.sent_mb_per_s = (sent * unit) as f64 / secs / 1e6;
+    let (all, sent) = sender(&mut s.throughput, total, secs, unit);
     let peer = &total.peer;
     let missing = sessions.saturating_sub(peer.reports);
     if peer.reports == 0 || missing > 0 {
-        // Without every flow's count the received figures are unknown: the rates stay the
-        // sender's, the headline says so, and the run fails.
-        t.receiver_bytes = None;
-        t.receiver_unreported = missing.max(1);
-        add_error(
-            s,
-            "no_receiver_count",
-            missing.max(1),
-            format!(
-                "the server did not report what it received for {} of {sessions} flow(s) (is it `wirebench serve udp --mode sink`, and running?)",
-                missing.max(1)
-            ),
-        );
+        unreported(s, missing.max(1), sessions);
         return;
     }
+    let t = &mut s.throughput;
     // The sink counts the whole flow (warm-up included); loss is charged to the measured
     // part, so what arrived there is what was sent in it less what never arrived.
     let lost = peer.lost();
@@ -78,6 +59,33 @@ pub(super) fn apply(
             ),
         );
     }
+}
+
+/// The sender's figures: datagrams written in the measured window (those of a batch written
+/// after it are counted, not rated: before issue 38 they made a sender rate of 101-106 Mbit/s
+/// over a 100 Mbit/s link). Returns the datagrams written in all, and within the window.
+fn sender(t: &mut super::Throughput, total: &Recorder, secs: f64, unit: u64) -> (u64, u64) {
+    let all = t.sent_bytes / unit;
+    let sent = all.saturating_sub(total.sent_after_bytes / unit);
+    t.sender_messages_per_s = Some(sent as f64 / secs);
+    t.sender_gbit_per_s = Some((sent * unit) as f64 * 8.0 / secs / 1e9);
+    t.sent_mb_per_s = (sent * unit) as f64 / secs / 1e6;
+    (all, sent)
+}
+
+/// Without every flow's count the received figures are unknown: the rates stay the sender's,
+/// the headline says so (`missing` of `sessions` flows unreported), and the run fails.
+fn unreported(s: &mut Summary, missing: u64, sessions: u64) {
+    s.throughput.receiver_bytes = None;
+    s.throughput.receiver_unreported = missing;
+    add_error(
+        s,
+        "no_receiver_count",
+        missing,
+        format!(
+            "the server did not report what it received for {missing} of {sessions} flow(s) (is it `wirebench serve udp --mode sink`, and running?)"
+        ),
+    );
 }
 
 /// Adds `count` errors of `kind` to the summary's error section.

@@ -106,26 +106,7 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
         || (rwnd >= TINY_LIMITED_PERCENT && window <= rmem / TINY_WINDOW_SHARE);
     if base.mode == ClientMode::Stream && capped && window < rmem {
         evidence.push(format!("the peer's window never exceeded {window} bytes, below the {rmem} bytes auto-tuning starts a receive buffer with (net.ipv4.tcp_rmem): the server set a small SO_RCVBUF"));
-        let flat = gain < 1.5;
-        if flat {
-            evidence
-                .push("no client buffer size raised the rate: the cap is the receiver's".into());
-        }
-        return Some(Finding {
-            id: "socket_buffers".into(),
-            title: format!("the server's receive buffer caps throughput at {own:.0} MB/s: the client waited on its window {rwnd:.0}% of the time"),
-            confidence: if flat { Confidence::High } else { Confidence::Medium },
-            side: "server".into(),
-            evidence,
-            fix: format!(
-                "Raise SO_RCVBUF on the server to at least the bandwidth × RTT, or leave it unset so the kernel auto-tunes it (net.ipv4.tcp_rmem){}.",
-                match base.protocol {
-                    ProtocolName::Tcp => "; `wirebench serve tcp`: leave out --rcvbuf",
-                    _ => "",
-                }
-            ),
-            rank: 2,
-        });
+        return Some(server_capped(base, (own, gain, rwnd), evidence));
     }
     // Only buffers the user fixed are blamed: an auto-tuned baseline beaten by a fixed size on
     // one short run is more likely noise than auto-tuning falling short.
@@ -143,4 +124,32 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
         });
     }
     None
+}
+
+/// The server's receive buffer caps a stream: `own` MB/s as run, `gain` the best client
+/// buffers' rate over it, `rwnd` the share of time the client waited on the window.
+fn server_capped(
+    base: &Summary,
+    (own, gain, rwnd): (f64, f64, f64),
+    mut evidence: Vec<String>,
+) -> Finding {
+    let flat = gain < 1.5;
+    if flat {
+        evidence.push("no client buffer size raised the rate: the cap is the receiver's".into());
+    }
+    Finding {
+        id: "socket_buffers".into(),
+        title: format!("the server's receive buffer caps throughput at {own:.0} MB/s: the client waited on its window {rwnd:.0}% of the time"),
+        confidence: if flat { Confidence::High } else { Confidence::Medium },
+        side: "server".into(),
+        evidence,
+        fix: format!(
+            "Raise SO_RCVBUF on the server to at least the bandwidth × RTT, or leave it unset so the kernel auto-tunes it (net.ipv4.tcp_rmem){}.",
+            match base.protocol {
+                ProtocolName::Tcp => "; `wirebench serve tcp`: leave out --rcvbuf",
+                _ => "",
+            }
+        ),
+        rank: 2,
+    }
 }

@@ -151,3 +151,31 @@ fn a_udp_session_never_talks_to_itself() {
     assert!(!notes.contains("deadline"), "{notes}");
     assert!(took < std::time::Duration::from_secs(20), "{took:?}");
 }
+
+/// A TCP connection never meets itself: in the same two-port namespace, a connect the kernel
+/// gave the target's own port as its source (a simultaneous open, which answers itself) is a
+/// refusal like any other. Before, 2 of 4 such runs connected to themselves and counted their
+/// own requests as replies (7 "mismatch" of 50; a raw echo would have counted them ok); now
+/// every run ends at once: nothing listens there.
+#[test]
+fn a_tcp_connection_never_meets_itself() {
+    let ns = Netns::create("selftcp", "40000 40001");
+    for _ in 0..4 {
+        let out = ns
+            .wirebench(&[
+                "run",
+                "tcp://127.0.0.1:40000",
+                "-n",
+                "50",
+                "--timeout",
+                "200ms",
+                "--json",
+                "-q",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("nothing listens there"), "{stderr}");
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+    }
+}

@@ -123,10 +123,11 @@ fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-/// The search confirmed a peak within 5 % of N, not above N × 1.05.
-fn assert_within_5_percent(doc: &serde_json::Value, code: Option<i32>) -> f64 {
+/// The search confirmed a peak within 5 % of N, not above N × 1.05: the peak, or None when the
+/// machine was busy (the search claimed nothing of the target, and the caller judges no more).
+fn assert_within_5_percent(doc: &serde_json::Value, code: Option<i32>) -> Option<f64> {
     if common::machine_was_busy(doc, code) {
-        return f64::NAN;
+        return None;
     }
     let conclusion = &doc["conclusion"];
     assert_eq!(code, Some(0), "{conclusion}");
@@ -142,7 +143,7 @@ fn assert_within_5_percent(doc: &serde_json::Value, code: Option<i32>) -> f64 {
         "{}",
         doc["peak"]
     );
-    peak
+    Some(peak)
 }
 
 /// The steps' offered rates and verdicts, for a failure's message.
@@ -194,7 +195,9 @@ fn search_server(
 fn udp_peak_at_1s_steps_is_within_5_percent_of_max_rate() {
     let _turn = one_at_a_time();
     let (doc, code, _) = search_server("udp", "1s", false);
-    assert_within_5_percent(&doc, code);
+    if assert_within_5_percent(&doc, code).is_none() {
+        return; // a busy machine's search, its steps not the target's
+    }
     let steps = doc["steps"].as_array().unwrap();
     let over: Vec<&serde_json::Value> = (steps.iter())
         .filter(|s| f(&s["offered_per_s"]) > 1.05 * N)
@@ -253,7 +256,9 @@ fn assert_stall_named(kind: &str, step: &str) {
         "the stalled step {i}: {}",
         rates(&doc)
     );
-    assert_within_5_percent(&doc, code);
+    if assert_within_5_percent(&doc, code).is_none() {
+        return;
+    }
     let rate = f(&step["offered_per_s"]);
     let named = doc["contradictions"].as_array().unwrap();
     assert!(

@@ -11,8 +11,9 @@ use std::process::{Command, Stdio};
 struct Netns(String);
 
 impl Netns {
-    fn create() -> Netns {
-        let name = format!("wb-ports-{}", std::process::id());
+    /// A namespace whose ephemeral ports are `range` ("40000 40009"), named for `what`.
+    fn create(what: &str, range: &str) -> Netns {
+        let name = format!("wb-{what}-{}", std::process::id());
         let ok = |c: &mut Command| c.status().map(|s| s.success()).unwrap_or(false);
         assert!(
             ok(Command::new("ip").args(["netns", "add", &name])),
@@ -21,7 +22,11 @@ impl Netns {
         let ns = Netns(name);
         for args in [
             &["ip", "link", "set", "lo", "up"][..],
-            &["sysctl", "-qw", "net.ipv4.ip_local_port_range=40000 40009"],
+            &[
+                "sysctl",
+                "-qw",
+                &format!("net.ipv4.ip_local_port_range={range}"),
+            ],
             &["sysctl", "-qw", "net.ipv4.tcp_tw_reuse=0"],
         ] {
             assert!(ok(&mut ns.exec(args)), "netns set-up: {args:?}");
@@ -51,7 +56,7 @@ impl Drop for Netns {
 
 #[test]
 fn connection_per_request_names_port_exhaustion() {
-    let ns = Netns::create();
+    let ns = Netns::create("ports", "40000 40009");
     let mut server = ns
         .wirebench(&[
             "serve",
@@ -101,4 +106,76 @@ fn connection_per_request_names_port_exhaustion() {
     assert!(note.contains("local port exhaustion"), "{note}");
     assert!(note.contains("40000-40009 (10 ports)"), "{note}");
     assert!(note.contains("--mode rr"), "{note}");
+}
+
+/// A UDP session never talks to itself: against a local port nobody holds, in a namespace
+/// whose ephemeral range is that port and one more, every new socket the kernel binds to the
+/// target's port is replaced by one on the other port. Before, such a socket's requests came
+/// back to it as replies: bytes "received", the target taken for alive, and a run of 200
+/// requests still going at 20 s. Now nothing is received and each request fails.
+#[test]
+fn a_udp_session_never_talks_to_itself() {
+    let ns = Netns::create("self", "40000 40001");
+    let started = std::time::Instant::now();
+    let out = ns
+        .wirebench(&[
+            "run",
+            "udp://127.0.0.1:40000",
+            "-n",
+            "200",
+            "--timeout",
+            "200ms",
+            "--deadline",
+            "20s",
+            "--json",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(json["throughput"]["received_bytes"], 0, "{json}");
+    assert_eq!(json["ok"], 0, "{json}");
+    // Refused (the kernel's ICMP answer), or a timeout where its ICMP rate limit held one back.
+    let kinds = json["errors"]["by_kind"].as_array().unwrap();
+    assert!(
+        kinds
+            .iter()
+            .all(|k| k["kind"] == "refused" || k["kind"] == "timeout"),
+        "{kinds:?}"
+    );
+    assert!(kinds.iter().any(|k| k["kind"] == "refused"), "{kinds:?}");
+    assert_eq!(json["errors"]["total"], 200, "{json}");
+    let notes = json["notes"].to_string();
+    assert!(!notes.contains("deadline"), "{notes}");
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+}
+
+/// A TCP connection never meets itself: in the same two-port namespace, a connect the kernel
+/// gave the target's own port as its source (a simultaneous open, which answers itself) is a
+/// refusal like any other. Before, 2 of 4 such runs connected to themselves and counted their
+/// own requests as replies (7 "mismatch" of 50; a raw echo would have counted them ok); now
+/// every run ends at once: nothing listens there.
+#[test]
+fn a_tcp_connection_never_meets_itself() {
+    let ns = Netns::create("selftcp", "40000 40001");
+    for _ in 0..4 {
+        let out = ns
+            .wirebench(&[
+                "run",
+                "tcp://127.0.0.1:40000",
+                "-n",
+                "50",
+                "--timeout",
+                "200ms",
+                "--json",
+                "-q",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("nothing listens there"), "{stderr}");
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+    }
 }

@@ -10,7 +10,7 @@ use crate::load::search::{Next, Search, Why};
 use crate::plan::{duration_flag, Plan};
 use crate::report::progress::{Points, Progress};
 use crate::store::Kind;
-use crate::summary::busy::BUSY_PRESSURE_PERCENT;
+use crate::summary::busy::{self, BUSY_PRESSURE_PERCENT};
 use crate::summary::peak::{Contradiction, Limit, Peak, PeakStudy, Step, PEAK_SCHEMA};
 use crate::summary::slo::Slo;
 use std::cell::RefCell;
@@ -456,21 +456,29 @@ fn busy_bound(steps: &[Step], peak: &Peak) -> Option<String> {
         .filter(above)
         .map(|s| s.offered_per_s)
         .reduce(f64::min)?;
-    let pressure = |s: &Step| s.result.generator.cpu_pressure_percent.unwrap_or(0.0);
-    let at: Vec<f64> = (steps.iter().filter(above))
+    let at: Vec<&crate::summary::Generator> = (steps.iter().filter(above))
         .filter(|s| s.offered_per_s == bound)
-        .map(pressure)
+        .map(|s| &s.result.generator)
         .collect();
-    if at.is_empty() || at.iter().any(|p| *p < BUSY_PRESSURE_PERCENT) {
+    if at.is_empty() || !at.iter().all(|g| busy::is_busy(g)) {
         return None;
     }
-    let least = at.iter().copied().fold(100.0, f64::min);
-    let pressure = match least >= 99.5 {
-        true => "100%".to_string(),
-        false => format!("{least:.0}% or above"),
+    let least = |f: fn(&crate::summary::Generator) -> Option<f64>| {
+        at.iter().map(|g| f(g).unwrap_or(0.0)).fold(100.0, f64::min)
+    };
+    let pressure = least(|g| g.cpu_pressure_percent);
+    let steal = least(|g| g.steal_percent);
+    let state = match (
+        pressure >= BUSY_PRESSURE_PERCENT,
+        steal >= busy::BUSY_STEAL_PERCENT,
+    ) {
+        (true, _) if pressure >= 99.5 => "CPU pressure 100%".to_string(),
+        (true, _) => format!("CPU pressure {pressure:.0}% or above"),
+        (false, true) => format!("steal {steal:.0}% or above"),
+        (false, false) => "CPU pressure or steal at their bounds".to_string(),
     };
     Some(format!(
-        "the machine was busy: CPU pressure {pressure} in the steps that failed at {bound:.0}/s — no peak claimed (the target sustained at least {:.0}/s); rerun on a quieter machine or with fewer connections",
+        "the machine was busy: {state} in the steps that failed at {bound:.0}/s — no peak claimed (the target sustained at least {:.0}/s); rerun on a quieter machine or with fewer connections",
         peak.ops_per_s
     ))
 }
@@ -629,9 +637,14 @@ fn limited_conclusion(steps: &[Step], best: Option<f64>, objective: &str) -> Str
         ),
     };
     // On a contended machine the limit seen may be the machine's: say so first.
-    let pressure = last.result.generator.cpu_pressure_percent.unwrap_or(0.0);
-    let busy = match pressure >= BUSY_PRESSURE_PERCENT {
-        true => format!("the machine was busy: CPU pressure {pressure:.0}% — "),
+    let g = &last.result.generator;
+    let pressure = g.cpu_pressure_percent.unwrap_or(0.0);
+    let steal = g.steal_percent.unwrap_or(0.0);
+    let busy = match busy::is_busy(g) {
+        true if pressure >= BUSY_PRESSURE_PERCENT => {
+            format!("the machine was busy: CPU pressure {pressure:.0}% — ")
+        }
+        true => format!("the machine was busy: steal {steal:.0}% — "),
         false => String::new(),
     };
     format!(

@@ -51,11 +51,13 @@ pub(crate) async fn connect_stream(
     }
     let (up, blocking) = match poll_out(&std, 0).map_err(connect_error)? {
         Handshake::Failed => return Err(connect_error(socket_error(&std))),
+        Handshake::Up if met_itself(&std, addr) => return Err(connect_error(refused())),
         Handshake::Up => (std, blocking),
         Handshake::UnderWay if blocking => {
             let wait = timeout.saturating_sub(started.elapsed());
             let wait_ms = wait.as_millis().clamp(1, i32::MAX as u128) as i32;
             match poll_out(&std, wait_ms).map_err(connect_error)? {
+                Handshake::Up if met_itself(&std, addr) => return Err(connect_error(refused())),
                 Handshake::Up => (std, true),
                 Handshake::Failed => return Err(connect_error(socket_error(&std))),
                 Handshake::UnderWay => return Err(connect_timeout(addr, timeout)),
@@ -71,6 +73,9 @@ pub(crate) async fn connect_stream(
             }
             if let Some(e) = stream.take_error().map_err(connect_error)? {
                 return Err(connect_error(e));
+            }
+            if met_itself(&stream, addr) {
+                return Err(connect_error(refused()));
             }
             let took = started.elapsed();
             set_nodelay(&stream, socket.nodelay)?;
@@ -89,6 +94,34 @@ pub(crate) async fn connect_stream(
         Stream::Async(TcpStream::from_std(up).map_err(|e| OpError::io("register socket", &e))?)
     };
     Ok((stream, took))
+}
+
+/// Whether a connection to `addr` met its own socket: a local target nobody listens on, whose
+/// port the kernel gave this socket as its source port, so that the SYN answered itself (a
+/// simultaneous open). Its requests would come back as replies: a raw echo counted them ok.
+/// In a namespace whose ephemeral range was 40000-40001, 2 of 4 runs against
+/// tcp://127.0.0.1:40000 with no server connected so. Only a loopback target with a port in
+/// the ephemeral range can meet itself, and only then is the socket's address asked for: one
+/// getsockname(2) per connect there, none elsewhere.
+fn met_itself(s: &impl std::os::fd::AsFd, addr: SocketAddr) -> bool {
+    if !addr.ip().is_loopback() || !ephemeral(addr.port()) {
+        return false;
+    }
+    let local = socket2::SockRef::from(s).local_addr().ok();
+    local.and_then(|l| l.as_socket()) == Some(addr)
+}
+
+/// Whether `port` is in this host's ephemeral range (read once; Linux's default if unreadable).
+fn ephemeral(port: u16) -> bool {
+    static RANGE: std::sync::OnceLock<(u16, u16)> = std::sync::OnceLock::new();
+    let (lo, hi) =
+        *RANGE.get_or_init(|| crate::sys::netstat::port_range().unwrap_or((32768, 60999)));
+    (lo..=hi).contains(&port)
+}
+
+/// The error a connection that met itself fails with: nothing listens at its address.
+fn refused() -> std::io::Error {
+    std::io::Error::from_raw_os_error(libc::ECONNREFUSED)
 }
 
 /// Where a non-blocking connect stands.

@@ -3,15 +3,15 @@
 
 use std::net::SocketAddr;
 
-pub use crate::record::exchange::Family;
+pub use crate::record::exchange::{Family, ProtocolName};
 
 /// One URL scheme a driver serves.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Scheme {
     /// The scheme as written in URLs (`https`).
     pub name: &'static str,
-    /// The protocol's name in reports (`http` for `https` too).
-    pub protocol: &'static str,
+    /// The protocol, as results name it (`http` for `https` too).
+    pub protocol: ProtocolName,
     /// What kind of exchange it is.
     pub family: Family,
     /// The port when the URL gives none; `None` when a URL must give one.

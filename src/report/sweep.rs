@@ -210,10 +210,7 @@ pub(crate) fn at(sweep: &Sweep, skip: usize, index: &[usize]) -> String {
 
 /// What a metric's table shows, in words; `bytes_unit` names the unit of payload throughput.
 pub(crate) fn what(sweep: &Sweep, metric: Metric, bytes_unit: &str) -> String {
-    let bulk = sweep
-        .points
-        .first()
-        .is_some_and(|p| matches!(&*p.result.mode, "stream" | "source"));
+    let bulk = sweep.points.first().is_some_and(|p| p.result.mode.bulk());
     match metric {
         Metric::Rate if bulk => "Messages per second".to_string(),
         Metric::Rate => "Operations per second".to_string(),

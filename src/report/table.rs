@@ -47,7 +47,7 @@ pub fn write_width(summary: &Summary, out: &mut dyn Write, width: Option<u16>) -
 
 /// Bulk modes move a byte stream and have no per-operation latency.
 pub(super) fn is_bulk(s: &Summary) -> bool {
-    matches!(&*s.mode, "stream" | "source")
+    s.mode.bulk()
 }
 
 /// Title, settings and the warm-up line.
@@ -293,7 +293,9 @@ pub(super) fn print_table(
 mod tests {
     use super::*;
     use crate::record::{ErrorKind, OpError, Recorder, SeriesPoint};
-    use crate::summary::{Config, ErrorSummary, Generator, Throughput, Warmup, SCHEMA};
+    use crate::summary::{
+        Config, ErrorSummary, Generator, ProtocolName, Throughput, Warmup, SCHEMA,
+    };
     use std::time::Duration;
 
     fn recorder() -> Recorder {
@@ -319,8 +321,8 @@ mod tests {
             wirebench_version: "0.1.0".into(),
             started_unix_ms: 1_700_000_000_000,
             target: "tcp://127.0.0.1:40123".into(),
-            protocol: "tcp".into(),
-            mode: mode.into(),
+            protocol: ProtocolName::Tcp,
+            mode: mode.parse().unwrap(),
             config: Config {
                 connections: 4,
                 threads: 2,

@@ -37,7 +37,7 @@ pub fn notes(s: &Summary, host: &Host) -> Vec<String> {
             "the path is slower than the offered rate: this host's own queue toward the target was full and refused {n} datagrams (ENOBUFS), never sent and not in the sender's rate; lower --bandwidth to what the link carries"
         ));
     }
-    let stream = matches!(&*s.mode, "stream" | "source");
+    let stream = s.mode.bulk();
     if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up && stream) {
         notes.push(stream_shortfall(s, o));
     } else if let Some(o) = s.open_loop.as_ref().filter(|o| !o.kept_up) {

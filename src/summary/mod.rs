@@ -29,6 +29,7 @@ pub mod welch;
 
 pub use build::of;
 
+pub use crate::record::exchange::{ClientMode, ProtocolName};
 use crate::record::{Recorder, SeriesPoint, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIG};
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2Serializer};
@@ -50,10 +51,10 @@ pub struct Summary {
     pub started_unix_ms: u64,
     /// The target URL as given.
     pub target: String,
-    /// `tcp`.
-    pub protocol: Name,
+    /// `tcp`, `udp`, `http` …: the protocol as its driver names itself.
+    pub protocol: ProtocolName,
     /// `rr`, `crr`, `stream` or `source`.
-    pub mode: Name,
+    pub mode: ClientMode,
     /// The settings that shaped the load.
     pub config: Config,
     /// Measured time in seconds (warm-up excluded).

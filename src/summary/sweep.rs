@@ -158,7 +158,7 @@ pub fn per_second_spread(metric: Metric, s: &Summary) -> Option<f64> {
 
 /// Whether a run moves messages one way (stream, source) rather than requests and replies.
 fn bulk(s: &Summary) -> bool {
-    matches!(&*s.mode, "stream" | "source")
+    s.mode.bulk()
 }
 
 /// The seconds of a run's series that count as samples of it: whole ones, and a last one of

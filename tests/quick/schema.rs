@@ -8,7 +8,8 @@ use std::time::Duration;
 use wirebench::record::{ErrorKind, OpError, Recorder, SeriesPoint};
 use wirebench::report;
 use wirebench::summary::{
-    Config, Distribution, ErrorSummary, Generator, OpenLoop, Summary, Throughput, Warmup, SCHEMA,
+    ClientMode, Config, Distribution, ErrorSummary, Generator, OpenLoop, ProtocolName, Summary,
+    Throughput, Warmup, SCHEMA,
 };
 
 /// The schema file, parsed.
@@ -102,8 +103,8 @@ fn rr_summary() -> (Summary, Recorder) {
         wirebench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix_ms: 1_700_000_000_000,
         target: "tcp://127.0.0.1:40123".into(),
-        protocol: "tcp".into(),
-        mode: "rr".into(),
+        protocol: ProtocolName::Tcp,
+        mode: ClientMode::Rr,
         config: Config {
             think_s: Some(0.001),
             think_achieved_s: Some(0.00105),
@@ -155,8 +156,8 @@ fn bulk_summary() -> Summary {
         wirebench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix_ms: 1_700_000_000_000,
         target: "tcp://127.0.0.1:40124".into(),
-        protocol: "tcp".into(),
-        mode: "stream".into(),
+        protocol: ProtocolName::Tcp,
+        mode: ClientMode::Stream,
         config: Config {
             request_bytes: 65_536,
             ..config(None)

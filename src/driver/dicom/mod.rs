@@ -16,7 +16,7 @@ mod session;
 pub mod spec;
 
 use super::stream::{connect_stream, Stream};
-use super::target::{Family, Scheme};
+use super::target::{Family, ProtocolName, Scheme};
 use super::workload::ClientMode;
 use super::{Driver, Job, Placement, Protocol};
 use crate::record::{ErrorKind, OpError};
@@ -57,7 +57,7 @@ pub struct Dicom {
 impl Protocol for Dicom {
     const SCHEMES: &'static [Scheme] = &[Scheme {
         name: "dicom",
-        protocol: "dicom",
+        protocol: ProtocolName::Dicom,
         family: Family::Stream,
         default_port: Some(104),
         tls: false,

@@ -16,7 +16,7 @@ pub mod schema;
 pub mod shape;
 
 use super::stream::connect_stream;
-use super::target::{Family, Scheme};
+use super::target::{Family, ProtocolName, Scheme};
 use super::tls::TlsClient;
 use super::workload::{Reply, Request, Spec, Workload};
 use super::{Driver, Given, Job, Placement, Protocol};
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 pub const SCHEMES: [Scheme; 2] = [
     Scheme {
         name: "grpc",
-        protocol: "grpc",
+        protocol: ProtocolName::Grpc,
         family: Family::Stream,
         default_port: None,
         tls: false,
@@ -43,7 +43,7 @@ pub const SCHEMES: [Scheme; 2] = [
     },
     Scheme {
         name: "grpcs",
-        protocol: "grpc",
+        protocol: ProtocolName::Grpc,
         family: Family::Stream,
         default_port: None,
         tls: true,

@@ -17,7 +17,7 @@ pub mod spec;
 pub mod template;
 
 use super::stream::{connect_stream, Stream};
-use super::target::{Family, Scheme};
+use super::target::{Family, ProtocolName, Scheme};
 use super::tls::TlsClient;
 use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, Session};
 use crate::record::{ErrorKind, OpError};
@@ -449,7 +449,7 @@ impl Session for HttpSession {
 pub const SCHEMES: [Scheme; 2] = [
     Scheme {
         name: "http",
-        protocol: "http",
+        protocol: ProtocolName::Http,
         family: Family::Http,
         default_port: Some(80),
         tls: false,
@@ -457,7 +457,7 @@ pub const SCHEMES: [Scheme; 2] = [
     },
     Scheme {
         name: "https",
-        protocol: "http",
+        protocol: ProtocolName::Http,
         family: Family::Http,
         default_port: Some(443),
         tls: true,

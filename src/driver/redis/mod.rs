@@ -7,7 +7,7 @@ pub mod flags;
 pub mod resp;
 
 use super::stream::{connect_stream, Stream};
-use super::target::{Family, Scheme};
+use super::target::{Family, ProtocolName, Scheme};
 use super::workload::{Reply, Request, Spec, Workload};
 use super::{Done, Driver, Expiry, Failure, Given, Job, Placement, Protocol, ReadOutcome, Sent};
 use crate::error::{usage_of, UsageError};
@@ -39,7 +39,7 @@ pub struct Redis {
 impl Protocol for Redis {
     const SCHEMES: &'static [Scheme] = &[Scheme {
         name: "redis",
-        protocol: "redis",
+        protocol: ProtocolName::Redis,
         family: Family::Stream,
         default_port: Some(6379),
         tls: false,

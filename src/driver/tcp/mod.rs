@@ -7,7 +7,7 @@ mod reply;
 mod request;
 
 use super::stream::{connect_stream, Stream};
-use super::target::{Family, Scheme};
+use super::target::{Family, ProtocolName, Scheme};
 use super::workload::{ClientMode, Reply, Request, Workload};
 use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, Session};
 use crate::record::{ErrorKind, OpError};
@@ -480,7 +480,7 @@ pub struct Tcp;
 impl Protocol for Tcp {
     const SCHEMES: &'static [Scheme] = &[Scheme {
         name: "tcp",
-        protocol: "tcp",
+        protocol: ProtocolName::Tcp,
         family: Family::Stream,
         default_port: None,
         tls: false,

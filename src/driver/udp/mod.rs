@@ -14,7 +14,7 @@ mod check;
 mod sock;
 mod window;
 
-use super::target::{Family, Scheme};
+use super::target::{Family, ProtocolName, Scheme};
 use super::workload::{ClientMode, Reply, Request, Workload};
 use super::{Done, Driver, Expiry, Job, Placement, Protocol, ReadOutcome, Sent, Session};
 use crate::record::{ErrorKind, OpError, PeerReport};
@@ -394,7 +394,7 @@ pub struct Udp;
 impl Protocol for Udp {
     const SCHEMES: &'static [Scheme] = &[Scheme {
         name: "udp",
-        protocol: "udp",
+        protocol: ProtocolName::Udp,
         family: Family::Datagram,
         default_port: None,
         tls: false,

@@ -53,7 +53,7 @@ pub fn targets(doc: Doc) -> Vec<String> {
 
 /// Whether a result measured bulk transfer (stream, source), where operations are messages.
 pub fn bulk(result: &Summary) -> bool {
-    matches!(&*result.mode, "stream" | "source")
+    result.mode.bulk()
 }
 
 /// A result's operations (or, in bulk, messages) per second.
@@ -68,6 +68,15 @@ pub fn ops(result: &Summary) -> Option<f64> {
 pub fn bytes_per_s(result: &Summary) -> Option<f64> {
     let t = &result.throughput;
     Some((finite(t.sent_mb_per_s)? + finite(t.received_mb_per_s)?) * 1e6)
+}
+
+/// A result's payload bytes per second one way: a bulk run's (the bytes went one way), a
+/// request/response run's requests.
+pub fn one_way_bytes_per_s(result: &Summary) -> Option<f64> {
+    match bulk(result) {
+        true => bytes_per_s(result),
+        false => Some(finite(result.throughput.sent_mb_per_s)? * 1e6),
+    }
 }
 
 /// The first result a document holds (itself, a sweep's first point, a peak's first step).
@@ -300,6 +309,7 @@ pub fn methodology(r: &Summary) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::summary::{ClientMode, ProtocolName};
 
     #[test]
     fn fields_read_as_words_with_units() {
@@ -319,7 +329,7 @@ mod tests {
     #[test]
     fn the_lede_is_true_to_the_protocol() {
         let mut r = Summary::default();
-        (r.protocol, r.mode) = ("http".into(), "request".into());
+        (r.protocol, r.mode) = (ProtocolName::Http, ClientMode::Rr);
         (r.config.connections, r.config.request_bytes) = (1, 64);
         r.http = Some(
             serde_json::from_value(serde_json::json!({

@@ -195,4 +195,36 @@ mod tests {
         ));
         assert!(out.is_empty());
     }
+
+    /// A sweep that mixes request/response with a push counts payload one way on the page as
+    /// in the terminal: the echo's requests (1 MB/s), not both directions (2 MB/s), beside the
+    /// push's messages (the DIM study's table).
+    #[test]
+    fn a_sweep_of_echo_and_push_shows_payload_one_way() {
+        let point = |target: &str, mode: &str, sent: f64, received: f64| {
+            serde_json::json!({
+                "target": target, "values": {"--size": "4"}, "run": 1, "discarded": false,
+                "result": {"mode": mode, "throughput": {
+                    "ops_per_s": 100.0, "messages_per_s": 100.0,
+                    "sent_mb_per_s": sent, "received_mb_per_s": received}}
+            })
+        };
+        let doc = serde_json::json!({
+            "schema": "wirebench.sweep/1",
+            "targets": [{"name": "rr", "url": "tcp://127.0.0.1:7000"},
+                        {"name": "push", "url": "tcp://127.0.0.1:7001"}],
+            "axes": [{"flag": "--size", "values": ["4"]}],
+            "runs": 1,
+            "points": [point("rr", "rr", 1.0, 1.0), point("push", "source", 0.0, 3.0)],
+        });
+        let mut out = Vec::new();
+        render(&doc, &mut out).unwrap();
+        let page = String::from_utf8(out).unwrap();
+        assert!(page.contains("Payload throughput (one direction; request/response: its requests)"));
+        assert!(!page.contains("both directions"));
+        assert!(
+            page.contains(">1.00 MB/s<") && !page.contains(">2.00 MB/s<"),
+            "{page}"
+        );
+    }
 }

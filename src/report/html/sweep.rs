@@ -65,8 +65,23 @@ pub const METRICS: [Metric; 5] = [
     },
 ];
 
+/// The payload throughput of a sweep whose runs mix request/response with bulk (push or
+/// upload; [`summary::sweep::Sweep::one_way`]): request/response counts its requests alone,
+/// as a pushed message is one, so that the rows compare (the DIM study's table), as the
+/// terminal's and report.md's tables do.
+pub const ONE_WAY_BYTES: Metric = Metric {
+    name: "Payload throughput (one direction; request/response: its requests)",
+    kind: "bytes",
+    axis: "payload, one direction",
+    unit: Unit::ByteRate,
+    read: fields::one_way_bytes_per_s,
+};
+
 /// A sweep document, read: its targets, axes and points.
 pub struct Sweep {
+    /// Its metrics, in [`METRICS`]'s order: [`ONE_WAY_BYTES`] for payload throughput where
+    /// the runs mix request/response with bulk.
+    pub metrics: [Metric; 5],
     /// Target names, the tables' rows.
     pub targets: Vec<String>,
     /// Swept flags and their values.
@@ -112,7 +127,12 @@ impl Sweep {
                 result: p.result.clone(),
             })
             .collect();
+        let mut metrics = METRICS;
+        if sweep.one_way() {
+            metrics[1] = ONE_WAY_BYTES;
+        }
         Sweep {
+            metrics,
             targets: sweep.targets.iter().map(|t| t.name.clone()).collect(),
             axes,
             // A sweep runs each point once at least; a document without the field did.
@@ -188,7 +208,7 @@ pub fn render_with(
     let lead = sweep_charts::lead(&sweep);
     page.figures(lead.clone());
     if sweep.runs == 1 || !sweep.axes.is_empty() {
-        for metric in METRICS {
+        for metric in sweep.metrics {
             for group in sweep.combinations(1) {
                 tables_by_value(page, &sweep, metric, &group);
             }
@@ -196,7 +216,7 @@ pub fn render_with(
     }
     if sweep.runs > 1 {
         page.heading(2, "Repeated runs");
-        for metric in METRICS.iter().take(4) {
+        for metric in sweep.metrics.iter().take(4) {
             repeat_table(page, &sweep, *metric);
         }
         page.para("95% CI: mean ± t(0.975, n−1) · s / √n over the n kept runs (Student's t; s the sample standard deviation); runs in parentheses were discarded.");

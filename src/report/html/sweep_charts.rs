@@ -4,7 +4,7 @@
 
 use super::scale::{Axis, Scale, Unit};
 use super::svg::{BarChart, BarSeries, LineChart, Series};
-use super::sweep::{Point, Sweep, METRICS};
+use super::sweep::{Point, Sweep};
 use super::{hist, result};
 use crate::summary::stats;
 use crate::summary::{Distribution, Summary};
@@ -91,7 +91,8 @@ fn by_value_charts(sweep: &Sweep) -> Vec<(String, String)> {
         Scale::Linear
     };
     let mut charts = Vec::new();
-    for metric in [METRICS[0], METRICS[1], METRICS[3]] {
+    let m = sweep.metrics;
+    for metric in [m[0], m[1], m[3]] {
         let mut series = Vec::new();
         let mut bands: Vec<Vec<(f64, f64, f64)>> = Vec::new();
         for group in sweep.combinations(1) {
@@ -167,7 +168,8 @@ fn bar_charts(sweep: &Sweep) -> Vec<(String, String)> {
         true => sweep.axes[0].0.clone(),
         false => String::new(),
     };
-    [METRICS[0], METRICS[2], METRICS[3]]
+    let m = sweep.metrics;
+    [m[0], m[2], m[3]]
         .iter()
         .map(|metric| {
             let series = (sweep.targets.iter())
@@ -215,7 +217,7 @@ pub fn lead(sweep: &Sweep) -> Vec<(String, String)> {
     if sweep.targets.len() < 2 {
         return Vec::new();
     }
-    let metric = METRICS[0];
+    let metric = sweep.metrics[0];
     let stats: Vec<Option<stats::Stats>> = (sweep.targets.iter())
         .map(|t| stats::of(&sweep.values(t, &[], metric)))
         .collect();

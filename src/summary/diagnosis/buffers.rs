@@ -7,7 +7,7 @@
 //! smallest size within 10% of the best.
 
 use super::{size_text, Change, Confidence, Evidence, Figures, Finding, Variant};
-use crate::summary::Summary;
+use crate::summary::{ClientMode, ProtocolName, Summary};
 
 /// The client buffer sizes swept (both SO_SNDBUF and SO_RCVBUF), around DCMTK's 64 KB.
 const SIZES: [usize; 5] = [16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
@@ -29,7 +29,7 @@ const KNEE: f64 = 0.9;
 
 /// Whether the run is a bulk transfer (whose rate buffers bound).
 fn bulk(s: &Summary) -> bool {
-    super::is_tcp(s) && matches!(&*s.mode, "stream" | "source")
+    super::is_tcp(s) && s.mode.bulk()
 }
 
 /// The sweep of the client's buffers, for a bulk transfer.
@@ -104,7 +104,7 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
     let window = tcp.map_or(u32::MAX, |t| t.peer_window_bytes);
     let capped = rwnd >= LIMITED_PERCENT
         || (rwnd >= TINY_LIMITED_PERCENT && window <= rmem / TINY_WINDOW_SHARE);
-    if base.mode == "stream" && capped && window < rmem {
+    if base.mode == ClientMode::Stream && capped && window < rmem {
         evidence.push(format!("the peer's window never exceeded {window} bytes, below the {rmem} bytes auto-tuning starts a receive buffer with (net.ipv4.tcp_rmem): the server set a small SO_RCVBUF"));
         let flat = gain < 1.5;
         if flat {
@@ -119,8 +119,8 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
             evidence,
             fix: format!(
                 "Raise SO_RCVBUF on the server to at least the bandwidth × RTT, or leave it unset so the kernel auto-tunes it (net.ipv4.tcp_rmem){}.",
-                match &*base.protocol {
-                    "tcp" => "; `wirebench serve tcp`: leave out --rcvbuf",
+                match base.protocol {
+                    ProtocolName::Tcp => "; `wirebench serve tcp`: leave out --rcvbuf",
                     _ => "",
                 }
             ),

@@ -6,7 +6,7 @@
 
 use super::{Change, Confidence, Evidence, Finding, Variant};
 use crate::summary::diagnose::SATURATED_PERCENT;
-use crate::summary::Summary;
+use crate::summary::{ClientMode, Summary};
 
 /// How long Linux keeps a closed connection's port in TIME_WAIT, s (TCP_TIMEWAIT_LEN).
 const TIME_WAIT_S: f64 = 60.0;
@@ -85,7 +85,8 @@ pub fn port_exhaustion(base: &Summary, ev: &Evidence) -> Option<Finding> {
         .iter()
         .find(|e| e.kind == "port_exhausted")
         .map_or(0, |e| e.count);
-    let per_request = base.mode == "crr" || base.http.as_ref().is_some_and(|h| !h.keepalive);
+    let per_request =
+        base.mode == ClientMode::Crr || base.http.as_ref().is_some_and(|h| !h.keepalive);
     let [lo, hi] = ev.port_range.unwrap_or([32768, 60999]);
     let ports = f64::from(hi.saturating_sub(lo)) + 1.0;
     let ceiling = ports / TIME_WAIT_S;

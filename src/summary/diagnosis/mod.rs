@@ -266,9 +266,9 @@ pub struct Diagnosis {
     /// The target URL.
     pub target: String,
     /// The protocol and the client mode.
-    pub protocol: crate::summary::Name,
+    pub protocol: crate::summary::ProtocolName,
     /// See `protocol`.
-    pub mode: crate::summary::Name,
+    pub mode: crate::summary::ClientMode,
     /// Measuring time of each step, s.
     pub step_s: f64,
     /// The user's run as given.
@@ -283,7 +283,7 @@ pub struct Diagnosis {
 
 /// Whether a summary's transport is TCP (so Nagle, delayed ACK and TCP buffers apply).
 pub fn is_tcp(s: &Summary) -> bool {
-    s.protocol != "udp"
+    s.protocol != crate::summary::ProtocolName::Udp
 }
 
 /// The variants that would test what the baseline suggests, in the order to run them.

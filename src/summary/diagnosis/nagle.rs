@@ -99,7 +99,7 @@ pub fn finding(base: &Summary, ev: &Evidence, variants: &[Variant]) -> Option<Fi
         },
         side: side.into(),
         evidence,
-        fix: fix(side, &mine, &base.protocol),
+        fix: fix(side, &mine, base.protocol.name()),
         rank: 1,
     })
 }

@@ -179,6 +179,7 @@ const LAYOUT_PROBE: &str = r#"<script>(function () {
     }).join(' ');
   };
   out.push('main ' + box(document.querySelector('main').getBoundingClientRect()));
+  out.push('height ' + document.documentElement.scrollHeight);
   if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push('outside page: ' +
     document.documentElement.scrollWidth + ' px wide in a window of ' + window.innerWidth);
   document.querySelectorAll('.scroll, pre').forEach(function (e) {
@@ -235,6 +236,9 @@ const LAYOUT_PROBE: &str = r#"<script>(function () {
   document.body.appendChild(pre);
 })();</script>"#;
 
+/// The tallest screenshot taken (pixels): a page longer than this is looked at down to it.
+const MAX_SHOT_HEIGHT: u32 = 16_000;
+
 /// Serves `html` (with the layout probe) from 127.0.0.1, opens it three times
 /// (`--dump-dom`, `--screenshot`, `--print-to-pdf`) and checks that nothing but the page
 /// itself was requested.
@@ -254,11 +258,22 @@ fn open_in_browser(html: &[u8], scratch: &Path) -> Opened {
         &["--dump-dom".to_string(), window.clone()],
         &profile,
     );
+    // The screenshot is as tall as the page (the layout probe measured it in the first
+    // opening), so that every chart is looked at, not the first window's worth; the layout
+    // does not depend on the window's height, so the probe's boxes hold in it.
+    let height = (dom.split("\nheight ").nth(1))
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse::<u32>().ok())
+        .unwrap_or(2000)
+        .clamp(2000, MAX_SHOT_HEIGHT);
     let shot = scratch.join("shot.png");
     chromium(
         &url,
         trap.port,
-        &[format!("--screenshot={}", shot.display()), window],
+        &[
+            format!("--screenshot={}", shot.display()),
+            format!("--window-size=1280,{height}"),
+        ],
         &profile,
     );
     let png = std::fs::read(&shot).expect("chromium wrote the screenshot");
@@ -515,7 +530,7 @@ fn boxes<'a>(page: &'a Opened, what: &str) -> Vec<([f64; 4], &'a str)> {
 }
 
 /// The screenshot looked at, pixel by pixel, where the layout probe says the page's parts
-/// are (the screenshot is the window's top, 1 CSS pixel to 1 pixel):
+/// are (the screenshot is the whole page, up to [`MAX_SHOT_HEIGHT`], 1 CSS pixel to 1 pixel):
 ///
 /// - no text is drawn outside the page's column (`main`): the margins right and left of it
 ///   hold no ink, so nothing ran off the page;
@@ -637,7 +652,15 @@ fn render_and_open(kind: &str, doc: &Value, scratch: &Path) -> Opened {
     keep_for_docs(kind, &info, &pixels);
     check_layout(&opened);
     let (charts, labels) = check_pixels(&opened, &info, &pixels);
-    eprintln!("{kind}: {charts} charts and {labels} labels looked at in the screenshot");
+    let all = boxes(&opened, "chart").len();
+    eprintln!(
+        "{kind}: {charts} of {all} charts and {labels} labels looked at in the {} px screenshot",
+        info.height
+    );
+    // Every chart of a page no taller than the screenshot's limit is looked at.
+    if info.height < MAX_SHOT_HEIGHT {
+        assert_eq!(charts, all, "{kind}: charts below the screenshot");
+    }
     check_print(&opened);
     opened
 }

@@ -7,64 +7,94 @@ use clap::Error;
 /// The problem's sentence and what it lists (the missing arguments, the conflicting ones, the
 /// possible values), each item as it would stand on a line of its own.
 pub fn problem(e: &Error) -> (String, Vec<String>) {
-    let text = |k| match e.get(k) {
+    let listed = match e.kind() {
+        ErrorKind::ArgumentConflict => Some(conflict(e)),
+        ErrorKind::InvalidValue => invalid_value(e),
+        ErrorKind::MissingRequiredArgument => missing_arguments(e),
+        ErrorKind::MissingSubcommand => missing_subcommand(e),
+        _ => None,
+    };
+    if let Some(found) = listed {
+        return found;
+    }
+    let head = sentence(e);
+    // A source's message may span lines: each is an item, as clap's lines were.
+    let mut lines = head.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("bad arguments").to_string();
+    (first, lines.map(String::from).collect())
+}
+
+/// A text the error holds for `k`.
+fn text(e: &Error, k: ContextKind) -> Option<String> {
+    match e.get(k) {
         Some(ContextValue::String(s)) => Some(s.clone()),
         _ => None,
-    };
-    let number = |k| match e.get(k) {
+    }
+}
+
+/// A number the error holds for `k`.
+fn number(e: &Error, k: ContextKind) -> Option<isize> {
+    match e.get(k) {
         Some(ContextValue::Number(n)) => Some(*n),
         _ => None,
+    }
+}
+
+/// A value that is no value of its flag, and the values it takes.
+fn invalid_value(e: &Error) -> Option<(String, Vec<String>)> {
+    let a = text(e, ContextKind::InvalidArg)?;
+    let v = text(e, ContextKind::InvalidValue)?;
+    let head = match v.is_empty() {
+        true => format!("a value is required for '{a}' but none was supplied"),
+        false => format!("invalid value '{v}' for '{a}'"),
     };
+    Some((
+        head,
+        list("possible values", e.get(ContextKind::ValidValue)),
+    ))
+}
+
+/// The required arguments not given, each an item.
+fn missing_arguments(e: &Error) -> Option<(String, Vec<String>)> {
+    match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(args)) => {
+            let head = "the following required arguments were not provided:".to_string();
+            Some((head, args.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// A command given without the subcommand it needs, and its subcommands.
+fn missing_subcommand(e: &Error) -> Option<(String, Vec<String>)> {
+    let sub = text(e, ContextKind::InvalidSubcommand)?;
+    let head = format!("'{sub}' requires a subcommand but one was not provided");
+    Some((
+        head,
+        list("subcommands", e.get(ContextKind::ValidSubcommand)),
+    ))
+}
+
+/// The sentence of the kinds whose problem is one sentence (which may span lines).
+fn sentence(e: &Error) -> String {
     let (arg, value) = (
-        text(ContextKind::InvalidArg),
-        text(ContextKind::InvalidValue),
+        text(e, ContextKind::InvalidArg),
+        text(e, ContextKind::InvalidValue),
     );
-    let provided = |n: isize| match n > 1 {
-        true => "were provided",
-        false => "was provided",
-    };
-    let head = match (e.kind(), arg, value) {
-        (ErrorKind::ArgumentConflict, _, _) => return conflict(e),
+    match (e.kind(), arg, value) {
         (ErrorKind::NoEquals, Some(a), _) => {
             format!("equal sign is needed when assigning values to '{a}'")
         }
-        (ErrorKind::InvalidValue, Some(a), Some(v)) => {
-            let head = match v.is_empty() {
-                true => format!("a value is required for '{a}' but none was supplied"),
-                false => format!("invalid value '{v}' for '{a}'"),
-            };
-            return (
-                head,
-                list("possible values", e.get(ContextKind::ValidValue)),
-            );
-        }
-        (ErrorKind::InvalidSubcommand, _, _) if text(ContextKind::InvalidSubcommand).is_some() => {
-            let sub = text(ContextKind::InvalidSubcommand).unwrap_or_default();
-            format!("unrecognized subcommand '{sub}'")
-        }
-        (ErrorKind::MissingRequiredArgument, _, _) => match e.get(ContextKind::InvalidArg) {
-            Some(ContextValue::Strings(args)) => {
-                let head = "the following required arguments were not provided:".to_string();
-                return (head, args.clone());
-            }
-            _ => fallback(e),
+        (ErrorKind::InvalidSubcommand, _, _) => match text(e, ContextKind::InvalidSubcommand) {
+            Some(sub) => format!("unrecognized subcommand '{sub}'"),
+            None => fallback(e),
         },
-        (ErrorKind::MissingSubcommand, _, _) if text(ContextKind::InvalidSubcommand).is_some() => {
-            let sub = text(ContextKind::InvalidSubcommand).unwrap_or_default();
-            let head = format!("'{sub}' requires a subcommand but one was not provided");
-            return (
-                head,
-                list("subcommands", e.get(ContextKind::ValidSubcommand)),
-            );
-        }
         (ErrorKind::TooManyValues, Some(a), Some(v)) => {
             format!("unexpected value '{v}' for '{a}' found; no more were expected")
         }
         (ErrorKind::TooFewValues, Some(a), _) => {
-            match (
-                number(ContextKind::ActualNumValues),
-                number(ContextKind::MinValues),
-            ) {
+            let min = number(e, ContextKind::MinValues);
+            match (number(e, ContextKind::ActualNumValues), min) {
                 (Some(n), Some(min)) => {
                     format!("{min} values required by '{a}'; only {n} {}", provided(n))
                 }
@@ -79,8 +109,8 @@ pub fn problem(e: &Error) -> (String, Vec<String>) {
             head
         }
         (ErrorKind::WrongNumberOfValues, Some(a), _) => {
-            let expected = number(ContextKind::ExpectedNumValues);
-            match (number(ContextKind::ActualNumValues), expected) {
+            let expected = number(e, ContextKind::ExpectedNumValues);
+            match (number(e, ContextKind::ActualNumValues), expected) {
                 (Some(n), Some(want)) => {
                     format!("{want} values required for '{a}' but {n} {}", provided(n))
                 }
@@ -89,11 +119,15 @@ pub fn problem(e: &Error) -> (String, Vec<String>) {
         }
         (ErrorKind::UnknownArgument, Some(a), _) => format!("unexpected argument '{a}' found"),
         _ => fallback(e),
-    };
-    // A source's message may span lines: each is an item, as clap's lines were.
-    let mut lines = head.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or("bad arguments").to_string();
-    (first, lines.map(String::from).collect())
+    }
+}
+
+/// Clap's verb for `n` values given.
+fn provided(n: isize) -> &'static str {
+    match n > 1 {
+        true => "were provided",
+        false => "was provided",
+    }
 }
 
 /// "the argument '--a' cannot be used with '--b'" (or with several, listed).

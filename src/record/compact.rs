@@ -7,9 +7,8 @@
 //! one second; `bench/series_cost.sh` measures it per second of result.
 
 use super::damage::MAX_INFLATED;
-use super::{
-    check_v2, decode_histogram, v2_header, Counts, HistogramError, HIST_LOWEST_NS, HIST_SIGFIG,
-};
+use super::histogram::{v2_header, Counts};
+use super::{check_v2, decode_histogram, HistogramError, HIST_LOWEST_NS, HIST_SIGFIG};
 use base64::Engine as _;
 use flate2::{Decompress, FlushDecompress, Status};
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};

@@ -21,7 +21,7 @@ const FILE_LINES: usize = 500;
 const FN_LINES: usize = 60;
 
 /// Files over [`FILE_LINES`] now: lower it when one is split, never raise it.
-const FILES_OVER: usize = 13;
+const FILES_OVER: usize = 12;
 /// Functions over [`FN_LINES`] now: lower it when one is split, never raise it.
 const FNS_OVER: usize = 32;
 

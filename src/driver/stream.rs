@@ -107,8 +107,7 @@ fn met_itself(s: &impl std::os::fd::AsFd, addr: SocketAddr) -> bool {
     if !addr.ip().is_loopback() || !ephemeral(addr.port()) {
         return false;
     }
-    let local = socket2::SockRef::from(s).local_addr().ok();
-    local.and_then(|l| l.as_socket()) == Some(addr)
+    crate::sys::socket::connected_to_itself(socket2::SockRef::from(s), addr)
 }
 
 /// Whether `port` is in this host's ephemeral range (read once; Linux's default if unreadable).

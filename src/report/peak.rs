@@ -66,10 +66,9 @@ pub fn write(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
                 && s.result.mix.is_some()
                 && (s.offered_per_s - p.offered_per_s).abs() <= p.offered_per_s * 0.005
         };
-        let mut trials = study.steps.iter().filter(at);
-        (study.steps.iter().filter(at))
-            .find(|s| s.confirmation)
-            .or_else(|| trials.next())
+        let passed: Vec<&Step> = study.steps.iter().filter(at).collect();
+        let first = passed.first().copied();
+        passed.into_iter().find(|s| s.confirmation).or(first)
     });
     if let Some(step) = at_peak {
         let which = match step.confirmation {

@@ -28,8 +28,12 @@ pub const BUSY_STEAL_PERCENT: f64 = 20.0;
 /// Whether a run's machine was busy by its own measure: CPU pressure of
 /// [`BUSY_PRESSURE_PERCENT`] or more, or steal of [`BUSY_STEAL_PERCENT`] or more.
 pub fn is_busy(g: &super::Generator) -> bool {
-    g.cpu_pressure_percent.unwrap_or(0.0) >= BUSY_PRESSURE_PERCENT
-        || g.steal_percent.unwrap_or(0.0) >= BUSY_STEAL_PERCENT
+    busy_at(g.cpu_pressure_percent, g.steal_percent)
+}
+
+/// Whether CPU pressure or steal (%, None where unmeasured) is at its bound.
+fn busy_at(pressure: Option<f64>, steal: Option<f64>) -> bool {
+    pressure.unwrap_or(0.0) >= BUSY_PRESSURE_PERCENT || steal.unwrap_or(0.0) >= BUSY_STEAL_PERCENT
 }
 
 /// Points of CPU pressure between a target's runs and the baseline's (medians) beyond which
@@ -64,7 +68,7 @@ fn state(sweep: &Sweep) -> Option<String> {
     let n = pressures.len();
     let median = median(pressures)?;
     let stolen = median_steal(sweep);
-    if median < BUSY_PRESSURE_PERCENT && stolen.is_none_or(|s| s < BUSY_STEAL_PERCENT) {
+    if !busy_at(Some(median), stolen) {
         return None;
     }
     let steal = stolen

@@ -47,10 +47,12 @@ impl UdpDriver {
         };
         s.bind(&any.into())?;
         s.connect(&self.addr.into())?;
-        if talks_to_itself(&s, self.addr)? {
+        if crate::sys::socket::connected_to_itself((&s).into(), self.addr) {
             // The kernel gave this socket the target's own port (a local target nobody holds
             // the port of, after a refusal): what it sends would come back to it as if
-            // answered. Held while another is opened, so that one gets another port.
+            // answered. Held while another is opened, so that one gets another port. Against
+            // a killed local server, one new socket in a few thousand got the freed port, and
+            // `-n 100000 --timeout 1s` still ran 120 s after the server's end.
             return self.open(timeout);
         }
         if self.blocking {
@@ -62,16 +64,6 @@ impl UdpDriver {
         s.set_nonblocking(true)?;
         UdpSocket::from_std(s.into()).map(Sock::Async)
     }
-}
-
-/// Whether `s`, connected to `peer`, is bound to `peer` itself: a socket connected to its own
-/// address. A run against a killed local server reconnects after each refusal, and one of
-/// its new sockets in a few thousand gets the freed port (of 28,232 in the default range):
-/// its requests then came back as replies, the target looked alive, and the run went on to
-/// its deadline (`-n 100000 --timeout 1s` still running 120 s after the server's end).
-fn talks_to_itself(s: &socket2::Socket, peer: SocketAddr) -> io::Result<bool> {
-    let local = s.local_addr()?.as_socket();
-    Ok(local.is_some_and(|l| l.ip() == peer.ip() && l.port() == peer.port()))
 }
 
 /// A session's socket: registered with the runtime, or blocking.

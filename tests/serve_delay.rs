@@ -4,7 +4,7 @@
 //!
 //! tokio's millisecond timer gave, on an idle machine: 200 µs → p50 1.14 ms, 1 ms → p50 2.16 ms,
 //! 5 ms → p50 6.25 ms and p99 8.4–10.6 ms. The median is the sharp check here: p50 within
-//! [D, D + max(10%, 300 µs)], which that timer misses at every D. The p99 bound, 2·D + 2 ms, only
+//! [D, D + max(10%, 300 µs)], which that timer misses at every D. The p99 bound, 2·D + 10 ms, only
 //! catches gross lateness: with two CPU hogs on a 2-core machine even a bare timerfd wakes its
 //! thread up to 4 ms late at p99, and a 1 s run at 5 ms holds only ~190 requests. Other load
 //! only ever adds latency, so a case that misses is measured again, up to [`ATTEMPTS`] times; a
@@ -76,44 +76,65 @@ fn measure(url: &str) -> (f64, f64, bool) {
 /// old tokio-timer delay measured 6.28 ms at 5 ms); the p99 bound only catches a delay gone
 /// wrong, generous because a busy 2-CPU machine (CI, compiles beside it) stalls the odd wake-up
 /// for several ms (seen: p99 5.5 ms at 200 µs while p50 held at 245 µs). On a machine the run
-/// measured busy (CPU pressure over 10%: beside a CPU hog and builds, p99 12 ms at 200 µs while
-/// p50 held at 239-268 µs) the p99 is the machine's, not the server's, and is not judged.
-fn fits(d_us: u64, p50: f64, p99: f64, busy: bool) -> bool {
+/// measured busy (CPU pressure or steal over 10%: beside a CPU hog and builds, p99 12 ms at
+/// 200 µs while p50 held at 239-268 µs) the p99 is the machine's, not the server's, and is not
+/// judged; and the p50 is judged by what the delay added to the same server's p50 without one
+/// (`base_p50`, measured beside it): at 25% steal every wake-up of the guest came late, and a
+/// 200 µs delay measured p50 540-580 µs on CI while the server answered in ~300 µs without it.
+fn fits(d_us: u64, p50: f64, p99: f64, busy: Option<f64>) -> bool {
     let d = d_us as f64;
-    p50 >= d && p50 <= d + (0.1 * d).max(300.0) && (busy || p99 <= 2.0 * d + 10_000.0)
+    let slack = (0.1 * d).max(300.0);
+    match busy {
+        None => p50 >= d && p50 <= d + slack && p99 <= 2.0 * d + 10_000.0,
+        Some(base_p50) => p50 >= d && p50 - base_p50 <= d + slack,
+    }
 }
 
 /// The tests of this file measure one at a time: run side by side, their servers and clients
 /// would share the two CPUs and measure each other.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Measures `url` until p50 and p99 fit `d_us`, at most [`ATTEMPTS`] times.
-fn check(what: &str, url: &str, d_us: u64) {
+/// Measures `url` until p50 and p99 fit `d_us`, at most [`ATTEMPTS`] times; on a busy machine,
+/// beside `base_url`: the same server, or its twin, answering without the delay.
+fn check(what: &str, url: &str, d_us: u64, base_url: &str) {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut seen = Vec::new();
     for _ in 0..ATTEMPTS {
         let (p50, p99, busy) = measure(url);
-        if fits(d_us, p50, p99, busy) {
+        let base = busy.then(|| measure(base_url).0);
+        if fits(d_us, p50, p99, base) {
             return;
         }
-        let busy = if busy { " (busy machine)" } else { "" };
+        let busy = base.map_or(String::new(), |b| {
+            format!(" (busy machine; {b:.0} µs without the delay)")
+        });
         seen.push(format!("p50 {p50:.0} µs, p99 {p99:.0} µs{busy}"));
     }
     panic!(
-        "{what} with a {d_us} µs delay: want p50 in [D, D + max(10%, 300 µs)] and p99 ≤ 2·D + 10 ms; \
+        "{what} with a {d_us} µs delay: want p50 in [D, D + max(10%, 300 µs)] and p99 ≤ 2·D + 10 ms \
+         (busy: p50 ≥ D and no more than D + max(10%, 300 µs) over the p50 without the delay); \
          measured {}",
         seen.join("; ")
     );
 }
 
-/// A fresh server per delay, started as `serve KIND ARGS --delay Dus`.
+/// A fresh server per delay, started as `serve KIND ARGS --delay Dus`, beside its twin without
+/// the delay.
 fn check_flag(kind: &str, args: &[&str]) {
+    let mut plain = vec!["--threads", "1"];
+    plain.extend_from_slice(args);
+    let twin = Served::start(kind, &plain);
     for d in DELAYS_US {
         let delay = format!("{d}us");
         let mut all = vec!["--threads", "1", "--delay", delay.as_str()];
         all.extend_from_slice(args);
         let server = Served::start(kind, &all);
-        check(&format!("serve {kind} {}", all.join(" ")), &server.url, d);
+        check(
+            &format!("serve {kind} {}", all.join(" ")),
+            &server.url,
+            d,
+            &twin.url,
+        );
     }
 }
 
@@ -129,11 +150,13 @@ fn tcp_blocking_delay_is_exact() {
 
 #[test]
 fn http_delay_is_exact() {
+    let twin = Served::start("http", &["--threads", "1"]);
     for d in DELAYS_US {
         let delay = format!("{d}us");
         let server = Served::start("http", &["--threads", "1", "--delay", &delay]);
         let url = format!("{}/status/200", server.url);
-        check(&format!("serve http --delay {delay}"), &url, d);
+        let base = format!("{}/status/200", twin.url);
+        check(&format!("serve http --delay {delay}"), &url, d, &base);
     }
 }
 
@@ -142,7 +165,8 @@ fn http_delay_route_is_exact() {
     let server = Served::start("http", &["--threads", "1"]);
     for d in DELAYS_US {
         let url = format!("{}/delay/{d}us", server.url);
-        check(&format!("GET /delay/{d}us"), &url, d);
+        let base = format!("{}/status/200", server.url);
+        check(&format!("GET /delay/{d}us"), &url, d, &base);
     }
 }
 

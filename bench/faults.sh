@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault matrix (issue 16, deliver 4), whole: tests/faults.rs runs a sample of it in CI.
+# The fault matrix (issue 16, deliver 4), whole: tests/functional/faults.rs runs a sample of it in CI.
 # protocol (tcp, udp, http: wirebench's own servers; h2: nginx, h2c with prior knowledge, if
 # installed; dicom: DCMTK's storescp, C-ECHO, if installed)
 #   × load (closed, open --rate 500, crr, stream, sweep -c 1,2,3,4, compare, peak, study)

@@ -267,7 +267,7 @@ fn third_party(place: &Place, procs: &mut Vec<Proc>) {
     procs.push(Proc(memcached));
     assert!(up, "memcached did not start on 127.0.0.1:11211");
     // sendfile off: a cleartext h2 connection keeps Nagle on, and sendfile would hold each
-    // small body for the client's delayed ACK (see tests/run_http.rs). keepalive_requests is
+    // small body for the client's delayed ACK (see tests/functional/run_http.rs). keepalive_requests is
     // nginx's own (1000): its GOAWAYs end connections mid-run, as a reader's nginx would.
     let d = place.dir.display();
     let conf = format!(

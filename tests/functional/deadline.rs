@@ -1,7 +1,7 @@
 //! A run by count (`-n`) has an overall deadline (`--deadline`): against a frozen target it
 //! ends there, keeps what it measured, counts what it still owed as errors, and exits 1.
 
-mod common;
+use super::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! certificate, a server that speaks no TLS) is one line in words, exit 2: never a library's
 //! debug value (`Other(OtherError(CaUsedAsEndEntity))`). Against nginx over TLS.
 
-mod common;
+use super::common;
 
 use common::{execute_json, no_debug_value, run_bounded, usage_error};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! (its self-signed certificate trusted with --cacert) and Caddy from Debian's packages (a
 //! generated Caddyfile and certificate), whose access log must count what wirebench counted.
 
-mod common;
+use super::common;
 
 use common::{bin, first_line_addr, stdout_lines, stop_with_sigterm, usage_error};
 use serde_json::Value;

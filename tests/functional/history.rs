@@ -1,7 +1,7 @@
 //! The results history (issue 10): every test uses its own `--db` in a temporary directory
 //! and real `wirebench serve tcp` servers on 127.0.0.1.
 
-mod common;
+use super::common;
 
 use common::{bin, run_bounded, usage_error, ServerProcess};
 use serde_json::Value;

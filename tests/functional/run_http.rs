@@ -3,7 +3,7 @@
 //! HTTP/2 (`--http2`) against nginx's h2c and h2-over-TLS listeners, and against a scripted
 //! HTTP/2 peer that resets streams or ends connections, which nginx does not do on demand.
 
-mod common;
+use super::common;
 
 use common::{execute_json, free_port, listens, run_bounded, run_json, usage_error};
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! from a plan file, its report.md (tables and methodology), study.json (against
 //! schema/study.v1.json and sweep.v1.json) and CSV tables (against the JSON), --dry-run running nothing, and bad plans pointed at by line:col.
 
-mod common;
+use super::common;
 
 use common::{run_bounded, ServerProcess};
 use std::path::PathBuf;

@@ -6,7 +6,7 @@
 //! and blocking calls (`blocking`, `serve udp --blocking`); the `_blocking` tests are the
 //! latter.
 
-mod common;
+use super::common;
 
 use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::net::{SocketAddr, UdpSocket};

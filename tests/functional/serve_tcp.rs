@@ -1,7 +1,7 @@
 //! The reference TCP server over real loopback sockets: in-process through `spawn`, and the
 //! built binary for the command line. Every read and wait is bounded in time.
 
-mod common;
+use super::common;
 
 use common::{first_line_addr, serve_process, stdout_lines, stop_with_sigterm, usage_error};
 use std::io::{ErrorKind, Read, Write};

@@ -1,7 +1,7 @@
 //! The run's first connection is its reachability check; what the target refuses stops the run
 //! at once; bulk uploads report what the receiver counted; target faults exit 1, input 2.
 
-mod common;
+use super::common;
 
 use common::{execute_json, free_port, run_bounded, usage_error};
 use std::io::{Read, Write};

@@ -2,7 +2,7 @@
 //! reference server (`serve/redis.rs`) and their registration lines. The client's count of
 //! replies is the server's count of commands answered.
 
-mod common;
+use super::common;
 
 use common::usage_error;
 use common::{first_line_addr, run_json, serve_process, stdout_lines, stop_with_sigterm};

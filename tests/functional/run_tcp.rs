@@ -2,7 +2,7 @@
 //! process), memcached, and small hand-written misbehaving servers. Tests that check only
 //! figures run the client in this process ([`common::measure_json`]); the rest run the binary.
 
-mod common;
+use super::common;
 
 use common::{
     execute_json, free_port, listens, measure_json, run_bounded, run_json, ServerProcess,

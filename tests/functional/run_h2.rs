@@ -5,7 +5,7 @@
 //! entries in a small table that evicts with every response; and a reply held back by the
 //! peer, which must not keep the streams freed before it from going out again at once.
 
-mod common;
+use super::common;
 
 use common::h2::{frame, Frames};
 use std::io::{Read, Write};

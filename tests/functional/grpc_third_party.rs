@@ -4,7 +4,7 @@
 //! messages it served; wirebench's counts are the same. Without reflection a run names
 //! `--proto`; with it, the types come from the .proto this test writes.
 
-mod common;
+use super::common;
 
 use common::usage_error;
 use common::{run_json, wait_exit};

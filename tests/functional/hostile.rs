@@ -4,7 +4,7 @@
 //! of the host outside its folder (nothing), `/delay` against `--max-delay` and a client that
 //! leaves, and the reply a UDP datagram may ask for. Every wait is bounded.
 
-mod common;
+use super::common;
 
 use common::{first_line_addr, serve_process, stdout_lines};
 use std::io::{ErrorKind, Read, Write};

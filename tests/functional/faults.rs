@@ -4,7 +4,7 @@
 //! deadline, counts its errors by kind, keeps what it measured before the fault, saves its row
 //! in the history and exits 1.
 
-mod common;
+use super::common;
 
 use serde_json::Value;
 use std::net::{SocketAddr, TcpListener, UdpSocket};

@@ -1,6 +1,6 @@
 //! Many connections from one process: every one served, none leaked, memory bounded.
 
-mod common;
+use super::common;
 
 use common::run_json;
 use std::net::TcpListener;

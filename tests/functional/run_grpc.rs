@@ -3,7 +3,7 @@
 //! their code; bad input (an unknown method, JSON that does not fit, a .proto that does not
 //! parse) in one line, exit 2.
 
-mod common;
+use super::common;
 
 use common::usage_error;
 use common::{first_line_addr, run_json, serve_process, stdout_lines, stop_with_sigterm};

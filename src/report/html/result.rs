@@ -306,8 +306,8 @@ fn not_drawn(left_out: usize, drawn: usize) -> String {
                 format!("all {n} runs")
             }
         ),
-        (n, _) => format!(
-            r#"<p class="none">{n} run(s) of 1 s or less not drawn: one point each.</p>"#
-        ),
+        (n, _) => {
+            format!(r#"<p class="none">{n} run(s) of 1 s or less not drawn: one point each.</p>"#)
+        }
     }
 }

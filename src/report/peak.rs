@@ -4,19 +4,19 @@
 
 use super::format::rate;
 use super::table::{new_table, print_table};
-use crate::summary::peak::{PeakStudy, Step};
+use crate::summary::peak::{PeakSearch, Step};
 use crate::units::format_us;
 use std::io::{self, Write};
 
 /// Writes the study as pretty-printed JSON followed by a newline.
-pub fn write_json(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_json(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, study)?;
     writeln!(out)?;
     out.flush()
 }
 
 /// Writes the study as tables.
-pub fn write(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
+pub fn write(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
     let width = comfy_table::Table::new().width();
     writeln!(
         out,
@@ -107,7 +107,7 @@ pub fn write(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
 
 /// Every rate that both passed and failed, with its trials and what decided: a search on a
 /// noisy machine says where the noise was instead of hiding it.
-fn contradictions(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
+fn contradictions(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
     if study.contradictions.is_empty() {
         return Ok(());
     }
@@ -206,7 +206,7 @@ pub fn step_line(s: &Step) -> String {
 #[cfg(test)]
 mod tests {
     use crate::summary::mix::MixKind;
-    use crate::summary::peak::{Peak, PeakStudy, Step};
+    use crate::summary::peak::{Peak, PeakSearch, Step};
     use crate::summary::Summary;
 
     /// A mix's kinds at the peak are in the report, not only in the JSON (issue 40: the
@@ -235,7 +235,7 @@ mod tests {
             result: result.clone(),
             ..Step::default()
         };
-        let study = PeakStudy {
+        let study = PeakSearch {
             peak: Some(Peak {
                 ops_per_s: 1015.0,
                 offered_per_s: 1000.0,
@@ -243,7 +243,7 @@ mod tests {
                 ..Peak::default()
             }),
             steps: vec![step(false, true), step(true, true)],
-            ..PeakStudy::default()
+            ..PeakSearch::default()
         };
         let mut out = Vec::new();
         super::write(&study, &mut out).unwrap();
@@ -254,7 +254,7 @@ mod tests {
         assert!(text.contains("its first passed confirmation"), "{text}");
         // A rate a majority of trials decided, its confirmation among the failed: the kinds
         // come from a trial that passed (a loaded machine's Handle.Net study printed none).
-        let study = PeakStudy {
+        let study = PeakSearch {
             steps: vec![step(false, true), step(true, false)],
             ..study
         };

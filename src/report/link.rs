@@ -42,6 +42,12 @@ pub(super) fn write(link: Option<&Link>, out: &mut dyn Write) -> io::Result<()> 
         thousands((nominal / 8e3).round() as u64),
         l.payload_percent.unwrap_or(0.0)
     )?;
+    wire_lines(l, out)
+}
+
+/// The estimated wire rate at both framings, when the packet size is known, and the RFC 6349
+/// maximum payload with those packets.
+fn wire_lines(l: &Link, out: &mut dyn Write) -> io::Result<()> {
     let (Some(frames), Some(line)) = (l.frames, l.line) else {
         return writeln!(
             out,

@@ -4,7 +4,7 @@
 
 use super::format::rate;
 use super::table::{new_table, print_table};
-use crate::summary::peak::{PeakSearch, Step};
+use crate::summary::peak::{Peak, PeakSearch, Step};
 use crate::units::format_us;
 use std::io::{self, Write};
 
@@ -15,7 +15,8 @@ pub fn write_json(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
     out.flush()
 }
 
-/// Writes the study as tables.
+/// Writes the study as tables: its objective and conclusion, the peak, the kinds at the peak
+/// (a mix), then the curve.
 pub fn write(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
     let width = comfy_table::Table::new().width();
     writeln!(
@@ -29,37 +30,48 @@ pub fn write(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "  {}\n", study.conclusion)?;
     contradictions(study, out)?;
     if let Some(p) = &study.peak {
-        let mut t = new_table(
-            &[
-                "peak ops/s",
-                "mean latency",
-                "p50",
-                "p99",
-                "confirmed",
-                "trials: ops/s, p99",
-            ],
-            width,
-        );
-        t.add_row(vec![
-            rate(p.ops_per_s),
-            format_us(p.mean_us),
-            format_us(p.p50_us),
-            format_us(p.p99_us),
-            format!(
-                "{} ({} of {} passed)",
-                if p.confirmed { "yes" } else { "no" },
-                p.passed_trials,
-                p.trials
-            ),
-            spread(p),
-        ]);
-        print_table(out, &mut t, 0..4)?;
-        writeln!(out)?;
+        peak(p, width, out)?;
     }
-    // A mix's kinds at the peak (the Handle.Net study's resolutions and creations): their
-    // rates and latencies were only in the JSON (issue 40).
-    // From a trial that passed at the peak's rate: its first passed confirmation, else (a
-    // majority decided the rate, its confirmation among the failed) its first passed trial.
+    kinds_at_peak(study, width, out)?;
+    curve(study, width, out)?;
+    out.flush()
+}
+
+/// The Handle.Net table: the peak's rate and latencies, and its trials.
+fn peak(p: &Peak, width: Option<u16>, out: &mut dyn Write) -> io::Result<()> {
+    let mut t = new_table(
+        &[
+            "peak ops/s",
+            "mean latency",
+            "p50",
+            "p99",
+            "confirmed",
+            "trials: ops/s, p99",
+        ],
+        width,
+    );
+    t.add_row(vec![
+        rate(p.ops_per_s),
+        format_us(p.mean_us),
+        format_us(p.p50_us),
+        format_us(p.p99_us),
+        format!(
+            "{} ({} of {} passed)",
+            if p.confirmed { "yes" } else { "no" },
+            p.passed_trials,
+            p.trials
+        ),
+        spread(p),
+    ]);
+    print_table(out, &mut t, 0..4)?;
+    writeln!(out)
+}
+
+/// A mix's kinds at the peak (the Handle.Net study's resolutions and creations): their rates
+/// and latencies were only in the JSON (issue 40). From a trial that passed at the peak's
+/// rate: its first passed confirmation, else (a majority decided the rate, its confirmation
+/// among the failed) its first passed trial.
+fn kinds_at_peak(study: &PeakSearch, width: Option<u16>, out: &mut dyn Write) -> io::Result<()> {
     let at_peak = study.peak.as_ref().and_then(|p| {
         let at = |s: &&Step| {
             s.passed
@@ -70,19 +82,24 @@ pub fn write(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
         let first = passed.first().copied();
         passed.into_iter().find(|s| s.confirmation).or(first)
     });
-    if let Some(step) = at_peak {
-        let which = match step.confirmation {
-            true => "its first passed confirmation",
-            false => "its first passed trial",
-        };
-        writeln!(
-            out,
-            "  at the peak, by kind ({which}, {}/s offered):",
-            rate(step.offered_per_s)
-        )?;
-        super::mix::write(&step.result, out, width)?;
-        writeln!(out)?;
-    }
+    let Some(step) = at_peak else {
+        return Ok(());
+    };
+    let which = match step.confirmation {
+        true => "its first passed confirmation",
+        false => "its first passed trial",
+    };
+    writeln!(
+        out,
+        "  at the peak, by kind ({which}, {}/s offered):",
+        rate(step.offered_per_s)
+    )?;
+    super::mix::write(&step.result, out, width)?;
+    writeln!(out)
+}
+
+/// The whole curve, one row per step.
+fn curve(study: &PeakSearch, width: Option<u16>, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "  curve:")?;
     let mut t = new_table(
         &[
@@ -101,8 +118,7 @@ pub fn write(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
         row.extend(cells(s));
         t.add_row(row);
     }
-    print_table(out, &mut t, 1..6)?;
-    out.flush()
+    print_table(out, &mut t, 1..6)
 }
 
 /// Every rate that both passed and failed, with its trials and what decided: a search on a
@@ -127,7 +143,7 @@ fn contradictions(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// The spread of the peak's trials: ok ops/s and p99, lowest to highest.
-fn spread(p: &crate::summary::peak::Peak) -> String {
+fn spread(p: &Peak) -> String {
     let [lo, hi] = p.ops_per_s_range;
     let [p99_lo, p99_hi] = p.p99_us_range;
     format!(

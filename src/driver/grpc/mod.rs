@@ -11,9 +11,11 @@
 //! Payload bytes are the request and reply messages; wire bytes all that crossed the socket.
 
 pub mod call;
+pub mod exchange;
 pub mod flags;
 pub mod schema;
 pub mod shape;
+mod status;
 
 use super::stream::connect_stream;
 use super::target::{Family, ProtocolName, Scheme};
@@ -91,6 +93,40 @@ fn method_of(path: &str, url: &str) -> Result<(String, String), UsageError> {
     }
 }
 
+/// The message's JSON text from `--data` (inline, or `@FILE`); `{}` without it.
+fn data_text(data: Option<&str>) -> Result<String, UsageError> {
+    Ok(match data {
+        None => "{}".to_string(),
+        Some(d) => match d.strip_prefix('@') {
+            Some(file) => std::fs::read_to_string(file).map_err(|e| {
+                UsageError::flag("--data", format!("--data @{file}: cannot read it ({e})"))
+            })?,
+            None => d.to_string(),
+        },
+    })
+}
+
+/// One `--metadata 'key: value'`, a template; a literal one must be a valid HTTP/2 header.
+fn metadata_of(m: &str) -> Result<Template, UsageError> {
+    if !m.contains(':') {
+        return usage_of(
+            &["--metadata"],
+            format!("--metadata '{m}': write 'key: value'"),
+        );
+    }
+    let t = Template::parse("--metadata", m)
+        .map_err(|e| UsageError::flag("--metadata", e.to_string()))?;
+    if t.is_literal() && shape::header_of(m.as_bytes()).is_none() {
+        return usage_of(
+            &["--metadata"],
+            format!(
+                "--metadata '{m}': not a valid HTTP/2 header (lower-case key, printable value)"
+            ),
+        );
+    }
+    Ok(t)
+}
+
 /// gRPC, prepared: what every call sends.
 #[derive(Debug)]
 pub struct Grpc {
@@ -119,37 +155,14 @@ impl Protocol for Grpc {
     fn build(given: &Given, workload: &mut Workload) -> Result<(), UsageError> {
         let args = given.group::<flags::GrpcArgs>()?;
         let (service, method) = method_of(&given.target.path, &given.target.url)?;
-        let text = match args.data.as_deref() {
-            None => "{}".to_string(),
-            Some(d) => match d.strip_prefix('@') {
-                Some(file) => std::fs::read_to_string(file).map_err(|e| {
-                    UsageError::flag("--data", format!("--data @{file}: cannot read it ({e})"))
-                })?,
-                None => d.to_string(),
-            },
-        };
+        let text = data_text(args.data.as_deref())?;
         let data = Template::parse("--data", &text)
             .map_err(|e| UsageError::flag("--data", e.to_string()))?;
         let metadata = args
             .metadata
             .iter()
-            .map(|m| {
-                if !m.contains(':') {
-                    return usage_of(
-                        &["--metadata"],
-                        format!("--metadata '{m}': write 'key: value'"),
-                    );
-                }
-                let t = Template::parse("--metadata", m)
-                    .map_err(|e| UsageError::flag("--metadata", e.to_string()))?;
-                if t.is_literal() && shape::header_of(m.as_bytes()).is_none() {
-                    return usage_of(
-                        &["--metadata"],
-                        format!("--metadata '{m}': not a valid HTTP/2 header (lower-case key, printable value)"),
-                    );
-                }
-                Ok(t)
-            })
+            .map(String::as_str)
+            .map(metadata_of)
             .collect::<Result<Vec<_>, _>>()?;
         let pool = match &args.proto {
             Some(file) => {
@@ -263,7 +276,7 @@ fn reflect(
         .map_err(|e| format!("cannot start a runtime for reflection ({e})"))?;
     let timeout = spec.timeout.max(Duration::from_secs(2));
     let pool = runtime.block_on(async {
-        let mut x = call::Exchange::connect(job.target.addr, tls, base.to_string(), timeout)
+        let mut x = exchange::Exchange::connect(job.target.addr, tls, base.to_string(), timeout)
             .await
             .map_err(|e| format!("cannot reach it to read the method's types by reflection ({e}); start the server, or give --proto FILE"))?;
         schema::from_reflection(&mut x, &spec.service).await
@@ -298,7 +311,7 @@ fn shape_of(spec: &GrpcSpec, method: &MethodDescriptor, base: &str) -> Result<Ca
     if let Ok(v) = http::HeaderValue::from_str(&timeout) {
         headers.insert("grpc-timeout", v);
     }
-    let head = call::request_head(&uri.to_string(), &headers)?;
+    let head = exchange::request_head(&uri.to_string(), &headers)?;
     let mut headers = head.headers().clone();
     let mut templated = Vec::new();
     for m in &spec.metadata {
@@ -349,7 +362,7 @@ impl Driver for GrpcDriver {
         }
         let fd = stream.fd();
         let counts = std::rc::Rc::new(crate::driver::h2::io::Counts::default());
-        let pair = call::handshake(stream, counts.clone(), timeout)
+        let pair = exchange::handshake(stream, counts.clone(), timeout)
             .await
             .map_err(OpError::reached)?;
         let session = GrpcSession::new(

@@ -2,7 +2,7 @@
 //! (`--proto`, protox) or the server's reflection service (grpc.reflection.v1, then v1alpha),
 //! asked over one HTTP/2 connection before the run; and the request message made from JSON.
 
-use super::call::Exchange;
+use super::exchange::Exchange;
 use crate::wire::grpc::{ReflectionReply, ReflectionRequest};
 use prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor};

@@ -23,44 +23,7 @@ pub struct Args<'a> {
 pub fn spec(a: &Args, target: &Target) -> Result<HttpSpec, UsageError> {
     let accept = Accept::parse(a.http.accept.as_deref().unwrap_or("2xx"))
         .map_err(|e| UsageError::flag("--accept", e))?;
-    let method = a
-        .http
-        .method
-        .clone()
-        .unwrap_or_else(|| if a.http.body.is_some() { "POST" } else { "GET" }.to_string());
-    check_method(&method)?;
-    let headers = a
-        .http
-        .headers
-        .iter()
-        .map(|h| header(h))
-        .collect::<Result<Vec<_>, _>>()?;
-    if a.http.http2 || a.http.http3 {
-        a.http.headers.iter().try_for_each(|h| h2_header(h))?;
-    }
-    if a.http.http3 && !target.tls() {
-        return usage_of(
-            &["--http3"],
-            format!(
-                "--http3 runs over QUIC, which is always TLS: give https:// (e.g. {})",
-                target.url.replacen("http://", "https://", 1)
-            ),
-        );
-    }
-    let has_host = a.http.headers.iter().any(|h| {
-        h.split(':')
-            .next()
-            .is_some_and(|n| n.trim().eq_ignore_ascii_case("host"))
-    });
-    let body = a.http.body.as_deref().map(body).transpose()?;
-    let base = HttpRequest {
-        method,
-        path: Template::parse("URL path", &target.path)
-            .map_err(|e| UsageError::target(&target.url, e))?,
-        headers,
-        has_host,
-        body,
-    };
+    let base = base_request(a, target)?;
     if let Some(mut mix) = super::mix::of(a, &base, target)? {
         let files = super::file_set::bind(a, &mut mix.requests)?;
         return Ok(HttpSpec {
@@ -96,6 +59,49 @@ pub fn spec(a: &Args, target: &Target) -> Result<HttpSpec, UsageError> {
         http3: a.http.http3,
         seed: a.seed,
         mix: None,
+    })
+}
+
+/// The request the flags describe (`--method`, `-H`, `--body` and the URL's path), before
+/// `--targets` or a mix make others of it.
+fn base_request(a: &Args, target: &Target) -> Result<HttpRequest, UsageError> {
+    let method = a
+        .http
+        .method
+        .clone()
+        .unwrap_or_else(|| if a.http.body.is_some() { "POST" } else { "GET" }.to_string());
+    check_method(&method)?;
+    let headers = a
+        .http
+        .headers
+        .iter()
+        .map(|h| header(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    if a.http.http2 || a.http.http3 {
+        a.http.headers.iter().try_for_each(|h| h2_header(h))?;
+    }
+    if a.http.http3 && !target.tls() {
+        return usage_of(
+            &["--http3"],
+            format!(
+                "--http3 runs over QUIC, which is always TLS: give https:// (e.g. {})",
+                target.url.replacen("http://", "https://", 1)
+            ),
+        );
+    }
+    let has_host = a.http.headers.iter().any(|h| {
+        h.split(':')
+            .next()
+            .is_some_and(|n| n.trim().eq_ignore_ascii_case("host"))
+    });
+    let body = a.http.body.as_deref().map(body).transpose()?;
+    Ok(HttpRequest {
+        method,
+        path: Template::parse("URL path", &target.path)
+            .map_err(|e| UsageError::target(&target.url, e))?,
+        headers,
+        has_host,
+        body,
     })
 }
 

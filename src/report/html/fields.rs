@@ -138,20 +138,7 @@ pub fn lede(doc: Doc) -> String {
             a.values.len()
         ));
     }
-    if let Doc::Peak(p) = doc {
-        let rates: Vec<f64> = p.steps.iter().map(|s| s.offered_per_s).collect();
-        let (lo, hi) = rates
-            .iter()
-            .fold((f64::INFINITY, 0f64), |(a, b), r| (a.min(*r), b.max(*r)));
-        if !rates.is_empty() {
-            parts.push(format!(
-                "open-loop steps {}/s–{}/s ({} steps)",
-                super::scale::count(lo),
-                super::scale::count(hi),
-                rates.len()
-            ));
-        }
-    }
+    parts.extend(peak_steps(doc));
     format!(
         "{} {}: {}, wirebench {}{when}",
         r.protocol,
@@ -159,6 +146,26 @@ pub fn lede(doc: Doc) -> String {
         parts.join(", "),
         r.wirebench_version,
     )
+}
+
+/// A peak search's open-loop steps, lowest to highest rate; None for other documents, or a
+/// search with no step.
+fn peak_steps(doc: Doc) -> Option<String> {
+    let Doc::Peak(p) = doc else {
+        return None;
+    };
+    let rates: Vec<f64> = p.steps.iter().map(|s| s.offered_per_s).collect();
+    let (lo, hi) = rates
+        .iter()
+        .fold((f64::INFINITY, 0f64), |(a, b), r| (a.min(*r), b.max(*r)));
+    (!rates.is_empty()).then(|| {
+        format!(
+            "open-loop steps {}/s–{}/s ({} steps)",
+            super::scale::count(lo),
+            super::scale::count(hi),
+            rates.len()
+        )
+    })
 }
 
 /// The swept flags of a sweep (or a comparison's sweep) and their values.

@@ -227,19 +227,8 @@ fn per_second(r: &Summary) -> String {
 /// when no run is long enough).
 pub fn per_second_charts(runs: &[(String, &Summary)]) -> Vec<(String, String)> {
     let with_series = (runs.iter()).filter(|(_, r)| !r.series.is_empty()).count();
-    let series = |f: &dyn Fn(&SeriesPoint) -> Option<f64>| -> Vec<Series> {
-        runs.iter()
-            .map(|(name, r)| Series {
-                name: name.clone(),
-                points: (r.series.iter())
-                    .filter_map(|p| Some((p.second as f64, f(p)?)))
-                    .collect(),
-            })
-            .filter(|s| s.points.len() >= 2)
-            .collect()
-    };
-    let ops = series(&|p| Some(p.ok as f64 / finite(p.duration_s)?));
-    let p99 = series(&|p| p.p99_us.and_then(finite));
+    let ops = per_second_lines(runs, &|p| Some(p.ok as f64 / finite(p.duration_s)?));
+    let p99 = per_second_lines(runs, &|p| p.p99_us.and_then(finite));
     let mut charts = Vec::new();
     for (kind, caption, data, unit, scale) in [
         (
@@ -257,21 +246,7 @@ pub fn per_second_charts(runs: &[(String, &Summary)]) -> Vec<(String, String)> {
             Scale::Log,
         ),
     ] {
-        let left_out = with_series.saturating_sub(data.len());
-        let note = match (left_out, data.len()) {
-            (0, _) => String::new(),
-            (n, 0) => format!(
-                r#"<p class="none">Not drawn: {} lasted 1 s or less, one point each (their figures are in the tables).</p>"#,
-                if n == 1 {
-                    "the run".to_string()
-                } else {
-                    format!("all {n} runs")
-                }
-            ),
-            (n, _) => format!(
-                r#"<p class="none">{n} run(s) of 1 s or less not drawn: one point each.</p>"#
-            ),
-        };
+        let note = not_drawn(with_series.saturating_sub(data.len()), data.len());
         if data.is_empty() {
             if !note.is_empty() {
                 charts.push((caption.to_string(), note));
@@ -300,4 +275,39 @@ pub fn per_second_charts(runs: &[(String, &Summary)]) -> Vec<(String, String)> {
         charts.extend(panels);
     }
     charts
+}
+
+/// A line per run of figure `f` by second, the runs with fewer than 2 points left out.
+fn per_second_lines(
+    runs: &[(String, &Summary)],
+    f: &dyn Fn(&SeriesPoint) -> Option<f64>,
+) -> Vec<Series> {
+    runs.iter()
+        .map(|(name, r)| Series {
+            name: name.clone(),
+            points: (r.series.iter())
+                .filter_map(|p| Some((p.second as f64, f(p)?)))
+                .collect(),
+        })
+        .filter(|s| s.points.len() >= 2)
+        .collect()
+}
+
+/// The note under a per-second chart when `left_out` runs had one point each (`drawn` runs
+/// were drawn); empty when none was left out.
+fn not_drawn(left_out: usize, drawn: usize) -> String {
+    match (left_out, drawn) {
+        (0, _) => String::new(),
+        (n, 0) => format!(
+            r#"<p class="none">Not drawn: {} lasted 1 s or less, one point each (their figures are in the tables).</p>"#,
+            if n == 1 {
+                "the run".to_string()
+            } else {
+                format!("all {n} runs")
+            }
+        ),
+        (n, _) => {
+            format!(r#"<p class="none">{n} run(s) of 1 s or less not drawn: one point each.</p>"#)
+        }
+    }
 }

@@ -4,7 +4,7 @@
 
 use super::scale::{Axis, Scale, Unit};
 use super::svg::{BarChart, BarSeries, LineChart, Series};
-use super::sweep::{Point, Sweep};
+use super::sweep::{Metric, Point, Sweep};
 use super::{hist, result};
 use crate::summary::stats;
 use crate::summary::{Distribution, Summary};
@@ -93,32 +93,7 @@ fn by_value_charts(sweep: &Sweep) -> Vec<(String, String)> {
     let mut charts = Vec::new();
     let m = sweep.metrics;
     for metric in [m[0], m[1], m[3]] {
-        let mut series = Vec::new();
-        let mut bands: Vec<Vec<(f64, f64, f64)>> = Vec::new();
-        for group in sweep.combinations(1) {
-            for t in &sweep.targets {
-                let figures: Vec<(f64, stats::Stats)> = (values.iter().zip(&xs))
-                    .filter_map(|(v, x)| {
-                        let at = [vec![v.clone()], group.clone()].concat();
-                        Some((*x, stats::of(&sweep.values(t, &at, metric))?))
-                    })
-                    .collect();
-                let points = figures.iter().map(|(x, st)| (*x, st.mean)).collect();
-                // With --runs: the 95% CI of the mean over the kept runs, as a band.
-                bands.push(
-                    (figures.iter())
-                        .filter_map(|(x, st)| Some((*x, st.mean - st.ci95?, st.mean + st.ci95?)))
-                        .collect(),
-                );
-                let g = sweep.label(&group, 1);
-                let name = if g.is_empty() {
-                    t.clone()
-                } else {
-                    format!("{t} {g}")
-                };
-                series.push(Series { name, points });
-            }
-        }
+        let (series, bands) = by_value_lines(sweep, metric, values, &xs);
         let band_ys = bands.iter().flatten().flat_map(|&(_, lo, hi)| [lo, hi]);
         let ys = (series.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
             .chain(band_ys.filter(|y| *y > 0.0));
@@ -151,6 +126,47 @@ fn by_value_charts(sweep: &Sweep) -> Vec<(String, String)> {
     }
     charts
 }
+
+/// One metric's lines against the first axis's values (`xs` their positions): a line per
+/// target and combination of the other axes' values, the mean of the kept runs at each value,
+/// and each line's 95% CI of that mean as a band (with --runs).
+fn by_value_lines(
+    sweep: &Sweep,
+    metric: Metric,
+    values: &[String],
+    xs: &[f64],
+) -> (Vec<Series>, Vec<Band>) {
+    let mut series = Vec::new();
+    let mut bands: Vec<Band> = Vec::new();
+    for group in sweep.combinations(1) {
+        for t in &sweep.targets {
+            let figures: Vec<(f64, stats::Stats)> = (values.iter().zip(xs))
+                .filter_map(|(v, x)| {
+                    let at = [vec![v.clone()], group.clone()].concat();
+                    Some((*x, stats::of(&sweep.values(t, &at, metric))?))
+                })
+                .collect();
+            let points = figures.iter().map(|(x, st)| (*x, st.mean)).collect();
+            // With --runs: the 95% CI of the mean over the kept runs, as a band.
+            bands.push(
+                (figures.iter())
+                    .filter_map(|(x, st)| Some((*x, st.mean - st.ci95?, st.mean + st.ci95?)))
+                    .collect(),
+            );
+            let g = sweep.label(&group, 1);
+            let name = if g.is_empty() {
+                t.clone()
+            } else {
+                format!("{t} {g}")
+            };
+            series.push(Series { name, points });
+        }
+    }
+    (series, bands)
+}
+
+/// A line's band: (x, low, high) at each of its points.
+type Band = Vec<(f64, f64, f64)>;
 
 /// The mean of the kept runs with its 95% CI as bars: a group per point, a bar per target.
 /// With one swept flag the groups are named by its values and the axis by the flag.

@@ -177,18 +177,7 @@ fn bar_with_error(
     };
     let v_shown = v.clamp(y.min, y.max);
     let (top, zero) = (f.py(y, v_shown), f.py(y, base));
-    let text = match y.unit {
-        // Three figures are enough beside a bar: `+1170%`, `-92.2%`.
-        Unit::Percent => {
-            let t = format!("{:.*}%", usize::from(v.abs() < 100.0), v);
-            if v > 0.0 {
-                format!("+{t}")
-            } else {
-                t
-            }
-        }
-        unit => crate::report::html::scale::cell(unit, v),
-    };
+    let text = value_text(y.unit, v);
     let _ = write!(
         s,
         r#"<rect class="bar" x="{x:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}</title></rect>"#,
@@ -200,23 +189,10 @@ fn bar_with_error(
     );
     let mut above = top.min(zero);
     let mut below = top.max(zero);
-    if let Some((down, up)) = err {
-        let lo_v = (v - down).max(floor).max(y.min);
-        let (cx, hi, lo) = (
-            x + width / 2.0 - 1.0,
-            f.py(y, (v + up).min(y.max)),
-            f.py(y, lo_v),
-        );
+    if let Some(err) = err {
+        let (hi, lo) = error_bar(s, f, y, floor, at, (v, err));
         above = above.min(hi);
         below = below.max(lo);
-        let _ = write!(
-            s,
-            r##"<path class="err" d="M{cx:.1} {hi:.1}V{lo:.1}M{:.1} {hi:.1}H{:.1}M{:.1} {lo:.1}H{:.1}" stroke="#222" stroke-width="1.5" fill="none"/>"##,
-            cx - 5.0,
-            cx + 5.0,
-            cx - 5.0,
-            cx + 5.0
-        );
     }
     if layout::width(&text) + 4.0 > width {
         return;
@@ -233,6 +209,49 @@ fn bar_with_error(
         x + width / 2.0 - 1.0,
         esc(&text)
     );
+}
+
+/// A bar's value as written beside it: three figures are enough for a percentage (`+1170%`,
+/// `-92.2%`); other units as their table cells.
+fn value_text(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::Percent => {
+            let t = format!("{:.*}%", usize::from(v.abs() < 100.0), v);
+            if v > 0.0 {
+                format!("+{t}")
+            } else {
+                t
+            }
+        }
+        unit => crate::report::html::scale::cell(unit, v),
+    }
+}
+
+/// The error bar of a bar of value `v`, `down` below and `up` above it (never below `floor`
+/// nor outside the axis); its top and bottom, in pixels.
+fn error_bar(
+    s: &mut String,
+    f: &Frame,
+    y: &Axis,
+    floor: f64,
+    at: &Bar,
+    (v, (down, up)): (f64, (f64, f64)),
+) -> (f64, f64) {
+    let lo_v = (v - down).max(floor).max(y.min);
+    let (cx, hi, lo) = (
+        at.x + at.width / 2.0 - 1.0,
+        f.py(y, (v + up).min(y.max)),
+        f.py(y, lo_v),
+    );
+    let _ = write!(
+        s,
+        r##"<path class="err" d="M{cx:.1} {hi:.1}V{lo:.1}M{:.1} {hi:.1}H{:.1}M{:.1} {lo:.1}H{:.1}" stroke="#222" stroke-width="1.5" fill="none"/>"##,
+        cx - 5.0,
+        cx + 5.0,
+        cx - 5.0,
+        cx + 5.0
+    );
+    (hi, lo)
 }
 
 #[cfg(test)]

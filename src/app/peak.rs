@@ -124,13 +124,6 @@ pub fn setup(args: &PeakArgs) -> Result<Bounds, UsageError> {
         );
     }
     let rest = duration_flag("--rest", &args.rest)?;
-    let rate = |flag: &'static str, t: &str| match t.trim().trim_end_matches("/s").parse::<f64>() {
-        Ok(v) if v >= FLOOR && v.is_finite() => Ok(v),
-        _ => usage_of(
-            &[flag],
-            format!("{flag} '{t}': give requests per second, at least 1, e.g. {flag} 1000"),
-        ),
-    };
     let (start, ceiling) = (
         rate("--start-rate", &args.start_rate)?,
         rate("--ceiling", &args.ceiling)?,
@@ -153,4 +146,15 @@ pub fn setup(args: &PeakArgs) -> Result<Bounds, UsageError> {
         },
         sharded,
     })
+}
+
+/// A rate flag (`--start-rate`, `--ceiling`): requests per second, at least [`FLOOR`].
+fn rate(flag: &'static str, t: &str) -> Result<f64, UsageError> {
+    match t.trim().trim_end_matches("/s").parse::<f64>() {
+        Ok(v) if v >= FLOOR && v.is_finite() => Ok(v),
+        _ => usage_of(
+            &[flag],
+            format!("{flag} '{t}': give requests per second, at least 1, e.g. {flag} 1000"),
+        ),
+    }
 }

@@ -145,6 +145,7 @@ pub mod record;
 pub mod report;
 pub mod serve;
 pub mod store;
+pub mod study;
 pub mod summary;
 pub mod sys;
 pub mod units;

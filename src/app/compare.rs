@@ -5,12 +5,12 @@
 
 use super::keep::Keep;
 use super::shards;
-use super::sweep::Batch;
 use crate::cli::{CompareArgs, RunArgs, Runs};
 use crate::error::UsageError;
 use crate::store::Kind;
-use crate::summary::auto_runs;
-use crate::summary::compare::{self, Comparison, Thresholds, METHOD, SCHEMA};
+use crate::study::compare::Rounds;
+use crate::study::{Design, Document};
+use crate::summary::compare::{Comparison, Thresholds};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -18,19 +18,12 @@ use std::process::ExitCode;
 /// few percent on a quiet machine, few enough to stay short.
 pub const DEFAULT_RUNS: usize = 5;
 
-/// A comparison checked and ready to run: its runs, and which target is the baseline.
+/// A comparison checked and ready to run: its design, and the run flags it was made of.
 pub struct Prepared {
     /// The run flags, `--runs` defaulted.
     pub run: RunArgs,
-    /// Every run, validated.
-    pub batch: Batch,
-    /// Index of the baseline target.
-    pub baseline: usize,
-    /// With `--runs auto`: the precision, ± % of each ratio (the rounds' budget is the
-    /// batch's rounds).
-    pub precision: Option<f64>,
-    /// The changes too small to call (`--threshold`, `--tail-threshold`).
-    pub thresholds: Thresholds,
+    /// Its runs, baseline and thresholds.
+    pub rounds: Rounds,
 }
 
 /// `--runs auto`'s budget unless `--max-runs` says otherwise.
@@ -101,13 +94,24 @@ pub fn main(args: &CompareArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
 pub fn main_as(args: &CompareArgs, command: &str, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.run.shard, command)?;
     let prepared = prepare(args)?;
-    super::sweep::confirm(&prepared.batch, args.run.yes)?;
+    super::sweep::confirm(&prepared.rounds.points, args.run.yes)?;
     let (json, quiet) = (prepared.run.json, prepared.run.quiet);
     let mut keep = Keep::prepare(&prepared.run.keep, Kind::Compare, quiet)?;
-    super::run::stop_on_ctrl_c()?;
-    let (comparison, failed) = collect(prepared, &mut |c| keep.progress(c));
-    let (comparison, failed) = super::sweep::measured_or(comparison, failed)?;
-    let interrupted = crate::engine::stop::requested();
+    crate::app::signals::stop_on_ctrl_c()?;
+    let total = prepared.rounds.points.runs.len();
+    let done = {
+        let mut save = |d: &Document| keep.progress(d);
+        let mut live = super::watch::Live::new(Some(total), !quiet && !json, &mut save);
+        let design = Design::Compare(prepared.rounds);
+        crate::study::execute(&design, crate::app::signals::process(), &mut live)
+    };
+    let (comparison, failed) = match super::sweep::measured(done)? {
+        (Document::Compare(c), failed) => (*c, failed),
+        _ => {
+            anyhow::bail!("a comparison's study ended in another document: a bug, please report it")
+        }
+    };
+    let interrupted = crate::app::signals::requested();
     keep.mark_partial(comparison.sweep.stopped.is_some() && !interrupted);
     let render = |out: &mut dyn Write| {
         crate::report::sweep::write_as(&comparison.sweep, command, out)?;
@@ -135,7 +139,7 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     // One seed for the order and for every run's draws, so that each target gets the same keys.
     let seed = args.run.seed.unwrap_or_else(clock_seed);
     run.seed = Some(seed);
-    let mut batch = Batch::of(&run)?;
+    let mut batch = super::sweep::batch(&run)?;
     if batch.targets.len() < 2 {
         return Err(UsageError::new(
             "compare needs two targets or more: wirebench compare a=tcp://HOST:PORT b=tcp://HOST:PORT",
@@ -165,52 +169,13 @@ pub fn prepare(args: &CompareArgs) -> Result<Prepared, UsageError> {
     batch.sharded = shards::sharded(&args.run.fleet, &batch, Some(seed))?;
     Ok(Prepared {
         run,
-        batch,
-        baseline,
-        precision,
-        thresholds,
-    })
-}
-
-/// Runs every run of the comparison, showing the comparison so far to `on_run` after each,
-/// then judges each target against the baseline: the comparison of the runs measured, and
-/// the error that stopped it, if one could not run (an unreachable target is a run, see
-/// [`super::sweep::measure_all`]).
-pub fn collect(
-    p: Prepared,
-    on_run: &mut dyn FnMut(&Comparison),
-) -> (Comparison, Option<anyhow::Error>) {
-    let (baseline, precision, discard) = (p.baseline, p.precision, p.batch.discard);
-    let thresholds = p.thresholds;
-    let judge = |s: crate::summary::sweep::Sweep| judge(s, baseline, thresholds);
-    let max_runs = p.batch.rounds;
-    let mut stopped_early = None;
-    let (sweep, failed) = super::sweep::measure_until(
-        &p.run,
-        p.batch,
-        &mut |s| on_run(&judge(s.clone())),
-        &mut |s| {
-            // After each whole round: with --runs auto, enough once every interval is narrow,
-            // or once every interval still wide would need more rounds than the budget has.
-            let Some(precision) = precision else {
-                return false;
-            };
-            let kept = s.points.last().map_or(0, |p| p.run.saturating_sub(discard));
-            let verdicts = judge(s.clone()).verdicts;
-            let budget = max_runs.saturating_sub(discard);
-            if auto_runs::out_of_reach(&verdicts, kept, precision, budget) {
-                stopped_early = Some(kept + discard);
-                return true;
-            }
-            auto_runs::enough(&verdicts, kept, precision)
+        rounds: Rounds {
+            points: batch,
+            baseline,
+            precision,
+            thresholds,
         },
-    );
-    let mut comparison = judge(sweep);
-    comparison.auto = precision.map(|p| {
-        let rounds = comparison.sweep.runs;
-        auto_runs::conclude(&comparison.verdicts, p, max_runs, rounds, stopped_early)
-    });
-    (comparison, failed)
+    })
 }
 
 /// A seed when none is given: the clock's nanoseconds, below 2³² so that it is short to
@@ -218,56 +183,4 @@ pub fn collect(
 fn clock_seed() -> u64 {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     now.map_or(0, |d| d.as_nanos() as u64 & 0xFFFF_FFFF)
-}
-
-/// Judges each target of a measured `sweep` against the target at `baseline` (the
-/// percentiles' bootstrap drawn from the sweep's seed, 0 without one), calling changes beyond
-/// `thresholds`.
-pub fn judge(
-    mut sweep: crate::summary::sweep::Sweep,
-    baseline: usize,
-    thresholds: Thresholds,
-) -> Comparison {
-    let points = labelled_points(&sweep);
-    let seed = sweep.seed.unwrap_or(0);
-    let mut verdicts = compare::verdicts(&sweep, baseline, &points, seed, thresholds);
-    // A busy machine is named in one line; a target whose runs met it otherwise than the
-    // baseline's gets no verdict (issue 38).
-    let busy = crate::summary::busy::compare_line(&sweep, baseline);
-    if let Some((_, uneven)) = &busy {
-        for v in &mut verdicts {
-            if let Some((_, why)) = uneven.iter().find(|(name, _)| *name == v.target) {
-                compare::withhold(v, why);
-            }
-        }
-    }
-    sweep.busy = busy.map(|(line, _)| line);
-    Comparison {
-        schema: SCHEMA.into(),
-        method: METHOD.into(),
-        baseline: sweep.targets[baseline].name.clone(),
-        seed: sweep.seed,
-        order: compare::order(&sweep, &points),
-        verdicts,
-        auto: None,
-        shapes: compare::shapes(&sweep, &points),
-        sweep,
-    }
-}
-
-/// Every point of the sweep with its values in words (`--size 1024`; empty without a sweep).
-fn labelled_points(sweep: &crate::summary::sweep::Sweep) -> Vec<(Vec<usize>, String)> {
-    let lens: Vec<usize> = sweep.axes.iter().map(|a| a.values.len()).collect();
-    crate::load::sweep::matrix(&lens)
-        .into_iter()
-        .map(|at| {
-            let words: Vec<String> = sweep
-                .axes
-                .iter()
-                .zip(&at)
-                .map(|(a, &i)| format!("{} {}", a.flag, a.values[i]))
-                .collect();
-            (at, words.join(", "))
-        })
-        .collect()
 }

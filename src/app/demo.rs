@@ -44,10 +44,10 @@ pub fn main(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     out.flush()?;
     // Ctrl-C or SIGTERM stops the run in progress and starts no other: the tables of the runs
     // measured are printed (a dash where none was), with the signal's exit code (130, 143).
-    super::run::stop_on_ctrl_c()?;
+    crate::app::signals::stop_on_ctrl_c()?;
     let rows = study(&placement, per_size)?;
     write_study(&SIZES, &rows, out)?;
-    if crate::engine::stop::requested() {
+    if crate::app::signals::requested() {
         writeln!(
             out,
             "\nInterrupted ({}): the tables cover the runs measured until then (— where none was).",
@@ -83,11 +83,11 @@ fn study(placement: &pin::Placement, per_size: Duration) -> anyhow::Result<Vec<R
     'rounds: for _ in 0..REPEATS {
         for (w, (label, _, _)) in WORKLOADS.iter().enumerate() {
             for (i, &size) in SIZES.iter().enumerate() {
-                if crate::engine::stop::requested() {
+                if crate::app::signals::requested() {
                     break 'rounds; // stopped: the runs so far are the study
                 }
                 let s = measure(&plans[w][i])?;
-                if crate::engine::stop::requested() {
+                if crate::app::signals::requested() {
                     break 'rounds; // a run cut short is not one of the study's
                 }
                 anyhow::ensure!(

@@ -36,13 +36,13 @@ pub fn main(args: &DiagnoseArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode
     let show = !args.run.quiet && !args.run.json;
     // Checked before the handler is in place, as every command checks before it measures.
     check(&args.run)?;
-    super::run::stop_on_ctrl_c()?;
+    crate::app::signals::stop_on_ctrl_c()?;
     let (d, code) = diagnosis(&args.run, show)?;
     if args.run.json {
         crate::report::diagnosis::write_json(&d, out)?;
     } else {
         crate::report::diagnosis::write(&d, out)?;
-        if crate::engine::stop::requested() {
+        if crate::app::signals::requested() {
             writeln!(
                 out,
                 "\nInterrupted ({}): the diagnosis covers the {} step(s) measured until then.",
@@ -52,7 +52,7 @@ pub fn main(args: &DiagnoseArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode
         }
     }
     out.flush()?;
-    Ok(match crate::engine::stop::requested() {
+    Ok(match crate::app::signals::requested() {
         true => ExitCode::from(super::keep::interrupted_code()),
         false => code,
     })
@@ -68,7 +68,7 @@ pub fn diagnosis(run: &RunArgs, show: bool) -> anyhow::Result<(Diagnosis, ExitCo
     let (base, evidence) = observe(&plan, show)?;
     let mut variants = Vec::new();
     for (hypothesis, change) in dx::variants_for(&base, &evidence) {
-        if crate::engine::stop::requested() {
+        if crate::app::signals::requested() {
             break; // stopped: no further step starts
         }
         let flags = change.flags();
@@ -98,7 +98,7 @@ pub fn diagnosis(run: &RunArgs, show: bool) -> anyhow::Result<(Diagnosis, ExitCo
         variants,
         findings,
     };
-    let stopped = crate::engine::stop::requested();
+    let stopped = crate::app::signals::requested();
     if let Some(why) = super::run::failure(&base).filter(|_| !stopped) {
         // Why the command exits 1: its baseline's failure (the variants' are findings).
         super::say_err(&format!("exit 1: the baseline run: {why}"));
@@ -124,7 +124,7 @@ fn baseline_args(run: &RunArgs) -> Result<RunArgs, UsageError> {
     if run.runs.is_some() || run.discard.is_some() || run.discard_first {
         return usage("diagnose runs each step once: leave out --runs and --discard");
     }
-    if !super::sweep::Batch::of(run)?.is_single() {
+    if !super::sweep::batch(run)?.is_single() {
         return usage(
             "diagnose sweeps what it needs itself: give single values (e.g. -c 4, not -c 1,4)",
         );

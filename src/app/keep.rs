@@ -345,7 +345,7 @@ impl Keep {
             write_checks(&checks, out)?;
         }
         out.flush()?;
-        let interrupted = crate::engine::stop::requested();
+        let interrupted = crate::app::signals::requested();
         let status = match (interrupted, self.partial) {
             (false, true) => Status::Partial,
             _ => status(base, interrupted),

@@ -121,11 +121,12 @@ mod tests {
 
     #[test]
     fn a_swept_size_is_each_plan_s_request_size() {
-        let batch = crate::app::sweep::Batch::of(&args(
+        let batch = crate::app::sweep::batch(&args(
             "wirebench run tcp://127.0.0.1:1 --size 16,128 -c 1,2",
         ))
         .unwrap();
-        assert_eq!(batch.knobs, [Knob::Size, Knob::Connections]);
+        let flags: Vec<&str> = batch.axes.iter().map(|a| a.flag.as_ref()).collect();
+        assert_eq!(flags, [Knob::Size.flag(), Knob::Connections.flag()]);
         let got: Vec<(usize, usize)> = batch
             .runs
             .iter()

@@ -16,8 +16,10 @@ pub mod run;
 mod serve;
 pub mod shard;
 pub mod shards;
+pub mod signals;
 pub mod study;
 pub mod sweep;
+pub mod watch;
 // --- results history (issue 10, items 1-3) ---
 pub mod diff;
 pub mod export;

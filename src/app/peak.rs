@@ -4,67 +4,40 @@
 //! every `--slo` holds and the target kept up with the offered rate.
 
 use super::keep::Keep;
-use crate::cli::{PeakArgs, RunArgs};
+use crate::cli::PeakArgs;
 use crate::error::{usage, usage_of, UsageError};
-use crate::load::search::{Next, Search, Why};
+use crate::load::search::Search;
 use crate::plan::{duration_flag, Plan};
-use crate::report::progress::{Points, Progress};
 use crate::store::Kind;
-use crate::summary::busy::{self, BUSY_PRESSURE_PERCENT};
-use crate::summary::peak::{Contradiction, Limit, Peak, PeakStudy, Step, PEAK_SCHEMA};
+use crate::study::peak::{step_args, Bounds, FLOOR, TOLERANCE};
+use crate::study::{Design, Document};
+use crate::summary::peak::PeakSearch;
 use crate::summary::slo::Slo;
-use std::cell::RefCell;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
-
-/// Stop bisecting once the bracket is this close (mutilate's --search uses a similar step).
-const TOLERANCE: f64 = 0.02;
-/// Halving below this rate gives up: nothing sustainable.
-const FLOOR: f64 = 1.0;
-/// A search never runs more steps than this (doubling from 1/s to 10M/s is 24, bisection ~6).
-pub const MAX_STEPS: usize = 48;
-
-/// What the search needs besides the run: validated once.
-pub struct Setup {
-    /// The objectives every step must meet.
-    pub slos: Vec<Slo>,
-    /// How long each step offers its rate.
-    pub step: Duration,
-    /// The pause after each step.
-    pub rest: Duration,
-    /// Where the search starts and stops.
-    pub search: Search,
-}
-
-/// What a search shows while it runs: a line per step (on stderr, unless --quiet or --json),
-/// and on a terminal a spinner over the steps with the current one's live figures.
-struct Live<'a> {
-    lines: bool,
-    bar: Points,
-    /// Saves the steps so far after each one.
-    save: &'a dyn Fn(&[Step]),
-}
 
 /// `wirebench peak`. The steps are saved after each one (a partial search until the end);
 /// a target that could not be reached ends the search with its step recorded.
 pub fn main(args: &PeakArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.run.shard, "peak")?;
-    let setup = setup(args)?;
-    if let Some(n) = args.run.fleet.shards {
-        super::peak_shards::check(args, n)?;
-    }
+    let bounds = setup(args)?;
     let show = !args.run.quiet && !args.run.json;
-    let keep = RefCell::new(Keep::prepare(&args.run.keep, Kind::Peak, args.run.quiet)?);
-    super::run::stop_on_ctrl_c()?;
-    let save = |steps: &[Step]| keep.borrow_mut().progress(&partial(args, &setup, steps));
-    let (study, failed) = search(args, &setup, show, &save);
-    let mut keep = keep.into_inner();
-    let failed = match failed {
-        Some(e) if study.steps.is_empty() => return Err(e),
-        failed => failed,
+    let mut keep = Keep::prepare(&args.run.keep, Kind::Peak, args.run.quiet)?;
+    crate::app::signals::stop_on_ctrl_c()?;
+    let done = {
+        let mut save = |d: &Document| keep.progress(d);
+        let mut live = super::watch::Live::new(None, show, &mut save);
+        let design = Design::Peak(Box::new(bounds));
+        crate::study::execute(&design, crate::app::signals::process(), &mut live)
     };
-    keep.mark_partial(study.stopped.is_some() && !crate::engine::stop::requested());
+    let (study, failed) = match super::sweep::measured(done)? {
+        (Document::Peak(p), failed) => (*p, failed),
+        _ => anyhow::bail!(
+            "a peak search's study ended in another document: a bug, please report it"
+        ),
+    };
+    keep.mark_partial(study.stopped.is_some() && !crate::app::signals::requested());
     let runs = at_peak(&study);
     let render = |out: &mut dyn Write| crate::report::peak::write(&study, out);
     let code = keep.finish(
@@ -81,7 +54,7 @@ pub fn main(args: &PeakArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             study.steps.len()
         ))),
         None => {
-            if code == ExitCode::from(super::EXIT_FAILED) && !crate::engine::stop::requested() {
+            if code == ExitCode::from(super::EXIT_FAILED) && !crate::app::signals::requested() {
                 super::run::say_failure(failure(&study));
             }
             Ok(code)
@@ -90,56 +63,16 @@ pub fn main(args: &PeakArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
 }
 
 /// Why [`exit_code`] is 1: the search's conclusion, which says why no peak was confirmed.
-pub fn failure(study: &PeakStudy) -> Option<String> {
+pub fn failure(study: &PeakSearch) -> Option<String> {
     match study.peak.as_ref().is_some_and(|p| p.confirmed) {
         true => None,
         false => Some(format!("no peak confirmed: {}", study.conclusion)),
     }
 }
 
-/// The search so far, as saved after each step: no peak yet, marked in progress.
-pub fn partial(args: &PeakArgs, setup: &Setup, steps: &[Step]) -> PeakStudy {
-    let why = format!("in progress: {} step(s) run", steps.len());
-    document(
-        args,
-        setup,
-        steps.to_vec(),
-        None,
-        false,
-        why.clone(),
-        Some(why),
-    )
-}
-
-/// The search's document.
-fn document(
-    args: &PeakArgs,
-    setup: &Setup,
-    steps: Vec<Step>,
-    peak: Option<Peak>,
-    limited: bool,
-    conclusion: String,
-    stopped: Option<String>,
-) -> PeakStudy {
-    PeakStudy {
-        schema: PEAK_SCHEMA.into(),
-        wirebench_version: env!("CARGO_PKG_VERSION").into(),
-        target: args.run.urls[0].clone(),
-        objectives: setup.slos.iter().map(|s| s.text.clone()).collect(),
-        step_s: setup.step.as_secs_f64(),
-        tolerance: TOLERANCE,
-        peak,
-        generator_limited: limited,
-        conclusion,
-        steps,
-        stopped,
-        contradictions: Vec::new(),
-    }
-}
-
 /// What thresholds read of a search: the measurements at the peak, its passed confirmation
 /// runs.
-pub fn at_peak(study: &PeakStudy) -> Vec<&crate::summary::Summary> {
+pub fn at_peak(study: &PeakSearch) -> Vec<&crate::summary::Summary> {
     study
         .steps
         .iter()
@@ -149,15 +82,15 @@ pub fn at_peak(study: &PeakStudy) -> Vec<&crate::summary::Summary> {
 }
 
 /// 0 when a peak was found and confirmed, else 1.
-pub fn exit_code(study: &PeakStudy) -> ExitCode {
+pub fn exit_code(study: &PeakSearch) -> ExitCode {
     match study.peak.as_ref().is_some_and(|p| p.confirmed) {
         true => ExitCode::SUCCESS,
         false => ExitCode::from(super::EXIT_FAILED),
     }
 }
 
-/// Checks the peak flags and the run they repeat.
-pub fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
+/// Checks the peak flags and the run they repeat: the search's design.
+pub fn setup(args: &PeakArgs) -> Result<Bounds, UsageError> {
     let r = &args.run;
     if r.urls.len() != 1 {
         return usage(
@@ -191,20 +124,17 @@ pub fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
         );
     }
     let rest = duration_flag("--rest", &args.rest)?;
-    let rate = |flag: &'static str, t: &str| match t.trim().trim_end_matches("/s").parse::<f64>() {
-        Ok(v) if v >= FLOOR && v.is_finite() => Ok(v),
-        _ => usage_of(
-            &[flag],
-            format!("{flag} '{t}': give requests per second, at least 1, e.g. {flag} 1000"),
-        ),
-    };
     let (start, ceiling) = (
         rate("--start-rate", &args.start_rate)?,
         rate("--ceiling", &args.ceiling)?,
     );
     // The first step's plan: every other flag is checked here, before anything is sent.
     Plan::try_from(&step_args(r, start, step))?;
-    Ok(Setup {
+    let sharded = (args.run.fleet.shards)
+        .map(|n| super::peak_shards::fleet(args, n))
+        .transpose()?;
+    Ok(Bounds {
+        run: args.run.clone(),
         slos,
         step,
         rest,
@@ -214,459 +144,17 @@ pub fn setup(args: &PeakArgs) -> Result<Setup, UsageError> {
             ceiling,
             floor: FLOOR,
         },
+        sharded,
     })
 }
 
-/// The run of one step: the user's arguments at `rate` for `step`.
-pub fn step_args(run: &RunArgs, rate: f64, step: Duration) -> RunArgs {
-    let mut a = run.clone();
-    a.load.rate = Some(format!("{rate}"));
-    a.duration = Some(format!("{}us", step.as_micros()));
-    a
-}
-
-/// Runs one step at `rate`, judges it, and saves the steps with it. A target that could not
-/// be reached is a step too (one failed operation), and so is one that answered nothing: why
-/// the search ends there is returned beside it.
-fn run_step(
-    args: &PeakArgs,
-    setup: &Setup,
-    rate: f64,
-    steps: &[Step],
-    why: Option<Why>,
-    live: &Live,
-) -> anyhow::Result<(Step, Option<Gone>)> {
-    let plan = Plan::try_from(&step_args(&args.run, rate, setup.step))?;
-    let confirm = why == Some(Why::Confirm);
-    let what = match why {
-        Some(Why::Confirm) => "confirming",
-        Some(_) => "measuring again",
-        None => "offering",
-    };
-    let progress = live.bar.start(&format!("{what} {rate} requests/s"));
-    let (summary, mut lost) = match args.run.fleet.shards {
-        Some(n) => (
-            super::peak_shards::measure(args, n, rate, setup.step)?,
-            None,
+/// A rate flag (`--start-rate`, `--ceiling`): requests per second, at least [`FLOOR`].
+fn rate(flag: &'static str, t: &str) -> Result<f64, UsageError> {
+    match t.trim().trim_end_matches("/s").parse::<f64>() {
+        Ok(v) if v >= FLOOR && v.is_finite() => Ok(v),
+        _ => usage_of(
+            &[flag],
+            format!("{flag} '{t}': give requests per second, at least 1, e.g. {flag} 1000"),
         ),
-        None => super::run::measure_point(&plan, progress)?,
-    };
-    let first = steps.first().map(|b| &b.result);
-    let mut step = Step::judge(summary, &setup.slos, first, calm(steps), confirm);
-    step.retry = why.map(|w| w.name().into());
-    if lost.is_none() && step.rejects_everything() && steps.iter().any(|s| s.result.ok > 0) {
-        // It answered before and now fails every request without a timeout (it was killed
-        // as the step connected, or turned to refusing): gone, as an unreachable target is.
-        lost = stopped_answering(&step, "stopped answering");
     }
-    let silent = lost.is_none() && step.answered_nothing();
-    if silent {
-        // Not one byte came back: the target is frozen, gone or never reads. A lower rate
-        // will not wake it, so the search stops here rather than bisecting down to the floor.
-        let before = steps.iter().any(|s| s.result.ok > 0);
-        let did = if before {
-            "stopped answering"
-        } else {
-            "never answered"
-        };
-        lost = stopped_answering(&step, did);
-    }
-    live.bar.done();
-    live.bar
-        .println(&crate::report::peak::step_line(&step), live.lines);
-    if lost.is_none() || silent || !steps.is_empty() {
-        (live.save)(&[steps, std::slice::from_ref(&step)].concat());
-    }
-    if lost.is_none() {
-        std::thread::sleep(setup.rest);
-    }
-    Ok((
-        step,
-        lost.map(|why| Gone {
-            why,
-            measured: silent,
-        }),
-    ))
-}
-
-/// Why a step ended the search: the target could not be reached, or answered nothing.
-struct Gone {
-    /// The reason, in words.
-    why: String,
-    /// Whether the step ran (a silent target's timeouts), so it is a result even as the
-    /// first step; else the target could not be reached at all.
-    measured: bool,
-}
-
-/// Of the steps that passed, the one served fastest (the lowest mean service time): how fast
-/// the target answers when no queue of ours waits at it. Not the highest pass: a pass at the
-/// target's capacity already holds a full queue, as slow as any step above it.
-fn calm(steps: &[Step]) -> Option<&crate::summary::Summary> {
-    let service = |s: &Step| {
-        s.result
-            .service_time
-            .as_ref()
-            .map_or(f64::MAX, |d| d.mean_us)
-    };
-    steps
-        .iter()
-        .filter(|s| s.passed)
-        .min_by(|a, b| service(a).total_cmp(&service(b)))
-        .map(|s| &s.result)
-}
-
-/// One trial of the search: the rate asked for, whether it passed, and its step's index.
-pub type Trial = (f64, bool, usize);
-
-/// What the trial loop ended with: the rate found (confirmed when the search ended by
-/// itself), and whether the generator was the limit.
-struct Found {
-    rate: Option<f64>,
-    confirmed: bool,
-    limited: bool,
-}
-
-/// Runs the trials [`Search::next`] asks for (new rates, and rates measured again) until the
-/// search is done, its step budget is spent, or a step ends it early.
-fn bracket(
-    args: &PeakArgs,
-    setup: &Setup,
-    live: &Live,
-    steps: &mut Vec<Step>,
-    tried: &mut Vec<Trial>,
-    lost: &mut Option<String>,
-) -> anyhow::Result<Found> {
-    let found = |rate, confirmed, limited| Found {
-        rate,
-        confirmed,
-        limited,
-    };
-    loop {
-        let outcomes: Vec<(f64, bool)> = tried.iter().map(|t| (t.0, t.1)).collect();
-        let (rate, why) = match setup.search.next(&outcomes) {
-            Next::Done(rate) => return Ok(found(rate, rate.is_some(), false)),
-            Next::Try(r) => ((r * 100.0).round() / 100.0, None),
-            Next::Retry(r, why) => (r, Some(why)),
-        };
-        let repeated = why.is_none() && tried.iter().any(|t| t.0 == rate);
-        if repeated || steps.len() >= MAX_STEPS {
-            // Rates closer than a hundredth, or the budget spent: the best so far, unconfirmed.
-            return Ok(found(best_pass(&outcomes), false, false));
-        }
-        let (mut step, mut gone) = run_step(args, setup, rate, steps, why, live)?;
-        if let (Some(g), true) = (&gone, steps.is_empty()) {
-            if !g.measured {
-                // Nothing measured yet: the search fails as a single run does.
-                anyhow::bail!("{}", g.why);
-            }
-        }
-        if step.generator_limited && gone.is_none() {
-            // Once more: a moment's stall of a shared load machine looks the same as a
-            // generator too slow for the rate; only a limit seen twice ends the search.
-            steps.push(step);
-            (step, gone) = run_step(args, setup, rate, steps, why, live)?;
-        }
-        tried.push((rate, step.passed, steps.len()));
-        let limited = step.generator_limited;
-        let refused = step.rejects_everything();
-        steps.push(step);
-        if let Some(g) = gone {
-            // The target is gone: no lower rate will bring it back.
-            *lost = Some(g.why);
-            return Ok(found(None, false, false));
-        }
-        if crate::engine::stop::requested() {
-            // Ctrl-C: the steps so far are the result; no peak is claimed from them.
-            return Ok(found(None, false, false));
-        }
-        if limited {
-            return Ok(found(None, false, true));
-        }
-        if refused {
-            // A lower rate will not turn a 404 or a refused connection into an answer.
-            return Ok(found(None, false, false));
-        }
-    }
-}
-
-/// The highest rate whose trials passed by majority, if any.
-fn best_pass(outcomes: &[(f64, bool)]) -> Option<f64> {
-    crate::load::search::tally(outcomes)
-        .iter()
-        .filter(|t| t.verdict() == crate::load::search::Verdict::Pass)
-        .map(|t| t.rate)
-        .reduce(f64::max)
-}
-
-/// Doubles, bisects, measures again where trials disagree, confirms; stops early when the
-/// generator is the limit, and when the target could not be reached (that step recorded).
-/// `save` is shown the steps after each. Returns the search, and the error that stopped it
-/// early if a step could not run (the search then holds the steps before it).
-pub fn search(
-    args: &PeakArgs,
-    setup: &Setup,
-    show: bool,
-    save: &dyn Fn(&[Step]),
-) -> (PeakStudy, Option<anyhow::Error>) {
-    let live = Live {
-        lines: show,
-        bar: Points::new(None, show && Progress::should_show()),
-        save,
-    };
-    let mut steps: Vec<Step> = Vec::new();
-    let mut tried: Vec<Trial> = Vec::new();
-    let mut lost = None;
-    let found = bracket(args, setup, &live, &mut steps, &mut tried, &mut lost);
-    let (peak, limited, failed) = match found {
-        Ok(f) => (peak_of(&steps, &tried, &f), f.limited, None),
-        Err(e) => (None, false, Some(e)),
-    };
-    let interrupted = crate::engine::stop::requested();
-    let stopped = match (&failed, &lost, interrupted) {
-        (Some(e), _, _) => Some(format!("{e:#}")),
-        (None, Some(why), _) => Some(why.clone()),
-        (None, None, true) => Some(format!("stopped by {}", super::keep::stopped_by())),
-        (None, None, false) => None,
-    };
-    let mut peak = peak;
-    let busy = peak.as_ref().and_then(|p| busy_bound(&steps, p));
-    let conclusion = match (&stopped, &busy) {
-        (Some(why), _) if !interrupted => lost_conclusion(&steps, setup, why),
-        (None, Some(line)) => {
-            // Not the target's peak: a lower bound, unconfirmed (exit 1).
-            if let Some(p) = peak.as_mut() {
-                p.confirmed = false;
-            }
-            line.clone()
-        }
-        _ => conclusion(peak.as_ref(), limited, &steps, setup),
-    };
-    let mut study = document(args, setup, steps, peak, limited, conclusion, stopped);
-    study.contradictions = contradictions(&tried);
-    (study, failed)
-}
-
-/// The busy-machine line for a peak whose bound is the machine's, not the target's: every
-/// failure at the lowest failing rate above the peak ran at a CPU pressure of
-/// [`BUSY_PRESSURE_PERCENT`] or more. The peak is then a lower bound, not confirmed.
-fn busy_bound(steps: &[Step], peak: &Peak) -> Option<String> {
-    let above = |s: &&Step| s.offered_per_s > peak.offered_per_s && !s.passed;
-    let bound = steps
-        .iter()
-        .filter(above)
-        .map(|s| s.offered_per_s)
-        .reduce(f64::min)?;
-    let at: Vec<&crate::summary::Generator> = (steps.iter().filter(above))
-        .filter(|s| s.offered_per_s == bound)
-        .map(|s| &s.result.generator)
-        .collect();
-    if at.is_empty() || !at.iter().all(|g| busy::is_busy(g)) {
-        return None;
-    }
-    let least = |f: fn(&crate::summary::Generator) -> Option<f64>| {
-        at.iter().map(|g| f(g).unwrap_or(0.0)).fold(100.0, f64::min)
-    };
-    let pressure = least(|g| g.cpu_pressure_percent);
-    let steal = least(|g| g.steal_percent);
-    let state = match (
-        pressure >= BUSY_PRESSURE_PERCENT,
-        steal >= busy::BUSY_STEAL_PERCENT,
-    ) {
-        (true, _) if pressure >= 99.5 => "CPU pressure 100%".to_string(),
-        (true, _) => format!("CPU pressure {pressure:.0}% or above"),
-        (false, true) => format!("steal {steal:.0}% or above"),
-        (false, false) => "CPU pressure or steal at their bounds".to_string(),
-    };
-    Some(format!(
-        "the machine was busy: {state} in the steps that failed at {bound:.0}/s — no peak claimed (the target sustained at least {:.0}/s); rerun on a quieter machine or with fewer connections",
-        peak.ops_per_s
-    ))
-}
-
-/// The peak at the rate found, from every trial at it (None when none was found).
-fn peak_of(steps: &[Step], tried: &[Trial], found: &Found) -> Option<Peak> {
-    let rate = found.rate?;
-    let at: Vec<&Step> = tried
-        .iter()
-        .filter(|t| t.0 == rate)
-        .filter_map(|t| steps.get(t.2))
-        .collect();
-    Peak::of(&at, found.confirmed)
-}
-
-/// The contradictions among the trials, as the report names them.
-pub fn contradictions(tried: &[Trial]) -> Vec<Contradiction> {
-    let outcomes: Vec<(f64, bool)> = tried.iter().map(|t| (t.0, t.1)).collect();
-    crate::load::search::contradictions(&outcomes)
-        .into_iter()
-        .map(|c| Contradiction {
-            rate_per_s: c.rate,
-            passed: c.passed,
-            failed: c.failed,
-            decided: c.decided,
-        })
-        .collect()
-}
-
-/// The objective as written (`p99<=50ms, errors<=1%`) and the highest rate a step sustained
-/// within it, if any did.
-fn objective_and_best(steps: &[Step], setup: &Setup) -> (String, Option<f64>) {
-    let objective = setup
-        .slos
-        .iter()
-        .map(|s| s.text.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let best = steps
-        .iter()
-        .filter(|s| s.passed)
-        .map(|s| s.offered_per_s)
-        .reduce(f64::max);
-    (objective, best)
-}
-
-/// The conclusion of a search its target left (or a step that could not run): no peak.
-fn lost_conclusion(steps: &[Step], setup: &Setup, why: &str) -> String {
-    let (objective, best) = objective_and_best(steps, setup);
-    format!(
-        "stopped after {} step(s), no peak claimed: {why}; the highest rate sustained within {objective} until then was {:.0}/s",
-        steps.len(),
-        best.unwrap_or(0.0)
-    )
-}
-
-/// One sentence on what the search found.
-pub fn conclusion(peak: Option<&Peak>, limited: bool, steps: &[Step], setup: &Setup) -> String {
-    let (objective, best) = objective_and_best(steps, setup);
-    if crate::engine::stop::requested() {
-        return format!(
-            "interrupted ({}) after {} step(s): no peak claimed; the highest rate sustained within {objective} so far was {:.0}/s",
-            super::keep::stopped_by(),
-            steps.len(),
-            best.unwrap_or(0.0)
-        );
-    }
-    match (peak, limited) {
-        (_, true) => match steps.last().and_then(|s| busy_machine(s, &setup.slos)) {
-            Some(line) => line,
-            None => limited_conclusion(steps, best, &objective),
-        },
-        (Some(p), false) if p.confirmed => format!(
-            "peak {:.0} ops/s sustained within {objective} (offered {:.0}/s, confirmed: {} of {} trials passed, {:.0}–{:.0} ops/s)",
-            p.ops_per_s,
-            p.offered_per_s,
-            p.passed_trials,
-            p.trials,
-            p.ops_per_s_range[0],
-            p.ops_per_s_range[1]
-        ),
-        (Some(p), false) => format!(
-            "peak {:.0}/s found within {objective}, but not confirmed ({} of {} trials passed; the search ended before a majority of three): the target is not steady at this rate",
-            p.offered_per_s, p.passed_trials, p.trials
-        ),
-        (None, false) => match every_request_failed(steps) {
-            Some(why) => format!(
-                "no peak: every request of every step failed ({why}), so no rate can meet {objective}; check the workload first with `wirebench run URL -n 10`"
-            ),
-            None => format!("no rate down to {FLOOR}/s was sustained within {objective}"),
-        },
-    }
-}
-
-/// The one line for a search a busy machine ended (its last step generator-limited by its own
-/// send lag, [`Limit::Lag`]): "the machine was busy: CPU pressure 62%, send lag p99 77ms above
-/// the 20ms objective — no peak claimed; …". None for a step another limit held back.
-pub fn busy_machine(step: &Step, slos: &[crate::summary::slo::Slo]) -> Option<String> {
-    if step.limit != Some(Limit::Lag) {
-        return None;
-    }
-    let (slo, lag) = crate::summary::peak::generator_lag(&step.result, slos)?;
-    let g = &step.result.generator;
-    let mut state = Vec::new();
-    if let Some(p) = g.cpu_pressure_percent {
-        state.push(format!("CPU pressure {p:.0}%"));
-    }
-    if let Some(s) = g.steal_percent.filter(|s| *s >= 1.0) {
-        state.push(format!("steal {s:.0}%"));
-    }
-    let what = slo.text.split(['<', '=']).next().unwrap_or("p99").trim();
-    let bound = crate::units::format_us(slo.bound);
-    let against = match lag > slo.bound {
-        true => format!("above the {bound} objective"),
-        false => format!("over half the {bound} objective"),
-    };
-    state.push(format!(
-        "send lag {what} {} {against} at {:.0}/s",
-        crate::units::format_us(lag),
-        step.offered_per_s
-    ));
-    Some(format!(
-        "the machine was busy: {} — no peak claimed; rerun on a quieter machine or with fewer connections",
-        state.join(", ")
-    ))
-}
-
-/// Why the generator was the limit, and the flag to raise.
-fn limited_conclusion(steps: &[Step], best: Option<f64>, objective: &str) -> String {
-    let Some(last) = steps.last() else {
-        return "no peak: the generator was the limit".into();
-    };
-    let at = last.offered_per_s;
-    let best = best.unwrap_or(0.0);
-    let config = &last.result.config;
-    let why = match last.limit {
-        Some(Limit::Connections) => {
-            let c = config.connections;
-            let service = last
-                .result
-                .service_time
-                .as_ref()
-                .map_or(0.0, |d| d.mean_us);
-            format!(
-                "the generator fell behind its timetable: {c} connection(s) each waiting {} for a reply cannot offer {at:.0}/s, while the target answered as fast as at lower rates; raise -c (e.g. -c {})",
-                crate::units::format_us(service),
-                (c * 4).max(crate::cli::PEAK_CONNECTIONS.parse().unwrap_or(10))
-            )
-        }
-        Some(Limit::Cpu) => format!(
-            "the generator's {} thread(s) were busy ({:.0}% CPU) at {at:.0}/s; raise -t, or load from more machines",
-            config.threads, last.result.generator.cpu_percent_of_threads
-        ),
-        _ => format!(
-            "the generator could not send on time at {at:.0}/s while the target stayed fast; raise -t (or -c), or load from more machines"
-        ),
-    };
-    // On a contended machine the limit seen may be the machine's: say so first.
-    let g = &last.result.generator;
-    let pressure = g.cpu_pressure_percent.unwrap_or(0.0);
-    let steal = g.steal_percent.unwrap_or(0.0);
-    let busy = match busy::is_busy(g) {
-        true if pressure >= BUSY_PRESSURE_PERCENT => {
-            format!("the machine was busy: CPU pressure {pressure:.0}% — ")
-        }
-        true => format!("the machine was busy: steal {steal:.0}% — "),
-        false => String::new(),
-    };
-    format!(
-        "{busy}no peak claimed: {why}. The target sustained at least {best:.0}/s within {objective}"
-    )
-}
-
-/// Why a target is taken for gone (it `did` so): the step's first error.
-fn stopped_answering(step: &Step, did: &str) -> Option<String> {
-    let e = step.result.errors.by_kind.first()?;
-    Some(format!(
-        "the target {did}: every request of the step at {:.0}/s failed ({} {}: {})",
-        step.offered_per_s, e.count, e.kind, e.sample
-    ))
-}
-
-/// When no step completed a single request: the first error of the first step, in words
-/// (`404 × 5: status 404` …), so a wrong URL is not reported as a slow target.
-fn every_request_failed(steps: &[Step]) -> Option<String> {
-    if steps.is_empty() || steps.iter().any(|s| s.result.ok > 0) {
-        return None;
-    }
-    let first = steps[0].result.errors.by_kind.first()?;
-    Some(format!("{} {}: {}", first.count, first.kind, first.sample))
 }

@@ -6,8 +6,9 @@
 use super::shards::{self, Fleet};
 use crate::cli::PeakArgs;
 use crate::error::UsageError;
+use crate::study::shards::{At, Shards};
 use crate::summary::Summary;
-use std::time::Duration;
+use std::sync::Arc;
 
 /// The `run` command (without rate and duration) of every step, from peak's command line
 /// `argv` (`wirebench peak URL …`, or a study's plan as one): peak's own flags left out, the
@@ -22,12 +23,42 @@ pub fn run_words(argv: &[String], url: &str, connections: &str) -> Result<Vec<St
     Ok(words)
 }
 
-/// The fleet `args` asks for, with `n` shards.
-fn fleet(args: &PeakArgs, n: u64) -> Fleet {
-    Fleet {
-        n,
-        launcher: args.run.fleet.launcher.clone(),
-        dir: args.run.fleet.shard_dir.clone(),
+/// The fleet `args` asks for, with `n` shards, its command checked now (before the first
+/// step): each step of the search is launched on it.
+pub fn fleet(args: &PeakArgs, n: u64) -> Result<Arc<dyn Shards>, UsageError> {
+    check(args, n)?;
+    Ok(Arc::new(PeakFleet {
+        words: words(args)?,
+        fleet: Fleet {
+            n,
+            launcher: args.run.fleet.launcher.clone(),
+            dir: args.run.fleet.shard_dir.clone(),
+        },
+    }))
+}
+
+/// A search's steps as shards: the step's `run` words (without rate and duration) and the
+/// fleet that launches them.
+#[derive(Debug)]
+struct PeakFleet {
+    words: Vec<String>,
+    fleet: Fleet,
+}
+
+impl Shards for PeakFleet {
+    /// One step at its rate for its time: N shards launched, waited for, and merged.
+    fn measure(&self, at: At<'_>) -> anyhow::Result<Summary> {
+        let At::Step { rate, step } = at else {
+            anyhow::bail!("a peak search's shards run steps, not a sweep's points");
+        };
+        let mut words = self.words.clone();
+        words.extend([
+            "--rate".into(),
+            format!("{rate}"),
+            "-d".into(),
+            format!("{}us", step.as_micros()),
+        ]);
+        self.fleet.measure(&words, "peak")
     }
 }
 
@@ -39,23 +70,11 @@ fn words(args: &PeakArgs) -> Result<Vec<String>, UsageError> {
 
 /// Checks `peak --shards`' flags before the first step: the shards' command parses and its
 /// totals split into `n` shares.
-pub fn check(args: &PeakArgs, n: u64) -> Result<(), UsageError> {
+fn check(args: &PeakArgs, n: u64) -> Result<(), UsageError> {
     shards::check_launcher(&args.run.fleet.launcher)?;
     let mut words = words(args)?;
     words.extend(["--rate".into(), n.to_string(), "-d".into(), "1s".into()]);
     super::launch::check_command(&words, n)
-}
-
-/// One step at `rate` for `step`: N shards launched, waited for, and merged.
-pub fn measure(args: &PeakArgs, n: u64, rate: f64, step: Duration) -> anyhow::Result<Summary> {
-    let mut words = words(args)?;
-    words.extend([
-        "--rate".into(),
-        format!("{rate}"),
-        "-d".into(),
-        format!("{}us", step.as_micros()),
-    ]);
-    fleet(args, n).measure(&words, "peak")
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use super::keep::Keep;
 use crate::cli::RunArgs;
 use crate::plan::Plan;
-use crate::report::progress::{Goal, Progress};
+use crate::report::progress::Progress;
 use crate::store::Kind;
 use crate::summary::Summary;
 use std::io::Write;
@@ -19,7 +19,7 @@ pub fn main(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     }
     let sharded = super::shard::prepare(args)?;
     let args = sharded.as_ref().map_or(args, |p| &p.args);
-    let mut batch = super::sweep::Batch::of(args)?;
+    let mut batch = super::sweep::batch(args)?;
     if !batch.is_single() && (sharded.is_some() || args.shard.out.is_some()) {
         return Err(crate::error::UsageError::new(
             "--shard and --out take one run: one target, no swept flag (run each point as its own sharded run)",
@@ -49,19 +49,20 @@ pub fn main(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     };
     let plan = first.plan;
     let progress = Progress::new(!args.quiet && !args.json && Progress::should_show());
-    stop_on_ctrl_c()?;
+    super::signals::stop_on_ctrl_c()?;
     let skew =
         super::shard::wait_for_start(sharded.as_ref().and_then(|p| p.section.start_at_unix_ms));
     let mut summary = match &batch.sharded {
-        Some(s) => s
-            .fleet
-            .measure(&s.run_words(&batch.targets[0].url, &[]), "run")?,
+        Some(s) => s.measure(crate::study::shards::At::Point {
+            url: &batch.targets[0].url,
+            values: &[],
+        })?,
         None => measure(&plan, progress)?,
     };
     if let Some(p) = &sharded {
         super::shard::finish(&mut summary, p.section.clone(), skew);
     }
-    let interrupted = crate::engine::stop::requested();
+    let interrupted = crate::app::signals::requested();
     let checks = keep.check(&[&summary]);
     let document = Keep::document(&summary, &checks)?;
     if let Some(file) = &args.shard.out {
@@ -97,151 +98,13 @@ pub fn main(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The first Ctrl-C (SIGINT) stops the run, which then reports and saves what it measured; a
-/// second one ends the process at once. Installed once per process: a program running several
-/// commands in-process ([`super::execute`]) gets one watcher, not one per command.
-pub(crate) fn stop_on_ctrl_c() -> anyhow::Result<()> {
-    static INSTALLED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
-    let mut installed = INSTALLED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !*installed {
-        watch_signals()?;
-        *installed = true;
-    }
-    Ok(())
-}
-
-/// Starts the thread that turns SIGINT and SIGTERM into a stop ([`stop_on_ctrl_c`]).
-fn watch_signals() -> anyhow::Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()?;
-    // SIGTERM (kill, a CI's timeout) and SIGHUP (the terminal or the ssh session gone) stop
-    // as Ctrl-C does: what was measured is kept.
-    let (mut int, mut term, mut hup) = {
-        let _context = runtime.enter();
-        (
-            signal(SignalKind::interrupt())?,
-            signal(SignalKind::terminate())?,
-            signal(SignalKind::hangup())?,
-        )
-    };
-    std::thread::Builder::new()
-        .name("ctrl-c".into())
-        .spawn(move || {
-            runtime.block_on(async {
-                let code = tokio::select! {
-                    _ = int.recv() => super::keep::EXIT_INTERRUPTED,
-                    _ = term.recv() => super::keep::EXIT_TERMINATED,
-                    _ = hup.recv() => {
-                        detach_terminal();
-                        super::keep::EXIT_HANGUP
-                    }
-                };
-                super::keep::interrupted_by(code);
-                crate::engine::stop::request();
-                tokio::select! {
-                    _ = int.recv() => {}
-                    _ = term.recv() => {}
-                    _ = hup.recv() => {}
-                }
-            });
-            std::process::exit(i32::from(super::keep::interrupted_code()));
-        })?;
-    Ok(())
-}
-
-/// After a hangup, stdout and stderr that were the terminal that hung up write to /dev/null
-/// instead, so that the report and the save that follow do not fail on a terminal that is gone
-/// (a file or a pipe they were sent to keeps them).
-fn detach_terminal() {
-    // SAFETY: open, isatty and dup2 on descriptors this process owns; no memory is shared.
-    unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if null < 0 {
-            return;
-        }
-        for fd in [1, 2] {
-            if libc::isatty(fd) == 1 {
-                libc::dup2(null, fd);
-            }
-        }
-        libc::close(null);
-    }
-}
-
-/// Runs `plan` with `progress` showing it live, and summarises what it recorded.
+/// Runs `plan` with `progress` showing it live, on the process's stop, and summarises what it
+/// recorded.
 pub fn measure(plan: &Plan, progress: Progress) -> anyhow::Result<Summary> {
-    let goal = match (plan.stop.duration, plan.stop.requests) {
-        (_, Some(n)) => Goal::Requests(n),
-        (Some(d), None) => Goal::Time(d),
-        (None, None) => Goal::Open,
-    };
-    let mut progress = progress.towards(goal);
-    if plan.cache == Some(crate::plan::Cache::Cold) {
-        // Before the warm-up too: the run starts from the disk, whatever ran before it.
-        crate::sys::cgroup::drop_page_cache().map_err(|e| {
-            anyhow::anyhow!("--cache cold: cannot drop the page cache ({e}): it needs root and a writable /proc/sys/vm/drop_caches")
-        })?;
-    }
-    let stop = crate::engine::stop::process();
-    let summary = crate::measure_watching(plan, stop, &mut |s| progress.show(s));
+    let mut progress = progress.towards(super::watch::goal(plan));
+    let stop = super::signals::process();
+    let summary = crate::study::point::run(plan, stop, &mut |s| progress.show(s));
     progress.finish();
-    summary.map_err(engine_error)
-}
-
-/// The engine's error as the commands handle it: a usage error exits 2 and an unreachable
-/// target becomes a result of a command of several runs, so each stays its own type.
-fn engine_error(e: crate::engine::Error) -> anyhow::Error {
-    use crate::engine::Error;
-    match e {
-        Error::Usage(u) => u.into(),
-        Error::Unreachable(lost) => lost.into(),
-        Error::Io(e) => e.into(),
-        e @ Error::Panicked => e.into(),
-    }
-}
-
-/// Runs `plan` as [`measure`] does, for a command of several runs (a sweep's point, a peak
-/// step): a target that cannot be reached at all is a result there too, a run of one failed
-/// operation (the connection's error, named), returned with the reason, so the command keeps
-/// the runs before it and records this one. Any other error stays an error.
-pub fn measure_point(plan: &Plan, progress: Progress) -> anyhow::Result<(Summary, Option<String>)> {
-    let began = std::time::Instant::now();
-    match measure(plan, progress) {
-        // A target gone mid-run ends the command as one that cannot be reached does.
-        Ok(summary) => {
-            let gone = summary.stopped.clone();
-            Ok((summary, gone))
-        }
-        Err(e) => match e.downcast::<crate::engine::gate::Unreachable>() {
-            Ok(lost) => Ok((unreachable(plan, &lost, began.elapsed()), Some(lost.why))),
-            Err(e) => Err(e),
-        },
-    }
-}
-
-/// The summary of a run whose target could not be reached: no reply, one error of the
-/// connection's kind, over the time the attempt took.
-fn unreachable(
-    plan: &Plan,
-    lost: &crate::engine::gate::Unreachable,
-    took: std::time::Duration,
-) -> Summary {
-    let mut record = crate::record::RunRecord::default();
-    record
-        .total
-        .error(crate::record::OpError::new(lost.kind, lost.why.clone()));
-    record.measured = took;
-    record.started_unix_ms = crate::store::now_ms().max(0) as u64;
-    let mut summary = crate::summary::of(plan, record);
-    if let (Some(open), Some(schedule)) = (summary.open_loop.as_mut(), plan.load.schedule()) {
-        // Its one request over the attempt's milliseconds is no rate (150/s asked read
-        // "201.4/s offered" in a peak's curve): it offered what was asked.
-        open.offered_per_s = schedule.rate_at(std::time::Duration::ZERO);
-    }
     summary
 }
 

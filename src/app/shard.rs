@@ -225,7 +225,7 @@ pub fn wait_for_start(start_at: Option<u64>) -> Option<f64> {
         if left <= 0.0 {
             return Some(-left);
         }
-        if crate::engine::stop::requested() {
+        if crate::app::signals::requested() {
             return Some(0.0);
         }
         match left > 2.0 {

@@ -84,6 +84,7 @@ pub fn respell(argv: &[String], drop: &[&str]) -> Result<Vec<String>, UsageError
 }
 
 /// A command's runs as shards: the fleet, and the run flags every run shares.
+#[derive(Debug)]
 pub struct Sharded {
     /// How each run is launched.
     pub fleet: Fleet,
@@ -106,9 +107,9 @@ impl Sharded {
 /// on each run (the point's values), and the command's `seed` if it has one.
 pub fn sharded(
     a: &crate::cli::FleetArgs,
-    batch: &super::sweep::Batch,
+    batch: &crate::study::sweep::Points,
     seed: Option<u64>,
-) -> Result<Option<Sharded>, UsageError> {
+) -> Result<Option<std::sync::Arc<dyn crate::study::shards::Shards>>, UsageError> {
     let Some(fleet) = Fleet::of(a) else {
         return Ok(None);
     };
@@ -129,7 +130,18 @@ pub fn sharded(
         .map(|a| (a.flag.as_ref(), a.values[0].clone()))
         .collect();
     super::launch::check_command(&sharded.run_words(&batch.targets[0].url, &first), n)?;
-    Ok(Some(sharded))
+    Ok(Some(std::sync::Arc::new(sharded)))
+}
+
+impl crate::study::shards::Shards for Sharded {
+    /// A sweep's (or a comparison's) run: its `run` command at the point, launched as N
+    /// shards and merged.
+    fn measure(&self, at: crate::study::shards::At<'_>) -> anyhow::Result<Summary> {
+        let crate::study::shards::At::Point { url, values } = at else {
+            anyhow::bail!("a sweep's shards run points, not a peak search's steps");
+        };
+        self.fleet.measure(&self.run_words(url, values), "runs")
+    }
 }
 
 /// Refuses a `--launcher` that names no command, or holds a control character.

@@ -7,167 +7,113 @@ use crate::cli::RunArgs;
 
 use super::knob::Knob;
 use crate::error::UsageError;
-use crate::load::sweep::{self, Axis};
+use crate::load::sweep;
 use crate::plan::Plan;
-use crate::report::progress::{Points, Progress};
-use crate::summary::sweep::{NamedTarget, Point, Sweep, SCHEMA};
+use crate::study::sweep::{Points, Run};
+use crate::study::{Design, Document};
+use crate::summary::sweep::{NamedTarget, Point, Sweep};
 use crate::units::thousands;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// The runs a command line asks for (targets × swept points × rounds), every one validated;
-/// a batch, not a study: a study is what a plan file (`wirebench study`) runs.
-pub struct Batch {
-    /// The targets, named.
-    pub targets: Vec<NamedTarget>,
-    /// The swept flags.
-    pub axes: Vec<Axis>,
-    /// The fields they vary, one per axis.
-    pub knobs: Vec<Knob>,
-    /// The points, each an index per axis (the first axis turning fastest).
-    pub points: Vec<Vec<usize>>,
-    /// Runs of each target at each point (`--runs`).
-    pub rounds: usize,
-    /// The first runs of each, discarded (`--discard-first`, `--discard K`).
-    pub discard: usize,
-    /// One plan per (round, point, target), in the order they run.
-    pub runs: Vec<Run>,
-    /// The seed of [`Batch::shuffle`], once the targets' order was randomized.
-    pub seed: Option<u64>,
-    /// Each run launched as shards and merged (`compare --shards`), if so.
-    pub sharded: Option<super::shards::Sharded>,
-}
-
-/// One run of a batch.
-pub struct Run {
-    /// Which round, from 0.
-    pub round: usize,
-    /// Index into the points.
-    pub point: usize,
-    /// Index into the targets.
-    pub target: usize,
-    /// Its validated plan.
-    pub plan: Plan,
-}
-
-impl Batch {
-    /// Expands `a` into its runs and validates each: bad input is a usage error before
-    /// anything is measured.
-    pub fn of(a: &RunArgs) -> Result<Batch, UsageError> {
-        let targets = targets(a)?;
-        let (rounds, discard) = repeats(a)?;
-        let (mut axes, mut knobs) = (Vec::new(), Vec::new());
-        for knob in Knob::ALL {
-            let (flag, kind) = (knob.flag(), knob.kind());
-            match knob.get(a) {
-                Some(t) if sweep::is_sweep(kind, t) => {
-                    axes.push(sweep::expand(flag, kind, t).map_err(|e| UsageError::flag(flag, e))?);
-                    knobs.push(knob);
-                }
-                _ => {}
+/// The runs a command line asks for (targets × swept points × rounds), every one validated:
+/// bad input is a usage error before anything is measured.
+pub fn batch(a: &RunArgs) -> Result<Points, UsageError> {
+    let targets = targets(a)?;
+    let (rounds, discard) = repeats(a)?;
+    let (mut axes, mut knobs) = (Vec::new(), Vec::new());
+    for knob in Knob::ALL {
+        let (flag, kind) = (knob.flag(), knob.kind());
+        match knob.get(a) {
+            Some(t) if sweep::is_sweep(kind, t) => {
+                axes.push(sweep::expand(flag, kind, t).map_err(|e| UsageError::flag(flag, e))?);
+                knobs.push(knob);
             }
+            _ => {}
         }
-        let lens: Vec<usize> = axes.iter().map(|x| x.values.len()).collect();
-        let all = lens
-            .iter()
-            .fold(targets.len().saturating_mul(rounds), |n, &l| {
-                n.saturating_mul(l)
-            });
-        if all > MAX_RUNS {
-            return Err(UsageError::flags(&["--runs"], format!(
+    }
+    let lens: Vec<usize> = axes.iter().map(|x| x.values.len()).collect();
+    let all = lens
+        .iter()
+        .fold(targets.len().saturating_mul(rounds), |n, &l| {
+            n.saturating_mul(l)
+        });
+    if all > MAX_RUNS {
+        return Err(UsageError::flags(&["--runs"], format!(
                 "{} runs ({} targets x {} points x {rounds} runs) are more than one study may hold ({}): sweep fewer values, give fewer --runs, or split the study",
                 thousands(all as u64),
                 targets.len(),
                 thousands(lens.iter().product::<usize>() as u64),
                 thousands(MAX_RUNS as u64)
             )));
+    }
+    let points = sweep::matrix(&lens);
+    let mut plans = Vec::new();
+    // Each run's arguments name its one target: cloned from arguments without the list of
+    // all of them (cloning 10,000 URLs for each of 10,000 runs made validation quadratic).
+    let base = RunArgs {
+        urls: Vec::new(),
+        ..a.clone()
+    };
+    for (point, target) in sweep::interleave(points.len(), targets.len()) {
+        let mut args = base.clone();
+        args.urls = vec![targets[target].url.clone()];
+        for ((axis, knob), &i) in axes.iter().zip(&knobs).zip(&points[point]) {
+            knob.set(&mut args, axis.values[i].clone());
         }
-        let points = sweep::matrix(&lens);
-        let mut plans = Vec::new();
-        // Each run's arguments name its one target: cloned from arguments without the list of
-        // all of them (cloning 10,000 URLs for each of 10,000 runs made validation quadratic).
-        let base = RunArgs {
-            urls: Vec::new(),
-            ..a.clone()
-        };
-        for (point, target) in sweep::interleave(points.len(), targets.len()) {
-            let mut args = base.clone();
-            args.urls = vec![targets[target].url.clone()];
-            for ((axis, knob), &i) in axes.iter().zip(&knobs).zip(&points[point]) {
-                knob.set(&mut args, axis.values[i].clone());
-            }
-            let plan = Plan::try_from(&args).map_err(|e| e.in_target(&targets[target].name))?;
-            plans.push((point, target, plan));
-        }
-        check_descriptors(&plans)?;
-        // Whole rounds, one after the other: A B A B …, never A A B B.
-        let runs = (0..rounds)
-            .flat_map(|round| {
-                plans.iter().map(move |(point, target, plan)| Run {
-                    round,
-                    point: *point,
-                    target: *target,
-                    plan: plan.clone(),
-                })
+        let plan = Plan::try_from(&args).map_err(|e| e.in_target(&targets[target].name))?;
+        plans.push((point, target, plan));
+    }
+    check_descriptors(&plans)?;
+    // Whole rounds, one after the other: A B A B …, never A A B B.
+    let runs = (0..rounds)
+        .flat_map(|round| {
+            plans.iter().map(move |(point, target, plan)| Run {
+                round,
+                point: *point,
+                target: *target,
+                plan: plan.clone(),
             })
-            .collect();
-        Ok(Batch {
-            targets,
-            axes,
-            knobs,
-            points,
-            rounds,
-            discard,
-            runs,
-            seed: None,
-            sharded: None,
         })
-    }
+        .collect();
+    Ok(Points {
+        targets,
+        axes,
+        points,
+        rounds,
+        discard,
+        runs,
+        seed: None,
+        units: a.units,
+        sharded: None,
+    })
+}
 
-    /// Puts the targets in a random order within each round and point, drawn from `seed`
-    /// (randomized multiple interleaved trials: Abedi & Brecht, ICPE 2017). A fixed order
-    /// lets anything periodic, or the first run of a round after a pause, always hit the
-    /// same target; a random one spreads it, and the seed repeats the order.
-    pub fn shuffle(&mut self, seed: u64) {
-        let mut rng = crate::summary::paired::SplitMix64(seed);
-        let same = |a: &Run, b: &Run| (a.round, a.point) == (b.round, b.point);
-        for group in self.runs.chunk_by_mut(same) {
-            rng.shuffle(group);
-        }
-        self.seed = Some(seed);
-    }
-
-    /// Batches of one target each (their own flags) as one batch, run interleaved as the
-    /// targets of one command line are; they must sweep the same values the same number of
-    /// times, so their tables share columns.
-    pub fn merge(parts: Vec<Batch>) -> Result<Batch, UsageError> {
-        let mut parts = parts.into_iter();
-        let Some(mut all) = parts.next() else {
-            return Err(UsageError::new("no target to run: give a target URL"));
-        };
-        for (ti, part) in parts.enumerate().map(|(i, p)| (i + 1, p)) {
-            if part.axes != all.axes || part.rounds != all.rounds || part.discard != all.discard {
-                let t = &part.targets[0];
-                return Err(UsageError::target(&t.url, format!(
+/// Batches of one target each (their own flags) as one batch, run interleaved as the
+/// targets of one command line are; they must sweep the same values the same number of
+/// times, so their tables share columns.
+pub fn merge(parts: Vec<Points>) -> Result<Points, UsageError> {
+    let mut parts = parts.into_iter();
+    let Some(mut all) = parts.next() else {
+        return Err(UsageError::new("no target to run: give a target URL"));
+    };
+    for (ti, part) in parts.enumerate().map(|(i, p)| (i + 1, p)) {
+        if part.axes != all.axes || part.rounds != all.rounds || part.discard != all.discard {
+            let t = &part.targets[0];
+            return Err(UsageError::target(&t.url, format!(
                     "target '{}' sweeps other values or runs than the others: a target's own flags may not change the swept flags, runs or discards, so that its row shares the tables' columns",
                     t.name
                 ))
                 .in_target(&t.name));
-            }
-            all.targets.extend(part.targets);
-            all.runs
-                .extend(part.runs.into_iter().map(|r| Run { target: ti, ..r }));
         }
-        // Rounds, then points, then targets: A p1, B p1, A p2 …, as `interleave` orders them.
-        all.runs.sort_by_key(|r| (r.round, r.point, r.target));
-        Ok(all)
+        all.targets.extend(part.targets);
+        all.runs
+            .extend(part.runs.into_iter().map(|r| Run { target: ti, ..r }));
     }
-
-    /// One target, nothing swept, one run: a plain run.
-    pub fn is_single(&self) -> bool {
-        self.runs.len() == 1 && self.axes.is_empty()
-    }
+    // Rounds, then points, then targets: A p1, B p1, A p2 …, as `interleave` orders them.
+    all.runs.sort_by_key(|r| (r.round, r.point, r.target));
+    Ok(all)
 }
 
 /// The most runs one batch may hold: each is a plan kept in memory until it runs
@@ -205,7 +151,7 @@ fn check_descriptors(plans: &[(usize, usize, Plan)]) -> Result<(), UsageError> {
 /// time (a warm-up until steady counts at its cap), and how many others stop (or warm up) at a
 /// request count, whose time the target
 /// decides.
-pub fn estimate(batch: &Batch) -> (Duration, usize) {
+pub fn estimate(batch: &Points) -> (Duration, usize) {
     let (mut known, mut unknown) = (Duration::ZERO, 0);
     for run in &batch.runs {
         match (run.plan.stop.duration, run.plan.warmup) {
@@ -222,7 +168,7 @@ pub fn estimate(batch: &Batch) -> (Duration, usize) {
 /// A big batch (more than [`CONFIRM_RUNS`] runs, or [`CONFIRM_TIME`]) runs only with `yes`
 /// or, on a terminal, once the user says so; in a script it is refused, naming `--yes`, before
 /// anything is measured.
-pub fn confirm(batch: &Batch, yes: bool) -> Result<(), UsageError> {
+pub fn confirm(batch: &Points, yes: bool) -> Result<(), UsageError> {
     let (known, unknown) = estimate(batch);
     if yes || (batch.runs.len() <= CONFIRM_RUNS && known <= CONFIRM_TIME) {
         return Ok(());
@@ -321,7 +267,7 @@ fn targets(a: &RunArgs) -> Result<Vec<NamedTarget>, UsageError> {
 
 /// Runs every point of `batch`, then prints the tables (or the JSON document). When a point
 /// cannot run (the target went away), the points already measured are printed and saved.
-pub fn main(args: &RunArgs, batch: Batch, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn main(args: &RunArgs, batch: Points, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     super::shard::refuse(&args.shard, "a sweep")?;
     let keep = Keep::prepare(&args.keep, crate::store::Kind::Sweep, args.quiet)?;
     finish(args, batch, keep, out)
@@ -334,17 +280,28 @@ pub fn main(args: &RunArgs, batch: Batch, out: &mut dyn Write) -> anyhow::Result
 /// as partial, and the command fails (exit 1).
 pub fn finish(
     args: &RunArgs,
-    batch: Batch,
+    batch: Points,
     mut keep: Keep,
     out: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
     let total = batch.runs.len();
     let command = keep.command();
-    super::run::stop_on_ctrl_c()?;
-    let (sweep, failed) = measure_all(args, batch, &mut |s| keep.progress(s));
-    let (mut sweep, failed) = measured_or(sweep, failed)?;
-    sweep.busy = crate::summary::busy::sweep_line(&sweep);
-    let interrupted = crate::engine::stop::requested();
+    crate::app::signals::stop_on_ctrl_c()?;
+    let show = !args.quiet && !args.json;
+    let done = {
+        let mut save = |d: &Document| keep.progress(d);
+        let mut live = super::watch::Live::new(Some(total), show, &mut save);
+        crate::study::execute(
+            &Design::Sweep(batch),
+            crate::app::signals::process(),
+            &mut live,
+        )
+    };
+    let (sweep, failed) = match measured(done)? {
+        (Document::Run(sweep), failed) => (sweep, failed),
+        _ => anyhow::bail!("a sweep's study ended in another document: a bug, please report it"),
+    };
+    let interrupted = crate::app::signals::requested();
     keep.mark_partial(sweep.stopped.is_some() && !interrupted);
     let render = |out: &mut dyn Write| {
         crate::report::sweep::write_as(&sweep, command, out)?;
@@ -362,45 +319,18 @@ pub fn finish(
     ended(&sweep, total, code, failed)
 }
 
-/// A document of the runs measured: with nothing measured, the error that stopped the
-/// command before its first run; else the document, marked stopped by that error, and it.
-pub fn measured_or<D: Stoppable>(
-    mut doc: D,
-    failed: Option<anyhow::Error>,
-) -> anyhow::Result<(D, Option<anyhow::Error>)> {
-    match failed {
-        Some(e) if doc.sweep().points.is_empty() => Err(e),
-        Some(e) => {
-            doc.sweep_mut().stopped = Some(format!("{e:#}"));
-            Ok((doc, Some(e)))
-        }
-        None => Ok((doc, None)),
-    }
-}
-
-/// A document holding a sweep: a sweep, a comparison.
-pub trait Stoppable {
-    /// Its sweep.
-    fn sweep(&self) -> &Sweep;
-    /// Its sweep, to mark.
-    fn sweep_mut(&mut self) -> &mut Sweep;
-}
-
-impl Stoppable for Sweep {
-    fn sweep(&self) -> &Sweep {
-        self
-    }
-    fn sweep_mut(&mut self) -> &mut Sweep {
-        self
-    }
-}
-
-impl Stoppable for crate::summary::compare::Comparison {
-    fn sweep(&self) -> &Sweep {
-        &self.sweep
-    }
-    fn sweep_mut(&mut self) -> &mut Sweep {
-        &mut self.sweep
+/// A study's outcome as a command handles it: the document of the runs measured, and the
+/// error that stopped the study early, if any; the error alone when nothing was measured.
+pub fn measured(
+    done: Result<Document, crate::study::Error>,
+) -> anyhow::Result<(Document, Option<anyhow::Error>)> {
+    match done {
+        Ok(doc) => Ok((doc, None)),
+        Err(crate::study::Error {
+            cause,
+            measured: Some(doc),
+        }) => Ok((*doc, Some(cause))),
+        Err(e) => Err(e.cause),
     }
 }
 
@@ -419,11 +349,11 @@ pub fn ended(
     );
     match (failed, &sweep.stopped) {
         (Some(e), _) => Err(e.context(stopped)),
-        (None, Some(why)) if !crate::engine::stop::requested() => {
+        (None, Some(why)) if !crate::app::signals::requested() => {
             Err(anyhow::anyhow!("{stopped}: {why}"))
         }
         _ => {
-            if code == ExitCode::from(super::EXIT_FAILED) && !crate::engine::stop::requested() {
+            if code == ExitCode::from(super::EXIT_FAILED) && !crate::app::signals::requested() {
                 super::run::say_failure(failure(sweep));
             }
             Ok(code)
@@ -513,126 +443,6 @@ pub fn exit_code(sweep: &Sweep) -> ExitCode {
         true => ExitCode::from(super::EXIT_FAILED),
         false => ExitCode::SUCCESS,
     }
-}
-
-/// Runs every point of `batch` in order (a bar over the points on a terminal), showing the
-/// sweep so far to `on_point` after each, until one cannot run: the sweep of the points
-/// measured, and the error that stopped it, if any. A target that could not be reached is not
-/// such an error: its point is recorded (one failed operation), and is the sweep's last, the
-/// reason in [`Sweep::stopped`].
-pub fn measure_all(
-    args: &RunArgs,
-    batch: Batch,
-    on_point: &mut dyn FnMut(&Sweep),
-) -> (Sweep, Option<anyhow::Error>) {
-    measure_until(args, batch, on_point, &mut |_| false)
-}
-
-/// [`measure_all`], ending early after a whole round once `done` says the sweep so far is
-/// enough (`compare --runs auto`); the sweep's `runs` is then the rounds measured.
-pub fn measure_until(
-    args: &RunArgs,
-    batch: Batch,
-    on_point: &mut dyn FnMut(&Sweep),
-    done: &mut dyn FnMut(&Sweep) -> bool,
-) -> (Sweep, Option<anyhow::Error>) {
-    let live = !args.quiet && !args.json && Progress::should_show();
-    let total = batch.runs.len();
-    let bar = Points::new(Some(total), live);
-    let mut sweep = Sweep {
-        schema: SCHEMA.into(),
-        wirebench_version: env!("CARGO_PKG_VERSION").into(),
-        targets: batch.targets,
-        axes: batch.axes,
-        runs: batch.rounds,
-        discard: batch.discard,
-        points: Vec::with_capacity(batch.runs.len()),
-        stopped: None,
-        busy: None,
-        units: args.units,
-        seed: batch.seed,
-    };
-    let mut runs = batch.runs.into_iter().peekable();
-    while let Some(run) = runs.next() {
-        let at = batch.points[run.point].clone();
-        let values = sweep
-            .axes
-            .iter()
-            .zip(&at)
-            .map(|(x, &v)| (x.flag.clone(), x.values[v].clone()))
-            .collect();
-        let name = sweep.targets[run.target].name.clone();
-        let round = match batch.rounds {
-            1 => String::new(),
-            n => format!(" run {}/{n}", run.round + 1),
-        };
-        let progress = bar.start(&format!("{name}{round} {}", describe(&values)));
-        let measured = match &batch.sharded {
-            Some(s) => {
-                let words = s.run_words(&sweep.targets[run.target].url, &values_of(&values));
-                s.fleet.measure(&words, "runs").map(|r| (r, None))
-            }
-            None => super::run::measure_point(&run.plan, progress),
-        };
-        let (result, lost) = match measured {
-            Ok(measured) => measured,
-            Err(e) => return (sweep, Some(e)),
-        };
-        bar.done();
-        if let (Some(why), true) = (&lost, sweep.points.is_empty() && result.ok == 0) {
-            // Nothing measured yet: the command fails as a single run does.
-            return (sweep, Some(anyhow::anyhow!("{why}")));
-        }
-        sweep.points.push(Point {
-            run: run.round + 1,
-            discarded: run.round < batch.discard,
-            target: name,
-            values,
-            result,
-            target_index: run.target,
-            at,
-        });
-        // Ctrl-C: the run it stopped is kept as measured; no later one starts. A target that
-        // could not be reached ends the sweep with its point.
-        sweep.stopped = match (lost, crate::engine::stop::requested()) {
-            (Some(why), _) => Some(why),
-            (None, true) => Some(format!("stopped by {}", super::keep::stopped_by())),
-            (None, false) => None,
-        };
-        if sweep.stopped.is_some() {
-            on_point(&sweep);
-            break;
-        }
-        // Saved as it goes, marked in progress: a wirebench killed now leaves these runs.
-        sweep.stopped = Some(format!(
-            "in progress: {} of {total} runs finished",
-            sweep.points.len()
-        ));
-        on_point(&sweep);
-        sweep.stopped = None;
-        let ends_round = runs.peek().is_none_or(|next| next.round != run.round);
-        if ends_round && done(&sweep) {
-            sweep.runs = run.round + 1;
-            break;
-        }
-    }
-    (sweep, None)
-}
-
-/// A point's swept values as flag and value.
-fn values_of(
-    values: &std::collections::BTreeMap<crate::summary::Name, String>,
-) -> Vec<(&str, String)> {
-    values
-        .iter()
-        .map(|(f, v)| (f.as_ref(), v.clone()))
-        .collect()
-}
-
-/// `--size 1024 --connections 4`, for the progress line.
-fn describe(values: &std::collections::BTreeMap<crate::summary::Name, String>) -> String {
-    let parts: Vec<String> = values.iter().map(|(f, v)| format!("{f} {v}")).collect();
-    parts.join(" ")
 }
 
 /// Whether a run would have exited 1 on its own.

@@ -6,7 +6,7 @@
 //!
 //! Each run has its own handle, so a stop ends only the runs that share it: two runs in one
 //! process (an embedding program, a test) do not stop each other. The command line's runs
-//! share the process's handle ([`process`]), which SIGINT and SIGTERM request.
+//! share the process's handle (`app::signals::process`), which SIGINT and SIGTERM request.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -21,7 +21,14 @@ pub(super) const POLL: Duration = Duration::from_millis(50);
 /// A stop for the runs given it: cloned handles share one flag, written once, so reading it on
 /// a hot path costs no cache-line traffic.
 #[derive(Clone, Debug, Default)]
-pub struct Stop(Arc<AtomicBool>);
+pub struct Stop(Arc<Flag>);
+
+/// The flag and who raised it.
+#[derive(Debug, Default)]
+struct Flag {
+    raised: AtomicBool,
+    by: OnceLock<&'static str>,
+}
 
 impl Stop {
     /// A handle no one has asked to stop.
@@ -31,28 +38,23 @@ impl Stop {
 
     /// Asks the runs given this handle (and any later one given it) to stop now.
     pub fn request(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.raised.store(true, Ordering::Relaxed);
+    }
+
+    /// [`Stop::request`], naming who asked (`Ctrl-C`, `SIGTERM`), as a study's document says
+    /// why it stopped ("stopped by Ctrl-C").
+    pub fn request_by(&self, who: &'static str) {
+        let _ = self.0.by.set(who);
+        self.request();
     }
 
     /// Whether a stop was asked for.
     pub fn requested(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.raised.load(Ordering::Relaxed)
     }
-}
 
-/// The command line's handle: every run of this process's command watches it, and Ctrl-C
-/// (or SIGTERM) requests it, after which the command reports what it measured.
-pub fn process() -> &'static Stop {
-    static PROCESS: OnceLock<Stop> = OnceLock::new();
-    PROCESS.get_or_init(Stop::new)
-}
-
-/// Asks the command's runs to stop ([`process`]'s handle).
-pub fn request() {
-    process().request();
-}
-
-/// Whether the command's runs were asked to stop ([`process`]'s handle).
-pub fn requested() -> bool {
-    process().requested()
+    /// Who asked for the stop, as [`Stop::request_by`] named it; `a stop request` otherwise.
+    pub fn by(&self) -> &'static str {
+        self.0.by.get().copied().unwrap_or("a stop request")
+    }
 }

@@ -6,7 +6,7 @@
 
 use crate::load::sweep::matrix;
 use crate::summary::compare::Comparison;
-use crate::summary::peak::PeakStudy;
+use crate::summary::peak::PeakSearch;
 use crate::summary::stats;
 use crate::summary::study::Document;
 use crate::summary::sweep::{Metric, Sweep, METRICS};
@@ -231,7 +231,7 @@ fn shapes(c: &Comparison) -> (String, String) {
 }
 
 /// The Handle.Net table: the peak and the latency at it (no row when there is no peak).
-fn peak(p: &PeakStudy) -> (String, String) {
+fn peak(p: &PeakSearch) -> (String, String) {
     let mut rows = vec![[
         "target",
         "objectives",
@@ -260,7 +260,7 @@ fn peak(p: &PeakStudy) -> (String, String) {
 }
 
 /// The curve: a row per step, in the order run.
-fn curve(p: &PeakStudy) -> (String, String) {
+fn curve(p: &PeakSearch) -> (String, String) {
     let mut rows = vec![[
         "step",
         "offered_per_s",

@@ -4,12 +4,12 @@
 
 use super::format::rate;
 use super::table::{new_table, print_table};
-use crate::summary::peak::{Peak, PeakStudy, Step};
+use crate::summary::peak::{Peak, PeakSearch, Step};
 use crate::units::format_us;
 use std::io::{self, Write};
 
 /// Writes the study as pretty-printed JSON followed by a newline.
-pub fn write_json(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_json(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, study)?;
     writeln!(out)?;
     out.flush()
@@ -17,7 +17,7 @@ pub fn write_json(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
 
 /// Writes the study as tables: its objective and conclusion, the peak, the kinds at the peak
 /// (a mix), then the curve.
-pub fn write(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
+pub fn write(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
     let width = comfy_table::Table::new().width();
     writeln!(
         out,
@@ -71,7 +71,7 @@ fn peak(p: &Peak, width: Option<u16>, out: &mut dyn Write) -> io::Result<()> {
 /// and latencies were only in the JSON (issue 40). From a trial that passed at the peak's
 /// rate: its first passed confirmation, else (a majority decided the rate, its confirmation
 /// among the failed) its first passed trial.
-fn kinds_at_peak(study: &PeakStudy, width: Option<u16>, out: &mut dyn Write) -> io::Result<()> {
+fn kinds_at_peak(study: &PeakSearch, width: Option<u16>, out: &mut dyn Write) -> io::Result<()> {
     let at_peak = study.peak.as_ref().and_then(|p| {
         let at = |s: &&Step| {
             s.passed
@@ -99,7 +99,7 @@ fn kinds_at_peak(study: &PeakStudy, width: Option<u16>, out: &mut dyn Write) -> 
 }
 
 /// The whole curve, one row per step.
-fn curve(study: &PeakStudy, width: Option<u16>, out: &mut dyn Write) -> io::Result<()> {
+fn curve(study: &PeakSearch, width: Option<u16>, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "  curve:")?;
     let mut t = new_table(
         &[
@@ -123,7 +123,7 @@ fn curve(study: &PeakStudy, width: Option<u16>, out: &mut dyn Write) -> io::Resu
 
 /// Every rate that both passed and failed, with its trials and what decided: a search on a
 /// noisy machine says where the noise was instead of hiding it.
-fn contradictions(study: &PeakStudy, out: &mut dyn Write) -> io::Result<()> {
+fn contradictions(study: &PeakSearch, out: &mut dyn Write) -> io::Result<()> {
     if study.contradictions.is_empty() {
         return Ok(());
     }
@@ -222,7 +222,7 @@ pub fn step_line(s: &Step) -> String {
 #[cfg(test)]
 mod tests {
     use crate::summary::mix::MixKind;
-    use crate::summary::peak::{Peak, PeakStudy, Step};
+    use crate::summary::peak::{Peak, PeakSearch, Step};
     use crate::summary::Summary;
 
     /// A mix's kinds at the peak are in the report, not only in the JSON (issue 40: the
@@ -251,7 +251,7 @@ mod tests {
             result: result.clone(),
             ..Step::default()
         };
-        let study = PeakStudy {
+        let study = PeakSearch {
             peak: Some(Peak {
                 ops_per_s: 1015.0,
                 offered_per_s: 1000.0,
@@ -259,7 +259,7 @@ mod tests {
                 ..Peak::default()
             }),
             steps: vec![step(false, true), step(true, true)],
-            ..PeakStudy::default()
+            ..PeakSearch::default()
         };
         let mut out = Vec::new();
         super::write(&study, &mut out).unwrap();
@@ -270,7 +270,7 @@ mod tests {
         assert!(text.contains("its first passed confirmation"), "{text}");
         // A rate a majority of trials decided, its confirmation among the failed: the kinds
         // come from a trial that passed (a loaded machine's Handle.Net study printed none).
-        let study = PeakStudy {
+        let study = PeakSearch {
             steps: vec![step(false, true), step(true, false)],
             ..study
         };

@@ -4,7 +4,7 @@
 
 use super::Kind;
 use crate::summary::compare::Comparison;
-use crate::summary::peak::PeakStudy;
+use crate::summary::peak::PeakSearch;
 use crate::summary::read::tolerant;
 use crate::summary::study::{self, Document, Head, Study};
 use crate::summary::sweep::Sweep;
@@ -38,7 +38,7 @@ pub enum Typed {
     /// `wirebench.compare/1`.
     Compare(Box<Comparison>),
     /// `wirebench.peak/1`.
-    Peak(Box<PeakStudy>),
+    Peak(Box<PeakSearch>),
 }
 
 impl Typed {

@@ -19,7 +19,7 @@ pub const LAG_SHARE: f64 = 0.5;
 /// The whole search. Its parts read with defaults for the fields an older document lacks
 /// (trial counts, contradictions, backlogs).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct PeakStudy {
+pub struct PeakSearch {
     /// Always [`PEAK_SCHEMA`].
     pub schema: Name,
     /// The wirebench version that searched.

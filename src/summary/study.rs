@@ -4,7 +4,7 @@
 //! the same value.
 
 use super::compare::Comparison;
-use super::peak::PeakStudy;
+use super::peak::PeakSearch;
 use super::sweep::Sweep;
 use super::Name;
 use serde::{Deserialize, Serialize};
@@ -57,7 +57,7 @@ pub enum Document {
     /// `compare`: `wirebench.compare/1`.
     Compare(Box<Comparison>),
     /// `peak`: `wirebench.peak/1`.
-    Peak(Box<PeakStudy>),
+    Peak(Box<PeakSearch>),
 }
 
 /// What every wirebench document begins with: the schema that names its kind and version.

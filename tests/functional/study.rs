@@ -463,3 +463,134 @@ fn a_study_with_out_lists_its_figures_in_the_history() {
     assert_eq!(row["targets"][0], server.url.as_str(), "{row}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What the library's caller sees of a study: runs started, documents shown, and a stop
+/// requested after `stop_after` documents (never when None).
+struct Counting {
+    runs: usize,
+    shown: usize,
+    stop_after: Option<(usize, wirebench::Stop)>,
+}
+
+impl wirebench::study::Watch for Counting {
+    fn run_starts(&mut self, _what: &str, _plan: &wirebench::plan::Plan) {
+        self.runs += 1;
+    }
+    fn so_far(&mut self, _doc: &wirebench::study::Document) {
+        self.shown += 1;
+        if let Some((n, stop)) = &self.stop_after {
+            if self.shown >= *n {
+                stop.request();
+            }
+        }
+    }
+}
+
+/// The command line `argv` (`wirebench …`), parsed.
+fn parsed(argv: &[&str]) -> wirebench::cli::Command {
+    use clap::Parser;
+    match wirebench::cli::Cli::try_parse_from(argv) {
+        Ok(cli) => cli.command,
+        Err(e) => panic!("{argv:?}: {e}"),
+    }
+}
+
+/// Issue 41: `study::execute` runs a sweep and a peak search in this process, side by side,
+/// each with its own `Stop`: stopping the sweep after its first run ends that study only (its
+/// document says so and holds that run), while the search runs to its conclusion.
+#[test]
+fn the_library_runs_a_sweep_and_a_peak_search_each_stopped_by_its_own_stop() {
+    use wirebench::study::{execute, Design, Document};
+    let (_server, url) = common::tcp_in_process(wirebench::serve::Mode::Echo);
+    let wirebench::cli::Command::Run(run) = parsed(&[
+        "wirebench",
+        "run",
+        &url,
+        "-c",
+        "1,2",
+        "--runs",
+        "2",
+        "-d",
+        "300ms",
+        "--size",
+        "64",
+    ]) else {
+        panic!("run parses as run")
+    };
+    let sweep = Design::Sweep(wirebench::app::sweep::batch(&run).expect("a valid sweep"));
+    assert_eq!(sweep.runs(), Some(4));
+    let wirebench::cli::Command::Peak(peak) = parsed(&[
+        "wirebench",
+        "peak",
+        &url,
+        "--slo",
+        "p99<=500ms",
+        "--start-rate",
+        "200",
+        "--ceiling",
+        "800",
+        "--step",
+        "200ms",
+        "--rest",
+        "0s",
+        "-c",
+        "4",
+        "--size",
+        "64",
+    ]) else {
+        panic!("peak parses as peak")
+    };
+    let search = Design::Peak(Box::new(
+        wirebench::app::peak::setup(&peak).expect("a valid search"),
+    ));
+    let (stop_sweep, stop_search) = (wirebench::Stop::new(), wirebench::Stop::new());
+    let swept = std::thread::spawn({
+        let stop = stop_sweep.clone();
+        move || {
+            let mut watch = Counting {
+                runs: 0,
+                shown: 0,
+                stop_after: Some((1, stop.clone())),
+            };
+            (execute(&sweep, &stop, &mut watch), watch.runs)
+        }
+    });
+    let mut watch = Counting {
+        runs: 0,
+        shown: 0,
+        stop_after: None,
+    };
+    let searched = execute(&search, &stop_search, &mut watch);
+    let (swept, sweep_runs) = swept.join().expect("the sweep's thread");
+    // The sweep: its one run, and why it ended.
+    let Ok(Document::Run(s)) = swept else {
+        panic!("a sweep's document: {swept:?}")
+    };
+    assert_eq!(sweep_runs, 1, "no run starts after the stop");
+    assert_eq!(s.points.len(), 1);
+    assert!(
+        s.points[0].result.ok > 0,
+        "the run measured: {:?}",
+        s.points[0]
+    );
+    assert_eq!(s.stopped.as_deref(), Some("stopped by a stop request"));
+    // The search: not stopped by the other study's stop, and concluded.
+    assert!(!stop_search.requested());
+    let Ok(Document::Peak(p)) = searched else {
+        panic!("a peak search's document: {searched:?}")
+    };
+    assert_eq!(p.stopped, None, "{}", p.conclusion);
+    assert!(
+        p.steps.len() >= 2,
+        "{} steps: {}",
+        p.steps.len(),
+        p.conclusion
+    );
+    assert_eq!(watch.runs, p.steps.len(), "a run per step");
+    assert_eq!(
+        watch.shown,
+        p.steps.len(),
+        "the search so far after each step"
+    );
+    assert!(p.steps.iter().all(|s| s.result.ok > 0), "{}", p.conclusion);
+}

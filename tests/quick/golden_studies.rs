@@ -1,7 +1,7 @@
 //! Golden files of the commands that run several measurements: `compare`, `peak`, `study` (its
 //! report.md) and `diagnose`, compared byte for byte with `tests/golden/NAME.txt`. Each
 //! document is built here from fixed run summaries (tests/golden_common) and judged by the
-//! same functions the commands call (`app::compare::judge`, `Step::judge` with
+//! same functions the commands call (`study::compare::judge`, `Step::judge` with
 //! `load::search`, `app::peak::conclusion`, `diagnosis::variants_for` and `findings`), then
 //! rendered by the command's own report functions: no network, no timing.
 //!
@@ -15,12 +15,12 @@ use super::golden_common;
 
 use golden_common::*;
 use std::time::Duration;
-use wirebench::app::peak::{conclusion, Setup};
 use wirebench::load::search::{Next, Search, Why};
+use wirebench::study::peak::{conclusion, Bounds};
 use wirebench::summary::diagnosis::{
     self as dx, Change, Diagnosis, Evidence, Figures, TcpEvidence, Variant,
 };
-use wirebench::summary::peak::{Peak, PeakStudy, Step, PEAK_SCHEMA};
+use wirebench::summary::peak::{Peak, PeakSearch, Step, PEAK_SCHEMA};
 use wirebench::summary::slo::Slo;
 use wirebench::summary::study::{Document, Methodology, Study, TargetInfo};
 use wirebench::summary::{Config, Summary};
@@ -100,7 +100,7 @@ fn compare() -> String {
     let mut sweep = sweep_of(&["base", "fast", "tail"], &[], 5, 0, points);
     // As `compare --seed 17` would have run them (the fixture's order is the one given).
     sweep.seed = Some(17);
-    let comparison = wirebench::app::compare::judge(sweep, 0, Default::default());
+    let comparison = wirebench::study::compare::judge(sweep, 0, Default::default());
     round_trips(&comparison, "compare");
     // As `wirebench compare` renders it (app::compare::main).
     text(|out| {
@@ -160,13 +160,24 @@ fn step_run(rate: f64, stalled: bool) -> Summary {
     finish(s)
 }
 
+/// The run flags of `wirebench peak URL --slo p99<=1ms`, as its command line gives them.
+fn peak_args(url: &str) -> wirebench::cli::RunArgs {
+    use clap::Parser;
+    let argv = ["wirebench", "peak", url, "--slo", "p99<=1ms"];
+    match wirebench::cli::Cli::try_parse_from(argv).map(|c| c.command) {
+        Ok(wirebench::cli::Command::Peak(p)) => p.run,
+        _ => panic!("peak's command line parses"),
+    }
+}
+
 /// `wirebench peak tcp://… --slo 'p99<=1ms' --step 2.5s`: the rates `load::search` picks
 /// against a target of [`CAPACITY`], each step judged by `Step::judge` (the seventh in a stall
 /// of the machine, so its rate is measured again and named as a contradiction), the failure
 /// bounding the peak measured twice, then the confirmation by three trials;
 /// the step lines (stderr) followed by the report (stdout), as a terminal shows them.
 fn peak() -> String {
-    let setup = Setup {
+    let setup = Bounds {
+        run: peak_args("tcp://127.0.0.1:7000"),
         slos: vec![Slo::parse("p99<=1ms").expect("a valid objective")],
         step: MEASURED,
         rest: Duration::ZERO,
@@ -176,6 +187,7 @@ fn peak() -> String {
             ceiling: 1e7,
             floor: 1.0,
         },
+        sharded: None,
     };
     let (mut steps, mut tried): (Vec<Step>, Vec<(f64, bool)>) = (Vec::new(), Vec::new());
     // No step falls behind its timetable, so the calm step (app::peak) is never read: None.
@@ -206,8 +218,8 @@ fn peak() -> String {
     let outcomes: Vec<(f64, bool, usize)> = (tried.iter().enumerate())
         .map(|(i, t)| (t.0, t.1, i))
         .collect();
-    let contradictions = wirebench::app::peak::contradictions(&outcomes);
-    let study = PeakStudy {
+    let contradictions = wirebench::study::peak::contradictions(&outcomes);
+    let study = PeakSearch {
         schema: PEAK_SCHEMA.into(),
         wirebench_version: "0.1.0".into(),
         target: "tcp://127.0.0.1:7000".into(),
@@ -215,7 +227,7 @@ fn peak() -> String {
         step_s: setup.step.as_secs_f64(),
         tolerance: setup.search.tolerance,
         generator_limited: false,
-        conclusion: conclusion(peak.as_ref(), false, &steps, &setup),
+        conclusion: conclusion(peak.as_ref(), false, &steps, &setup, &Default::default()),
         peak,
         steps,
         stopped: None,

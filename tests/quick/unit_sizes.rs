@@ -21,7 +21,7 @@ const FILE_LINES: usize = 500;
 const FN_LINES: usize = 60;
 
 /// Files over [`FILE_LINES`] now: lower it when one is split, never raise it.
-const FILES_OVER: usize = 2;
+const FILES_OVER: usize = 0;
 /// Functions over [`FN_LINES`] now: lower it when one is split, never raise it.
 const FNS_OVER: usize = 24;
 
@@ -29,6 +29,8 @@ const FNS_OVER: usize = 24;
 const SHOWN: usize = 12;
 
 #[test]
+// A budget reached 0 (files over 500 lines) makes `<=` an `==` to clippy; it stays `<=`.
+#[allow(clippy::absurd_extreme_comparisons)]
 fn files_and_functions_stay_small() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = vec![];

@@ -1,12 +1,12 @@
 //! `wirebench study FILE --dry-run`: what a plan would run and how long it would take; nothing
 //! is sent.
 
-use super::super::peak::{step_args, Setup, MAX_STEPS};
-use super::super::sweep::Batch;
 use super::read::Checked;
 use crate::cli::PeakArgs;
 use crate::plan::file::PlanFile;
 use crate::plan::{Plan, Warmup};
+use crate::study::peak::{step_args, Bounds, MAX_STEPS};
+use crate::study::sweep::Points;
 use std::io::{Result, Write};
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ fn list(path: &str, plan: &PlanFile, checked: &Checked, out: &mut dyn Write) -> 
     match checked {
         Checked::Run(_, batch) => runs(title, "", batch, out),
         Checked::Compare(args, prepared) => {
-            let baseline = &prepared.batch.targets[prepared.baseline].name;
+            let baseline = &prepared.rounds.points.targets[prepared.rounds.baseline].name;
             let what = format!(
                 " compare against {baseline} (--baseline{}),",
                 match args.baseline {
@@ -33,14 +33,14 @@ fn list(path: &str, plan: &PlanFile, checked: &Checked, out: &mut dyn Write) -> 
                     None => ": the first target",
                 }
             );
-            runs(title, &what, &prepared.batch, out)
+            runs(title, &what, &prepared.rounds.points, out)
         }
         Checked::Peak(args, setup) => steps(title, args, setup, out),
     }
 }
 
 /// A study of runs: each run in order, then the time.
-fn runs(title: &str, what: &str, batch: &Batch, out: &mut dyn Write) -> Result<()> {
+fn runs(title: &str, what: &str, batch: &Points, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "{title}:{what} {} runs ({} targets x {} points x {} runs)",
@@ -115,7 +115,7 @@ fn time(plan: &Plan) -> Option<Duration> {
 }
 
 /// A peak search: its steps are chosen as it goes, so the count is an upper bound.
-fn steps(title: &str, args: &PeakArgs, setup: &Setup, out: &mut dyn Write) -> Result<()> {
+fn steps(title: &str, args: &PeakArgs, setup: &Bounds, out: &mut dyn Write) -> Result<()> {
     let s = &setup.search;
     let most = s.steps_at_most();
     let slos: Vec<&str> = setup.slos.iter().map(|s| s.text.as_str()).collect();

@@ -31,7 +31,7 @@ fn confirm(checked: Checked, yes: bool) -> Result<Checked, crate::error::UsageEr
             Checked::Run(args, batch)
         }
         Checked::Compare(mut args, prepared) => {
-            super::sweep::confirm(&prepared.batch, yes || args.run.yes)?;
+            super::sweep::confirm(&prepared.rounds.points, yes || args.run.yes)?;
             args.run.yes = true;
             Checked::Compare(args, prepared)
         }
@@ -95,7 +95,7 @@ pub fn main(a: &StudyArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 super::peak::main(&args, out)
             }
         }?;
-        if crate::engine::stop::requested() {
+        if crate::app::signals::requested() {
             return Ok(code); // stopped: no diagnosis starts
         }
         for (d, t) in diagnosed(&diagnose)?.iter().zip(&plan.targets) {
@@ -160,17 +160,17 @@ fn to_dir(
     let method = out::methodology(&a.file, text, checked.run_args(), plan);
     // Ctrl-C (or SIGTERM) stops the run in progress and starts no other, as without --out:
     // the study of what was measured is written, marked interrupted, and saved as such.
-    super::run::stop_on_ctrl_c()?;
+    crate::app::signals::stop_on_ctrl_c()?;
     // Saved after each run, so a wirebench killed mid-study leaves the runs finished.
     let keep = std::cell::RefCell::new(keep);
-    let save = |doc: Document| {
-        let so_far = out::study(&a.file, plan, method.clone(), doc, Vec::new());
+    let mut save = |doc: &Document| {
+        let so_far = out::study(&a.file, plan, method.clone(), doc.clone(), Vec::new());
         keep.borrow_mut().progress(&so_far);
     };
-    let (done, failed) = run(checked, &save).inspect_err(|_| unmake())?;
+    let (done, failed) = run(checked, &mut save).inspect_err(|_| unmake())?;
     let mut keep = keep.into_inner();
     let code = exit_code(&done);
-    let interrupted = crate::engine::stop::requested();
+    let interrupted = crate::app::signals::requested();
     let stopped = done.stopped().is_some();
     // A target gone or a stop: the diagnoses would measure nothing worth their time.
     let diagnose = if interrupted || stopped {
@@ -227,12 +227,12 @@ fn outcome(
             "the study stopped early: {} (reported and saved)",
             measured(doc)
         ))),
-        (None, Some(why)) if !crate::engine::stop::requested() => Err(anyhow::anyhow!(
+        (None, Some(why)) if !crate::app::signals::requested() => Err(anyhow::anyhow!(
             "the study stopped early, {}: {why} (reported and saved)",
             measured(doc)
         )),
         _ => {
-            if code == ExitCode::from(super::EXIT_FAILED) && !crate::engine::stop::requested() {
+            if code == ExitCode::from(super::EXIT_FAILED) && !crate::app::signals::requested() {
                 super::run::say_failure(match doc {
                     Document::Run(sweep) => super::sweep::failure(sweep),
                     Document::Compare(c) => super::sweep::failure(&c.sweep),
@@ -306,37 +306,34 @@ fn diagnosed(args: &[RunArgs]) -> anyhow::Result<Vec<Diagnosis>> {
 /// nothing was measured).
 fn run(
     checked: Checked,
-    save: &dyn Fn(Document),
+    save: &mut dyn FnMut(&Document),
 ) -> anyhow::Result<(Document, Option<anyhow::Error>)> {
-    Ok(match checked {
+    let (design, show, total) = match checked {
         Checked::Run(args, batch) => {
-            let on_point = &mut |s: &crate::summary::sweep::Sweep| save(Document::Run(s.clone()));
-            let (sweep, failed) = super::sweep::measure_all(&args, *batch, on_point);
-            let (sweep, failed) = super::sweep::measured_or(sweep, failed)?;
-            (Document::Run(sweep), failed)
+            let total = batch.runs.len();
+            (
+                crate::study::Design::Sweep(*batch),
+                !args.quiet && !args.json,
+                Some(total),
+            )
         }
-        Checked::Compare(_, prepared) => {
-            let on_run = &mut |c: &crate::summary::compare::Comparison| {
-                save(Document::Compare(Box::new(c.clone())));
-            };
-            let (c, failed) = super::compare::collect(*prepared, on_run);
-            let (c, failed) = super::sweep::measured_or(c, failed)?;
-            (Document::Compare(Box::new(c)), failed)
-        }
-        Checked::Peak(args, setup) => {
+        Checked::Compare(args, prepared) => {
+            let total = prepared.rounds.points.runs.len();
             let show = !args.run.quiet && !args.run.json;
-            let on_step = |steps: &[crate::summary::peak::Step]| {
-                save(Document::Peak(Box::new(super::peak::partial(
-                    &args, &setup, steps,
-                ))));
-            };
-            let (p, failed) = super::peak::search(&args, &setup, show, &on_step);
-            match failed {
-                Some(e) if p.steps.is_empty() => return Err(e),
-                failed => (Document::Peak(Box::new(p)), failed),
-            }
+            (
+                crate::study::Design::Compare(prepared.rounds),
+                show,
+                Some(total),
+            )
         }
-    })
+        Checked::Peak(args, bounds) => {
+            let show = !args.run.quiet && !args.run.json;
+            (crate::study::Design::Peak(bounds), show, None)
+        }
+    };
+    let mut live = super::watch::Live::new(total, show, save);
+    let done = crate::study::execute(&design, crate::app::signals::process(), &mut live);
+    super::sweep::measured(done)
 }
 
 /// The exit code the command itself would give.

@@ -96,7 +96,7 @@ pub fn study(
             .collect(),
         document,
         diagnoses,
-        interrupted: crate::engine::stop::requested(),
+        interrupted: crate::app::signals::requested(),
     }
 }
 

@@ -1,16 +1,17 @@
 //! A plan file read, parsed ([`crate::plan::file`]) and validated as the command line it stands
 //! for: `wirebench COMMAND NAME=URL … --flag=value …` parsed by clap, then checked by the
-//! command's own validation (`Batch::of`, `compare::prepare`, `peak::setup`), so a plan file and
+//! command's own validation (`sweep::batch`, `compare::prepare`, `peak::setup`), so a plan file and
 //! a command line can never disagree about what is valid.
 
 use super::super::compare::{self, Prepared};
-use super::super::peak::{self, Setup};
-use super::super::sweep::Batch;
+use super::super::peak;
 use crate::cli::{Cli, Command, CompareArgs, PeakArgs, RunArgs};
 use crate::error::UsageError;
 use crate::plan::file::{self, Flag, PlanFile, Pos, Target};
 use crate::plan::write::{plan_file, WriteError};
 use crate::plan::Plan;
+use crate::study::peak::Bounds;
+use crate::study::sweep::Points;
 
 /// A bad plan: where, and what is wrong.
 pub struct Located(pub Pos, pub String);
@@ -18,11 +19,11 @@ pub struct Located(pub Pos, pub String);
 /// A plan, validated: the arguments of its command and what they expand to.
 pub enum Checked {
     /// `command = "run"`: the runs of a sweep or repeated runs.
-    Run(Box<RunArgs>, Box<Batch>),
+    Run(Box<RunArgs>, Box<Points>),
     /// `command = "compare"`.
     Compare(Box<CompareArgs>, Box<Prepared>),
     /// `command = "peak"`.
-    Peak(Box<PeakArgs>, Box<Setup>),
+    Peak(Box<PeakArgs>, Box<Bounds>),
 }
 
 impl Checked {
@@ -109,7 +110,7 @@ pub fn plan_from_text(text: &str) -> Result<Plan, Located> {
 /// The command's own validation of its parsed arguments.
 fn check(plan: &PlanFile, command: Command) -> Result<Checked, Located> {
     let checked = match command {
-        Command::Run(a) => Batch::of(&a)
+        Command::Run(a) => super::super::sweep::batch(&a)
             .and_then(|mut s| {
                 s.sharded = super::super::shards::sharded(&a.fleet, &s, None)?;
                 Ok(s)
@@ -132,10 +133,13 @@ fn each_target(plan: &PlanFile) -> Result<Checked, Located> {
         let Command::Run(a) = parse(plan, "run", std::slice::from_ref(t), &t.flags)? else {
             unreachable!("the argument list names run")
         };
-        parts.push(Batch::of(&a).map_err(|e| Located(blame(plan, &t.flags, &e), e.0))?);
+        parts.push(
+            super::super::sweep::batch(&a).map_err(|e| Located(blame(plan, &t.flags, &e), e.0))?,
+        );
         first.get_or_insert(a);
     }
-    let batch = Batch::merge(parts).map_err(|e| Located(blame(plan, &[], &e), e.0))?;
+    let batch =
+        super::super::sweep::merge(parts).map_err(|e| Located(blame(plan, &[], &e), e.0))?;
     let Some(args) = first else {
         return Err(Located(plan.run_at, "the plan names no target".into()));
     };

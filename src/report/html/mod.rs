@@ -35,7 +35,7 @@ pub mod sweep_charts;
 
 use crate::summary::compare::Comparison;
 use crate::summary::diagnosis::Diagnosis;
-use crate::summary::peak::PeakStudy;
+use crate::summary::peak::PeakSearch;
 use crate::summary::study::Document;
 use crate::summary::sweep::Sweep;
 use crate::summary::{read, Summary};
@@ -101,7 +101,7 @@ pub enum Doc<'a> {
     /// `wirebench.compare/1`.
     Compare(&'a Comparison),
     /// `wirebench.peak/1`.
-    Peak(&'a PeakStudy),
+    Peak(&'a PeakSearch),
 }
 
 impl<'a> Doc<'a> {

@@ -8,12 +8,12 @@ use super::page::{kv, table, Page};
 use super::scale::{label, Axis, Scale, Unit};
 use super::svg::{LineChart, Reference, Series};
 use super::{hist, RenderError};
-use crate::summary::peak::{Limit, Peak, PeakStudy, Step};
+use crate::summary::peak::{Limit, Peak, PeakSearch, Step};
 use crate::summary::slo::Slo;
 use crate::summary::Distribution;
 
 /// Writes the sections of a peak-search document.
-pub fn render(page: &mut Page, doc: &PeakStudy) -> Result<(), RenderError> {
+pub fn render(page: &mut Page, doc: &PeakSearch) -> Result<(), RenderError> {
     let steps: Vec<&Step> = doc.steps.iter().collect();
     page.heading(2, "Peak");
     page.para(&doc.conclusion);
@@ -71,7 +71,7 @@ fn step_name(step: &Step) -> String {
 }
 
 /// The peak's figures.
-fn peak(doc: &PeakStudy) -> Vec<(String, String)> {
+fn peak(doc: &PeakSearch) -> Vec<(String, String)> {
     let Some(p) = &doc.peak else {
         return vec![("peak".to_string(), "none found".to_string())];
     };
@@ -120,7 +120,7 @@ fn confirmed(p: &Peak) -> String {
 }
 
 /// The contradictions table, when the search met any.
-fn contradictions(doc: &PeakStudy) -> Option<String> {
+fn contradictions(doc: &PeakSearch) -> Option<String> {
     if doc.contradictions.is_empty() {
         return None;
     }
@@ -270,7 +270,7 @@ impl<'a> Curves<'a> {
     }
 
     /// p50 and p99 against offered, each latency objective a level line.
-    fn latency(&self, doc: &PeakStudy) -> LineChart {
+    fn latency(&self, doc: &PeakSearch) -> LineChart {
         let slos: Vec<Slo> = (doc.objectives.iter())
             .filter_map(|o| Slo::parse(o).ok())
             .filter(Slo::is_latency)
@@ -301,7 +301,7 @@ impl<'a> Curves<'a> {
 }
 
 /// The achieved-vs-offered and latency-vs-offered curves.
-fn curves(doc: &PeakStudy, steps: &[&Step]) -> Vec<(String, String)> {
+fn curves(doc: &PeakSearch, steps: &[&Step]) -> Vec<(String, String)> {
     let c = Curves::new(steps);
     let rates = "Achieved against offered rate";
     let latency = "Latency against offered rate, with the objective";
@@ -319,7 +319,7 @@ mod tests {
 
     #[test]
     fn the_contradictions_and_the_peaks_trials_are_shown() {
-        let doc: PeakStudy = tolerant(&json!({
+        let doc: PeakSearch = tolerant(&json!({
             "peak": { "confirmed": true, "trials": 3, "passed_trials": 2,
                       "ops_per_s_range": [962.0, 991.0], "p99_us_range": [900.0, 301000.0] },
             "contradictions": [
@@ -338,10 +338,10 @@ mod tests {
     /// A document from before issue 17: no contradictions, no trial counts.
     #[test]
     fn an_older_document_shows_what_it_has() {
-        let doc: PeakStudy = tolerant(&json!({ "peak": { "confirmed": true } }));
+        let doc: PeakSearch = tolerant(&json!({ "peak": { "confirmed": true } }));
         assert!(contradictions(&doc).is_none());
         assert_eq!(confirmed(doc.peak.as_ref().unwrap()), "true");
-        let doc: PeakStudy = tolerant(&json!({ "contradictions": [] }));
+        let doc: PeakSearch = tolerant(&json!({ "contradictions": [] }));
         assert!(contradictions(&doc).is_none());
     }
 }

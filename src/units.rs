@@ -55,7 +55,9 @@ pub enum UnitError {
 
 /// A payload throughput unit forced with `--units` (SI, as every rate wirebench prints:
 /// 1 kB = 1000 B); without it the tables take the unit their largest figure calls for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 pub enum ByteUnit {
     /// kB/s (10^3 B/s), the unit of the DIM study's tables.
     #[value(name = "kB", alias = "KB", alias = "kb")]

@@ -5,7 +5,7 @@
 use clap::{Args, ValueEnum};
 
 /// Saving a result to the history, and its pass/fail thresholds: on run, compare, peak, study.
-#[derive(Debug, Args, Clone, Default, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct KeepArgs {
     /// The history database [default: $XDG_DATA_HOME/wirebench/history.db, else
     /// ~/.local/share/wirebench/history.db]

@@ -8,7 +8,7 @@ use super::shards::{FleetArgs, ShardArgs};
 use super::socket::SocketArgs;
 
 /// `wirebench run URL`: the load generator.
-#[derive(Debug, Args, Clone, serde::Serialize)]
+#[derive(Debug, Args, Clone, serde::Serialize, serde::Deserialize)]
 #[command(
     after_help = "Duration units: ns, us, ms, s, m, h (a bare number is seconds). \
 Sizes: bytes, or with k, M, G (binary). Exit codes: 0 all requests ok, 1 some failed, 2 bad input, \
@@ -172,7 +172,7 @@ pub struct RunArgs {
 }
 
 /// The open-loop flags of `wirebench run`: when requests are sent, whatever the replies do.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LoadArgs {
     /// Open loop: send R requests/s in all, on a fixed timetable whatever the replies do; latency
     /// counts from each request's intended send time (no coordinated omission). A linear ramp:
@@ -192,7 +192,7 @@ pub struct LoadArgs {
 }
 
 /// What each client connection does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClientMode {
     /// Request/response on persistent connections.
@@ -206,7 +206,7 @@ pub enum ClientMode {
 }
 
 /// How open-loop requests arrive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Arrival {
     /// Evenly spaced: request i when the rate's integral reaches i.
@@ -216,7 +216,7 @@ pub enum Arrival {
 }
 
 /// The page cache's state before a run (`--cache`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheState {
     /// As the machine left it.
@@ -245,6 +245,22 @@ impl serde::Serialize for Runs {
         match self {
             Runs::Count(n) => s.serialize_u64(*n as u64),
             Runs::Auto => s.serialize_str("auto"),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Runs {
+    /// As [`Runs`] serializes: a count, or `auto`.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Runs, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Given {
+            Count(usize),
+            Word(String),
+        }
+        match Given::deserialize(d)? {
+            Given::Count(n) => Ok(Runs::Count(n)),
+            Given::Word(w) => w.parse().map_err(serde::de::Error::custom),
         }
     }
 }

@@ -4,7 +4,7 @@
 use clap::Args;
 
 /// The shard contract (issue 19): one load from N generators, merged by `wirebench merge`.
-#[derive(Debug, Args, Clone, Default, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ShardArgs {
     /// Run as rank R of N shards of one load: R/N, or `auto` (SLURM_PROCID/SLURM_NTASKS,
     /// OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE, or JOB_COMPLETION_INDEX
@@ -42,6 +42,11 @@ pub struct ShardArgs {
     pub out: Option<String>,
 }
 
+/// `--launcher`'s default, as a plan read back without it has it.
+fn local() -> String {
+    "local".into()
+}
+
 /// Whether `--launcher` is its default, which a plan file leaves out (it needs `shards`).
 fn is_local(launcher: &str) -> bool {
     launcher == "local"
@@ -49,7 +54,7 @@ fn is_local(launcher: &str) -> bool {
 
 /// Runs (a run, a sweep's points, a comparison's runs, a peak's steps) each run as N shards,
 /// launched by the engine's own launcher and merged (issue 19, item 4).
-#[derive(Debug, Args, Clone, serde::Serialize)]
+#[derive(Debug, Args, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FleetArgs {
     /// Run each run (a sweep's point, a compared run, a peak step) as this many shards, each
     /// its share of the rate, connections and requests, merged and judged on the merged
@@ -66,7 +71,7 @@ pub struct FleetArgs {
         requires = "shards",
         help_heading = "Shards (many machines)"
     )]
-    #[serde(skip_serializing_if = "is_local")]
+    #[serde(skip_serializing_if = "is_local", default = "local")]
     pub launcher: String,
 
     /// Where each step's shard results go: shared by every node with srun or mpirun

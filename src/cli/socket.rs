@@ -3,7 +3,7 @@
 use clap::Args;
 
 /// Socket options shared by client and server.
-#[derive(Debug, Args, Clone, Default, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct SocketArgs {
     /// Set TCP_NODELAY (disable Nagle's algorithm). This is the default.
     #[arg(long, conflicts_with = "no_nodelay")]

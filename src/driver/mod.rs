@@ -62,7 +62,7 @@ macro_rules! registry {
     ($($protocol:ty { $($field:ident: $group:ty),* $(,)? }),+ $(,)?) => {
         /// The flags of `wirebench run` that belong to protocols: every registered protocol's
         /// flag groups, in registration order (`cli::RunArgs` flattens it).
-        #[derive(Debug, Clone, Default, clap::Args, serde::Serialize)]
+        #[derive(Debug, Clone, Default, clap::Args, serde::Serialize, serde::Deserialize)]
         pub struct ProtocolArgs {
             $($(
                 #[doc = concat!("The `", stringify!($field), "` flag group.")]

@@ -61,7 +61,7 @@ pub enum Next {
 }
 
 /// How a search starts and when it stops.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Search {
     /// The first rate tried, requests/s.
     pub start: f64,

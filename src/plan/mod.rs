@@ -72,6 +72,15 @@ impl serde::Serialize for Plan {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Plan {
+    /// A plan reads back from its typed arguments, validated again as the command line's are
+    /// (the seed is among them, so the plan read back draws what the first one drew).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Plan, D::Error> {
+        let args = RunArgs::deserialize(d)?;
+        Plan::try_from(&args).map_err(serde::de::Error::custom)
+    }
+}
+
 impl Plan {
     /// The plan written as a plan file (`command = "run"`, its target, its flags under
     /// `[run]`), which `wirebench study` and [`crate::app::study::read::plan_from_text`] read

@@ -11,7 +11,7 @@ use crate::summary::compare::{self, Comparison, Thresholds, METHOD, SCHEMA};
 use crate::summary::sweep::Sweep;
 
 /// A comparison's design: its runs, which target is the baseline, and how changes are called.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Rounds {
     /// Every run, validated, the targets shuffled within each round.
     pub points: Points,

@@ -23,8 +23,10 @@ use crate::record::Snapshot;
 use crate::summary::peak::Step;
 pub use crate::summary::study::Document;
 
-/// What a study runs.
-#[derive(Clone, Debug)]
+/// What a study runs: a document, serialized with its kind (`"kind": "sweep"`), its plans
+/// as their arguments; read back, every plan is validated again.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Design {
     /// Every point of a sweep (targets × swept values × rounds): `wirebench run` with several
     /// targets, swept flags or `--runs`.
@@ -121,6 +123,86 @@ pub fn execute(design: &Design, stop: &Stop, watch: &mut dyn Watch) -> Result<Do
         }
         Design::Peak(bounds) => {
             peak::execute(bounds, stop, watch).map(|p| Document::Peak(Box::new(p)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Design;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    /// The design the command line `wirebench WORDS` builds, as its command builds it.
+    fn design(words: &[&str]) -> Design {
+        let argv = ["wirebench"].iter().chain(words).copied();
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Run(a) => Design::Sweep(crate::app::sweep::batch(&a).unwrap()),
+            Command::Compare(a) => {
+                Design::Compare(crate::app::compare::prepare(&a).unwrap().rounds)
+            }
+            Command::Peak(a) => Design::Peak(Box::new(crate::app::peak::setup(&a).unwrap())),
+            _ => unreachable!("the words name run, compare or peak"),
+        }
+    }
+
+    /// Issue 41, item 2: a design is a document. Serialized (JSON here) and read back, it is
+    /// the same design, every plan validated again: a sweep, a comparison, a peak search.
+    #[test]
+    fn a_design_serialized_reads_back_as_the_same_design() {
+        let studies: [&[&str]; 3] = [
+            &[
+                "run",
+                "a=tcp://127.0.0.1:9000",
+                "b=tcp://127.0.0.1:9001",
+                "-c",
+                "1,4",
+                "--size",
+                "64,1k",
+                "--runs",
+                "2",
+                "-d",
+                "1s",
+                "--units",
+                "MB",
+            ],
+            &[
+                "compare",
+                "a=http://127.0.0.1:8080/x",
+                "b=http://127.0.0.1:8081/x",
+                "--runs",
+                "4",
+                "--seed",
+                "7",
+                "--threshold",
+                "2%",
+                "-d",
+                "500ms",
+            ],
+            &[
+                "peak",
+                "tcp://127.0.0.1:9000",
+                "--slo",
+                "p99<=50ms",
+                "--slo",
+                "errors<=0.1%",
+                "--step",
+                "2s",
+                "--start-rate",
+                "500",
+                "--ceiling",
+                "9000",
+            ],
+        ];
+        for words in studies {
+            let design = design(words);
+            let json = serde_json::to_string(&design).unwrap();
+            let back: Design =
+                serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+            assert_eq!(format!("{back:?}"), format!("{design:?}"), "{words:?}");
+            assert_eq!(serde_json::to_string(&back).unwrap(), json, "{words:?}");
+            let kind: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert_eq!(kind["kind"], words[0].replace("run", "sweep"), "{words:?}");
         }
     }
 }

@@ -10,8 +10,9 @@ use crate::summary::sweep::{NamedTarget, Point, Sweep, SCHEMA};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// A sweep's design: the targets × swept points × rounds, every run validated.
-#[derive(Clone, Debug)]
+/// A sweep's design: the targets × swept points × rounds, every run validated. It is a
+/// document: it serializes with each run's plan as its arguments, and reads back validated.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Points {
     /// The targets, named.
     pub targets: Vec<NamedTarget>,
@@ -29,12 +30,14 @@ pub struct Points {
     pub seed: Option<u64>,
     /// The units the reports give rates in (`--units`).
     pub units: Option<crate::units::ByteUnit>,
-    /// Each run launched as shards and merged (`--shards`), if so.
+    /// Each run launched as shards and merged (`--shards`), if so: how they are launched is
+    /// the command layer's, not part of the document.
+    #[serde(skip)]
     pub sharded: Option<Arc<dyn Shards>>,
 }
 
 /// One run of a sweep.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Run {
     /// Which round, from 0.
     pub round: usize,

@@ -342,6 +342,82 @@ mod tests {
         assert_eq!(back.plan_file(Some("one run")).unwrap(), text);
     }
 
+    /// Issue 41, item 2: a plan is a document: its serde form (JSON here) reads back into the
+    /// same plan, with no argument list in between, for every kind of run.
+    #[test]
+    fn a_plan_serialized_deserializes_into_the_same_plan() {
+        let runs: [&[&str]; 5] = [
+            &[
+                "http://127.0.0.1:8080/{zipf:100:1.0}",
+                "-c",
+                "8",
+                "--rate",
+                "2000",
+                "--arrival",
+                "poisson",
+                "-d",
+                "3s",
+                "-H",
+                "X-Trace: 1",
+                "--sndbuf",
+                "64k",
+            ],
+            &[
+                "tcp://127.0.0.1:9000",
+                "--size",
+                "1k",
+                "--runs",
+                "3",
+                "--tag",
+                "a=b",
+                "--fail-if",
+                "p99>20ms",
+                "--units",
+                "MB",
+            ],
+            &[
+                "udp://127.0.0.1:9000",
+                "--mode",
+                "stream",
+                "-b",
+                "8Mbit",
+                "-z",
+                "2s",
+            ],
+            &[
+                "tcp://127.0.0.1:9000",
+                "--shards",
+                "2",
+                "--launcher",
+                "srun -n 2",
+                "-n",
+                "100",
+            ],
+            &[
+                "http://127.0.0.1:8080/",
+                "--mix",
+                "a=3 GET /a",
+                "--mix",
+                "b=1 GET /b",
+                "--think",
+                "10ms",
+            ],
+        ];
+        for args in runs {
+            let plan = plan_of_args(args);
+            let json = serde_json::to_string(&plan).unwrap();
+            let back: Plan = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+            assert_eq!(format!("{back:?}"), format!("{plan:?}"), "{args:?}");
+            assert_eq!(serde_json::to_string(&back).unwrap(), json, "{args:?}");
+        }
+        // A document that does not validate is refused as the command line would be.
+        let bad = serde_json::to_string(&plan_of_args(&["tcp://127.0.0.1:9000"]))
+            .unwrap()
+            .replace(r#""connections":"1""#, r#""connections":"0""#);
+        let e = serde_json::from_str::<Plan>(&bad).expect_err("-c 0 refused");
+        assert!(e.to_string().contains("connection"), "{e}");
+    }
+
     #[test]
     fn several_mix_kinds_are_written_as_mix_tables_and_read_back_as_the_same_plan() {
         let write = r#"write={"weight": 20, "method": "PUT", "url": "/item/{seq}", "headers": ["X-A: 1"], "body": "v"}"#;

@@ -4,7 +4,7 @@
 use clap::Args;
 
 /// DICOM: what each operation is.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DicomArgs {
     /// DICOM: what each request is: echo (C-ECHO, DICOM's ping, as echoscu) or store (C-STORE
     /// of an image, as storescu: a generated CT slice of --size pixel bytes, 512k unless

@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// gRPC: the method's types, the request and the metadata.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GrpcArgs {
     /// gRPC: the request message in proto3's JSON mapping, or @FILE; templates such as {seq}
     /// are filled per call [default: {} (every field at its default)]

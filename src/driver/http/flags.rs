@@ -9,7 +9,7 @@ use crate::error::{usage_of, UsageError};
 use clap::Args;
 
 /// HTTP and HTTPS: the requests and how the server is trusted.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HttpArgs {
     /// HTTP: the request method.
     #[arg(short = 'X', long, value_name = "METHOD")]
@@ -145,7 +145,7 @@ pub fn check(w: &Workload) -> Result<(), UsageError> {
 }
 
 /// HTTP: the file set a URL's `{file}` draws from.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileSetArgs {
     /// HTTP: the file set `{file}` in the URL draws from (a directory written by `wirebench
     /// files make`, or its manifest.tsv), e.g. http://127.0.0.1:8080/{file} --manifest /srv/set.

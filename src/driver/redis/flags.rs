@@ -4,7 +4,7 @@
 use clap::Args;
 
 /// Redis: the command of every request.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RedisArgs {
     /// Redis: the command each request sends, its words split at spaces, e.g. 'GET key' or
     /// 'SET key value' [default: PING]

@@ -9,7 +9,7 @@ use crate::units::{parse_message_size, unescape};
 use clap::Args;
 
 /// TCP and UDP: a request's bytes and its reply's end.
-#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Args, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MessageArgs {
     /// Request (or stream/source message) size in bytes; uses wirebench framing, so the reference
     /// server knows the sizes. A list or doubling range sweeps it, one run per size:

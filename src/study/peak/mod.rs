@@ -26,11 +26,12 @@ pub const FLOOR: f64 = 1.0;
 pub const MAX_STEPS: usize = 48;
 
 /// A peak search's design: the run each step repeats, its objectives and its bounds.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Bounds {
     /// The run of every step, without its rate and duration (one target).
     pub run: RunArgs,
-    /// The objectives every step must meet.
+    /// The objectives every step must meet, written as given (`p99<=50ms`).
+    #[serde(with = "objectives")]
     pub slos: Vec<Slo>,
     /// How long each step offers its rate.
     pub step: Duration,
@@ -38,8 +39,28 @@ pub struct Bounds {
     pub rest: Duration,
     /// Where the search starts and stops.
     pub search: Search,
-    /// Each step launched as shards and merged (`--shards`), if so.
+    /// Each step launched as shards and merged (`--shards`), if so: how they are launched
+    /// is the command layer's, not part of the document.
+    #[serde(skip)]
     pub sharded: Option<Arc<dyn Shards>>,
+}
+
+/// Objectives as their texts, parsed again when read back.
+mod objectives {
+    use crate::summary::slo::Slo;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(slos: &[Slo], s: S) -> Result<S::Ok, S::Error> {
+        let texts: Vec<&str> = slos.iter().map(|o| o.text.as_str()).collect();
+        texts.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Slo>, D::Error> {
+        let texts = Vec::<String>::deserialize(d)?;
+        (texts.iter())
+            .map(|t| Slo::parse(t).map_err(serde::de::Error::custom))
+            .collect()
+    }
 }
 
 /// The search so far, as saved after each step: no peak yet, marked in progress.

@@ -76,7 +76,7 @@ pub const WIDE_PCT: f64 = 50.0;
 /// comparison's rounds (tests/compare_noise.rs). Such a difference is real but says nothing
 /// about the targets, so a verdict calls a change only when its whole 95% CI lies beyond the
 /// threshold (criterion.rs does the same with its 1% noise threshold).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Thresholds {
     /// Throughput, the mean and the median, %.
     pub center_pct: f64,

@@ -23,6 +23,20 @@ pub enum At<'a> {
     },
 }
 
+/// The run `at` (named `what`, of `plan`) on `shards`, shown to `watch` as a run of its own.
+pub(super) fn watched(
+    shards: &dyn Shards,
+    at: At<'_>,
+    what: &str,
+    plan: &crate::plan::Plan,
+    watch: &mut dyn super::Watch,
+) -> anyhow::Result<Summary> {
+    watch.run_starts(what, plan);
+    let measured = shards.measure(at);
+    watch.run_ends();
+    measured
+}
+
 /// Launches one run of a study as N shards, waits for them and merges their results.
 pub trait Shards: std::fmt::Debug + Send + Sync {
     /// The run `at`, measured by N shards and merged.

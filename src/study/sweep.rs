@@ -202,13 +202,11 @@ fn measure(
         return point::watched(&run.plan, &what, stop, watch);
     };
     let values = values_of(values);
-    watch.run_starts(&what, &run.plan);
-    let measured = shards.measure(At::Point {
+    let at = At::Point {
         url: &target.url,
         values: &values,
-    });
-    watch.run_ends();
-    measured.map(|r| (r, None))
+    };
+    super::shards::watched(&**shards, at, &what, &run.plan, watch).map(|r| (r, None))
 }
 
 /// A point's swept values as flag and value.

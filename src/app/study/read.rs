@@ -310,23 +310,26 @@ mod tests {
         Plan::try_from(&run).unwrap()
     }
 
+    /// An open-loop HTTP run with random keys, a header and a socket option.
+    const RATED_HTTP_RUN: &[&str] = &[
+        "http://127.0.0.1:8080/{zipf:100:1.0}",
+        "-c",
+        "8",
+        "--rate",
+        "2000",
+        "--arrival",
+        "poisson",
+        "-d",
+        "3s",
+        "-H",
+        "X-Trace: 1",
+        "--sndbuf",
+        "64k",
+    ];
+
     #[test]
     fn a_plan_written_as_a_plan_file_reads_back_as_the_same_plan() {
-        let plan = plan_of_args(&[
-            "http://127.0.0.1:8080/{zipf:100:1.0}",
-            "-c",
-            "8",
-            "--rate",
-            "2000",
-            "--arrival",
-            "poisson",
-            "-d",
-            "3s",
-            "-H",
-            "X-Trace: 1",
-            "--sndbuf",
-            "64k",
-        ]);
+        let plan = plan_of_args(RATED_HTTP_RUN);
         let text = plan.plan_file(Some("one run")).unwrap();
         let back = plan_from_text(&text)
             .unwrap_or_else(|Located(at, e)| panic!("{}:{}: {e}\n{text}", at.line, at.col));
@@ -347,21 +350,7 @@ mod tests {
     #[test]
     fn a_plan_serialized_deserializes_into_the_same_plan() {
         let runs: [&[&str]; 5] = [
-            &[
-                "http://127.0.0.1:8080/{zipf:100:1.0}",
-                "-c",
-                "8",
-                "--rate",
-                "2000",
-                "--arrival",
-                "poisson",
-                "-d",
-                "3s",
-                "-H",
-                "X-Trace: 1",
-                "--sndbuf",
-                "64k",
-            ],
+            RATED_HTTP_RUN,
             &[
                 "tcp://127.0.0.1:9000",
                 "--size",

@@ -123,10 +123,11 @@ fn run_step(
     let what = format!("{what} {rate} requests/s");
     let (summary, mut lost) = match &b.sharded {
         Some(shards) => {
-            watch.run_starts(&what, &plan);
-            let measured = shards.measure(At::Step { rate, step: b.step });
-            watch.run_ends();
-            (measured?, None)
+            let at = At::Step { rate, step: b.step };
+            (
+                super::shards::watched(&**shards, at, &what, &plan, watch)?,
+                None,
+            )
         }
         None => point::watched(&plan, &what, stop, watch)?,
     };
